@@ -1,0 +1,7 @@
+import { serve } from '@wdr/kit/service';
+import { createLedgerDeps, createLedgerService } from './app.js';
+import { loadLedgerEnv } from './env.js';
+
+const env = loadLedgerEnv();
+const deps = createLedgerDeps(env);
+await serve({ name: 'billing-ledger', log: deps.log, graceMs: env.SHUTDOWN_GRACE_MS, port: env.PORT, host: env.HOST, service: createLedgerService(deps) });

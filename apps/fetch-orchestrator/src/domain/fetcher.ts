@@ -1,0 +1,97 @@
+import got, { type RequestError } from 'got';
+import type { TargetPolicy } from './target-policy.js';
+
+export interface FetchInput {
+  url: string;
+  timeoutMs: number;
+  headers: Record<string, string>;
+  cookies: Record<string, string>;
+  userAgent: string | undefined;
+}
+
+export type FetchOutcome =
+  | { ok: true; statusCode: number; contentType: string | null; body: Buffer; finalUrl: string; redirects: number }
+  | { ok: false; code: FetchFailureCode; message: string; statusCode?: number };
+
+/** Why an HTTP stage failed; tenants see these codes in `error.code`. */
+export type FetchFailureCode =
+  | 'TARGET_BLOCKED'
+  | 'TARGET_UNREACHABLE'
+  | 'TARGET_TIMEOUT'
+  | 'TARGET_SERVER_ERROR'
+  | 'TARGET_TOO_LARGE'
+  | 'TOO_MANY_REDIRECTS';
+
+const DEFAULT_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36';
+
+/**
+ * The HTTP stage: one GET with got, every redirect hop re-checked against the target policy,
+ * the body capped. Target 5xx answers fail the stage (not charged); other statuses complete it.
+ */
+export async function fetchPage(input: FetchInput, policy: TargetPolicy, maxBytes: number): Promise<FetchOutcome> {
+  const first = policy.checkUrl(new URL(input.url));
+  if (first) return { ok: false, code: 'TARGET_BLOCKED', message: first };
+  const cookieHeader = Object.entries(input.cookies)
+    .map(([k, v]) => `${k}=${v}`)
+    .join('; ');
+  let redirects = 0;
+  const abort = new AbortController();
+  const request = got(input.url, {
+    method: 'GET',
+    headers: {
+      'user-agent': input.userAgent ?? DEFAULT_UA,
+      accept: 'text/html,application/xhtml+xml,application/xml;q=0.9,*/*;q=0.8',
+      ...input.headers,
+      ...(cookieHeader ? { cookie: cookieHeader } : {}),
+    },
+    dnsLookup: policy.lookup,
+    timeout: { request: input.timeoutMs },
+    retry: { limit: 0 },
+    throwHttpErrors: false,
+    followRedirect: true,
+    maxRedirects: 10,
+    decompress: true,
+    responseType: 'buffer',
+    signal: abort.signal,
+    hooks: {
+      beforeRedirect: [
+        (options) => {
+          redirects++;
+          const url = options.url instanceof URL ? options.url : new URL(String(options.url));
+          const problem = policy.checkUrl(url);
+          if (problem) throw new Error(`redirect refused: ${problem}`);
+        },
+      ],
+    },
+  });
+  let tooLarge = false;
+  request.on('downloadProgress', (p) => {
+    if (p.transferred > maxBytes && !tooLarge) {
+      tooLarge = true;
+      abort.abort();
+    }
+  });
+  try {
+    const res = await request;
+    if (res.statusCode >= 500) {
+      return { ok: false, code: 'TARGET_SERVER_ERROR', message: `the target answered ${res.statusCode}`, statusCode: res.statusCode };
+    }
+    return {
+      ok: true,
+      statusCode: res.statusCode,
+      contentType: res.headers['content-type'] ?? null,
+      body: Buffer.from(res.body),
+      finalUrl: res.url,
+      redirects,
+    };
+  } catch (err) {
+    if (tooLarge) return { ok: false, code: 'TARGET_TOO_LARGE', message: `the page is larger than ${maxBytes} bytes` };
+    const e = err as RequestError & { code?: string };
+    if (e.code === 'ETARGETBLOCKED' || String(e.message).startsWith('redirect refused')) {
+      return { ok: false, code: 'TARGET_BLOCKED', message: 'the target address is not allowed' };
+    }
+    if (e.code === 'ETIMEDOUT') return { ok: false, code: 'TARGET_TIMEOUT', message: `no complete answer within ${input.timeoutMs} ms` };
+    if (e.code === 'ERR_TOO_MANY_REDIRECTS') return { ok: false, code: 'TOO_MANY_REDIRECTS', message: 'more than 10 redirects' };
+    return { ok: false, code: 'TARGET_UNREACHABLE', message: 'the target could not be reached' };
+  }
+}

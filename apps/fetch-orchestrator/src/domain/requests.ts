@@ -1,0 +1,250 @@
+import { PublicError } from '@wdr/kit/errors';
+import { enqueue, makeEnvelope } from '@wdr/kit/kafka';
+import type { ServiceClient } from '@wdr/kit/http-client';
+import type { components } from '@wdr/contracts';
+import { Prisma, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
+import type { Sealer } from './sealing.js';
+
+type Tx = Prisma.TransactionClient;
+export type SubmissionResponse = components['schemas']['SubmissionResponse'];
+export type RequestDetail = components['schemas']['RequestDetail'];
+
+export const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
+const HTTP_STAGE_MODES = new Set(['direct', 'http', 'residential']);
+
+export interface CreateCommand {
+  request_id: string;
+  tenant_id: string;
+  url: string;
+  route_mode: string;
+  proxy_type: string | null;
+  max_credits: number | null;
+  options: Record<string, unknown>;
+  input_hash: string;
+}
+
+interface Reservation {
+  pricing_version: number;
+  proxy_type: string;
+  base_tokens: number;
+  charged_tokens: number;
+}
+
+/**
+ * Append one event to a request's history, inside the caller's transaction, and mirror it on the
+ * `request.lifecycle` topic through the outbox. The per-request sequence number is the SSE id.
+ */
+export async function appendEvent(
+  tx: Tx,
+  request: { id: string; tenantId: string },
+  kind: string,
+  status: string,
+  payload: Record<string, unknown>,
+): Promise<number> {
+  const { lastEventSeq } = await tx.dataRequest.update({
+    where: { id: request.id },
+    data: { lastEventSeq: { increment: 1 } },
+    select: { lastEventSeq: true },
+  });
+  const event = await tx.requestEvent.create({
+    data: { requestId: request.id, seq: lastEventSeq, kind, status, payload: payload as Prisma.InputJsonObject },
+  });
+  await enqueue(
+    tx,
+    'requestLifecycle',
+    request.id,
+    makeEnvelope('requestLifecycle', 'request.event_appended', request.tenantId, {
+      request_id: request.id,
+      event_id: lastEventSeq,
+      kind,
+      status,
+      payload,
+      created_at: event.createdAt.toISOString(),
+    }),
+  );
+  return lastEventSeq;
+}
+
+/**
+ * Accept a request: reserve its base price with the ledger (idempotent per request id), then store
+ * the request, its first event and its job in one transaction. A create that repeats an id is a
+ * replay (same body) or an IDEMPOTENCY_CONFLICT (different body).
+ */
+export async function createRequest(
+  deps: { db: PrismaClient; ledger: ServiceClient; sealer: Sealer; targetRetentionHours: number },
+  cmd: CreateCommand,
+): Promise<SubmissionResponse> {
+  const existing = await deps.db.dataRequest.findUnique({ where: { id: cmd.request_id } });
+  if (existing) return replayOf(existing, cmd);
+
+  const reservation = await deps.ledger.post<Reservation>('/internal/v1/reservations', {
+    request_id: cmd.request_id,
+    tenant_id: cmd.tenant_id,
+    route_mode: cmd.route_mode,
+    proxy_type: cmd.proxy_type,
+    max_credits: cmd.max_credits,
+  });
+
+  const target = new URL(cmd.url);
+  const httpStage = HTTP_STAGE_MODES.has(cmd.route_mode);
+  try {
+    const created = await deps.db.$transaction(async (tx) => {
+      const row = await tx.dataRequest.create({
+        data: {
+          id: cmd.request_id,
+          tenantId: cmd.tenant_id,
+          urlOrigin: target.origin,
+          targetSealed: deps.sealer.seal(cmd.url, cmd.request_id),
+          targetPurgeAt: new Date(Date.now() + deps.targetRetentionHours * 3600_000),
+          status: 'pending',
+          routeMode: cmd.route_mode,
+          proxyType: reservation.proxy_type,
+          pricingVersion: reservation.pricing_version,
+          baseTokens: reservation.base_tokens,
+          tokenState: 'reserved',
+          options: { ...cmd.options, input_hash: cmd.input_hash, max_credits_per_request: cmd.max_credits } as Prisma.InputJsonObject,
+        },
+      });
+      await appendEvent(tx, row, 'request.accepted', 'pending', { route_mode: row.routeMode, base_tokens: row.baseTokens });
+      if (httpStage) {
+        await enqueue(tx, 'fetchJobs', row.id, makeEnvelope('fetchJobs', 'fetch.job_requested', row.tenantId, { request_id: row.id }));
+        return row;
+      }
+      // Browser stages arrive with browser-renderer's render jobs; until then they fail at once, refunded.
+      return finish(tx, row, {
+        status: 'failed',
+        error: { code: 'MODE_UNAVAILABLE', message: `route mode ${row.routeMode} is not available yet` },
+        userError: { code: 'MODE_UNAVAILABLE', message: `The ${row.routeMode} mode is not available yet; use mode http or direct.` },
+      });
+    });
+    return submissionView(created, reservation.charged_tokens, false);
+  } catch (err) {
+    if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
+      const winner = await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
+      return replayOf(winner, cmd);
+    }
+    throw err;
+  }
+}
+
+function replayOf(existing: DataRequest, cmd: CreateCommand): SubmissionResponse {
+  const opts = existing.options as { input_hash?: string };
+  if (existing.tenantId !== cmd.tenant_id || opts.input_hash !== cmd.input_hash) {
+    throw new PublicError('IDEMPOTENCY_CONFLICT', 'This Idempotency-Key was already used with a different body.');
+  }
+  return submissionView(existing, 0, true);
+}
+
+export interface Termination {
+  status: 'completed' | 'failed' | 'cancelled';
+  error?: Record<string, unknown>;
+  userError?: Record<string, unknown>;
+  resultMeta?: Record<string, unknown>;
+  resultExpiresAt?: Date;
+}
+
+/**
+ * Move a request to a terminal state exactly once, in the caller's transaction: record it, append
+ * the event, and ask the ledger (through the outbox) to resolve the reservation.
+ */
+export async function finish(tx: Tx, request: DataRequest, t: Termination): Promise<DataRequest> {
+  const updated = await tx.dataRequest.updateMany({
+    where: { id: request.id, status: { notIn: [...TERMINAL] } },
+    data: {
+      status: t.status,
+      finishedAt: new Date(),
+      tokenState: 'settlement_pending',
+      error: (t.error ?? Prisma.DbNull) as Prisma.InputJsonObject,
+      userError: (t.userError ?? Prisma.DbNull) as Prisma.InputJsonObject,
+      resultMeta: (t.resultMeta ?? Prisma.DbNull) as Prisma.InputJsonObject,
+      resultExpiresAt: t.resultExpiresAt ?? null,
+      proxyUsed: t.status === 'completed' ? 'platform' : null,
+    },
+  });
+  const row = await tx.dataRequest.findUniqueOrThrow({ where: { id: request.id } });
+  if (updated.count === 0) return row;
+  await appendEvent(tx, row, `request.${t.status}`, t.status, {
+    ...(t.userError ? { error: t.userError } : {}),
+    ...(t.resultMeta ? { result: t.resultMeta } : {}),
+  });
+  await enqueue(
+    tx,
+    'billingCommands',
+    row.id,
+    makeEnvelope('billingCommands', 'billing.settlement_requested', row.tenantId, {
+      request_id: row.id,
+      outcome: t.status,
+      route_mode: row.routeMode,
+      captcha_tokens: row.captchaTokens,
+    }),
+  );
+  return row;
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+export function submissionView(r: DataRequest, chargedTokens: number, replay: boolean): SubmissionResponse {
+  return {
+    id: r.id,
+    url: r.urlOrigin,
+    status: (TERMINAL.has(r.status) || r.status === 'pending' || r.status === 'running' ? r.status : 'running') as SubmissionResponse['status'],
+    cached: r.cached,
+    protected: r.protected,
+    pricing_version: r.pricingVersion,
+    route_mode: r.routeMode as SubmissionResponse['route_mode'],
+    ...(r.proxyType ? { proxy_type: r.proxyType as NonNullable<SubmissionResponse['proxy_type']> } : {}),
+    base_tokens: r.baseTokens,
+    protected_tokens: r.protectedTokens,
+    captcha_tokens: r.captchaTokens,
+    quote: null,
+    created_at: r.createdAt.toISOString(),
+    charged_tokens: chargedTokens,
+    idempotent_replay: replay,
+  };
+}
+
+/** The request as the tenant submitted it, minus secrets: header and cookie values are not echoed. */
+function requestEcho(r: DataRequest): Record<string, unknown> {
+  const { input_hash: _h, headers, cookies, ...rest } = r.options as Record<string, unknown>;
+  return {
+    url: r.urlOrigin,
+    route_mode: r.routeMode,
+    ...rest,
+    ...(headers ? { header_names: Object.keys(headers as object) } : {}),
+    ...(cookies ? { cookie_names: Object.keys(cookies as object) } : {}),
+  };
+}
+
+export function detailView(r: DataRequest): RequestDetail {
+  return {
+    id: r.id,
+    batch_id: r.batchId,
+    url: r.urlOrigin,
+    status: r.status as RequestDetail['status'],
+    cached: r.cached,
+    protected: r.protected,
+    pricing_version: r.pricingVersion,
+    base_tokens: r.baseTokens,
+    protected_tokens: r.protectedTokens,
+    captcha_tokens: r.captchaTokens,
+    captcha_type: r.captchaType === 'captcha' ? 'captcha' : null,
+    token_state: r.tokenState as RequestDetail['token_state'],
+    request: requestEcho(r),
+    debug_artifacts: {},
+    error: (r.error as Record<string, unknown> | null) ?? null,
+    user_error: (r.userError as Record<string, unknown> | null) ?? null,
+    result_meta: (r.resultMeta as Record<string, unknown> | null) ?? null,
+    proxy_used: r.proxyUsed === 'platform' ? 'platform' : null,
+    created_at: r.createdAt.toISOString(),
+    started_at: iso(r.startedAt),
+    finished_at: iso(r.finishedAt),
+    result_expires_at: iso(r.resultExpiresAt),
+  };
+}
+
+export async function readRequest(db: PrismaClient, tenantId: string, id: string): Promise<RequestDetail> {
+  const r = await db.dataRequest.findUnique({ where: { id } });
+  // Another tenant's request is indistinguishable from a missing one.
+  if (!r || r.tenantId !== tenantId) throw new PublicError('NOT_FOUND', 'No such request.');
+  return detailView(r);
+}

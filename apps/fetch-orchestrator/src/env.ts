@@ -1,0 +1,33 @@
+import { z } from 'zod';
+import { baseEnv, databaseEnv, internalUrl, kafkaEnv, loadEnv } from '@wdr/kit/config';
+
+export const orchestratorEnv = {
+  ...baseEnv,
+  ...databaseEnv,
+  ...kafkaEnv,
+  PORT: z.coerce.number().int().min(0).max(65535).default(8081),
+  LEDGER_URL: internalUrl('http://127.0.0.1:8082'),
+  /** AES-256-GCM key (base64, 32 bytes) sealing the full target URL at rest. */
+  TARGET_URL_KEY: z
+    .string()
+    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded'),
+  /** How long the sealed full URL is kept before it is purged. */
+  TARGET_URL_RETENTION_HOURS: z.coerce.number().int().min(1).max(720).default(24),
+  RESULT_RETENTION_HOURS: z.coerce.number().int().min(1).max(720).default(24),
+  /**
+   * Hosts or IPs that targets may resolve to even though they are private or loopback (comma
+   * separated). Empty in production; tests and the local demo allow 127.0.0.1.
+   */
+  TARGET_ALLOWLIST: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  MAX_RESULT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+};
+
+export type OrchestratorEnv = ReturnType<typeof loadOrchestratorEnv>;
+
+export function loadOrchestratorEnv(source: Record<string, string | undefined> = process.env) {
+  return loadEnv(orchestratorEnv, source);
+}

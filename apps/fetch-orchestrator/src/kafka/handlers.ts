@@ -1,0 +1,27 @@
+import type { z } from 'zod';
+import type { EventHandler } from '@wdr/kit/kafka';
+import type { FetchJobRequested, ReservationResolved } from '@wdr/contracts';
+import type { Prisma } from '../generated/prisma/client.js';
+import { appendEvent } from '../domain/requests.js';
+import { runHttpStage, type HttpStageDeps } from '../domain/run-http-stage.js';
+
+type Tx = Prisma.TransactionClient;
+
+/** fetch.jobs -> run the HTTP stage. */
+export const onFetchJobRequested =
+  (deps: HttpStageDeps): EventHandler<Tx> =>
+  async (envelope, ctx) => {
+    const data = envelope.data as z.infer<typeof FetchJobRequested>;
+    await runHttpStage(deps, data.request_id, ctx);
+  };
+
+/** billing.events -> reflect the resolved reservation in the request's token_state. */
+export const onReservationResolved: EventHandler<Tx> = async (envelope, ctx) => {
+  const data = envelope.data as z.infer<typeof ReservationResolved>;
+  await ctx.transaction(async (tx) => {
+    const row = await tx.dataRequest.findUnique({ where: { id: data.request_id } });
+    if (!row) return; // a reservation whose request was never stored: nothing to reflect
+    await tx.dataRequest.update({ where: { id: row.id }, data: { tokenState: data.token_state } });
+    await appendEvent(tx, row, `tokens.${data.token_state}`, row.status, { charged_tokens: data.charged_tokens });
+  });
+};

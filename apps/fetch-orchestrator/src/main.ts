@@ -1,0 +1,7 @@
+import { serve } from '@wdr/kit/service';
+import { createOrchestratorDeps, createOrchestratorService } from './app.js';
+import { loadOrchestratorEnv } from './env.js';
+
+const env = loadOrchestratorEnv();
+const deps = createOrchestratorDeps(env);
+await serve({ name: 'fetch-orchestrator', log: deps.log, graceMs: env.SHUTDOWN_GRACE_MS, port: env.PORT, host: env.HOST, service: createOrchestratorService(deps) });

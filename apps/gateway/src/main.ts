@@ -1,0 +1,7 @@
+import { serve } from '@wdr/kit/service';
+import { createGatewayDeps, createGatewayService } from './app.js';
+import { loadGatewayEnv } from './env.js';
+
+const env = loadGatewayEnv();
+const deps = createGatewayDeps(env);
+await serve({ name: 'gateway', log: deps.log, graceMs: env.SHUTDOWN_GRACE_MS, port: env.PORT, host: env.HOST, service: createGatewayService(deps) });

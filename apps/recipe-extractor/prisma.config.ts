@@ -1,0 +1,10 @@
+import { defineConfig } from 'prisma/config';
+
+export default defineConfig({
+  schema: 'prisma/schema.prisma',
+  migrations: { path: 'prisma/migrations' },
+  datasource: {
+    url: process.env['DATABASE_URL'] ?? 'postgresql://postgres@127.0.0.1:5432/wdr_recipe_extractor?schema=recipes',
+    ...(process.env['SHADOW_DATABASE_URL'] ? { shadowDatabaseUrl: process.env['SHADOW_DATABASE_URL'] } : {}),
+  },
+});

@@ -1,0 +1,54 @@
+#!/usr/bin/env node
+// Generates the public OpenAPI document from the gateway's tsoa controllers, and TS types from it.
+//   node scripts/generate.mjs          write openapi/openapi.json and src/openapi/types.ts
+//   node scripts/generate.mjs --check  fail when the committed files differ from what the generators make
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, readFileSync, rmSync, writeFileSync, existsSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import openapiTS, { astToString } from 'openapi-typescript';
+
+const here = dirname(fileURLToPath(import.meta.url));
+const contracts = resolve(here, '..');
+const gateway = resolve(contracts, '../../apps/gateway');
+const check = process.argv.includes('--check');
+const specPath = join(contracts, 'openapi', 'openapi.json');
+const typesPath = join(contracts, 'src', 'openapi', 'types.ts');
+
+const tmp = mkdtempSync(join(tmpdir(), 'wdr-openapi-'));
+try {
+  const config = JSON.parse(readFileSync(join(gateway, 'tsoa.json'), 'utf8'));
+  config.spec.outputDirectory = tmp;
+  const configPath = join(tmp, 'tsoa.json');
+  writeFileSync(configPath, JSON.stringify(config));
+  const tsoa = spawnSync(process.execPath, [join(contracts, '../../node_modules/@tsoa/cli/dist/cli.js'), 'spec', '-c', configPath], {
+    cwd: gateway,
+    encoding: 'utf8',
+  });
+  if (tsoa.status !== 0) {
+    process.stderr.write(tsoa.stdout + tsoa.stderr);
+    process.exit(1);
+  }
+  const spec = `${JSON.stringify(JSON.parse(readFileSync(join(tmp, 'openapi.json'), 'utf8')), null, 2)}\n`;
+  const ast = await openapiTS(pathToFileURL(join(tmp, 'openapi.json')));
+  const types = `// Generated from openapi/openapi.json by scripts/generate.mjs (openapi-typescript). Do not edit.\n${astToString(ast)}`;
+
+  if (check) {
+    const drifted = [
+      [specPath, spec],
+      [typesPath, types],
+    ].filter(([path, text]) => !existsSync(path) || readFileSync(path, 'utf8') !== text);
+    if (drifted.length > 0) {
+      console.error(`generated files drifted from their generators:\n${drifted.map(([p]) => `  ${p}`).join('\n')}\nrun \`npx turbo run generate\` and commit the result`);
+      process.exit(1);
+    }
+    console.log('generated files are up to date');
+  } else {
+    writeFileSync(specPath, spec);
+    writeFileSync(typesPath, types);
+    console.log(`wrote ${specPath} and ${typesPath}`);
+  }
+} finally {
+  rmSync(tmp, { recursive: true, force: true });
+}

@@ -1,0 +1,183 @@
+import { z } from 'zod';
+
+/**
+ * The map of the fleet: every Kafka topic once, who produces it, who consumes it, its key, and the
+ * event types (with their schema versions and zod schemas) it carries. Every topic has a `.dlq`
+ * twin where a consumer parks a message it could not process after `retry.maxAttempts`.
+ *
+ * Do not rename a topic without a migration plan: names are the contract between deployed services.
+ */
+
+export type ServiceName =
+  | 'gateway'
+  | 'billing-ledger'
+  | 'fetch-orchestrator'
+  | 'browser-renderer'
+  | 'recipe-extractor'
+  | 'webhook-dispatcher';
+
+export interface EventSpec {
+  version: number;
+  schema: z.ZodType;
+  description: string;
+}
+
+export interface TopicSpec {
+  name: string;
+  /** What the message key is: it decides partitioning and therefore ordering. */
+  key: 'request_id' | 'tenant_id';
+  partitions: number;
+  producers: readonly ServiceName[];
+  consumers: readonly ServiceName[];
+  retry: { maxAttempts: number; backoffMs: number };
+  events: Record<string, EventSpec>;
+}
+
+const requestId = z.uuid();
+const tokens = z.number().int().min(0);
+
+export const FetchJobRequested = z.object({
+  request_id: requestId,
+});
+
+export const RequestEventAppended = z.object({
+  request_id: requestId,
+  /** Per-request event sequence number; the SSE `id`. */
+  event_id: z.number().int().min(1),
+  kind: z.string(),
+  status: z.string(),
+  payload: z.record(z.string(), z.unknown()),
+  created_at: z.iso.datetime({ offset: true }),
+});
+
+export const SettlementRequested = z.object({
+  request_id: requestId,
+  /** `completed` posts the actual cost and releases the rest; `failed` and `cancelled` refund. */
+  outcome: z.enum(['completed', 'failed', 'cancelled']),
+  /** Route mode of the terminal stage: what the base price is taken from. */
+  route_mode: z.string(),
+  captcha_tokens: tokens,
+});
+
+export const ReservationResolved = z.object({
+  request_id: requestId,
+  token_state: z.enum(['settled', 'refunded']),
+  charged_tokens: tokens,
+});
+
+export const BalanceLow = z.object({
+  balance_tokens: tokens,
+  threshold_tokens: tokens,
+});
+
+export const RenderJobRequested = z.object({
+  request_id: requestId,
+});
+
+export const ExtractionJobRequested = z.object({
+  request_id: requestId,
+  recipe_id: z.uuid().nullable(),
+});
+
+const defaultRetry = { maxAttempts: 5, backoffMs: 200 } as const;
+
+export const TOPICS = {
+  fetchJobs: {
+    name: 'fetch.jobs',
+    key: 'request_id',
+    partitions: 6,
+    producers: ['fetch-orchestrator'],
+    consumers: ['fetch-orchestrator'],
+    retry: defaultRetry,
+    events: {
+      'fetch.job_requested': { version: 1, schema: FetchJobRequested, description: 'An accepted request is ready to run its HTTP stage.' },
+    },
+  },
+  requestLifecycle: {
+    name: 'request.lifecycle',
+    key: 'request_id',
+    partitions: 6,
+    producers: ['fetch-orchestrator'],
+    consumers: ['webhook-dispatcher'],
+    retry: defaultRetry,
+    events: {
+      'request.event_appended': { version: 1, schema: RequestEventAppended, description: 'A request event was appended to its history (mirrors GET .../events).' },
+    },
+  },
+  billingCommands: {
+    name: 'billing.commands',
+    key: 'request_id',
+    partitions: 6,
+    producers: ['fetch-orchestrator'],
+    consumers: ['billing-ledger'],
+    retry: defaultRetry,
+    events: {
+      'billing.settlement_requested': { version: 1, schema: SettlementRequested, description: 'A request reached a terminal state; resolve its reservation exactly once.' },
+    },
+  },
+  billingEvents: {
+    name: 'billing.events',
+    key: 'request_id',
+    partitions: 6,
+    producers: ['billing-ledger'],
+    consumers: ['fetch-orchestrator', 'webhook-dispatcher'],
+    retry: defaultRetry,
+    events: {
+      'billing.reservation_resolved': { version: 1, schema: ReservationResolved, description: 'A reservation was settled or refunded.' },
+      'billing.balance_low': { version: 1, schema: BalanceLow, description: 'A tenant balance fell below its low-balance threshold (keyed by tenant id).' },
+    },
+  },
+  renderJobs: {
+    name: 'render.jobs',
+    key: 'request_id',
+    partitions: 6,
+    producers: ['fetch-orchestrator'],
+    consumers: ['browser-renderer'],
+    retry: defaultRetry,
+    events: {
+      'render.job_requested': { version: 1, schema: RenderJobRequested, description: 'A request needs its browser stage.' },
+    },
+  },
+  extractionJobs: {
+    name: 'extraction.jobs',
+    key: 'request_id',
+    partitions: 6,
+    producers: ['fetch-orchestrator'],
+    consumers: ['recipe-extractor'],
+    retry: defaultRetry,
+    events: {
+      'extraction.job_requested': { version: 1, schema: ExtractionJobRequested, description: 'A fetched page awaits structured extraction.' },
+    },
+  },
+} as const satisfies Record<string, TopicSpec>;
+
+export type TopicKey = keyof typeof TOPICS;
+
+export type EventTypeOf<K extends TopicKey> = keyof (typeof TOPICS)[K]['events'] & string;
+
+export type EventData<K extends TopicKey, E extends EventTypeOf<K>> = z.infer<
+  ((typeof TOPICS)[K]['events'] & Record<E, EventSpec>)[E]['schema']
+>;
+
+/** Topic name as deployed: an optional environment/test prefix plus the catalog name. */
+export function topicName(key: TopicKey, prefix = ''): string {
+  return `${prefix}${TOPICS[key].name}`;
+}
+
+export function dlqName(key: TopicKey, prefix = ''): string {
+  return `${topicName(key, prefix)}.dlq`;
+}
+
+/** Look an event type up across the catalog; undefined for unknown types. */
+export function eventSpecOf(key: TopicKey, type: string): EventSpec | undefined {
+  const events = TOPICS[key].events as Record<string, EventSpec>;
+  return events[type];
+}
+
+export function topicsProducedBy(service: ServiceName): TopicKey[] {
+  return (Object.keys(TOPICS) as TopicKey[]).filter((k) => (TOPICS[k].producers as readonly string[]).includes(service));
+}
+
+export function topicsConsumedBy(service: ServiceName): TopicKey[] {
+  return (Object.keys(TOPICS) as TopicKey[]).filter((k) => (TOPICS[k].consumers as readonly string[]).includes(service));
+}

@@ -1,0 +1,48 @@
+import { z } from 'zod';
+
+/**
+ * One way to read configuration: a zod shape parsed once at boot. A bad value stops the process
+ * with every problem listed, instead of failing later on first use.
+ */
+export function loadEnv<S extends z.ZodRawShape>(
+  shape: S,
+  source: Record<string, string | undefined> = process.env,
+): z.infer<z.ZodObject<S>> {
+  const parsed = z.object(shape).safeParse(source);
+  if (!parsed.success) {
+    const problems = parsed.error.issues.map((i) => `  ${i.path.join('.')}: ${i.message}`).join('\n');
+    throw new Error(`invalid configuration:\n${problems}`);
+  }
+  return parsed.data;
+}
+
+const bool = z
+  .enum(['true', 'false', '1', '0'])
+  .transform((v) => v === 'true' || v === '1');
+
+/** Pieces every service spreads into its own env schema (`...baseEnv, ...kafkaEnv`). */
+export const baseEnv = {
+  NODE_ENV: z.enum(['development', 'test', 'production']).default('development'),
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  HOST: z.string().default('127.0.0.1'),
+  SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(15_000),
+};
+
+export const databaseEnv = {
+  DATABASE_URL: z.string().url(),
+};
+
+export const kafkaEnv = {
+  KAFKA_BROKERS: z
+    .string()
+    .default('127.0.0.1:9092')
+    .transform((v) => v.split(',').map((b) => b.trim()).filter(Boolean)),
+  /** Prepended to every topic name; tests use it to give each suite its own topics. */
+  KAFKA_TOPIC_PREFIX: z.string().regex(/^[a-zA-Z0-9._-]*$/).default(''),
+  KAFKA_CONSUMER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
+  OUTBOX_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
+};
+
+export const envFlag = bool;
+
+export const internalUrl = (fallback: string) => z.string().url().default(fallback);

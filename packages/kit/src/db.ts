@@ -1,0 +1,36 @@
+import { PrismaPg } from '@prisma/adapter-pg';
+
+/**
+ * Build the driver adapter for a service's database URL. The adapter ignores `?schema=` in the URL,
+ * so the Postgres schema is read here and passed explicitly.
+ */
+export function pgAdapterFor(databaseUrl: string, opts: { max?: number } = {}): PrismaPg {
+  const url = new URL(databaseUrl);
+  const schema = url.searchParams.get('schema') ?? 'public';
+  url.searchParams.delete('schema');
+  return new PrismaPg(
+    // search_path makes the kit's raw SQL (outbox, processed_messages) land in the service's schema.
+    { connectionString: url.toString(), max: opts.max ?? 10, connectionTimeoutMillis: 5_000, options: `-c search_path=${schema}` },
+    { schema },
+  );
+}
+
+export function schemaOf(databaseUrl: string): string {
+  return new URL(databaseUrl).searchParams.get('schema') ?? 'public';
+}
+
+/** The part of a Prisma client the kit needs: raw SQL and interactive transactions. */
+export interface RawSql {
+  $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;
+  $queryRawUnsafe<T = unknown>(query: string, ...values: unknown[]): Promise<T>;
+}
+
+/** A Prisma client seen through the kit: `Tx` is the service's own transaction client type. */
+export interface TxCapable<Tx extends RawSql = RawSql> extends RawSql {
+  $transaction<R>(fn: (tx: Tx) => Promise<R>, opts?: { timeout?: number; maxWait?: number }): Promise<R>;
+}
+
+export async function databaseReachable(db: RawSql): Promise<boolean> {
+  await db.$queryRawUnsafe('SELECT 1');
+  return true;
+}

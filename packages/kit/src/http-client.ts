@@ -1,0 +1,103 @@
+import got, { type Method } from 'got';
+import CircuitBreaker from 'opossum';
+import { DependencyUnavailableError, PublicError } from './errors.js';
+
+export interface CallOptions {
+  searchParams?: Record<string, string | number | boolean>;
+  headers?: Record<string, string>;
+  /** Overrides the client's default per-call timeout. */
+  timeoutMs?: number;
+}
+
+export interface ServiceClient {
+  get<T>(path: string, opts?: CallOptions): Promise<T>;
+  post<T>(path: string, body: unknown, opts?: CallOptions): Promise<T>;
+  readonly breaker: CircuitBreaker<[CallSpec], unknown>;
+}
+
+interface CallSpec {
+  method: Method;
+  path: string;
+  body?: unknown;
+  opts: CallOptions;
+}
+
+/**
+ * The one way services call each other synchronously: got with short timeouts, behind an opossum
+ * breaker. A PublicError body from the callee is rethrown as the same PublicError (so a 402 from the
+ * ledger reaches the tenant as a 402); transport failures and 5xx become DependencyUnavailableError
+ * and count towards opening the breaker; 4xx never do.
+ */
+export function createServiceClient(opts: {
+  name: string;
+  baseUrl: string;
+  timeoutMs?: number;
+  breaker?: Partial<Pick<CircuitBreaker.Options, 'errorThresholdPercentage' | 'resetTimeout' | 'volumeThreshold'>>;
+}): ServiceClient {
+  const base = opts.baseUrl.replace(/\/$/, '');
+  const defaultTimeout = opts.timeoutMs ?? 5_000;
+
+  const call = async (spec: CallSpec): Promise<unknown> => {
+    let response;
+    try {
+      response = await got(`${base}${spec.path}`, {
+        method: spec.method,
+        ...(spec.body !== undefined ? { json: spec.body } : {}),
+        ...(spec.opts.searchParams ? { searchParams: spec.opts.searchParams } : {}),
+        headers: spec.opts.headers ?? {},
+        timeout: { request: spec.opts.timeoutMs ?? defaultTimeout },
+        retry: { limit: 0 },
+        throwHttpErrors: false,
+        responseType: 'text',
+      });
+    } catch (err) {
+      throw new DependencyUnavailableError(`${opts.name} is unreachable`, err);
+    }
+    const parsed = response.body.length > 0 ? safeJson(response.body) : undefined;
+    if (response.statusCode < 400) return parsed;
+    const body = parsed as { code?: unknown; message?: unknown; details?: unknown } | undefined;
+    if (response.statusCode < 500 && body && PublicError.isCode(body.code)) {
+      throw new PublicError(body.code, typeof body.message === 'string' ? body.message : body.code, {
+        ...(Array.isArray(body.details) ? { details: body.details } : {}),
+      });
+    }
+    if (response.statusCode < 500) {
+      throw new PublicError('INTERNAL', `${opts.name} rejected an internal call (${response.statusCode})`);
+    }
+    throw new DependencyUnavailableError(`${opts.name} answered ${response.statusCode}`);
+  };
+
+  const breaker = new CircuitBreaker<[CallSpec], unknown>(call, {
+    name: opts.name,
+    timeout: false, // got enforces the timeout itself
+    errorThresholdPercentage: opts.breaker?.errorThresholdPercentage ?? 50,
+    resetTimeout: opts.breaker?.resetTimeout ?? 5_000,
+    volumeThreshold: opts.breaker?.volumeThreshold ?? 10,
+    // Domain answers (4xx PublicErrors) are not failures of the dependency.
+    errorFilter: (err: unknown) => err instanceof PublicError && !(err instanceof DependencyUnavailableError) && err.status < 500,
+  });
+
+  const fire = async <T>(spec: CallSpec): Promise<T> => {
+    try {
+      return (await breaker.fire(spec)) as T;
+    } catch (err) {
+      if (err instanceof PublicError) throw err;
+      // opossum's own "Breaker is open" error.
+      throw new DependencyUnavailableError(`${opts.name} is unavailable`, err);
+    }
+  };
+
+  return {
+    get: (path, o = {}) => fire({ method: 'GET', path, opts: o }),
+    post: (path, body, o = {}) => fire({ method: 'POST', path, body, opts: o }),
+    breaker,
+  };
+}
+
+function safeJson(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return undefined;
+  }
+}

@@ -1,0 +1,167 @@
+import { randomUUID } from 'node:crypto';
+import type { Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import express, { type Express } from 'express';
+import { errorHandler, notFoundHandler } from './errors.js';
+import type { Logger } from './log.js';
+import type { ServiceMetrics } from './metrics.js';
+
+export interface ReadinessCheck {
+  name: string;
+  /** Resolves true when this dependency is usable now; a throw counts as not ready. */
+  check: () => Promise<boolean> | boolean;
+}
+
+export interface HttpShell {
+  app: Express;
+  /** Adds the 404 and PublicError handlers; call after mounting the service's routes. */
+  seal: () => Express;
+}
+
+/**
+ * The HTTP shell every service shares: request ids, RED metrics, /healthz, /readyz and /metrics.
+ * Liveness only says the process answers; readiness runs the service's own checks.
+ */
+export function createHttpShell(opts: {
+  metrics: ServiceMetrics;
+  log: Logger;
+  readiness: ReadinessCheck[];
+  jsonLimit?: string;
+}): HttpShell {
+  const app = express();
+  app.disable('x-powered-by');
+  app.set('trust proxy', false);
+  app.use((req, res, next) => {
+    const incoming = req.header('x-request-id');
+    const id = incoming && /^[A-Za-z0-9._-]{8,128}$/.test(incoming) ? incoming : randomUUID();
+    res.locals['requestId'] = id;
+    res.setHeader('X-Request-Id', id);
+    next();
+  });
+  app.use(opts.metrics.httpMiddleware);
+  app.use(express.json({ limit: opts.jsonLimit ?? '1mb' }));
+
+  app.get('/healthz', (_req, res) => {
+    res.json({ status: 'ok' });
+  });
+  app.get('/readyz', async (_req, res) => {
+    const results = await Promise.all(
+      opts.readiness.map(async (c) => {
+        try {
+          return { name: c.name, ok: (await c.check()) === true };
+        } catch {
+          return { name: c.name, ok: false };
+        }
+      }),
+    );
+    const ready = results.every((r) => r.ok);
+    res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: results });
+  });
+  app.get('/metrics', async (_req, res) => {
+    res.setHeader('Content-Type', opts.metrics.registry.contentType);
+    res.send(await opts.metrics.registry.metrics());
+  });
+
+  return {
+    app,
+    seal: () => {
+      app.use(notFoundHandler);
+      app.use(errorHandler((err) => opts.log.error({ err }, 'unexpected error')));
+      return app;
+    },
+  };
+}
+
+export function listen(app: Express, port: number, host: string): Promise<Server> {
+  return new Promise((resolve, reject) => {
+    const server = app.listen(port, host, (err?: Error) => (err ? reject(err) : resolve(server)));
+    server.keepAliveTimeout = 65_000;
+  });
+}
+
+export function portOf(server: Server): number {
+  return (server.address() as AddressInfo).port;
+}
+
+export function closeServer(server: Server): Promise<void> {
+  return new Promise((resolve) => {
+    server.close(() => resolve());
+    server.closeIdleConnections();
+  });
+}
+
+export interface RunningService {
+  /** Stop taking work, finish or hand back what is in flight, commit offsets, close connections. */
+  stop: () => Promise<void>;
+}
+
+/**
+ * What every main.ts calls: start, then on SIGTERM/SIGINT stop gracefully within the grace period.
+ */
+export async function runService(opts: {
+  log: Logger;
+  graceMs: number;
+  start: () => Promise<RunningService>;
+}): Promise<void> {
+  const { log } = opts;
+  process.on('unhandledRejection', (err) => {
+    log.fatal({ err }, 'unhandled rejection');
+    process.exit(1);
+  });
+  let running: RunningService;
+  try {
+    running = await opts.start();
+  } catch (err) {
+    log.fatal({ err }, 'failed to start');
+    process.exit(1);
+  }
+  let stopping = false;
+  const shutdown = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    const timer = setTimeout(() => {
+      log.error('graceful shutdown timed out');
+      process.exit(1);
+    }, opts.graceMs);
+    timer.unref();
+    running
+      .stop()
+      .then(() => {
+        log.info('stopped');
+        process.exit(0);
+      })
+      .catch((err: unknown) => {
+        log.error({ err }, 'error during shutdown');
+        process.exit(1);
+      });
+  };
+  process.on('SIGTERM', () => shutdown('SIGTERM'));
+  process.on('SIGINT', () => shutdown('SIGINT'));
+}
+
+/** What a service's factory returns: its HTTP app and how to start and stop its background work. */
+export interface ServiceLifecycle {
+  app: Express;
+  start: () => Promise<void>;
+  stop: () => Promise<void>;
+}
+
+/** main.ts of every service: start the work, listen, and on SIGTERM close HTTP first, then the work. */
+export async function serve(opts: { name: string; log: Logger; graceMs: number; port: number; host: string; service: ServiceLifecycle }): Promise<void> {
+  await runService({
+    log: opts.log,
+    graceMs: opts.graceMs,
+    start: async () => {
+      await opts.service.start();
+      const server = await listen(opts.service.app, opts.port, opts.host);
+      opts.log.info({ port: portOf(server) }, `${opts.name} listening`);
+      return {
+        stop: async () => {
+          await closeServer(server);
+          await opts.service.stop();
+        },
+      };
+    },
+  });
+}

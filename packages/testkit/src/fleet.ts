@@ -1,0 +1,169 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { createServer } from 'node:net';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { createTestDatabase, type TestDatabase } from './databases.js';
+import { KAFKA_BROKERS, SERVICE_NAMES, type ServiceName } from './services.js';
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+export async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer();
+    s.once('error', reject);
+    s.listen(0, '127.0.0.1', () => {
+      const { port } = s.address() as { port: number };
+      s.close(() => resolve(port));
+    });
+  });
+}
+
+/** A prefix that gives a suite its own topics and consumer groups on the shared broker. */
+export function uniqueTopicPrefix(): string {
+  return `t${Date.now().toString(36)}${randomBytes(3).toString('hex')}.`;
+}
+
+interface Member {
+  service: ServiceName;
+  port: number;
+  env: Record<string, string>;
+  proc: ChildProcess | undefined;
+  output: string[];
+}
+
+export interface Fleet {
+  url: (service: ServiceName) => string;
+  databases: Record<ServiceName, TestDatabase>;
+  topicPrefix: string;
+  /** Send a signal (SIGKILL for a crash) and wait until the process is gone. */
+  kill: (service: ServiceName, signal?: NodeJS.Signals) => Promise<number | null>;
+  start: (service: ServiceName) => Promise<void>;
+  /** The environment a service runs with. */
+  envOf: (service: ServiceName) => Record<string, string>;
+  /** Last lines a service printed (for failure messages). */
+  logs: (service: ServiceName) => string;
+  stop: () => Promise<void>;
+}
+
+/**
+ * The whole fleet as real processes (`node apps/<service>/dist/main.js`) on free ports, each with
+ * its own cloned database, sharing one topic prefix on the real broker.
+ */
+export async function startFleet(opts: { env?: Partial<Record<ServiceName | 'all', Record<string, string>>> } = {}): Promise<Fleet> {
+  const topicPrefix = uniqueTopicPrefix();
+  const databases = {} as Record<ServiceName, TestDatabase>;
+  const members = new Map<ServiceName, Member>();
+  for (const service of SERVICE_NAMES) {
+    databases[service] = await createTestDatabase(service);
+    members.set(service, { service, port: await freePort(), env: {}, proc: undefined, output: [] });
+  }
+  const url = (s: ServiceName) => `http://127.0.0.1:${members.get(s)!.port}`;
+  const shared = {
+    NODE_ENV: 'test',
+    LOG_LEVEL: process.env['WDR_TEST_LOG_LEVEL'] ?? 'warn',
+    KAFKA_BROKERS: KAFKA_BROKERS.join(','),
+    KAFKA_TOPIC_PREFIX: topicPrefix,
+    OUTBOX_POLL_MS: '100',
+    ORCHESTRATOR_URL: url('fetch-orchestrator'),
+    LEDGER_URL: url('billing-ledger'),
+    API_KEY_PEPPER: 'test-pepper-not-secret-0123456789',
+    TARGET_URL_KEY: Buffer.alloc(32, 7).toString('base64'),
+    TARGET_ALLOWLIST: '127.0.0.1',
+    SHUTDOWN_GRACE_MS: '10000',
+  };
+  for (const m of members.values()) {
+    m.env = { ...shared, ...(opts.env?.all ?? {}), ...(opts.env?.[m.service] ?? {}), PORT: String(m.port), DATABASE_URL: databases[m.service].url };
+  }
+
+  const start = async (service: ServiceName) => {
+    const m = members.get(service)!;
+    const proc = spawn(process.execPath, [join(REPO, 'apps', service, 'dist', 'main.js')], {
+      env: { ...process.env, ...m.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    m.proc = proc;
+    const keep = (b: Buffer) => {
+      m.output.push(b.toString());
+      if (m.output.length > 200) m.output.splice(0, m.output.length - 200);
+    };
+    proc.stdout!.on('data', keep);
+    proc.stderr!.on('data', keep);
+    const deadline = Date.now() + 60_000;
+    while (Date.now() < deadline) {
+      if (proc.exitCode !== null) throw new Error(`${service} exited with ${proc.exitCode}:\n${m.output.join('')}`);
+      try {
+        const res = await fetch(`${url(service)}/readyz`);
+        if (res.status === 200) return;
+      } catch {
+        // not listening yet
+      }
+      await sleep(200);
+    }
+    throw new Error(`${service} did not become ready within 60 s:\n${m.output.join('')}`);
+  };
+
+  const kill = async (service: ServiceName, signal: NodeJS.Signals = 'SIGTERM') => {
+    const proc = members.get(service)!.proc;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return proc?.exitCode ?? null;
+    const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
+    proc.kill(signal);
+    return exited;
+  };
+
+  try {
+    // Dependencies first: the ledger, then the orchestrator, then the rest in parallel.
+    await start('billing-ledger');
+    await start('fetch-orchestrator');
+    await Promise.all(SERVICE_NAMES.filter((s) => s !== 'billing-ledger' && s !== 'fetch-orchestrator').map(start));
+  } catch (err) {
+    await Promise.all(SERVICE_NAMES.map((s) => kill(s, 'SIGKILL')));
+    await Promise.all(Object.values(databases).map((d) => d.drop()));
+    throw err;
+  }
+
+  return {
+    url,
+    databases,
+    topicPrefix,
+    kill,
+    start,
+    envOf: (s) => ({ ...members.get(s)!.env }),
+    logs: (s) => members.get(s)!.output.join('').slice(-8000),
+    stop: async () => {
+      await Promise.all(SERVICE_NAMES.map((s) => kill(s, 'SIGTERM')));
+      await Promise.all(Object.values(databases).map((d) => d.drop()));
+    },
+  };
+}
+
+/** Run the gateway's admin command against the fleet's gateway database (as an operator would). */
+export async function adminCommand(fleet: Fleet, args: string[]): Promise<Record<string, unknown>> {
+  return new Promise((resolve, reject) => {
+    const proc = spawn(process.execPath, [join(REPO, 'apps', 'gateway', 'dist', 'admin.js'), ...args], {
+      env: { ...process.env, ...fleet.envOf('gateway') },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let out = '';
+    let err = '';
+    proc.stdout.on('data', (b: Buffer) => (out += b.toString()));
+    proc.stderr.on('data', (b: Buffer) => (err += b.toString()));
+    proc.on('exit', (code) => {
+      if (code !== 0) return reject(new Error(`admin ${args.join(' ')} failed (${code}): ${err}`));
+      resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}') as Record<string, unknown>);
+    });
+  });
+}
+
+/** Poll until `fn` returns a value that passes `until`, or fail with the last value seen. */
+export async function eventually<T>(fn: () => Promise<T>, until: (v: T) => boolean, timeoutMs = 30_000, everyMs = 200): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last: T | undefined;
+  while (Date.now() < deadline) {
+    last = await fn();
+    if (until(last)) return last;
+    await sleep(everyMs);
+  }
+  throw new Error(`condition not met within ${timeoutMs} ms; last value: ${JSON.stringify(last)}`);
+}

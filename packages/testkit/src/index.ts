@@ -1,0 +1,4 @@
+export * from './services.js';
+export * from './databases.js';
+export * from './fixture-site.js';
+export * from './fleet.js';
