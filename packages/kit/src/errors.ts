@@ -63,6 +63,8 @@ export class PublicError extends Error {
   readonly code: ErrorCode;
   readonly details: FieldIssue[] | undefined;
   readonly retryAfterSeconds: number | undefined;
+  /** A plain field, not a getter: frameworks (tsoa's auth middleware) assign `err.status`. */
+  readonly status: number;
 
   constructor(code: ErrorCode, message: string, opts: { details?: FieldIssue[]; retryAfterSeconds?: number; cause?: unknown } = {}) {
     super(message, opts.cause === undefined ? undefined : { cause: opts.cause });
@@ -70,10 +72,7 @@ export class PublicError extends Error {
     this.code = code;
     this.details = opts.details;
     this.retryAfterSeconds = opts.retryAfterSeconds;
-  }
-
-  get status(): number {
-    return ERROR_STATUS[this.code];
+    this.status = ERROR_STATUS[code];
   }
 
   toBody(requestId: string): PublicErrorBody {

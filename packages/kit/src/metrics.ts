@@ -40,6 +40,9 @@ export function createMetrics(service: string): ServiceMetrics {
     registers: [registry],
   });
 
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const existing = (name: string): any => registry.getSingleMetric(name);
+
   const httpMiddleware: RequestHandler = (req, res, next) => {
     const end = process.hrtime.bigint();
     res.on('finish', () => {
@@ -59,9 +62,11 @@ export function createMetrics(service: string): ServiceMetrics {
     httpRequests,
     httpDuration,
     httpMiddleware,
+    // Asking twice for one name (two consumers in one service) returns the same metric.
     counter: (name, help, labels) =>
-      new Counter({ name: `${prefix}_${name}`, help, labelNames: labels, registers: [registry] }),
+      existing(`${prefix}_${name}`) ?? new Counter({ name: `${prefix}_${name}`, help, labelNames: labels, registers: [registry] }),
     histogram: (name, help, labels, buckets) =>
+      existing(`${prefix}_${name}`) ??
       new Histogram({
         name: `${prefix}_${name}`,
         help,
@@ -70,7 +75,7 @@ export function createMetrics(service: string): ServiceMetrics {
         ...(buckets ? { buckets } : {}),
       }),
     gauge: (name, help, labels) =>
-      new Gauge({ name: `${prefix}_${name}`, help, labelNames: labels, registers: [registry] }),
+      existing(`${prefix}_${name}`) ?? new Gauge({ name: `${prefix}_${name}`, help, labelNames: labels, registers: [registry] }),
   };
 }
 

@@ -29,7 +29,6 @@ for (const [net, prefix] of [
   ['fc00::', 7],
   ['fe80::', 10],
   ['ff00::', 8],
-  ['::ffff:0:0', 96],
 ] as const) {
   blocked.addSubnet(net, prefix, 'ipv6');
 }
@@ -43,6 +42,9 @@ export class TargetPolicy {
 
   addressAllowed(address: string): boolean {
     if (this.allow.has(address.toLowerCase())) return true;
+    // IPv4-mapped IPv6 (::ffff:10.0.0.1) is judged as the IPv4 address it carries.
+    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
+    if (mapped) return this.addressAllowed(mapped[1]!);
     const family = isIP(address);
     if (family === 0) return false;
     return !blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');

@@ -1,4 +1,4 @@
-import { Kafka, logLevel, type Admin, type IHeaders, type LogEntry, type Producer } from 'kafkajs';
+import { Kafka, logLevel, Partitioners, type Admin, type IHeaders, type LogEntry, type Producer } from 'kafkajs';
 import { dlqName, topicName, TOPICS, type Envelope, type TopicKey } from '@wdr/contracts';
 import type { Logger } from '../log.js';
 
@@ -35,7 +35,12 @@ export class KafkaBus {
         this.log[level]({ kafka: { namespace: entry.namespace, ...extra } }, `kafkajs: ${message}`);
       },
     });
-    this.producer = this.kafka.producer({ idempotent: true, maxInFlightRequests: 1, allowAutoTopicCreation: false });
+    this.producer = this.kafka.producer({
+      idempotent: true,
+      maxInFlightRequests: 1,
+      allowAutoTopicCreation: false,
+      createPartitioner: Partitioners.DefaultPartitioner,
+    });
   }
 
   topic(key: TopicKey): string {

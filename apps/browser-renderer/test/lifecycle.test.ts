@@ -1,0 +1,21 @@
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { createTestDatabase, exerciseLifecycle, uniqueTopicPrefix, type TestDatabase } from '@wdr/testkit';
+import { createRendererDeps, createRendererService } from '../src/app.js';
+import { loadRendererEnv } from '../src/env.js';
+
+let database: TestDatabase;
+beforeAll(async () => {
+  database = await createTestDatabase('browser-renderer');
+});
+afterAll(() => database?.drop());
+
+it('boots against the real Postgres and Kafka, reports ready with every check, exposes metrics, and stops', async () => {
+  const env = loadRendererEnv({ DATABASE_URL: database.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'silent' });
+  const report = await exerciseLifecycle(createRendererService(createRendererDeps(env)));
+  expect(report.readyBeforeStart).toBe(503);
+  expect(report.readyAfterStart).toBe(200);
+  expect(report.readyBody.checks.map((c) => c.name)).toEqual(expect.arrayContaining(['database', 'kafka_consumers', 'outbox_relay', 'chromium']));
+  expect(report.healthz).toBe(200);
+  expect(report.metricsText).toContain('browser_renderer_http_requests_total');
+  expect(report.metricsText).toContain('nodejs_eventloop_lag_seconds');
+}, 60_000);

@@ -1,0 +1,158 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestDatabase, eventually, pgRawSql, uniqueTopicPrefix, KAFKA_BROKERS, type TestDatabase } from '@wdr/testkit';
+import type { Envelope } from '@wdr/contracts';
+import { createLogger } from '../log.js';
+import { createMetrics } from '../metrics.js';
+import { KafkaBus } from './bus.js';
+import { PoisonMessageError, startConsumer, type ConsumerHandle } from './consumer.js';
+import { makeEnvelope } from './envelope.js';
+import { enqueue, OutboxRelay } from './outbox.js';
+
+/** The kit's Kafka pieces against the real broker and the real Postgres (kit tables cloned from a service template). */
+const log = createLogger('kit-test', 'silent');
+let database: TestDatabase;
+let db: ReturnType<typeof pgRawSql>;
+let bus: KafkaBus;
+const consumers: ConsumerHandle[] = [];
+
+beforeAll(async () => {
+  database = await createTestDatabase('browser-renderer');
+  db = pgRawSql(database.url);
+  await db.$executeRawUnsafe('CREATE TABLE side_effects (event_id uuid, note text)');
+  bus = new KafkaBus({ clientId: 'kit-test', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
+  await bus.ensureTopics(['renderJobs', 'fetchJobs']);
+  await bus.connect();
+}, 60_000);
+
+afterAll(async () => {
+  await Promise.all(consumers.map((c) => c.stop()));
+  await bus?.disconnect();
+  await db?.$disconnect();
+  await database?.drop();
+}, 60_000);
+
+const renderJob = (id = randomUUID()) =>
+  makeEnvelope('renderJobs', 'render.job_requested', randomUUID(), { request_id: randomUUID() }, { id });
+
+async function readDlq(topic: 'renderJobs' | 'fetchJobs', expected: number) {
+  const seen: { reason: string; envelope: Envelope }[] = [];
+  const c = bus.kafka.consumer({ groupId: `dlq-reader-${randomUUID()}` });
+  await c.connect();
+  await c.subscribe({ topic: bus.dlq(topic), fromBeginning: true });
+  await c.run({
+    eachMessage: async ({ message }) => {
+      seen.push({ reason: message.headers?.['dlq-reason']?.toString() ?? '', envelope: JSON.parse(message.value!.toString()) as Envelope });
+    },
+  });
+  await eventually(async () => seen.length, (n) => n >= expected, 30_000);
+  await c.disconnect();
+  return seen;
+}
+
+describe('idempotent consumer', () => {
+  it('applies a redelivered event once, and dead-letters a poison one after bounded retries without blocking the partition', async () => {
+    const calls = new Map<string, number>();
+    const metrics = createMetrics('kit_test_a');
+    consumers.push(
+      await startConsumer({
+        bus,
+        db,
+        log,
+        metrics,
+        group: 'kit-test-a',
+        topics: ['renderJobs'],
+        maxAttempts: 3,
+        handlers: {
+          'render.job_requested': async (env, ctx) => {
+            calls.set(env.id, (calls.get(env.id) ?? 0) + 1);
+            if ((env.data as { request_id: string }).request_id === POISON) throw new Error('always fails');
+            await ctx.transaction(async (tx) => {
+              await tx.$executeRawUnsafe('INSERT INTO side_effects (event_id, note) VALUES ($1::uuid, $2)', env.id, 'done');
+            });
+          },
+        },
+      }),
+    );
+    const POISON = randomUUID();
+    const once = renderJob();
+    const poison = makeEnvelope('renderJobs', 'render.job_requested', randomUUID(), { request_id: POISON });
+    const after = renderJob();
+    // Same key so all land on one partition, in this order: the poison one must not block `after`.
+    await bus.send(bus.topic('renderJobs'), [once, once, poison, after].map((envelope) => ({ key: 'k', envelope })));
+
+    await eventually(
+      () => db.$queryRawUnsafe<{ event_id: string }[]>('SELECT event_id FROM side_effects'),
+      (rows) => rows.length >= 2,
+      30_000,
+    );
+    const rows = await db.$queryRawUnsafe<{ event_id: string }[]>('SELECT event_id FROM side_effects ORDER BY event_id');
+    expect(rows.map((r) => r.event_id).sort()).toEqual([once.id, after.id].sort());
+    expect(calls.get(poison.id)).toBe(3);
+    const dlq = await readDlq('renderJobs', 1);
+    expect(dlq[0]!.envelope.id).toBe(poison.id);
+    expect(dlq[0]!.reason).toContain('always fails');
+    expect(await metrics.registry.getSingleMetricAsString('kit_test_a_kafka_messages_total')).toContain('outcome="dead_lettered"');
+  }, 60_000);
+
+  it('dead-letters an undecodable message at once and a PoisonMessageError without retries', async () => {
+    let attempts = 0;
+    consumers.push(
+      await startConsumer({
+        bus,
+        db,
+        log,
+        metrics: createMetrics('kit_test_b'),
+        group: 'kit-test-b',
+        topics: ['fetchJobs'],
+        maxAttempts: 5,
+        handlers: {
+          'fetch.job_requested': async () => {
+            attempts++;
+            throw new PoisonMessageError('cannot ever work');
+          },
+        },
+      }),
+    );
+    const producer = bus.kafka.producer();
+    await producer.connect();
+    await producer.send({ topic: bus.topic('fetchJobs'), messages: [{ key: 'x', value: 'not json' }] });
+    await producer.disconnect();
+    const env = makeEnvelope('fetchJobs', 'fetch.job_requested', randomUUID(), { request_id: randomUUID() });
+    await bus.send(bus.topic('fetchJobs'), [{ key: 'x', envelope: env }]);
+    const dlq = await readDlq('fetchJobs', 2);
+    expect(dlq.map((d) => d.reason)).toEqual(['value is not JSON', 'cannot ever work']);
+    expect(attempts).toBe(1);
+  }, 60_000);
+});
+
+describe('outbox relay', () => {
+  it('publishes committed rows exactly as enqueued and never rolled-back ones', async () => {
+    const committed = renderJob();
+    const rolledBack = renderJob();
+    await db.$transaction(async (tx) => enqueue(tx, 'renderJobs', 'k1', committed));
+    await expect(
+      db.$transaction(async (tx) => {
+        await enqueue(tx, 'renderJobs', 'k2', rolledBack);
+        throw new Error('abort');
+      }),
+    ).rejects.toThrow('abort');
+
+    const received: Envelope[] = [];
+    const c = bus.kafka.consumer({ groupId: `outbox-reader-${randomUUID()}` });
+    await c.connect();
+    await c.subscribe({ topic: bus.topic('renderJobs'), fromBeginning: true });
+    await c.run({ eachMessage: async ({ message }) => void received.push(JSON.parse(message.value!.toString()) as Envelope) });
+
+    const relay = new OutboxRelay({ db, bus, log, pollMs: 50 });
+    relay.start();
+    await eventually(async () => received.some((e) => e.id === committed.id), Boolean, 30_000);
+    await relay.stop();
+    await c.disconnect();
+    expect(received.find((e) => e.id === committed.id)).toEqual(committed);
+    expect(received.some((e) => e.id === rolledBack.id)).toBe(false);
+    const pending = await db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM outbox_messages WHERE published_at IS NULL');
+    expect(pending).toHaveLength(0);
+    expect(relay.healthy()).toBe(false); // stopped
+  }, 60_000);
+});
