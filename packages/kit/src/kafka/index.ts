@@ -2,4 +2,4 @@ export { KafkaBus, type OutgoingMessage } from './bus.js';
 export { makeEnvelope } from './envelope.js';
 export { enqueue, OutboxRelay } from './outbox.js';
 export { startConsumer, PoisonMessageError, type ConsumerHandle, type EventHandler, type HandlerContext } from './consumer.js';
-export { createKafkaService, type ConsumerSpec, type KafkaServiceParts } from './kafka-service.js';
+export { createKafkaService, kafkaServiceDeps, type ConsumerSpec, type KafkaServiceDeps, type KafkaServiceEnv, type KafkaServiceParts } from './kafka-service.js';

@@ -1,10 +1,11 @@
+import type { PrismaPg } from '@prisma/adapter-pg';
 import type { Router } from 'express';
 import { topicsConsumedBy, topicsProducedBy, type ServiceName, type TopicKey } from '@wdr/contracts';
-import { databaseReachable, type RawSql, type TxCapable } from '../db.js';
-import type { Logger } from '../log.js';
-import type { ServiceMetrics } from '../metrics.js';
+import { databaseReachable, pgAdapterFor, type RawSql, type TxCapable } from '../db.js';
+import { createLogger, type Logger } from '../log.js';
+import { createMetrics, type ServiceMetrics } from '../metrics.js';
 import { createHttpShell, type ReadinessCheck, type ServiceLifecycle } from '../service.js';
-import type { KafkaBus } from './bus.js';
+import { KafkaBus } from './bus.js';
 import { startConsumer, type ConsumerHandle, type EventHandler } from './consumer.js';
 import { OutboxRelay } from './outbox.js';
 
@@ -16,14 +17,47 @@ export interface ConsumerSpec<Tx extends RawSql> {
   concurrency?: number;
 }
 
-export interface KafkaServiceParts<Tx extends RawSql> {
+type ConnectableDb = { $connect: () => Promise<void>; $disconnect: () => Promise<void> };
+
+/** What every Kafka-speaking service is built from; services add their own clients beside these. */
+export interface KafkaServiceDeps<Env extends KafkaServiceEnv, Db extends ConnectableDb> {
   name: ServiceName;
-  db: TxCapable<Tx> & { $connect: () => Promise<void>; $disconnect: () => Promise<void> };
+  env: Env;
+  db: Db;
   bus: KafkaBus;
   log: Logger;
   metrics: ServiceMetrics;
-  outboxPollMs: number;
-  maxAttempts: number;
+}
+
+export interface KafkaServiceEnv {
+  LOG_LEVEL: string;
+  DATABASE_URL: string;
+  KAFKA_BROKERS: string[];
+  KAFKA_TOPIC_PREFIX: string;
+  OUTBOX_POLL_MS: number;
+  KAFKA_CONSUMER_MAX_ATTEMPTS: number;
+}
+
+/** Build the common dependencies from configuration; `makeDb` wraps the service's own Prisma client. */
+export function kafkaServiceDeps<Env extends KafkaServiceEnv, Db extends ConnectableDb>(
+  name: ServiceName,
+  env: Env,
+  makeDb: (adapter: PrismaPg) => Db,
+  opts: { poolSize?: number } = {},
+): KafkaServiceDeps<Env, Db> {
+  const log = createLogger(name, env.LOG_LEVEL);
+  return {
+    name,
+    env,
+    db: makeDb(pgAdapterFor(env.DATABASE_URL, opts.poolSize === undefined ? {} : { max: opts.poolSize })),
+    bus: new KafkaBus({ clientId: name, brokers: env.KAFKA_BROKERS, prefix: env.KAFKA_TOPIC_PREFIX, log }),
+    log,
+    metrics: createMetrics(name),
+  };
+}
+
+export interface KafkaServiceParts<Tx extends RawSql> {
+  deps: KafkaServiceDeps<KafkaServiceEnv, ConnectableDb>;
   consumers: ConsumerSpec<Tx>[];
   routes?: (relay: OutboxRelay) => Router;
   readiness?: ReadinessCheck[];
@@ -38,13 +72,16 @@ export interface KafkaServiceParts<Tx extends RawSql> {
  * producer, database.
  */
 export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<Tx>): ServiceLifecycle & { relay: OutboxRelay } {
-  const relay = new OutboxRelay({ db: parts.db, bus: parts.bus, log: parts.log, pollMs: parts.outboxPollMs });
+  const { name, bus, log, metrics, env } = parts.deps;
+  // Prisma's client satisfies the kit's raw-SQL surface; its overloaded $transaction needs the cast.
+  const db = parts.deps.db as unknown as TxCapable<Tx> & ConnectableDb;
+  const relay = new OutboxRelay({ db, bus, log, pollMs: env.OUTBOX_POLL_MS });
   const running: ConsumerHandle[] = [];
   const shell = createHttpShell({
-    metrics: parts.metrics,
-    log: parts.log,
+    metrics,
+    log,
     readiness: [
-      { name: 'database', check: () => databaseReachable(parts.db) },
+      { name: 'database', check: () => databaseReachable(db) },
       { name: 'kafka_consumers', check: () => running.length === parts.consumers.length && running.every((c) => c.ready()) },
       { name: 'outbox_relay', check: () => relay.healthy() },
       ...(parts.readiness ?? []),
@@ -56,22 +93,22 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
     app: shell.seal(),
     relay,
     start: async () => {
-      await parts.db.$connect();
-      await parts.bus.ensureTopics([...new Set([...topicsProducedBy(parts.name), ...topicsConsumedBy(parts.name)])]);
-      await parts.bus.connect();
+      await db.$connect();
+      await bus.ensureTopics([...new Set([...topicsProducedBy(name), ...topicsConsumedBy(name)])]);
+      await bus.connect();
       relay.start();
       for (const spec of parts.consumers) {
         running.push(
           await startConsumer<Tx>({
-            bus: parts.bus,
-            db: parts.db,
-            log: parts.log,
-            metrics: parts.metrics,
+            bus,
+            db,
+            log,
+            metrics,
             group: spec.group,
             topics: spec.topics,
             handlers: spec.handlers,
             concurrency: spec.concurrency ?? 1,
-            maxAttempts: parts.maxAttempts,
+            maxAttempts: env.KAFKA_CONSUMER_MAX_ATTEMPTS,
             afterCommit: () => relay.nudge(),
           }),
         );
@@ -82,8 +119,8 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
       await parts.background?.stop();
       await Promise.all(running.map((c) => c.stop()));
       await relay.stop();
-      await parts.bus.disconnect();
-      await parts.db.$disconnect();
+      await bus.disconnect();
+      await db.$disconnect();
     },
   };
 }

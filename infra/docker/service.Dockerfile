@@ -1,18 +1,23 @@
 # syntax=docker/dockerfile:1
 #
-# @wdr/gateway: public REST edge (/api/v1/...). Listens on 8080.
+# One Dockerfile for the six services; SERVICE picks which (and PORT its listening port).
 #
 # Build from the repository root (the build context is the whole monorepo):
-#   docker build -f apps/gateway/Dockerfile -t wdr/gateway:<tag> .
+#   docker build -f infra/docker/service.Dockerfile --build-arg SERVICE=gateway --build-arg PORT=8080 -t wdr/gateway:<tag> .
+#   ports: gateway 8080, fetch-orchestrator 8081, billing-ledger 8082, browser-renderer 8083,
+#          recipe-extractor 8084, webhook-dispatcher 8085
 #
 # One image runs both the service (default CMD) and its database migrations, from the same
-# WORKDIR (see the "migrate" initContainer in k8s/base/gateway.yaml):
+# WORKDIR (see the "migrate" initContainer in k8s/base/<service>.yaml):
 #   npx --no-install wdr-prisma migrate deploy
 
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
+ARG SERVICE
 
 # ------------------------------------------------------------------------------------------ build
 FROM ${NODE_IMAGE} AS build
+ARG SERVICE
+RUN test -n "$SERVICE" || (echo 'build with --build-arg SERVICE=<service>' >&2; exit 1)
 ENV CI=true \
     TURBO_TELEMETRY_DISABLED=1 \
     NPM_CONFIG_UPDATE_NOTIFIER=false \
@@ -51,12 +56,12 @@ RUN --mount=type=cache,target=/root/.npm \
 
 # 2. Sources and build. Every workspace is copied, not just this service's: the contracts package
 #    generates the public OpenAPI types from the gateway's controllers, and every service depends on
-#    contracts. turbo builds only @wdr/gateway and its dependencies (generate: Prisma client
+#    contracts. turbo builds only @wdr/$SERVICE and its dependencies (generate: Prisma client
 #    [+ tsoa routes for the gateway], then tsc).
 COPY tsconfig.base.json turbo.json .nvmrc ./
 COPY packages/ packages/
 COPY apps/ apps/
-RUN npx turbo run build --filter=@wdr/gateway...
+RUN npx turbo run build --filter=@wdr/${SERVICE}...
 
 # 3. Drop dev dependencies with `npm prune --omit=dev` rather than `turbo prune`: turbo prune
 #    would install from a lockfile it rewrote for a subset of the workspaces, not the committed one
@@ -71,17 +76,28 @@ RUN npm prune --omit=dev --ignore-scripts \
 
 # ---------------------------------------------------------------------------------------- runtime
 FROM ${NODE_IMAGE} AS runtime
+ARG SERVICE
+ARG PORT=8080
+
+# tini as PID 1 so child processes (Chromium's) are reaped and SIGTERM still reaches node. The
+# browser-renderer also gets Debian's Chromium (what CHROMIUM_PATH points at) and fonts.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends tini ca-certificates \
+ && if [ "$SERVICE" = browser-renderer ]; then apt-get install -y --no-install-recommends chromium fonts-liberation; fi \
+ && rm -rf /var/lib/apt/lists/*
 
 # HOST: the code's default (127.0.0.1) is unreachable from outside the container. npx (used for
 # migrations) keeps its cache and logs in /tmp and Prisma's update check is off, so a read-only root
 # filesystem with a writable /tmp is enough.
 ENV NODE_ENV=production \
     HOST=0.0.0.0 \
-    PORT=8080 \
+    PORT=${PORT} \
     NPM_CONFIG_CACHE=/tmp/.npm \
     NPM_CONFIG_UPDATE_NOTIFIER=false \
-    CHECKPOINT_DISABLE=1
-WORKDIR /srv/wdr/apps/gateway
+    CHECKPOINT_DISABLE=1 \
+    CHROMIUM_PATH=/usr/bin/chromium \
+    HOME=/tmp
+WORKDIR /srv/wdr/apps/${SERVICE}
 
 # Only what runs: the pruned node_modules, the shared packages (workspace links point at them) and
 # this service's compiled code, Prisma schema, migrations and config. Files stay owned by root, so
@@ -89,13 +105,14 @@ WORKDIR /srv/wdr/apps/gateway
 COPY --from=build /srv/wdr/package.json /srv/wdr/
 COPY --from=build /srv/wdr/node_modules/ /srv/wdr/node_modules/
 COPY --from=build /srv/wdr/packages/ /srv/wdr/packages/
-COPY --from=build /srv/wdr/apps/gateway/package.json /srv/wdr/apps/gateway/prisma.config.ts ./
-COPY --from=build /srv/wdr/apps/gateway/prisma/ ./prisma/
-COPY --from=build /srv/wdr/apps/gateway/dist/ ./dist/
+COPY --from=build /srv/wdr/apps/${SERVICE}/package.json /srv/wdr/apps/${SERVICE}/prisma.config.ts ./
+COPY --from=build /srv/wdr/apps/${SERVICE}/prisma/ ./prisma/
+COPY --from=build /srv/wdr/apps/${SERVICE}/dist/ ./dist/
 
 # The base image's unprivileged "node" user, by number so Kubernetes' runAsNonRoot can verify it.
 USER 1000:1000
-EXPOSE 8080
+EXPOSE ${PORT}
 # The service stops gracefully on SIGTERM within SHUTDOWN_GRACE_MS (default 15 s).
 STOPSIGNAL SIGTERM
+ENTRYPOINT ["/usr/bin/tini", "--"]
 CMD ["node", "dist/main.js"]
