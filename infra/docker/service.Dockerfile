@@ -27,7 +27,7 @@ WORKDIR /srv/wdr
 
 # 1. Dependencies, in their own layer so it stays cached until a manifest or the lockfile changes.
 #    Every workspace's package.json is copied, not only this service's: the lockfile covers them all.
-#    prisma-engine is copied whole (two small files) because its bin, wdr-prisma, must exist when npm
+#    prisma-engine is copied whole (a small package of .mjs files) because its bin, wdr-prisma, must exist when npm
 #    links it.
 #    `npm install` + a drift check instead of `npm ci`: the committed lockfile lists platform
 #    packages (@turbo/*, @unrs/*) for Linux only, because the registry mirror it is resolved against

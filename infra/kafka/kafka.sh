@@ -244,6 +244,13 @@ cmd_start() {
   fi
   rm -f "$PID_FILE"
 
+  # A broker this checkout did not start (another checkout's, a system one) already answers the
+  # Kafka protocol on the port: use it. `stop` leaves it alone, since its pid is not ours.
+  if port_open "$KAFKA_PORT" && broker_answers "$KAFKA_PORT"; then
+    log "a broker not started by this checkout answers on 127.0.0.1:$KAFKA_PORT; using it"
+    return 0
+  fi
+
   local p
   for p in "$KAFKA_PORT" "$KAFKA_CONTROLLER_PORT"; do
     if port_open "$p"; then

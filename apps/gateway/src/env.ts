@@ -1,14 +1,37 @@
 import { z } from 'zod';
 import { baseEnv, databaseEnv, internalUrl, loadEnv } from '@wdr/kit/config';
 
+const positiveInt = (fallback: number, max: number) => z.coerce.number().int().min(1).max(max).default(fallback);
+
 export const gatewayEnv = {
   ...baseEnv,
   ...databaseEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   ORCHESTRATOR_URL: internalUrl('http://127.0.0.1:8081'),
   LEDGER_URL: internalUrl('http://127.0.0.1:8082'),
-  /** Secret mixed into API key hashes, so a leaked table alone cannot be brute-forced offline. */
+  /** Secret mixed into API key and cabinet token hashes, so a leaked table alone cannot be brute-forced offline. */
   API_KEY_PEPPER: z.string().min(16),
+  /** Redis holds the rate-limit and admission counters; nothing durable. */
+  REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
+  /** Prepended to every Redis key (tests give each fleet its own prefix on the shared Redis). */
+  REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:._-]*$/).default('wdr:gateway:'),
+  /** Default submission rate per tenant: RATE_LIMIT_SUBMISSIONS per RATE_LIMIT_WINDOW_SECONDS (GCRA, burst = the whole quota). A tenant_limits row overrides either. */
+  RATE_LIMIT_SUBMISSIONS: positiveInt(600, 10_000_000),
+  RATE_LIMIT_WINDOW_SECONDS: positiveInt(60, 86_400),
+  /** Default ceiling on a tenant's non-terminal requests; a tenant_limits row overrides it. */
+  CONCURRENCY_LIMIT: positiveInt(100, 10_000_000),
+  /** Cabinet tokens expire after this many days unless the admin command says otherwise. */
+  CABINET_TOKEN_TTL_DAYS: positiveInt(90, 3650),
+  /**
+   * Recipe capabilities reported by GET /api/v1/client/recipes/capabilities until recipe-extractor
+   * and billing-ledger serve them (see domain/cabinet/recipe-capabilities.ts).
+   */
+  RECIPES_ENABLED: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
+  RECIPES_PLAN_ID: z.string().min(1).default('standard'),
+  RECIPES_USER_TOKEN_VALUE_NANO_USD: z.coerce.number().int().min(0).default(100_000),
+  RECIPES_MARKUP_BASIS_POINTS: z.coerce.number().int().min(0).default(0),
+  RECIPES_MAX_LLM_CHARGE_TOKENS: z.coerce.number().int().min(0).default(50),
+  RECIPES_PREFLIGHT_REQUIRED_BALANCE_TOKENS: z.coerce.number().int().min(0).default(50),
 };
 
 export type GatewayEnv = ReturnType<typeof loadGatewayEnv>;
