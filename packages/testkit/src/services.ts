@@ -1,3 +1,7 @@
+import { createHash } from 'node:crypto';
+import { readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, relative } from 'node:path';
+import { fileURLToPath } from 'node:url';
 /** The fleet's services, their databases and Postgres schemas: the single list tests and scripts share. */
 export const SERVICES = {
   gateway: { database: 'wdr_gateway', schema: 'gateway' },
@@ -22,4 +26,23 @@ export function databaseUrl(database: string, schema: string): string {
   return u.toString();
 }
 
-export const templateName = (service: ServiceName) => `wdr_tpl_${service.replace(/-/g, '_')}`;
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+/**
+ * The template database of a service is named after a hash of its migrations, so checkouts with
+ * different migrations (another branch, a colleague's uncommitted change) never share or disturb
+ * each other's templates, and a changed migration always gets a freshly migrated template.
+ */
+export function templateName(service: ServiceName): string {
+  const dir = join(REPO, 'apps', service, 'prisma', 'migrations');
+  const hash = createHash('sha256');
+  const walk = (d: string) => {
+    for (const entry of readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
+      const p = join(d, entry.name);
+      if (entry.isDirectory()) walk(p);
+      else hash.update(`${relative(dir, p)}\0`).update(readFileSync(p)).update('\0');
+    }
+  };
+  walk(dir);
+  return `wdr_tpl_${service.replace(/-/g, '_')}_${hash.digest('hex').slice(0, 10)}`;
+}
