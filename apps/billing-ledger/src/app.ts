@@ -7,7 +7,7 @@ import { onSettlementRequested } from './kafka/handlers.js';
 export type LedgerDeps = KafkaServiceDeps<LedgerEnv, PrismaClient>;
 
 export function createLedgerDeps(env: LedgerEnv): LedgerDeps {
-  return kafkaServiceDeps('billing-ledger', env, (adapter) => new PrismaClient({ adapter }));
+  return kafkaServiceDeps('billing-ledger', env, (options) => new PrismaClient(options));
 }
 
 export function createLedgerService(deps: LedgerDeps) {

@@ -6,7 +6,7 @@ import { PrismaClient, type Prisma } from './generated/prisma/client.js';
 export type RendererDeps = KafkaServiceDeps<RendererEnv, PrismaClient>;
 
 export function createRendererDeps(env: RendererEnv): RendererDeps {
-  return kafkaServiceDeps('browser-renderer', env, (adapter) => new PrismaClient({ adapter }));
+  return kafkaServiceDeps('browser-renderer', env, (options) => new PrismaClient(options));
 }
 
 /**

@@ -16,7 +16,7 @@ export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, Pris
 
 export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
   return {
-    ...kafkaServiceDeps('fetch-orchestrator', env, (adapter) => new PrismaClient({ adapter }), { poolSize: env.FETCH_CONCURRENCY + 6 }),
+    ...kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), { poolSize: env.FETCH_CONCURRENCY + 6 }),
     ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL }),
     sealer: Sealer.fromBase64(env.TARGET_URL_KEY),
     policy: new TargetPolicy(env.TARGET_ALLOWLIST),

@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { createServiceClient } from '@wdr/kit/http-client';
-import { pgAdapterFor } from '@wdr/kit/db';
+import { prismaClientOptions } from '@wdr/kit/db';
 import { PrismaClient } from './generated/prisma/client.js';
 import { loadGatewayEnv } from './env.js';
 import { createTenant, issueKeyFor } from './domain/tenants/tenants.js';
@@ -24,7 +24,7 @@ if (!Number.isInteger(credits) || credits < 0) {
   process.exit(2);
 }
 
-const db = new PrismaClient({ adapter: pgAdapterFor(env.DATABASE_URL) });
+const db = new PrismaClient(prismaClientOptions(env.DATABASE_URL));
 const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, timeoutMs: 10_000 });
 
 async function grant(tenantId: string, amount: number, reference: string) {

@@ -1,5 +1,5 @@
 import type { Express } from 'express';
-import { databaseReachable, pgAdapterFor } from '@wdr/kit/db';
+import { databaseReachable, prismaClientOptions } from '@wdr/kit/db';
 import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { createLogger, type Logger } from '@wdr/kit/log';
 import { createMetrics, type ServiceMetrics } from '@wdr/kit/metrics';
@@ -21,7 +21,7 @@ export interface GatewayDeps {
 export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
   return {
     env,
-    db: new PrismaClient({ adapter: pgAdapterFor(env.DATABASE_URL) }),
+    db: new PrismaClient(prismaClientOptions(env.DATABASE_URL)),
     orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, timeoutMs: 10_000 }),
     ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL }),
     log: createLogger('gateway', env.LOG_LEVEL),

@@ -5,7 +5,7 @@ import { PrismaClient, type Prisma } from './generated/prisma/client.js';
 export type ExtractorDeps = KafkaServiceDeps<ExtractorEnv, PrismaClient>;
 
 export function createExtractorDeps(env: ExtractorEnv): ExtractorDeps {
-  return kafkaServiceDeps('recipe-extractor', env, (adapter) => new PrismaClient({ adapter }));
+  return kafkaServiceDeps('recipe-extractor', env, (options) => new PrismaClient(options));
 }
 
 /**

@@ -5,7 +5,7 @@ import { PrismaClient, type Prisma } from './generated/prisma/client.js';
 export type DispatcherDeps = KafkaServiceDeps<DispatcherEnv, PrismaClient>;
 
 export function createDispatcherDeps(env: DispatcherEnv): DispatcherDeps {
-  return kafkaServiceDeps('webhook-dispatcher', env, (adapter) => new PrismaClient({ adapter }));
+  return kafkaServiceDeps('webhook-dispatcher', env, (options) => new PrismaClient(options));
 }
 
 /**

@@ -15,6 +15,23 @@ export function pgAdapterFor(databaseUrl: string, opts: { max?: number } = {}): 
   );
 }
 
+/**
+ * Interactive transactions wait for a pooled connection up to `maxWait`. Prisma's 2 s default turns
+ * a burst (200 concurrent admissions on a 10-connection pool, on a busy machine) into 500s; queueing
+ * longer is right for short transactions, and a wait that still times out is a 503, not a 500.
+ */
+export const TRANSACTION_DEFAULTS = { maxWait: 10_000, timeout: 20_000 } as const;
+
+export interface PrismaClientOptions {
+  adapter: PrismaPg;
+  transactionOptions: { maxWait: number; timeout: number };
+}
+
+/** What every service passes to its generated PrismaClient constructor. */
+export function prismaClientOptions(databaseUrl: string, opts: { max?: number } = {}): PrismaClientOptions {
+  return { adapter: pgAdapterFor(databaseUrl, opts), transactionOptions: { ...TRANSACTION_DEFAULTS } };
+}
+
 export function schemaOf(databaseUrl: string): string {
   return new URL(databaseUrl).searchParams.get('schema') ?? 'public';
 }

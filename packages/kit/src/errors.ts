@@ -108,6 +108,10 @@ export function toPublicError(err: unknown): PublicError {
     const details = Object.entries(e.fields).map(([path, f]) => ({ field: path.replace(/^(body|requestBody)\.?/, '') || 'body', issue: f.message }));
     return new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details });
   }
+  // Prisma: no pooled connection within maxWait (P2028 transaction start, P2024 pool timeout).
+  if ((e as { code?: string } | undefined)?.code === 'P2028' || (e as { code?: string } | undefined)?.code === 'P2024') {
+    return new DependencyUnavailableError('The database is busy; retry shortly.', err);
+  }
   // body-parser errors: malformed JSON, too large, bad charset.
   if (e?.type === 'entity.parse.failed') return new PublicError('MALFORMED_REQUEST', 'The request body is not valid JSON.');
   if (e?.type === 'entity.too.large') return new PublicError('PAYLOAD_TOO_LARGE', 'The request body is too large.');

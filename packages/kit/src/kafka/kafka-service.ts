@@ -1,7 +1,6 @@
-import type { PrismaPg } from '@prisma/adapter-pg';
 import type { Router } from 'express';
 import { topicsConsumedBy, topicsProducedBy, type ServiceName, type TopicKey } from '@wdr/contracts';
-import { databaseReachable, pgAdapterFor, type RawSql, type TxCapable } from '../db.js';
+import { databaseReachable, prismaClientOptions, type PrismaClientOptions, type RawSql, type TxCapable } from '../db.js';
 import { createLogger, type Logger } from '../log.js';
 import { createMetrics, type ServiceMetrics } from '../metrics.js';
 import { createHttpShell, type ReadinessCheck, type ServiceLifecycle } from '../service.js';
@@ -42,14 +41,14 @@ export interface KafkaServiceEnv {
 export function kafkaServiceDeps<Env extends KafkaServiceEnv, Db extends ConnectableDb>(
   name: ServiceName,
   env: Env,
-  makeDb: (adapter: PrismaPg) => Db,
+  makeDb: (options: PrismaClientOptions) => Db,
   opts: { poolSize?: number } = {},
 ): KafkaServiceDeps<Env, Db> {
   const log = createLogger(name, env.LOG_LEVEL);
   return {
     name,
     env,
-    db: makeDb(pgAdapterFor(env.DATABASE_URL, opts.poolSize === undefined ? {} : { max: opts.poolSize })),
+    db: makeDb(prismaClientOptions(env.DATABASE_URL, opts.poolSize === undefined ? {} : { max: opts.poolSize })),
     bus: new KafkaBus({ clientId: name, brokers: env.KAFKA_BROKERS, prefix: env.KAFKA_TOPIC_PREFIX, log }),
     log,
     metrics: createMetrics(name),
