@@ -221,3 +221,14 @@ describe('fleet health', () => {
     }
   });
 });
+
+describe('graceful shutdown', () => {
+  it('every service exits 0 on SIGTERM, well within its grace period', async () => {
+    for (const s of ['gateway', 'browser-renderer', 'recipe-extractor', 'webhook-dispatcher', 'fetch-orchestrator', 'billing-ledger'] as const) {
+      const t0 = Date.now();
+      const code = await fleet.kill(s, 'SIGTERM');
+      expect([s, code]).toEqual([s, 0]);
+      expect(Date.now() - t0).toBeLessThan(10_000);
+    }
+  }, 90_000);
+});
