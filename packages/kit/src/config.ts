@@ -41,6 +41,11 @@ export const kafkaEnv = {
   KAFKA_TOPIC_PREFIX: z.string().regex(/^[a-zA-Z0-9._-]*$/).default(''),
   KAFKA_CONSUMER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
   OUTBOX_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
+  /**
+   * How long the group waits for a silent member before handing its partitions to others: the
+   * delay before a crashed consumer's work resumes elsewhere. Tests use the broker's minimum (6 s).
+   */
+  KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
 };
 
 export const envFlag = bool;

@@ -52,6 +52,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   handlers: Partial<Record<string, EventHandler<Tx>>>;
   concurrency?: number;
   maxAttempts?: number;
+  sessionTimeoutMs?: number;
   /** Called after each committed message (e.g. to nudge the outbox relay). */
   afterCommit?: () => void;
 }): Promise<ConsumerHandle> {
@@ -59,7 +60,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   const consumed = opts.metrics.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', ['topic', 'outcome']);
   const consumer: Consumer = bus.kafka.consumer({
     groupId: `${bus.prefix}${opts.group}`,
-    sessionTimeout: 30_000,
+    sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
     heartbeatInterval: 3_000,
     allowAutoTopicCreation: false,
   });

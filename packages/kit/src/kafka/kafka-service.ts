@@ -35,6 +35,7 @@ export interface KafkaServiceEnv {
   KAFKA_TOPIC_PREFIX: string;
   OUTBOX_POLL_MS: number;
   KAFKA_CONSUMER_MAX_ATTEMPTS: number;
+  KAFKA_SESSION_TIMEOUT_MS: number;
 }
 
 /** Build the common dependencies from configuration; `makeDb` wraps the service's own Prisma client. */
@@ -108,6 +109,7 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
             handlers: spec.handlers,
             concurrency: spec.concurrency ?? 1,
             maxAttempts: env.KAFKA_CONSUMER_MAX_ATTEMPTS,
+            sessionTimeoutMs: env.KAFKA_SESSION_TIMEOUT_MS,
             afterCommit: () => relay.nudge(),
           }),
         );
