@@ -14,7 +14,7 @@ export function createLedgerService(deps: LedgerDeps) {
   return createKafkaService<Prisma.TransactionClient>({
     deps,
     consumers: [
-      { group: 'billing-ledger', topics: ['billingCommands'], handlers: { 'billing.settlement_requested': onSettlementRequested }, concurrency: 3 },
+      { group: 'billing-ledger', topics: ['billingCommands'], handlers: { 'billing.settlement_requested': onSettlementRequested(deps.metrics) }, concurrency: 3 },
     ],
     routes: () => internalRoutes(deps),
   });

@@ -51,6 +51,8 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
       },
     ],
     routes: (relay) => internalRoutes(deps, () => relay.nudge()),
+    // A batch of 1,000 jobs, each with its options and a URL of up to 4 KiB.
+    jsonLimit: '16mb',
     background: {
       start: () => {
         purgeTimer = setInterval(() => {

@@ -3,25 +3,61 @@ import { createServiceClient } from '@wdr/kit/http-client';
 import { prismaClientOptions } from '@wdr/kit/db';
 import { PrismaClient } from './generated/prisma/client.js';
 import { loadGatewayEnv } from './env.js';
-import { createTenant, issueKeyFor } from './domain/tenants/tenants.js';
+import { issueCabinetToken, revokeCabinetToken } from './domain/auth/cabinet-tokens.js';
+import { createTenant, issueKeyFor, setTenantLimits } from './domain/tenants/tenants.js';
 
 /**
  * Operator commands. `create-tenant` makes a tenant with an API key and grants it credits;
  * `issue-key` adds a key to an existing tenant; `seed-demo` does either for the tenant "demo".
- * Output is JSON on stdout so scripts can read it.
+ * `issue-cabinet-token` issues a client-API bearer token (shown once, stored hashed, expiring after
+ * --expires-in-days, CABINET_TOKEN_TTL_DAYS by default, 0 = never); `revoke-cabinet-token` revokes
+ * one by --token-id or --token. `set-limits` overrides a tenant's admission limits (`default`
+ * clears an override). Output is JSON on stdout so scripts can read it.
  */
-const usage = `usage: admin <create-tenant|issue-key|seed-demo> [--name NAME] [--tenant ID] [--credits N]`;
+const usage = `usage: admin <command> [options]
+  create-tenant --name NAME [--credits N]
+  issue-key --tenant ID
+  seed-demo [--credits N]
+  issue-cabinet-token --tenant ID [--label LABEL] [--expires-in-days N]
+  revoke-cabinet-token (--token-id ID | --token TOKEN)
+  set-limits --tenant ID [--rate N|default] [--window SECONDS|default] [--concurrency N|default]`;
 
 const env = loadGatewayEnv();
 const { positionals, values } = parseArgs({
   allowPositionals: true,
-  options: { name: { type: 'string' }, tenant: { type: 'string' }, credits: { type: 'string', default: '0' } },
+  options: {
+    name: { type: 'string' },
+    tenant: { type: 'string' },
+    credits: { type: 'string', default: '0' },
+    label: { type: 'string' },
+    'expires-in-days': { type: 'string' },
+    'token-id': { type: 'string' },
+    token: { type: 'string' },
+    rate: { type: 'string' },
+    window: { type: 'string' },
+    concurrency: { type: 'string' },
+  },
 });
 const command = positionals[0];
 const credits = Number(values.credits);
 if (!Number.isInteger(credits) || credits < 0) {
   console.error('--credits must be a whole number >= 0');
   process.exit(2);
+}
+
+function wholeNumber(flag: string, raw: string): number {
+  const n = Number(raw);
+  if (!/^\d+$/.test(raw) || !Number.isSafeInteger(n)) throw new Error(`${flag} must be a whole number >= 0`);
+  return n;
+}
+
+/** `--rate 100` sets an override, `--rate default` clears it, no flag leaves it unchanged. */
+function limitOption<K extends string>(key: K, flag: string, raw: string | undefined): Partial<Record<K, number | null>> {
+  if (raw === undefined) return {};
+  if (raw === 'default') return { [key]: null } as Record<K, null>;
+  const n = wholeNumber(flag, raw);
+  if (n < 1) throw new Error(`${flag} must be >= 1 (or "default")`);
+  return { [key]: n } as Record<K, number>;
 }
 
 const db = new PrismaClient(prismaClientOptions(env.DATABASE_URL));
@@ -58,6 +94,33 @@ try {
         const balance = await grant(t.tenantId, credits, `demo-grant:${t.tenantId}`);
         console.log(JSON.stringify({ tenant_id: t.tenantId, api_key: t.apiKey, balance_tokens: balance?.balance_tokens ?? 0 }));
       }
+      break;
+    }
+    case 'issue-cabinet-token': {
+      if (!values.tenant) throw new Error('--tenant is required');
+      const days = values['expires-in-days'] === undefined ? env.CABINET_TOKEN_TTL_DAYS : wholeNumber('--expires-in-days', values['expires-in-days']);
+      const t = await issueCabinetToken(db, values.tenant, env.API_KEY_PEPPER, {
+        ...(values.label ? { label: values.label } : {}),
+        expiresInDays: days === 0 ? null : days,
+      });
+      console.log(JSON.stringify({ tenant_id: t.tenantId, token_id: t.id, cabinet_token: t.token, expires_at: t.expiresAt?.toISOString() ?? null }));
+      break;
+    }
+    case 'revoke-cabinet-token': {
+      if (!values['token-id'] && !values.token) throw new Error('--token-id or --token is required');
+      const r = await revokeCabinetToken(db, { ...(values['token-id'] ? { id: values['token-id'] } : {}), ...(values.token ? { token: values.token } : {}) }, env.API_KEY_PEPPER);
+      console.log(JSON.stringify({ tenant_id: r.tenantId, token_id: r.id, revoked: true }));
+      break;
+    }
+    case 'set-limits': {
+      if (!values.tenant) throw new Error('--tenant is required');
+      const change = {
+        ...limitOption('submissionsPerWindow', '--rate', values.rate),
+        ...limitOption('windowSeconds', '--window', values.window),
+        ...limitOption('maxConcurrentRequests', '--concurrency', values.concurrency),
+      };
+      const limits = await setTenantLimits(db, values.tenant, change);
+      console.log(JSON.stringify({ tenant_id: values.tenant, submissions_per_window: limits.submissionsPerWindow ?? null, window_seconds: limits.windowSeconds ?? null, max_concurrent_requests: limits.maxConcurrentRequests ?? null }));
       break;
     }
     default:

@@ -1,40 +1,69 @@
-import type { Express } from 'express';
+import type { ErrorRequestHandler, Express } from 'express';
+import { Redis } from 'ioredis';
 import { databaseReachable, prismaClientOptions } from '@wdr/kit/db';
 import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { createLogger, type Logger } from '@wdr/kit/log';
 import { createMetrics, type ServiceMetrics } from '@wdr/kit/metrics';
 import { createHttpShell, type ServiceLifecycle } from '@wdr/kit/service';
+import { KafkaBus } from '@wdr/kit/kafka';
 import { PrismaClient } from './generated/prisma/client.js';
+import { publicValidationError } from './api/validation-errors.js';
+import { withLimiterScripts, type LimiterRedis } from './domain/limits/redis-scripts.js';
 import type { GatewayEnv } from './env.js';
 import { RegisterRoutes } from './routes/routes.js';
+import { EVENT_STREAM_PATH, requestEventStream } from './sse/event-stream.js';
+import { LiveRequestEvents } from './sse/live-request-events.js';
 
 export interface GatewayDeps {
   env: GatewayEnv;
   db: PrismaClient;
   orchestrator: ServiceClient;
   ledger: ServiceClient;
+  /** Rate-limit and admission counters only; nothing durable lives in Redis. */
+  redis: LimiterRedis;
   log: Logger;
   metrics: ServiceMetrics;
+  /** request.lifecycle events from Kafka, fanned out to the open event streams. */
+  liveEvents: LiveRequestEvents;
 }
 
 /** Wire the real dependencies from configuration (tests and main.ts both use this). */
 export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
+  const log = createLogger('gateway', env.LOG_LEVEL);
+  // Short command timeout and one retry: admission limits fail open rather than wait on Redis.
+  const redis = withLimiterScripts(new Redis(env.REDIS_URL, { lazyConnect: true, commandTimeout: 500, maxRetriesPerRequest: 1, connectTimeout: 2_000 }));
+  redis.on('error', (err: unknown) => log.warn({ err }, 'redis connection error'));
+  const metrics = createMetrics('gateway');
+  const bus = new KafkaBus({ clientId: 'gateway', brokers: env.KAFKA_BROKERS, prefix: env.KAFKA_TOPIC_PREFIX, log });
   return {
     env,
+    liveEvents: new LiveRequestEvents({ bus, log, metrics }),
     db: new PrismaClient(prismaClientOptions(env.DATABASE_URL)),
     orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, timeoutMs: 10_000 }),
     ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL }),
-    log: createLogger('gateway', env.LOG_LEVEL),
-    metrics: createMetrics('gateway'),
+    redis,
+    log,
+    metrics,
   };
 }
 
-/** The gateway's lifecycle: no Kafka yet, only its database. */
+/** The gateway's lifecycle: its database, Redis for the admission limits, and the live events consumer. */
 export function createGatewayService(deps: GatewayDeps): ServiceLifecycle {
   return {
     app: createApp(deps),
-    start: () => deps.db.$connect(),
-    stop: () => deps.db.$disconnect(),
+    start: async () => {
+      await deps.db.$connect();
+      // Redis is not required to serve (limits fail open); ioredis keeps reconnecting in the background.
+      await deps.redis.connect().catch((err: unknown) => deps.log.warn({ err }, 'redis unavailable at start'));
+      await deps.liveEvents.start();
+    },
+    // Open event streams would hold the HTTP server's shutdown until the grace period ends.
+    beforeClose: () => deps.liveEvents.closeAll(),
+    stop: async () => {
+      await deps.liveEvents.stop();
+      deps.redis.disconnect();
+      await deps.db.$disconnect();
+    },
   };
 }
 
@@ -42,9 +71,22 @@ export function createApp(deps: GatewayDeps): Express {
   const shell = createHttpShell({
     metrics: deps.metrics,
     log: deps.log,
-    readiness: [{ name: 'database', check: () => databaseReachable(deps.db) }],
+    readiness: [
+      { name: 'database', check: () => databaseReachable(deps.db) },
+      { name: 'kafka_live_events', check: () => deps.liveEvents.ready() },
+    ],
+    // A batch of 1,000 jobs, each with its options and a URL of up to 4 KiB; 1 MB elsewhere.
+    largeBodyRoutes: ['/api/v1/data/batches', '/api/v1/client/batches'].map((path) => ({ path, limit: '8mb' })),
   });
   shell.app.locals['deps'] = deps;
+  // Server-Sent Events need a response held open, which tsoa cannot do: a plain route, registered
+  // first; RequestReadsController.streamEvents documents it in the OpenAPI document.
+  shell.app.get(
+    EVENT_STREAM_PATH,
+    requestEventStream(deps, { heartbeatMs: deps.env.SSE_HEARTBEAT_MS, maxDurationMs: deps.env.SSE_MAX_DURATION_MS, retryMs: deps.env.SSE_RETRY_MS }),
+  );
   RegisterRoutes(shell.app);
+  // tsoa's validation errors, in the API's words, before the shell's PublicError handler answers.
+  shell.app.use(((err, req, _res, next) => next(publicValidationError(err, req))) as ErrorRequestHandler);
   return shell.seal();
 }

@@ -1,11 +1,19 @@
 import { z } from 'zod';
-import { baseEnv, databaseEnv, internalUrl, loadEnv } from '@wdr/kit/config';
+import { baseEnv, databaseEnv, envFlag, internalUrl, kafkaEnv, loadEnv } from '@wdr/kit/config';
 
 const positiveInt = (fallback: number, max: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 
 export const gatewayEnv = {
   ...baseEnv,
   ...databaseEnv,
+  // The gateway consumes request.lifecycle for its event streams (src/sse).
+  ...kafkaEnv,
+  /** Comment line sent on an idle event stream, so proxies and clients keep it open. */
+  SSE_HEARTBEAT_MS: z.coerce.number().int().min(100).max(300_000).default(15_000),
+  /** An event stream ends after this long; the client reconnects with Last-Event-ID. */
+  SSE_MAX_DURATION_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(300_000),
+  /** Reconnection delay suggested to clients (the SSE `retry:` field). */
+  SSE_RETRY_MS: z.coerce.number().int().min(0).max(60_000).default(3_000),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   ORCHESTRATOR_URL: internalUrl('http://127.0.0.1:8081'),
   LEDGER_URL: internalUrl('http://127.0.0.1:8082'),
@@ -26,7 +34,7 @@ export const gatewayEnv = {
    * Recipe capabilities reported by GET /api/v1/client/recipes/capabilities until recipe-extractor
    * and billing-ledger serve them (see domain/cabinet/recipe-capabilities.ts).
    */
-  RECIPES_ENABLED: z.enum(['true', 'false', '1', '0']).default('false').transform((v) => v === 'true' || v === '1'),
+  RECIPES_ENABLED: envFlag.default(false),
   RECIPES_PLAN_ID: z.string().min(1).default('standard'),
   RECIPES_USER_TOKEN_VALUE_NANO_USD: z.coerce.number().int().min(0).default(100_000),
   RECIPES_MARKUP_BASIS_POINTS: z.coerce.number().int().min(0).default(0),

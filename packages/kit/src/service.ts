@@ -27,6 +27,8 @@ export function createHttpShell(opts: {
   log: Logger;
   readiness: ReadinessCheck[];
   jsonLimit?: string;
+  /** Paths (prefixes) whose JSON bodies may be larger than `jsonLimit`, e.g. batch submissions. */
+  largeBodyRoutes?: { path: string; limit: string }[];
 }): HttpShell {
   const app = express();
   app.disable('x-powered-by');
@@ -39,6 +41,8 @@ export function createHttpShell(opts: {
     next();
   });
   app.use(opts.metrics.httpMiddleware);
+  // A body parsed by a route's own parser is left alone by the general one.
+  for (const r of opts.largeBodyRoutes ?? []) app.use(r.path, express.json({ limit: r.limit }));
   app.use(express.json({ limit: opts.jsonLimit ?? '1mb' }));
 
   app.get('/healthz', (_req, res) => {
@@ -145,6 +149,11 @@ export interface ServiceLifecycle {
   app: Express;
   start: () => Promise<void>;
   stop: () => Promise<void>;
+  /**
+   * Called once the server stopped accepting connections, before waiting for open ones: end
+   * long-lived responses (event streams) here, or the wait lasts until the grace period ends.
+   */
+  beforeClose?: () => Promise<void> | void;
 }
 
 /** main.ts of every service: start the work, listen, and on SIGTERM close HTTP first, then the work. */
@@ -158,7 +167,9 @@ export async function serve(opts: { name: string; log: Logger; graceMs: number; 
       opts.log.info({ port: portOf(server) }, `${opts.name} listening`);
       return {
         stop: async () => {
-          await closeServer(server);
+          const closed = closeServer(server);
+          await opts.service.beforeClose?.();
+          await closed;
           await opts.service.stop();
         },
       };

@@ -23,7 +23,8 @@ export interface TestDatabase {
  * (migrated once per test run by `wdr-test-templates`), so suites never see each other's rows.
  */
 export async function createTestDatabase(service: ServiceName): Promise<TestDatabase> {
-  const name = `t_${service.replace(/-/g, '_')}_${randomBytes(5).toString('hex')}`;
+  // The creation time is in the name, so a later run can tell leftovers of crashed runs from live ones.
+  const name = `t_${service.replace(/-/g, '_')}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
   const template = templateName(service);
   await admin(async (c) => {
     const exists = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [template]);
@@ -53,13 +54,14 @@ export async function withDatabase<T>(url: string, fn: (c: pg.Client) => Promise
   }
 }
 
-/** Drop test databases left behind by crashed runs (older than an hour). */
-export async function dropStaleTestDatabases(): Promise<number> {
+/** Drop test databases left behind by crashed runs: those created more than `olderThanMs` ago. */
+export async function dropStaleTestDatabases(olderThanMs = 3 * 3600_000): Promise<number> {
   return admin(async (c) => {
     const rows = await c.query<{ datname: string }>("SELECT datname FROM pg_database WHERE datname LIKE 't\\_%'");
     let n = 0;
     for (const { datname } of rows.rows) {
-      if (!/^t_[a-z_]+_[0-9a-f]{10}$/.test(datname)) continue;
+      const m = /^t_[a-z_]+_([0-9a-z]{6,10})_[0-9a-f]{8}$/.exec(datname);
+      if (!m || Date.now() - parseInt(m[1]!, 36) < olderThanMs) continue;
       await c.query(`DROP DATABASE IF EXISTS "${datname}" WITH (FORCE)`);
       n++;
     }

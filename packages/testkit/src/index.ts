@@ -4,3 +4,4 @@ export * from './fixture-site.js';
 export * from './fleet.js';
 export * from './pg-tx.js';
 export * from './lifecycle.js';
+export * from './process.js';

@@ -1,139 +1,368 @@
 import { PublicError } from '@wdr/kit/errors';
-import { enqueue, makeEnvelope } from '@wdr/kit/kafka';
-import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
-import { availableBalance, createTransfer, ensureTenantAccount, resolvePending, REVENUE_ACCOUNT } from './accounts.js';
-import { networkClassOf, priceOf, tariffOf, type NetworkClass } from './pricing.js';
+import { Prisma, type PrismaClient, type Reservation } from '../generated/prisma/client.js';
+import { availableBalance, credit, debit, debitWithAlert, insertTransfers, REVENUE_ACCOUNT, tenantAccount, tenantAccountId } from './accounts.js';
+import { applyBalanceAlert, noteExhaustedOnRefusal, reviewBalanceAlert } from './balance-alerts.js';
+import { admissionOf, priceBookWith, type Admission } from './pricing.js';
 
-export interface ReserveCommand {
+type Tx = Prisma.TransactionClient;
+
+export interface ReserveItem {
   request_id: string;
-  tenant_id: string;
   route_mode: string;
   proxy_type: string | null;
   max_credits: number | null;
 }
 
+export interface ReserveCommand extends ReserveItem {
+  tenant_id: string;
+}
+
+/**
+ * The admission quote (guarded pricing policy only). All amounts in tokens.
+ * - estimate_tokens: the base price of the cheapest stage the mode can end in (what a plain success costs);
+ * - worst_case_tokens: the most the request can be charged: dearest stage + the plan's CAPTCHA and
+ *   traffic allowances, capped by max_credits_per_request; this is what is held;
+ * - balance_after_tokens: the available balance once the worst case is held;
+ * - policy: `guarded`.
+ */
+export interface Quote {
+  policy: 'guarded';
+  pricing_version: number;
+  estimate_tokens: number;
+  worst_case_tokens: number;
+  max_credits_per_request: number | null;
+  balance_after_tokens: number;
+}
+
+export type TokenState = 'reserved' | 'settled' | 'refunded';
+
 export interface ReservationView {
   request_id: string;
   pricing_version: number;
+  plan_id: string;
+  route_mode: string;
   proxy_type: string;
+  /** Base tokens held at admission: the submission's base_tokens. */
   base_tokens: number;
+  /** Everything held for this request now (base, or the worst case, plus step holds). */
+  held_tokens: number;
   /** Tokens charged by this call: 0 when it replays an existing reservation. */
   charged_tokens: number;
   balance_tokens: number;
-  quote: null;
+  quote: Quote | null;
   replay: boolean;
+  token_state: TokenState;
 }
 
-const reservationTransferId = (requestId: string) => `reserve:${requestId}`;
+export interface ReservationDetail extends Omit<ReservationView, 'charged_tokens' | 'replay'> {
+  tenant_id: string;
+  max_credits: number | null;
+  end_reason: string | null;
+  /** Settled total and its lines; null / 0 until resolved. */
+  charged_tokens: number | null;
+  charged_base_tokens: number;
+  captcha_solves: number;
+  captcha_tokens: number;
+  traffic_tokens: number;
+  uncollected_tokens: number;
+  created_at: string;
+  resolved_at: string | null;
+}
+
+export const reservationTransferId = (requestId: string) => `reserve:${requestId}`;
+
+/** Refused for want of tokens: carries what the refusal needs to announce an exhausted balance. */
+class Refused extends PublicError {
+  constructor(
+    readonly accountId: string,
+    readonly cheapest: number,
+    message: string,
+  ) {
+    super('INSUFFICIENT_CREDITS', message);
+  }
+}
+
+/** A duplicate key, from Prisma's model API (P2002) or from raw SQL (SQLSTATE 23505). */
+function isUniqueViolation(err: unknown): boolean {
+  if (!(err instanceof Prisma.PrismaClientKnownRequestError)) return false;
+  if (err.code === 'P2002') return true;
+  const meta = JSON.stringify(err.meta ?? {});
+  return meta.includes('23505') || /unique constraint/i.test(err.message);
+}
+
+/** The facts of a reservation its views are made of (a stored row, or one just written). */
+export type ReservationFacts = Pick<
+  Reservation,
+  'requestId' | 'tenantId' | 'pricingVersion' | 'planId' | 'routeMode' | 'proxyType' | 'amount' | 'heldTokens' | 'policy' | 'estimateTokens' | 'worstCaseTokens' | 'maxCredits' | 'state'
+>;
 
 /**
- * Admission: reserve the base price of a request as a pending transfer from the tenant's account.
- * Refused (and nothing written) when the balance cannot cover it or the ceiling is below the price.
- * Idempotent per request id.
+ * Admission: hold the request's price as a pending transfer from the tenant's account (the base,
+ * or the worst case under the guarded policy). Refused, with nothing written, when the balance
+ * cannot cover it or the ceiling is below the base price. Idempotent per request id: the hot path
+ * does not look for an earlier reservation first; the primary key finds it, and any refusal checks
+ * for one before answering, so a replay is free whatever the balance is now.
  */
 export async function reserve(db: PrismaClient, pricingVersion: number, cmd: ReserveCommand): Promise<ReservationView> {
   try {
     return await db.$transaction(async (tx) => {
-      const existing = await tx.reservation.findUnique({ where: { requestId: cmd.request_id } });
-      const accountId = await ensureTenantAccount(tx, cmd.tenant_id);
-      if (existing) {
-        return view(existing, Number(await availableBalance(tx, accountId)), true);
-      }
-      const networkClass = networkClassOf(cmd.route_mode, cmd.proxy_type);
-      const base = await priceOf(tx, pricingVersion, networkClass, tariffOf(cmd.route_mode, 'reserve'));
-      if (cmd.max_credits !== null && cmd.max_credits < base) {
-        throw new PublicError('BUDGET_BELOW_BASE_PRICE', `max_credits_per_request is below the base price of ${base} tokens.`, {
-          details: [{ field: 'max_credits_per_request', issue: `must be >= ${base}` }],
-        });
-      }
-      await createTransfer(
-        tx,
-        { id: reservationTransferId(cmd.request_id), debitAccountId: accountId, creditAccountId: REVENUE_ACCOUNT, amount: BigInt(base), code: 'reservation', requestId: cmd.request_id },
-        'pending',
-      );
-      const created = await tx.reservation.create({
-        data: {
-          requestId: cmd.request_id,
-          tenantId: cmd.tenant_id,
-          transferId: reservationTransferId(cmd.request_id),
-          amount: BigInt(base),
-          routeMode: cmd.route_mode,
-          proxyType: networkClass,
-          pricingVersion,
-          maxCredits: cmd.max_credits,
-          state: 'reserved',
-        },
-      });
-      return view(created, Number(await availableBalance(tx, accountId)), false);
+      const account = await tenantAccount(tx, cmd.tenant_id, pricingVersion);
+      const book = await priceBookWith(tx, account.plan.id, pricingVersion, account.overrides);
+      const admission = admissionOf(book, account.plan, cmd);
+      const debited = await debitWithAlert(tx, account.id, BigInt(admission.hold), 'pending');
+      if (!debited) throw new Refused(account.id, admission.minBase, refusalMessage(admission.hold, account.plan.guardedPricing));
+      const facts = await insertReservation(tx, account.id, cmd, account.plan.id, pricingVersion, account.plan.guardedPricing, admission);
+      await applyBalanceAlert(tx, account.id, cmd.tenant_id, debited.available, debited.alert, account.plan.lowBalanceThresholdTokens);
+      await credit(tx, REVENUE_ACCOUNT, BigInt(admission.hold), 'pending');
+      return view(facts, Number(debited.available), false);
     });
   } catch (err) {
-    // Two concurrent admissions of one request id: the loser replays the winner's reservation.
-    if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
-      return reserve(db, pricingVersion, cmd);
+    if (isUniqueViolation(err) || err instanceof PublicError) {
+      const existing = await db.reservation.findUnique({ where: { requestId: cmd.request_id } });
+      if (existing) return replayView(db as unknown as Tx, existing, cmd.tenant_id);
+    }
+    if (isUniqueViolation(err)) return reserve(db, pricingVersion, cmd);
+    if (err instanceof Refused) {
+      await db.$transaction((tx) => noteExhaustedOnRefusal(tx, err.accountId, err.cheapest));
+      throw new PublicError('INSUFFICIENT_CREDITS', err.message);
     }
     throw err;
   }
 }
 
-function view(
-  r: { requestId: string; pricingVersion: number; proxyType: string; amount: bigint },
-  balance: number,
-  replay: boolean,
-): ReservationView {
-  return {
-    request_id: r.requestId,
-    pricing_version: r.pricingVersion,
-    proxy_type: r.proxyType,
-    base_tokens: Number(r.amount),
-    charged_tokens: replay ? 0 : Number(r.amount),
-    balance_tokens: balance,
-    quote: null,
-    replay,
+/** The pending transfer and the reservation, in one statement. */
+async function insertReservation(
+  tx: Tx,
+  accountId: string,
+  item: ReserveCommand,
+  planId: string,
+  pricingVersion: number,
+  guarded: boolean,
+  a: Admission,
+): Promise<ReservationFacts> {
+  const transferId = reservationTransferId(item.request_id);
+  const facts: ReservationFacts = {
+    requestId: item.request_id,
+    tenantId: item.tenant_id,
+    pricingVersion,
+    planId,
+    routeMode: item.route_mode,
+    proxyType: a.networkClass,
+    amount: BigInt(a.base),
+    heldTokens: BigInt(a.hold),
+    policy: guarded ? 'guarded' : 'standard',
+    estimateTokens: guarded ? BigInt(a.estimate) : null,
+    worstCaseTokens: guarded ? BigInt(a.worstCase) : null,
+    maxCredits: item.max_credits,
+    state: 'reserved',
   };
+  await tx.$executeRawUnsafe(
+    `WITH t AS (
+       INSERT INTO transfers (id, debit_account_id, credit_account_id, amount, kind, code, request_id)
+       VALUES ($1, $2, $3, $4, 'pending', 'reservation', $5::uuid)
+     )
+     INSERT INTO reservations (request_id, tenant_id, transfer_id, amount, held_tokens, route_mode, proxy_type, pricing_version, plan_id, policy,
+                               estimate_tokens, worst_case_tokens, max_credits, state)
+     VALUES ($5::uuid, $6::uuid, $1, $7, $4, $8, $9, $10, $11, $12, $13, $14, $15, 'reserved')`,
+    transferId,
+    accountId,
+    REVENUE_ACCOUNT,
+    facts.heldTokens,
+    facts.requestId,
+    facts.tenantId,
+    facts.amount,
+    facts.routeMode,
+    facts.proxyType,
+    pricingVersion,
+    planId,
+    facts.policy,
+    facts.estimateTokens,
+    facts.worstCaseTokens,
+    facts.maxCredits,
+  );
+  return facts;
 }
 
-export interface SettlementCommand {
-  request_id: string;
-  outcome: 'completed' | 'failed' | 'cancelled';
-  route_mode: string;
-  captcha_tokens: number;
+export interface BatchCommand {
+  tenant_id: string;
+  items: ReserveItem[];
+}
+
+export interface BatchView {
+  items: ReservationView[];
+  balance_tokens: number;
+  /** Sums over the items: base tokens of all of them, and tokens charged by this call. */
+  base_tokens: number;
+  charged_tokens: number;
+  held_tokens: number;
+  replay: boolean;
 }
 
 /**
- * Resolve a reservation exactly once, inside the caller's transaction: a completed request is
- * charged the base price of its terminal stage plus CAPTCHA tokens, capped by what was reserved
- * and by max_credits_per_request; failed and cancelled requests are refunded in full.
+ * Reserve every job of a batch, all or none: one debit of the sum (so the balance check is one
+ * conditional UPDATE), then one pending transfer and reservation per job. Items already reserved
+ * (a retried batch) replay for free; the rest are admitted together or not at all.
  */
-export async function settle(tx: Prisma.TransactionClient, cmd: SettlementCommand): Promise<void> {
-  const rows = await tx.$queryRawUnsafe<{ request_id: string }[]>(
-    'SELECT request_id FROM reservations WHERE request_id = $1::uuid FOR UPDATE',
-    cmd.request_id,
-  );
-  if (rows.length === 0) throw new Error(`no reservation for request ${cmd.request_id}`);
-  const r = await tx.reservation.findUniqueOrThrow({ where: { requestId: cmd.request_id } });
-  if (r.state !== 'reserved') return;
-
-  let charge = 0n;
-  if (cmd.outcome === 'completed') {
-    const base = await priceOf(tx, r.pricingVersion, r.proxyType as NetworkClass, tariffOf(cmd.route_mode, 'settle'));
-    charge = BigInt(base + cmd.captcha_tokens);
-    if (r.maxCredits !== null && charge > BigInt(r.maxCredits)) charge = BigInt(r.maxCredits);
+export async function reserveBatch(db: PrismaClient, pricingVersion: number, cmd: BatchCommand): Promise<BatchView> {
+  const ids = cmd.items.map((i) => i.request_id);
+  const dup = ids.findIndex((id, i) => ids.indexOf(id) !== i);
+  if (dup >= 0) {
+    throw new PublicError('VALIDATION_FAILED', 'The batch repeats a request id.', { details: [{ field: `items.${dup}.request_id`, issue: 'duplicate request id' }] });
   }
-  await resolvePending(tx, r.transferId, charge, cmd.outcome === 'completed' ? 'settlement' : 'refund');
-  const posted = charge > r.amount ? r.amount : charge;
-  const state = cmd.outcome === 'completed' ? 'settled' : 'refunded';
-  await tx.reservation.update({
-    where: { requestId: r.requestId },
-    data: { state, chargedTokens: posted, resolvedAt: new Date() },
-  });
-  await enqueue(
+  try {
+    return await db.$transaction(
+      async (tx) => {
+        const existing = new Map((await tx.reservation.findMany({ where: { requestId: { in: ids } } })).map((r) => [r.requestId, r]));
+        for (const r of existing.values()) {
+          if (r.tenantId !== cmd.tenant_id) throw new PublicError('IDEMPOTENCY_CONFLICT', 'A request id of this batch belongs to another reservation.');
+        }
+        const account = await tenantAccount(tx, cmd.tenant_id, pricingVersion);
+        const book = await priceBookWith(tx, account.plan.id, pricingVersion, account.overrides);
+        const fresh: [ReserveItem, Admission][] = [];
+        cmd.items.forEach((item, i) => {
+          if (existing.has(item.request_id)) return;
+          try {
+            fresh.push([item, admissionOf(book, account.plan, item)]);
+          } catch (err) {
+            if (err instanceof PublicError && err.details) {
+              throw new PublicError(err.code, `items.${i}: ${err.message}`, { details: err.details.map((d) => ({ ...d, field: `items.${i}.${d.field}` })) });
+            }
+            throw err;
+          }
+        });
+        const total = fresh.reduce((s, [, a]) => s + BigInt(a.hold), 0n);
+        let available: bigint;
+        let created = new Map<string, Reservation>();
+        if (fresh.length > 0) {
+          const after = await debit(tx, account.id, total, 'pending');
+          if (after === null) throw new PublicError('INSUFFICIENT_CREDITS', `The balance does not cover the ${total} tokens this batch needs.`);
+          available = after;
+          const rows = await writeReservations(tx, account.id, cmd.tenant_id, account.plan.id, pricingVersion, account.plan.guardedPricing, fresh);
+          created = new Map(rows.map((r) => [r.requestId, r]));
+          await reviewBalanceAlert(tx, account.id);
+          await credit(tx, REVENUE_ACCOUNT, total, 'pending');
+        } else {
+          available = await availableBalance(tx, account.id);
+        }
+        const items = cmd.items.map((item) => {
+          const fresh = created.get(item.request_id);
+          return fresh ? view(fresh, Number(available), false) : view(existing.get(item.request_id)!, Number(available), true);
+        });
+        return {
+          items,
+          balance_tokens: Number(available),
+          base_tokens: items.reduce((s, v) => s + v.base_tokens, 0),
+          charged_tokens: items.reduce((s, v) => s + v.charged_tokens, 0),
+          held_tokens: items.reduce((s, v) => s + (v.replay ? 0 : v.held_tokens), 0),
+          replay: created.size === 0,
+        };
+      },
+      { timeout: 30_000, maxWait: 10_000 },
+    );
+  } catch (err) {
+    if (isUniqueViolation(err)) return reserveBatch(db, pricingVersion, cmd);
+    throw err;
+  }
+}
+
+async function writeReservations(
+  tx: Tx,
+  accountId: string,
+  tenantId: string,
+  planId: string,
+  pricingVersion: number,
+  guarded: boolean,
+  admitted: [ReserveItem, Admission][],
+): Promise<Reservation[]> {
+  await insertTransfers(
     tx,
-    'billingEvents',
-    r.requestId,
-    makeEnvelope('billingEvents', 'billing.reservation_resolved', r.tenantId, {
-      request_id: r.requestId,
-      token_state: state,
-      charged_tokens: Number(posted),
-    }),
+    admitted.map(([item, a]) => ({
+      id: reservationTransferId(item.request_id),
+      debitAccountId: accountId,
+      creditAccountId: REVENUE_ACCOUNT,
+      amount: BigInt(a.hold),
+      kind: 'pending',
+      code: 'reservation',
+      requestId: item.request_id,
+    })),
   );
+  const rows = admitted.map(([item, a]) => ({
+    requestId: item.request_id,
+    tenantId,
+    transferId: reservationTransferId(item.request_id),
+    amount: BigInt(a.base),
+    heldTokens: BigInt(a.hold),
+    routeMode: item.route_mode,
+    proxyType: a.networkClass,
+    pricingVersion,
+    planId,
+    policy: guarded ? 'guarded' : 'standard',
+    estimateTokens: guarded ? BigInt(a.estimate) : null,
+    worstCaseTokens: guarded ? BigInt(a.worstCase) : null,
+    maxCredits: item.max_credits,
+    state: 'reserved',
+  }));
+  if (rows.length === 1) return [await tx.reservation.create({ data: rows[0]! })];
+  return tx.reservation.createManyAndReturn({ data: rows });
+}
+
+function refusalMessage(hold: number, guarded: boolean): string {
+  return guarded
+    ? `The balance does not cover this request's worst case of ${hold} tokens.`
+    : `The balance does not cover this request's ${hold} tokens.`;
+}
+
+async function replayView(tx: Tx, r: ReservationFacts, tenantId: string): Promise<ReservationView> {
+  if (r.tenantId !== tenantId) throw new PublicError('IDEMPOTENCY_CONFLICT', 'This request id belongs to another reservation.');
+  return view(r, Number(await availableBalance(tx, tenantAccountId(tenantId))), true);
+}
+
+function quoteOf(r: ReservationFacts, balance: number): Quote | null {
+  if (r.policy !== 'guarded' || r.estimateTokens === null || r.worstCaseTokens === null) return null;
+  return {
+    policy: 'guarded',
+    pricing_version: r.pricingVersion,
+    estimate_tokens: Number(r.estimateTokens),
+    worst_case_tokens: Number(r.worstCaseTokens),
+    max_credits_per_request: r.maxCredits,
+    balance_after_tokens: balance,
+  };
+}
+
+export function view(r: ReservationFacts, balance: number, replay: boolean): ReservationView {
+  return {
+    request_id: r.requestId,
+    pricing_version: r.pricingVersion,
+    plan_id: r.planId,
+    route_mode: r.routeMode,
+    proxy_type: r.proxyType,
+    base_tokens: Number(r.amount),
+    held_tokens: Number(r.heldTokens),
+    charged_tokens: replay ? 0 : Number(r.amount),
+    balance_tokens: balance,
+    quote: quoteOf(r, balance),
+    replay,
+    token_state: r.state as TokenState,
+  };
+}
+
+export async function readReservation(db: PrismaClient, requestId: string): Promise<ReservationDetail> {
+  const r = await db.reservation.findUnique({ where: { requestId } });
+  if (!r) throw new PublicError('NOT_FOUND', 'No such reservation.');
+  const balance = Number(await availableBalance(db as unknown as Tx, tenantAccountId(r.tenantId)));
+  const { charged_tokens: _c, replay: _r, ...base } = view(r, balance, true);
+  return {
+    ...base,
+    tenant_id: r.tenantId,
+    max_credits: r.maxCredits,
+    end_reason: r.endReason,
+    charged_tokens: r.chargedTokens === null ? null : Number(r.chargedTokens),
+    charged_base_tokens: Number(r.chargedBaseTokens),
+    captcha_solves: r.captchaSolves,
+    captcha_tokens: Number(r.captchaTokens),
+    traffic_tokens: Number(r.trafficTokens),
+    uncollected_tokens: Number(r.uncollectedTokens),
+    created_at: r.createdAt.toISOString(),
+    resolved_at: r.resolvedAt ? r.resolvedAt.toISOString() : null,
+  };
 }

@@ -3,6 +3,9 @@ import { z } from 'zod';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
 import type { OrchestratorDeps } from '../app.js';
 import { createRequest, readRequest } from '../domain/requests.js';
+import { admissionRoutes } from './admission-routes.js';
+import { batchRoutes } from './batch-routes.js';
+import { requestReadRoutes } from './request-read-routes.js';
 
 const uuid = z.uuid();
 
@@ -21,6 +24,9 @@ const createBody = z.object({
 /** Internal API used by the gateway; not exposed outside the cluster. */
 export function internalRoutes(deps: OrchestratorDeps, onCreated: () => void): Router {
   const r = Router();
+  r.use(admissionRoutes(deps));
+  r.use(requestReadRoutes(deps, onCreated));
+  r.use(batchRoutes(deps, onCreated));
   r.post('/internal/v1/requests', async (req, res) => {
     const cmd = parse(createBody, req.body);
     const view = await createRequest(

@@ -6,11 +6,22 @@ import { Prisma, type DataRequest, type PrismaClient } from '../generated/prisma
 import type { Sealer } from './sealing.js';
 
 type Tx = Prisma.TransactionClient;
-export type SubmissionResponse = components['schemas']['SubmissionResponse'];
+/** Create and retry answers; a retry (and its replays) also names its source. */
+export type SubmissionResponse = components['schemas']['SubmissionResponse'] & { retried_from_id?: string };
 export type RequestDetail = components['schemas']['RequestDetail'];
 
 export const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
-const HTTP_STAGE_MODES = new Set(['direct', 'http', 'residential']);
+/** Route modes the orchestrator runs itself (the HTTP stage); the others need browser-renderer. */
+export const HTTP_STAGE_MODES: ReadonlySet<string> = new Set(['direct', 'http', 'residential']);
+
+/** Browser stages arrive with browser-renderer's render jobs; until then they fail at once, refunded. */
+export function modeUnavailable(routeMode: string): Termination {
+  return {
+    status: 'failed',
+    error: { code: 'MODE_UNAVAILABLE', message: `route mode ${routeMode} is not available yet` },
+    userError: { code: 'MODE_UNAVAILABLE', message: `The ${routeMode} mode is not available yet; use mode http or direct.` },
+  };
+}
 
 export interface CreateCommand {
   request_id: string;
@@ -73,6 +84,7 @@ export async function appendEvent(
 export async function createRequest(
   deps: { db: PrismaClient; ledger: ServiceClient; sealer: Sealer; targetRetentionHours: number },
   cmd: CreateCommand,
+  opts: { retriedFromId?: string } = {},
 ): Promise<SubmissionResponse> {
   const existing = await deps.db.dataRequest.findUnique({ where: { id: cmd.request_id } });
   if (existing) return replayOf(existing, cmd);
@@ -103,6 +115,7 @@ export async function createRequest(
           baseTokens: reservation.base_tokens,
           tokenState: 'reserved',
           options: { ...cmd.options, input_hash: cmd.input_hash, max_credits_per_request: cmd.max_credits } as Prisma.InputJsonObject,
+          retriedFromId: opts.retriedFromId ?? null,
         },
       });
       await appendEvent(tx, row, 'request.accepted', 'pending', { route_mode: row.routeMode, base_tokens: row.baseTokens });
@@ -110,12 +123,7 @@ export async function createRequest(
         await enqueue(tx, 'fetchJobs', row.id, makeEnvelope('fetchJobs', 'fetch.job_requested', row.tenantId, { request_id: row.id }));
         return row;
       }
-      // Browser stages arrive with browser-renderer's render jobs; until then they fail at once, refunded.
-      return finish(tx, row, {
-        status: 'failed',
-        error: { code: 'MODE_UNAVAILABLE', message: `route mode ${row.routeMode} is not available yet` },
-        userError: { code: 'MODE_UNAVAILABLE', message: `The ${row.routeMode} mode is not available yet; use mode http or direct.` },
-      });
+      return finish(tx, row, modeUnavailable(row.routeMode));
     });
     return submissionView(created, reservation.charged_tokens, false);
   } catch (err) {
@@ -127,7 +135,7 @@ export async function createRequest(
   }
 }
 
-function replayOf(existing: DataRequest, cmd: CreateCommand): SubmissionResponse {
+export function replayOf(existing: DataRequest, cmd: Pick<CreateCommand, 'tenant_id' | 'input_hash'>): SubmissionResponse {
   const opts = existing.options as { input_hash?: string };
   if (existing.tenantId !== cmd.tenant_id || opts.input_hash !== cmd.input_hash) {
     throw new PublicError('IDEMPOTENCY_CONFLICT', 'This Idempotency-Key was already used with a different body.');
@@ -200,6 +208,7 @@ export function submissionView(r: DataRequest, chargedTokens: number, replay: bo
     created_at: r.createdAt.toISOString(),
     charged_tokens: chargedTokens,
     idempotent_replay: replay,
+    ...(r.retriedFromId ? { retried_from_id: r.retriedFromId } : {}),
   };
 }
 

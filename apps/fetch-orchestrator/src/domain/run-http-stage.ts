@@ -25,19 +25,22 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
   if (await ctx.alreadyProcessed()) return;
   const request = await deps.db.dataRequest.findUnique({ where: { id: requestId } });
   if (!request) throw new PoisonMessageError(`request ${requestId} does not exist`);
-  if (TERMINAL.has(request.status)) {
-    await ctx.transaction(async () => undefined);
-    return;
-  }
 
+  // Guarded: a request cancelled (or finished) since it was read must not come back to running.
   const started = await deps.db.$transaction(async (tx) => {
-    const row = await tx.dataRequest.update({
-      where: { id: request.id },
+    const moved = await tx.dataRequest.updateMany({
+      where: { id: request.id, status: { notIn: [...TERMINAL] } },
       data: { status: 'running', startedAt: request.startedAt ?? new Date(), attempts: { increment: 1 } },
     });
+    if (moved.count === 0) return null;
+    const row = await tx.dataRequest.findUniqueOrThrow({ where: { id: request.id } });
     await appendEvent(tx, row, 'request.running', 'running', { stage: 'http', attempt: row.attempts });
     return row;
   });
+  if (!started) {
+    await ctx.transaction(async () => undefined);
+    return;
+  }
 
   if (!started.targetSealed) {
     await ctx.transaction(async (tx) => {
@@ -71,6 +74,10 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
   const elapsedMs = Date.now() - t0;
 
   await ctx.transaction(async (tx) => {
+    // Cancelled while the page was being fetched: keep it cancelled and store nothing. The row lock
+    // orders this against a concurrent cancel.
+    const [current] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM data_requests WHERE id = ${started.id}::uuid FOR UPDATE`;
+    if (!current || TERMINAL.has(current.status)) return;
     if (outcome.ok) {
       const expiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
       await tx.requestResult.upsert({

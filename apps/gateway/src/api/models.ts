@@ -22,6 +22,10 @@ export type ResourcePolicy = 'adaptive' | 'compatible';
 export type ProxySetting = 'random' | 'off';
 
 export interface BrowserAction {
+  /**
+   * @minLength 1
+   * @maxLength 64
+   */
   type: string;
   [key: string]: unknown;
 }
@@ -35,18 +39,30 @@ export interface CreateDataRequestBody {
   url: string;
   mode?: RequestMode;
   /**
+   * ISO 3166-1 alpha-2 country code, normalized to upper case.
    * @minLength 2
    * @maxLength 2
+   * @pattern ^[A-Za-z]{2}$
    */
   geo_country?: string;
   /**
+   * Hard ceiling on the total credits of this request (the ledger stores it as a 32-bit integer).
    * @isInt
    * @minimum 1
+   * @maximum 2147483647
    */
   max_credits_per_request?: number;
   proxy?: ProxySetting;
+  /** `premium` cannot be combined with proxy `off`. */
   proxy_type?: ProxyNetworkType;
+  /**
+   * Extra request headers. Names are HTTP tokens; names and values must not contain control
+   * characters; hop-by-hop and transport-controlled headers (Host, Connection, Content-Length,
+   * Transfer-Encoding, Keep-Alive, Upgrade, TE, Trailer, Expect, HTTP2-Settings, Accept-Encoding,
+   * Cookie, Forwarded, Via, X-Real-IP, Proxy-*, X-Forwarded-*) are rejected. At most 100 entries.
+   */
   headers?: Record<string, string>;
+  /** Cookies sent to the target: names are HTTP tokens, values without control characters or `;`. At most 100 entries. */
   cookies?: Record<string, string>;
   /**
    * @isInt
@@ -74,8 +90,12 @@ export interface CreateDataRequestBody {
    * @maxLength 500
    */
   result_text_selector?: string;
+  /** At most 10,000 characters. */
   wait_for_text?: string | null;
-  /** @maxItems 20 */
+  /**
+   * Ordered declarative browser actions; each at most 4 KiB as JSON.
+   * @maxItems 20
+   */
   browser_actions?: BrowserAction[];
   /** @default false */
   debug_artifacts?: boolean;
@@ -88,6 +108,7 @@ export interface CreateDataRequestBody {
    * @default 300
    */
   cache_ttl_seconds?: number;
+  /** Structured extraction settings, at most 64 KiB as JSON. */
   extraction?: Record<string, unknown> | null;
 }
 
@@ -124,31 +145,57 @@ export interface SubmissionResponse {
 export interface RequestDetail {
   /** @format uuid */
   id: string;
+  /** @format uuid */
   batch_id: string | null;
+  /**
+   * Target origin only.
+   * @format uri
+   */
   url: string;
+  /** For structured extraction requests, the extraction-run status. */
   status: DataVisibleStatus;
   cached: boolean;
   protected: boolean;
-  /** @isInt */
+  /**
+   * @isInt
+   * @minimum 1
+   */
   pricing_version: number;
-  /** @isInt */
+  /**
+   * @isInt
+   * @minimum 0
+   */
   base_tokens: number;
-  /** @isInt */
+  /**
+   * @isInt
+   * @minimum 0
+   */
   protected_tokens: number;
-  /** @isInt */
+  /**
+   * @isInt
+   * @minimum 0
+   */
   captcha_tokens: number;
   captcha_type: 'captcha' | null;
   token_state: DataTokenState;
+  /** The submitted options, without secrets: header and cookie values are reduced to their names. */
   request: Record<string, unknown>;
   debug_artifacts: Record<string, unknown>;
+  /** Set on failed and cancelled requests: `{code, message}` and where it failed (e.g. `stage`, `status_code`). */
   error: Record<string, unknown> | null;
+  /** Set on failed and cancelled requests: `{code, message}` meant for the tenant. */
   user_error: Record<string, unknown> | null;
+  /** Set on completed requests: `{stage, status_code, content_type, bytes, redirects, elapsed_ms}`. */
   result_meta: Record<string, unknown> | null;
+  /** Redacted transport marker: `platform` or null. */
   proxy_used: 'platform' | null;
   /** @format date-time */
   created_at: string;
+  /** @format date-time */
   started_at: string | null;
+  /** @format date-time */
   finished_at: string | null;
+  /** @format date-time */
   result_expires_at: string | null;
 }
 
@@ -165,3 +212,184 @@ export interface PublicErrorBody {
   request_id: string;
   details?: FieldIssue[];
 }
+
+/** Response of POST /api/v1/client/requests (the cabinet's submission). */
+export interface CabinetRequestResponse {
+  /** @format uuid */
+  id: string;
+  /** Target origin only. */
+  url?: string;
+  status: DataJobStatus;
+  cached: boolean;
+  protected: boolean;
+  /** @isInt */
+  base_tokens: number;
+  /** @isInt */
+  protected_tokens: number;
+  /** @isInt */
+  captcha_tokens: number;
+  /** @format date-time */
+  created_at: string;
+  /** @isInt */
+  charged_tokens: number;
+  /** @isInt */
+  pricing_version: number;
+  route_mode: RouteMode;
+  idempotent_replay: boolean;
+  result_kind?: 'extraction';
+  page_status?: string;
+}
+
+export interface RecipeField {
+  name: string;
+  type: string;
+  required: boolean;
+  multiple: boolean;
+  description: string;
+}
+
+/** An extraction recipe. */
+export interface Recipe {
+  /** @format uuid */
+  id: string;
+  name: string;
+  description: string;
+  /** @format uri */
+  sample_url: string;
+  fields: RecipeField[];
+  advanced_schema: boolean;
+  /** `draft` is one value. */
+  status: string;
+  /** @format uuid */
+  active_version_id: string;
+  auto_repair_enabled: boolean;
+  /** @format date-time */
+  continuous_repair_confirmed_at: string;
+  /** @format date-time */
+  created_at: string;
+  /** @format date-time */
+  updated_at: string;
+}
+
+/** A recipe version with its field schema (data API listings include the active one). */
+export interface RecipeVersion {
+  /** @format uuid */
+  id: string;
+  /** @isInt */
+  version: number;
+  fields: RecipeField[];
+  schema: Record<string, unknown>;
+  /** @format date-time */
+  created_at: string;
+}
+
+export interface DataRecipe extends Recipe {
+  active_version: RecipeVersion | null;
+}
+
+/** Recipe list envelope of the client API. */
+export interface RecipeList {
+  /**
+   * @isInt
+   * @minimum 0
+   */
+  total: number;
+  /**
+   * @isInt
+   * @minimum 1
+   */
+  limit: number;
+  /**
+   * @isInt
+   * @minimum 0
+   */
+  offset: number;
+  has_more: boolean;
+  items: Recipe[];
+}
+
+/** Recipe list envelope of the data API: each item carries its active version and field schema. */
+export interface DataRecipeList {
+  /**
+   * @isInt
+   * @minimum 0
+   */
+  total: number;
+  /**
+   * @isInt
+   * @minimum 1
+   */
+  limit: number;
+  /**
+   * @isInt
+   * @minimum 0
+   */
+  offset: number;
+  has_more: boolean;
+  items: DataRecipe[];
+}
+
+export interface RecipeLimits {
+  /** @isInt */
+  default_page_size: number;
+  /** @isInt */
+  max_page_size: number;
+  /** @isInt */
+  max_prompt_length: number;
+  /** @isInt */
+  max_schema_bytes: number;
+  /** @isInt */
+  max_rules: number;
+  /** @isInt */
+  max_selectors_per_rule: number;
+}
+
+export interface RecipeExtractionFields {
+  scalar_types: string[];
+  scalar_source_types: string[];
+  object_collections: boolean;
+  /** @isInt */
+  max_object_nesting_depth: number;
+  collection_source_types: string[];
+  collection_scope_selector: string;
+}
+
+export interface RecipeAutoRepair {
+  enabled: boolean;
+  /** @isInt */
+  automatic_repairs_per_window: number;
+  /** @isInt */
+  window_hours: number;
+  continuous_repair_requires_confirmation: boolean;
+}
+
+export interface RecipeBilling {
+  plan_id: string;
+  charge_currency: string;
+  charge_basis: string;
+  /** @isInt */
+  user_token_value_nano_usd: number;
+  /** @isInt */
+  markup_basis_points: number;
+  /** @isInt */
+  max_llm_charge_tokens: number;
+  /** @isInt */
+  preflight_required_balance_tokens: number;
+  exact_charge_available_after_completion: boolean;
+  failed_operations_charged: boolean;
+  deterministic_execution_uses_standard_scrape_pricing: boolean;
+}
+
+/** Response of GET /api/v1/client/recipes/capabilities. */
+export interface RecipeCapabilities {
+  enabled: boolean;
+  /** @isInt */
+  dsl_version: number;
+  /** @isInt */
+  generation_max_attempts: number;
+  limits: RecipeLimits;
+  extraction_fields: RecipeExtractionFields;
+  auto_repair: RecipeAutoRepair;
+  billing: RecipeBilling;
+}
+

@@ -56,18 +56,44 @@ export const SettlementRequested = z.object({
   outcome: z.enum(['completed', 'failed', 'cancelled']),
   /** Route mode of the terminal stage: what the base price is taken from. */
   route_mode: z.string(),
+  /** Legacy: CAPTCHA tokens priced by the sender; used only when `captcha_solves` is absent. */
   captcha_tokens: tokens,
+  /** Why execution ended early. `budget_exhausted` (max_credits_per_request reached) is charged, capped at the ceiling, not refunded. */
+  reason: z.enum(['budget_exhausted']).optional(),
+  /** For `auto`: the stage it ended in; the base price is that stage's tariff (default `http`). */
+  terminal_stage: z.enum(['http', 'browser']).optional(),
+  /** CAPTCHA solves performed; the ledger prices them from its tables. */
+  captcha_solves: z.number().int().min(0).optional(),
+  /** Proxy traffic of the request; absent when no proxy was used. `measured` false: counted as unmeasured, never as zero bytes. */
+  traffic: z
+    .object({
+      proxy_type: z.enum(['datacenter', 'residential', 'premium']),
+      measured: z.boolean(),
+      request_bytes: z.number().int().min(0),
+      response_bytes: z.number().int().min(0),
+    })
+    .optional(),
 });
 
 export const ReservationResolved = z.object({
   request_id: requestId,
   token_state: z.enum(['settled', 'refunded']),
   charged_tokens: tokens,
+  /** The cost lines of `charged_tokens` (base of the terminal stage, CAPTCHA, proxy traffic). */
+  base_tokens: tokens.optional(),
+  captcha_tokens: tokens.optional(),
+  traffic_tokens: tokens.optional(),
 });
 
 export const BalanceLow = z.object({
   balance_tokens: tokens,
   threshold_tokens: tokens,
+});
+
+export const BalanceExhausted = z.object({
+  balance_tokens: tokens,
+  /** What a refused admission needed; null when the balance simply reached zero. */
+  required_tokens: tokens.nullable(),
 });
 
 export const RenderJobRequested = z.object({
@@ -98,7 +124,8 @@ export const TOPICS = {
     key: 'request_id',
     partitions: 6,
     producers: ['fetch-orchestrator'],
-    consumers: ['webhook-dispatcher'],
+    // gateway: one consumer group per instance (every instance needs every event for its open SSE streams).
+    consumers: ['webhook-dispatcher', 'gateway'],
     retry: defaultRetry,
     events: {
       'request.event_appended': { version: 1, schema: RequestEventAppended, description: 'A request event was appended to its history (mirrors GET .../events).' },
@@ -125,6 +152,7 @@ export const TOPICS = {
     events: {
       'billing.reservation_resolved': { version: 1, schema: ReservationResolved, description: 'A reservation was settled or refunded.' },
       'billing.balance_low': { version: 1, schema: BalanceLow, description: 'A tenant balance fell below its low-balance threshold (keyed by tenant id).' },
+      'billing.balance_exhausted': { version: 1, schema: BalanceExhausted, description: 'A tenant balance reached zero or refused an admission (keyed by tenant id); announced once until topped up past the threshold.' },
     },
   },
   renderJobs: {

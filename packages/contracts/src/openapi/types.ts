@@ -7,11 +7,19 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        get?: never;
+        /**
+         * @description The tenant's requests, newest first, as cursor pages: pass `meta.next_cursor` back unchanged
+         *     as `cursor` for the next page. Pages are keyed on (created_at, id), so requests created while
+         *     paging never shift a page: no duplicates, no gaps.
+         */
+        get: operations["ListRequests"];
         put?: never;
         /**
          * @description Submit a request to fetch a page. The request runs asynchronously; poll its detail or follow
-         *     its events.
+         *     its events. Every rule of the body is checked (422 `VALIDATION_FAILED` lists each offending
+         *     field in `details`, e.g. `headers.Host`); unknown fields are rejected.
+         *     Submissions count against the tenant's rate (`RateLimit-*` headers on every answer) and
+         *     concurrency limits (429 `RATE_LIMITED` / `CONCURRENCY_LIMITED` with `Retry-After`).
          */
         post: operations["CreateRequest"];
         delete?: never;
@@ -29,6 +37,312 @@ export interface paths {
         };
         /** @description Read one request of the caller. Another tenant's id is a 404. */
         get: operations["GetRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Submit up to 1,000 jobs as one batch (beyond the spec; the Data API twin of the cabinet's
+         *     POST /api/v1/client/batches, same body and answer). All jobs are admitted together or not at
+         *     all: when the balance cannot reserve every job's base price the answer is 402 and nothing is
+         *     created. Without an `Idempotency-Key` every submission is a new batch.
+         */
+        post: operations["CreateDataBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/batches/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description One batch of the tenant: status aggregated from its jobs, counters, token sums and the jobs
+         *     themselves (failed jobs carry a redacted error). Another tenant's batch is a 404.
+         */
+        get: operations["GetDataBatch"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/batches": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Submit up to 1,000 jobs as one batch; each job takes the fields of a single request
+         *     submission. All jobs are admitted together or not at all (402 and nothing created when the
+         *     balance cannot reserve them all). When the `Idempotency-Key` header is omitted the server
+         *     generates an internal key, so the submission is new.
+         */
+        post: operations["CreateCabinetBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/recipes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The tenant's extraction recipes with each active version and its field schema, as an offset page. */
+        get: operations["ListDataRecipes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Submit a request from the cabinet. Same body, validation, limits and billing as
+         *     POST /api/v1/data/requests.
+         */
+        post: operations["CreateClientRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/recipes": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The tenant's extraction recipes, as an offset page. */
+        get: operations["ListClientRecipes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/recipes/capabilities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description What the recipe feature offers: DSL version, limits, extraction field kinds, auto-repair and billing terms. */
+        get: operations["GetRecipeCapabilities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/requests/{id}/events": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The request's append-only event history, in ascending creation order. Every entry is
+         *     provider-neutral; its `id` is the per-request sequence number used by the event stream.
+         */
+        get: operations["ListEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/requests/{id}/events/stream": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Follow the request's events live as Server-Sent Events (`text/event-stream`). Each message has
+         *     `id: <event id>` and `data: <RequestEvent JSON>` (the same object as a history entry; no
+         *     `event:` field, so `EventSource.onmessage` receives every one). The stream first replays the
+         *     stored events after `Last-Event-ID` (all of them without the header), then sends new ones as
+         *     they happen, each once, in order. Comment lines (`: heartbeat`) keep idle connections open.
+         *     It closes after the event that makes the request `completed`, `failed` or `cancelled`, or after
+         *     its maximum duration (5 minutes by default): then reconnect with `Last-Event-ID` set to the last
+         *     id received. A request that is already terminal with nothing after `Last-Event-ID` answers
+         *     204, which also stops a browser EventSource from reconnecting.
+         *
+         *     Served by a plain Express handler (apps/gateway/src/sse); this operation only documents it.
+         */
+        get: operations["StreamEvents"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/requests/{id}/result": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The fetched page of a completed request (beyond the spec): as fetched with its content type
+         *     (`format=html`, the default), or reduced to its readable text (`format=text`, `text/plain`).
+         *     Available until `result_expires_at`.
+         */
+        get: operations["GetResult"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/requests/{id}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Cancel a pending or running request (beyond the spec): it becomes `cancelled`, its reserved
+         *     tokens are refunded, and a worker still running it can no longer complete it. Cancelling a
+         *     cancelled request answers the same; a completed or failed one is a 409.
+         */
+        post: operations["CancelRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/requests/{id}/retry": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Retry a failed request as a new request (new id) with the same persisted inputs, browser
+         *     actions included. The source request is kept unchanged. With an `Idempotency-Key`, repeating
+         *     the retry replays it for free; the same key used for anything else is a 409.
+         */
+        post: operations["RetryRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Proxy traffic of the last 30 days: request, response and total bytes, tokens charged for
+         *     traffic, requests charged, and requests whose traffic could not be measured (counted there,
+         *     never as zero bytes), in total and per proxy type. No provider or routing detail is returned.
+         */
+        get: operations["GetUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Tokens available now and tokens held by requests in flight. */
+        get: operations["GetBalance"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/statement": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Every movement of the tenant's tokens, newest first, each with its request id: holds at
+         *     admission, settlements and refunds, deferred CAPTCHA/traffic charges, top-ups, grants and
+         *     corrections. Nothing is edited in place: a correction is a new line.
+         */
+        get: operations["GetStatement"];
         put?: never;
         post?: never;
         delete?: never;
@@ -114,12 +428,24 @@ export interface components {
             /** Format: uri */
             url: string;
             mode?: components["schemas"]["RequestMode"];
+            /** @description ISO 3166-1 alpha-2 country code, normalized to upper case. */
             geo_country?: string;
-            /** Format: int32 */
+            /**
+             * Format: int32
+             * @description Hard ceiling on the total credits of this request (the ledger stores it as a 32-bit integer).
+             */
             max_credits_per_request?: number;
             proxy?: components["schemas"]["ProxySetting"];
+            /** @description `premium` cannot be combined with proxy `off`. */
             proxy_type?: components["schemas"]["ProxyNetworkType"];
+            /**
+             * @description Extra request headers. Names are HTTP tokens; names and values must not contain control
+             *     characters; hop-by-hop and transport-controlled headers (Host, Connection, Content-Length,
+             *     Transfer-Encoding, Keep-Alive, Upgrade, TE, Trailer, Expect, HTTP2-Settings, Accept-Encoding,
+             *     Cookie, Forwarded, Via, X-Real-IP, Proxy-*, X-Forwarded-*) are rejected. At most 100 entries.
+             */
             headers?: components["schemas"]["Record_string.string_"];
+            /** @description Cookies sent to the target: names are HTTP tokens, values without control characters or `;`. At most 100 entries. */
             cookies?: components["schemas"]["Record_string.string_"];
             /**
              * Format: int32
@@ -132,7 +458,9 @@ export interface components {
             wait_for_selector?: string;
             user_agent?: string;
             result_text_selector?: string;
+            /** @description At most 10,000 characters. */
             wait_for_text?: string | null;
+            /** @description Ordered declarative browser actions; each at most 4 KiB as JSON. */
             browser_actions?: components["schemas"]["BrowserAction"][];
             /** @default false */
             debug_artifacts: boolean;
@@ -143,6 +471,7 @@ export interface components {
              * @default 300
              */
             cache_ttl_seconds: number;
+            /** @description Structured extraction settings, at most 64 KiB as JSON. */
             extraction?: components["schemas"]["Record_string.unknown_"] | null;
         };
         /** @description Status of a request as reported by its detail. */
@@ -153,8 +482,14 @@ export interface components {
         RequestDetail: {
             /** Format: uuid */
             id: string;
+            /** Format: uuid */
             batch_id: string | null;
+            /**
+             * Format: uri
+             * @description Target origin only.
+             */
             url: string;
+            /** @description For structured extraction requests, the extraction-run status. */
             status: components["schemas"]["DataVisibleStatus"];
             cached: boolean;
             protected: boolean;
@@ -169,18 +504,515 @@ export interface components {
             /** @enum {string|null} */
             captcha_type: "captcha" | null;
             token_state: components["schemas"]["DataTokenState"];
+            /** @description The submitted options, without secrets: header and cookie values are reduced to their names. */
             request: components["schemas"]["Record_string.unknown_"];
             debug_artifacts: components["schemas"]["Record_string.unknown_"];
+            /** @description Set on failed and cancelled requests: `{code, message}` and where it failed (e.g. `stage`, `status_code`). */
             error: components["schemas"]["Record_string.unknown_"] | null;
+            /** @description Set on failed and cancelled requests: `{code, message}` meant for the tenant. */
             user_error: components["schemas"]["Record_string.unknown_"] | null;
+            /** @description Set on completed requests: `{stage, status_code, content_type, bytes, redirects, elapsed_ms}`. */
             result_meta: components["schemas"]["Record_string.unknown_"] | null;
-            /** @enum {string|null} */
+            /**
+             * @description Redacted transport marker: `platform` or null.
+             * @enum {string|null}
+             */
             proxy_used: "platform" | null;
             /** Format: date-time */
             created_at: string;
+            /** Format: date-time */
             started_at: string | null;
+            /** Format: date-time */
             finished_at: string | null;
+            /** Format: date-time */
             result_expires_at: string | null;
+        };
+        /**
+         * @description Batch status, aggregated from its jobs: `pending` while every job is pending; `running` while
+         *     any job is not terminal; once all are terminal, `completed` (all completed), `cancelled` (all
+         *     cancelled), `failed` (none completed) or `partial` (some completed, some not).
+         * @enum {string}
+         */
+        BatchStatus: "pending" | "running" | "completed" | "partial" | "failed" | "cancelled";
+        /** @description A job of the cabinet batch response. */
+        CabinetBatchJob: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uri
+             * @description Target origin only.
+             */
+            url: string;
+            status: components["schemas"]["DataJobStatus"];
+            cached: boolean;
+            protected: boolean;
+            /** Format: int32 */
+            pricing_version: number;
+            route_mode: components["schemas"]["RouteMode"];
+            /** Format: int32 */
+            base_tokens: number;
+            /** Format: int32 */
+            protected_tokens: number;
+            /** Format: int32 */
+            captcha_tokens: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description Response of a batch submission (cabinet and Data API). */
+        CabinetBatchResponse: {
+            /** Format: uuid */
+            batch_id: string;
+            status: components["schemas"]["BatchStatus"];
+            jobs: components["schemas"]["CabinetBatchJob"][];
+            /**
+             * Format: int32
+             * @description Tokens reserved by this submission; 0 on an idempotent replay.
+             */
+            charged_tokens: number;
+            /** Format: int32 */
+            pricing_version: number;
+            /** @description The jobs' route mode when they share one, otherwise `mixed`. */
+            route_mode: components["schemas"]["RouteMode"];
+            idempotent_replay: boolean;
+        };
+        /** @description Body of POST /api/v1/client/batches and POST /api/v1/data/batches. */
+        CreateBatchBody: {
+            /** @description Each job takes the fields of a single request submission. */
+            jobs: components["schemas"]["CreateDataRequestBody"][];
+        };
+        /** @description Redacted error of a failed or cancelled batch job: a stable code and a tenant-facing message. */
+        BatchJobError: {
+            code: string;
+            message: string;
+        };
+        /** @description A job nested in a batch read. */
+        BatchJob: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uri
+             * @description Target origin only.
+             */
+            url: string;
+            status: components["schemas"]["DataJobStatus"];
+            route_mode: components["schemas"]["RouteMode"];
+            proxy_type?: components["schemas"]["ProxyNetworkType"];
+            token_state: components["schemas"]["DataTokenState"];
+            cached: boolean;
+            protected: boolean;
+            /** Format: int32 */
+            pricing_version: number;
+            /** Format: int32 */
+            base_tokens: number;
+            /** Format: int32 */
+            protected_tokens: number;
+            /** Format: int32 */
+            captcha_tokens: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            /** @description Set on failed and cancelled jobs only. */
+            error: components["schemas"]["BatchJobError"] | null;
+        };
+        /** @description GET /api/v1/data/batches/{id}. */
+        Batch: {
+            /** Format: uuid */
+            id: string;
+            status: components["schemas"]["BatchStatus"];
+            /** Format: int32 */
+            total_jobs: number;
+            /** Format: int32 */
+            completed_jobs: number;
+            /** Format: int32 */
+            failed_jobs: number;
+            /** Format: int32 */
+            base_tokens: number;
+            /** Format: int32 */
+            protected_tokens: number;
+            /** Format: int32 */
+            captcha_tokens: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the last job finished; null while any job is not terminal.
+             */
+            finished_at: string | null;
+            /** @description In submission order. */
+            jobs: components["schemas"]["BatchJob"][];
+        };
+        RecipeField: {
+            name: string;
+            type: string;
+            required: boolean;
+            multiple: boolean;
+            description: string;
+        };
+        /** @description A recipe version with its field schema (data API listings include the active one). */
+        RecipeVersion: {
+            /** Format: uuid */
+            id: string;
+            /** Format: int32 */
+            version: number;
+            fields: components["schemas"]["RecipeField"][];
+            schema: components["schemas"]["Record_string.unknown_"];
+            /** Format: date-time */
+            created_at: string;
+        };
+        DataRecipe: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            /** Format: uri */
+            sample_url: string;
+            fields: components["schemas"]["RecipeField"][];
+            advanced_schema: boolean;
+            /** @description `draft` is one value. */
+            status: string;
+            /** Format: uuid */
+            active_version_id: string;
+            auto_repair_enabled: boolean;
+            /** Format: date-time */
+            continuous_repair_confirmed_at: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            active_version: components["schemas"]["RecipeVersion"] | null;
+        };
+        /** @description Recipe list envelope of the data API: each item carries its active version and field schema. */
+        DataRecipeList: {
+            /** Format: int32 */
+            total: number;
+            /** Format: int32 */
+            limit: number;
+            /** Format: int32 */
+            offset: number;
+            has_more: boolean;
+            items: components["schemas"]["DataRecipe"][];
+        };
+        /** @description Response of POST /api/v1/client/requests (the cabinet's submission). */
+        CabinetRequestResponse: {
+            /** Format: uuid */
+            id: string;
+            /** @description Target origin only. */
+            url?: string;
+            status: components["schemas"]["DataJobStatus"];
+            cached: boolean;
+            protected: boolean;
+            /** Format: int32 */
+            base_tokens: number;
+            /** Format: int32 */
+            protected_tokens: number;
+            /** Format: int32 */
+            captcha_tokens: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int32 */
+            charged_tokens: number;
+            /** Format: int32 */
+            pricing_version: number;
+            route_mode: components["schemas"]["RouteMode"];
+            idempotent_replay: boolean;
+            /** @enum {string} */
+            result_kind?: "extraction";
+            page_status?: string;
+        };
+        /** @description An extraction recipe. */
+        Recipe: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            /** Format: uri */
+            sample_url: string;
+            fields: components["schemas"]["RecipeField"][];
+            advanced_schema: boolean;
+            /** @description `draft` is one value. */
+            status: string;
+            /** Format: uuid */
+            active_version_id: string;
+            auto_repair_enabled: boolean;
+            /** Format: date-time */
+            continuous_repair_confirmed_at: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        /** @description Recipe list envelope of the client API. */
+        RecipeList: {
+            /** Format: int32 */
+            total: number;
+            /** Format: int32 */
+            limit: number;
+            /** Format: int32 */
+            offset: number;
+            has_more: boolean;
+            items: components["schemas"]["Recipe"][];
+        };
+        RecipeLimits: {
+            /** Format: int32 */
+            default_page_size: number;
+            /** Format: int32 */
+            max_page_size: number;
+            /** Format: int32 */
+            max_prompt_length: number;
+            /** Format: int32 */
+            max_schema_bytes: number;
+            /** Format: int32 */
+            max_rules: number;
+            /** Format: int32 */
+            max_selectors_per_rule: number;
+        };
+        RecipeExtractionFields: {
+            scalar_types: string[];
+            scalar_source_types: string[];
+            object_collections: boolean;
+            /** Format: int32 */
+            max_object_nesting_depth: number;
+            collection_source_types: string[];
+            collection_scope_selector: string;
+        };
+        RecipeAutoRepair: {
+            enabled: boolean;
+            /** Format: int32 */
+            automatic_repairs_per_window: number;
+            /** Format: int32 */
+            window_hours: number;
+            continuous_repair_requires_confirmation: boolean;
+        };
+        RecipeBilling: {
+            plan_id: string;
+            charge_currency: string;
+            charge_basis: string;
+            /** Format: int32 */
+            user_token_value_nano_usd: number;
+            /** Format: int32 */
+            markup_basis_points: number;
+            /** Format: int32 */
+            max_llm_charge_tokens: number;
+            /** Format: int32 */
+            preflight_required_balance_tokens: number;
+            exact_charge_available_after_completion: boolean;
+            failed_operations_charged: boolean;
+            deterministic_execution_uses_standard_scrape_pricing: boolean;
+        };
+        /** @description Response of GET /api/v1/client/recipes/capabilities. */
+        RecipeCapabilities: {
+            enabled: boolean;
+            /** Format: int32 */
+            dsl_version: number;
+            /** Format: int32 */
+            generation_max_attempts: number;
+            limits: components["schemas"]["RecipeLimits"];
+            extraction_fields: components["schemas"]["RecipeExtractionFields"];
+            auto_repair: components["schemas"]["RecipeAutoRepair"];
+            billing: components["schemas"]["RecipeBilling"];
+        };
+        /** @description `meta` of a cursor page of requests. */
+        RequestPageMeta: {
+            /**
+             * @description Opaque base64url cursor: send it back unchanged as `cursor` to read the next page. Null on the
+             *     last page.
+             */
+            next_cursor: string | null;
+            /** @description True when a next page exists (then `next_cursor` is set). */
+            has_more: boolean;
+            /**
+             * Format: int32
+             * @description The page size applied.
+             */
+            limit: number;
+        };
+        /** @description GET /api/v1/data/requests: the tenant's requests, newest first. */
+        RequestPage: {
+            data: components["schemas"]["RequestDetail"][];
+            meta: components["schemas"]["RequestPageMeta"];
+        };
+        /**
+         * @description One entry of a request's append-only event history; the same object is the `data` of a
+         *     Server-Sent Event. Payloads are provider-neutral: no vendor names, no internal hosts, no target
+         *     paths or queries.
+         */
+        RequestEvent: {
+            /**
+             * Format: int32
+             * @description Per-request sequence number, from 1 upwards without gaps; the SSE `id`, usable as `Last-Event-ID`.
+             */
+            id: number;
+            /**
+             * @description What happened: `request.accepted`, `request.running`, `request.completed`, `request.failed`,
+             *     `request.cancelled`, `tokens.settled`, `tokens.refunded` (more kinds may be added).
+             */
+            type: string;
+            /** @description The request's status right after this event. */
+            status: components["schemas"]["DataVisibleStatus"];
+            /** Format: date-time */
+            created_at: string;
+            /** @description Kind-specific details, e.g. `{ error: { code, message } }` or `{ charged_tokens }`. */
+            data: components["schemas"]["Record_string.unknown_"];
+        };
+        /** @description GET /api/v1/data/requests/{id}/events. */
+        RequestEventList: {
+            /** @description Ascending creation order. */
+            data: components["schemas"]["RequestEvent"][];
+        };
+        /** @description Response of POST /api/v1/data/requests/{id}/retry. */
+        RetrySubmissionResponse: {
+            /** Format: uuid */
+            id: string;
+            /** @description Target origin only. */
+            url?: string;
+            status: components["schemas"]["DataJobStatus"];
+            cached: boolean;
+            protected: boolean;
+            /** Format: int32 */
+            pricing_version: number;
+            route_mode: components["schemas"]["RouteMode"];
+            proxy_type?: components["schemas"]["ProxyNetworkType"];
+            /** Format: int32 */
+            base_tokens: number;
+            /** Format: int32 */
+            protected_tokens: number;
+            /** Format: int32 */
+            captcha_tokens: number;
+            quote?: components["schemas"]["Record_string.unknown_"] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int32 */
+            charged_tokens: number;
+            idempotent_replay: boolean;
+            /** @enum {string} */
+            result_kind?: "extraction";
+            page_status?: string;
+            /**
+             * Format: uuid
+             * @description The failed source request, kept unchanged for audit.
+             */
+            retried_from_id: string;
+            /**
+             * Format: uuid
+             * @description Present when an extraction request was retried.
+             */
+            retried_from_run_id?: string;
+        };
+        ProxyTrafficByType: {
+            /** Format: int32 */
+            request_bytes: number;
+            /** Format: int32 */
+            response_bytes: number;
+            /** Format: int32 */
+            total_bytes: number;
+            /**
+             * Format: int32
+             * @description Tokens charged for proxy traffic.
+             */
+            charged_tokens: number;
+            /**
+             * Format: int32
+             * @description Requests charged for their traffic.
+             */
+            charged_jobs: number;
+            /**
+             * Format: int32
+             * @description Requests whose traffic could not be measured: counted here, never as zero bytes.
+             */
+            measurement_unavailable_jobs: number;
+            proxy_type: components["schemas"]["ProxyNetworkType"];
+        };
+        ProxyTraffic: {
+            /** Format: int32 */
+            request_bytes: number;
+            /** Format: int32 */
+            response_bytes: number;
+            /** Format: int32 */
+            total_bytes: number;
+            /**
+             * Format: int32
+             * @description Tokens charged for proxy traffic.
+             */
+            charged_tokens: number;
+            /**
+             * Format: int32
+             * @description Requests charged for their traffic.
+             */
+            charged_jobs: number;
+            /**
+             * Format: int32
+             * @description Requests whose traffic could not be measured: counted here, never as zero bytes.
+             */
+            measurement_unavailable_jobs: number;
+            /** @description One entry per proxy type (datacenter, residential, premium), zeros included. */
+            by_proxy_type: components["schemas"]["ProxyTrafficByType"][];
+        };
+        /** @description GET /api/v1/data/usage: proxy traffic of the last 30 days. */
+        ProxyTrafficUsage: {
+            /** Format: date-time */
+            period_start: string;
+            /** Format: date-time */
+            period_end: string;
+            /** Format: int32 */
+            period_days: number;
+            proxy_traffic: components["schemas"]["ProxyTraffic"];
+        };
+        /** @description GET /api/v1/data/balance. */
+        TokenBalance: {
+            /**
+             * Format: int32
+             * @description Tokens available for new requests now.
+             */
+            balance_tokens: number;
+            /**
+             * Format: int32
+             * @description Tokens held by requests in flight (released or charged when they finish).
+             */
+            reserved_tokens: number;
+            plan_id: string;
+            /**
+             * Format: int32
+             * @description Below this balance a `billing.balance_low` notification is sent.
+             */
+            low_balance_threshold_tokens: number;
+        };
+        /**
+         * @description One transfer on the tenant's account. `type`: `reservation` (tokens held at admission),
+         *     `step_hold` (more held during execution), `settlement` (a hold resolved: the charged part posted,
+         *     the rest released), `refund` (a hold released in full), `deferred_charge` (CAPTCHA or traffic
+         *     above what was held), `top_up`, `grant`, `correction`.
+         */
+        StatementItem: {
+            transfer_id: string;
+            /** Format: date-time */
+            created_at: string;
+            type: string;
+            /**
+             * @description `pending` (held), `post_pending` (hold resolved with a charge), `void_pending` (hold released), `posted`.
+             * @enum {string}
+             */
+            kind: "pending" | "post_pending" | "void_pending" | "posted";
+            /** Format: int32 */
+            amount_tokens: number;
+            /**
+             * Format: int32
+             * @description What it did to the available balance (negative: less to spend). The effects of all items add
+             *     up to `balance_tokens`.
+             */
+            balance_effect_tokens: number;
+            /** @description The request it belongs to, if any. */
+            request_id: string | null;
+            /** @description Operator's note on top-ups, grants and corrections. */
+            memo: string | null;
+        };
+        /** @description GET /api/v1/data/statement: newest first, cursor-paged. */
+        StatementPage: {
+            items: components["schemas"]["StatementItem"][];
+            /** @description Opaque cursor for the next (older) page; null on the last page. */
+            next_cursor: string | null;
         };
     };
     responses: never;
@@ -191,11 +1023,56 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    ListRequests: {
+        parameters: {
+            query?: {
+                /** @description Opaque base64url cursor from a previous page's `meta.next_cursor`. */
+                cursor?: string;
+                /** @description Page size, 1..100. */
+                limit?: number;
+                /** @description Only requests in this status. */
+                status?: components["schemas"]["DataJobStatus"];
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestPage"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Bad limit, status or cursor */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
     CreateRequest: {
         parameters: {
             query?: never;
             header?: {
-                /** @description Length 8..200; the same key with an identical body replays the first answer for free. */
+                /** @description Length 8..200; the same key with an identical body replays the first answer for free (kept as long as the request, at least 24 h); with a different body it is a 409. */
                 "Idempotency-Key"?: string;
             };
             path?: never;
@@ -210,6 +1087,10 @@ export interface operations {
             /** @description Accepted */
             202: {
                 headers: {
+                    "RateLimit-Policy": string;
+                    "RateLimit-Reset": string;
+                    "RateLimit-Remaining": string;
+                    "RateLimit-Limit": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -252,9 +1133,32 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description Body larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description Validation failed */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED */
+            429: {
+                headers: {
+                    "RateLimit-Policy": string;
+                    "RateLimit-Reset": string;
+                    "RateLimit-Remaining": string;
+                    "RateLimit-Limit": string;
+                    "Retry-After": string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -303,6 +1207,893 @@ export interface operations {
             };
             /** @description No such request */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    CreateDataBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200; the same key with an identical body replays the first answer for free. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBatchBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CabinetBatchResponse"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Not enough tokens for every job */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed (details name jobs.<index>.<field>) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetDataBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such batch */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description The id is not a uuid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    CreateCabinetBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200; the same key with an identical body replays the first answer for free. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBatchBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CabinetBatchResponse"];
+                };
+            };
+            /** @description Missing or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Not enough tokens for every job */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed (details name jobs.<index>.<field>) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListDataRecipes: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100. */
+                limit?: number;
+                /** @description Items to skip, 0..10000. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataRecipeList"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Bad limit or offset */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    CreateClientRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. When omitted the server generates one, so every call creates a new request. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateDataRequestBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    "RateLimit-Policy": string;
+                    "RateLimit-Reset": string;
+                    "RateLimit-Remaining": string;
+                    "RateLimit-Limit": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CabinetRequestResponse"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Not enough tokens */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Body larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED */
+            429: {
+                headers: {
+                    "RateLimit-Policy": string;
+                    "RateLimit-Reset": string;
+                    "RateLimit-Remaining": string;
+                    "RateLimit-Limit": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListClientRecipes: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100. */
+                limit?: number;
+                /** @description Items to skip, >= 0. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipeList"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Bad limit or offset */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetRecipeCapabilities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipeCapabilities"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListEvents: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestEventList"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such request */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description The id is not a uuid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    StreamEvents: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description The last event id received (integer >= 0); the stream resumes after it. */
+                "Last-Event-ID"?: number;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description An event stream */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/event-stream": string;
+                };
+            };
+            /** @description The request is terminal and nothing follows Last-Event-ID */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such request */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description The id is not a uuid or Last-Event-ID is not an integer >= 0 */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetResult: {
+        parameters: {
+            query?: {
+                /** @description `html` (default) or `text`. */
+                format?: "html" | "text";
+            };
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The page (format=html) or its text (format=text) */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "text/html": string;
+                    "text/plain": string;
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such request */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RESULT_NOT_READY while pending or running; CONFLICT when the request failed or was cancelled */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RESULT_EXPIRED: the result passed its retention */
+            410: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description The id is not a uuid or the format is unknown */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    CancelRequest: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestDetail"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such request */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description The request is already completed or failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description The id is not a uuid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    RetryRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RetrySubmissionResponse"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Not enough tokens */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such request */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT, or CONFLICT when the request is not failed */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description The id is not a uuid or the Idempotency-Key is invalid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProxyTrafficUsage"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenBalance"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetStatement: {
+        parameters: {
+            query?: {
+                /** @description Opaque cursor from a previous page's `next_cursor`. */
+                cursor?: string;
+                /** @description Page size, 1..100. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["StatementPage"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Bad limit or cursor */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

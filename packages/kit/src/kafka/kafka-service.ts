@@ -61,6 +61,8 @@ export interface KafkaServiceParts<Tx extends RawSql> {
   consumers: ConsumerSpec<Tx>[];
   routes?: (relay: OutboxRelay) => Router;
   readiness?: ReadinessCheck[];
+  /** Largest JSON body the routes accept (default 1mb); batch admission takes more. */
+  jsonLimit?: string;
   /** Extra background work started after the consumers and stopped before them. */
   background?: { start: () => Promise<void> | void; stop: () => Promise<void> | void };
 }
@@ -86,6 +88,7 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
       { name: 'outbox_relay', check: () => relay.healthy() },
       ...(parts.readiness ?? []),
     ],
+    ...(parts.jsonLimit ? { jsonLimit: parts.jsonLimit } : {}),
   });
   if (parts.routes) shell.app.use(parts.routes(relay));
 

@@ -1,7 +1,10 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { PublicError } from '@wdr/kit/errors';
 import type { GatewayDeps } from '../../app.js';
-import type { CreateDataRequestBody, RequestDetail, RequestMode, SubmissionResponse } from '../../api/models.js';
+import type { CabinetRequestResponse, CreateDataRequestBody, RequestDetail, RequestMode, SubmissionResponse } from '../../api/models.js';
+import { enterConcurrency, takeSubmissionRate, type SetHeader } from '../limits/admission.js';
+import type { AuthenticatedTenant } from '../tenants/tenants.js';
+import { normalizeSubmission } from '../validation/submission-body.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -59,28 +62,66 @@ export function validateIdempotencyKey(key: string | undefined): void {
   }
 }
 
-export async function submitDataRequest(
-  deps: GatewayDeps,
-  tenantId: string,
-  body: CreateDataRequestBody,
-  idempotencyKey: string | undefined,
-): Promise<SubmissionResponse> {
-  validateIdempotencyKey(idempotencyKey);
-  const { url, ...options } = body;
-  return deps.orchestrator.post<SubmissionResponse>('/internal/v1/requests', {
-    request_id: requestIdFor(tenantId, idempotencyKey),
-    tenant_id: tenantId,
-    url,
-    route_mode: resolveRouteMode(body),
-    proxy_type: body.proxy_type ?? null,
-    max_credits: body.max_credits_per_request ?? null,
-    options: {
-      ...options,
-      timeout_ms: body.timeout_ms ?? 45_000,
-      geo_country: body.geo_country?.toUpperCase(),
-    },
-    input_hash: inputHashOf(body),
-  });
+export interface SubmissionContext {
+  tenant: AuthenticatedTenant;
+  idempotencyKey: string | undefined;
+  /** Where the admission limits write their RateLimit-* headers (on success and on refusal). */
+  setHeader: SetHeader;
+}
+
+/**
+ * Admit one submission: validate the body against the spec's table, apply the tenant's rate and
+ * concurrency limits, and ask the orchestrator to create the request under an id derived from
+ * (tenant, Idempotency-Key). The orchestrator stores the hash of the normalized body with the
+ * request, so the same key with the same body (after defaults and normalization) is a free replay
+ * and with another body an IDEMPOTENCY_CONFLICT, for as long as the request exists.
+ * Cabinet submissions without the header get a server-generated key (a fresh request each time).
+ */
+export async function submitRequest(deps: GatewayDeps, ctx: SubmissionContext, body: unknown, surface: 'data' | 'client'): Promise<SubmissionResponse> {
+  validateIdempotencyKey(ctx.idempotencyKey);
+  const normalized = normalizeSubmission(body);
+  const tenantId = ctx.tenant.tenantId;
+  const key = ctx.idempotencyKey ?? (surface === 'client' ? `server:${randomUUID()}` : undefined);
+  const requestId = requestIdFor(tenantId, key);
+
+  await takeSubmissionRate(deps, ctx.tenant, ctx.setHeader);
+  const ticket = await enterConcurrency(deps, ctx.tenant, ctx.idempotencyKey !== undefined ? requestId : undefined);
+  try {
+    const { url, max_credits_per_request, ...options } = normalized;
+    return await deps.orchestrator.post<SubmissionResponse>('/internal/v1/requests', {
+      request_id: requestId,
+      tenant_id: tenantId,
+      url,
+      route_mode: resolveRouteMode(normalized),
+      proxy_type: normalized.proxy_type ?? null,
+      max_credits: max_credits_per_request ?? null,
+      options,
+      input_hash: inputHashOf(normalized),
+    });
+  } finally {
+    await ticket.release();
+  }
+}
+
+/** The cabinet's view of a submission: the spec's Cabinet request response fields, nothing more. */
+export function cabinetView(s: SubmissionResponse): CabinetRequestResponse {
+  return {
+    id: s.id,
+    ...(s.url !== undefined ? { url: s.url } : {}),
+    status: s.status,
+    cached: s.cached,
+    protected: s.protected,
+    base_tokens: s.base_tokens,
+    protected_tokens: s.protected_tokens,
+    captcha_tokens: s.captcha_tokens,
+    created_at: s.created_at,
+    charged_tokens: s.charged_tokens,
+    pricing_version: s.pricing_version,
+    route_mode: s.route_mode,
+    idempotent_replay: s.idempotent_replay,
+    ...(s.result_kind !== undefined ? { result_kind: s.result_kind } : {}),
+    ...(s.page_status !== undefined ? { page_status: s.page_status } : {}),
+  };
 }
 
 export async function getDataRequest(deps: GatewayDeps, tenantId: string, id: string): Promise<RequestDetail> {

@@ -1,20 +1,38 @@
 import { randomUUID } from 'node:crypto';
 import { PublicError } from '@wdr/kit/errors';
-import type { PrismaClient } from '../../generated/prisma/client.js';
+import type { PrismaClient, TenantLimits } from '../../generated/prisma/client.js';
 import { issueApiKey, keyMatches, prefixOf } from './api-keys.js';
+
+/** Per-tenant overrides of the admission limits; a missing value means the gateway default. */
+export interface LimitOverrides {
+  submissionsPerWindow?: number;
+  windowSeconds?: number;
+  maxConcurrentRequests?: number;
+}
 
 export interface AuthenticatedTenant {
   tenantId: string;
+  credential: 'api_key' | 'cabinet_token';
+  limits: LimitOverrides;
+}
+
+export function limitsOf(row: TenantLimits | null): LimitOverrides {
+  if (!row) return {};
+  return {
+    ...(row.submissionsPerWindow !== null ? { submissionsPerWindow: row.submissionsPerWindow } : {}),
+    ...(row.windowSeconds !== null ? { windowSeconds: row.windowSeconds } : {}),
+    ...(row.maxConcurrentRequests !== null ? { maxConcurrentRequests: row.maxConcurrentRequests } : {}),
+  };
 }
 
 export async function authenticateApiKey(db: PrismaClient, key: string | undefined, pepper: string): Promise<AuthenticatedTenant> {
   const prefix = key ? prefixOf(key) : undefined;
   if (!key || !prefix) throw new PublicError('UNAUTHENTICATED', 'A valid X-API-Key header is required.');
-  const row = await db.apiKey.findUnique({ where: { prefix }, include: { tenant: true } });
+  const row = await db.apiKey.findUnique({ where: { prefix }, include: { tenant: { include: { limits: true } } } });
   if (!row || row.revokedAt || row.tenant.status !== 'active' || !keyMatches(key, row.hash, pepper)) {
     throw new PublicError('UNAUTHENTICATED', 'A valid X-API-Key header is required.');
   }
-  return { tenantId: row.tenantId };
+  return { tenantId: row.tenantId, credential: 'api_key', limits: limitsOf(row.tenant.limits) };
 }
 
 export async function createTenant(db: PrismaClient, name: string, pepper: string): Promise<{ tenantId: string; apiKey: string }> {
@@ -30,4 +48,21 @@ export async function issueKeyFor(db: PrismaClient, tenantId: string, pepper: st
   const issued = issueApiKey(pepper);
   await db.apiKey.create({ data: { id: randomUUID(), tenantId, prefix: issued.prefix, hash: issued.hash, label } });
   return issued.key;
+}
+
+/**
+ * Set a tenant's limit overrides. `null` clears one override (back to the default); an omitted
+ * field is left as it is.
+ */
+export async function setTenantLimits(
+  db: PrismaClient,
+  tenantId: string,
+  change: { submissionsPerWindow?: number | null; windowSeconds?: number | null; maxConcurrentRequests?: number | null },
+): Promise<LimitOverrides> {
+  const row = await db.tenantLimits.upsert({
+    where: { tenantId },
+    create: { tenantId, ...change },
+    update: change,
+  });
+  return limitsOf(row);
 }

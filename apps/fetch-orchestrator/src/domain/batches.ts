@@ -1,0 +1,266 @@
+import { createHash } from 'node:crypto';
+import { PublicError } from '@wdr/kit/errors';
+import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
+import type { ServiceClient } from '@wdr/kit/http-client';
+import type { components } from '@wdr/contracts';
+import { Prisma, type Batch as BatchRow, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
+import { finish, HTTP_STAGE_MODES, TERMINAL, modeUnavailable } from './requests.js';
+import type { Sealer } from './sealing.js';
+
+export type CabinetBatchResponse = components['schemas']['CabinetBatchResponse'];
+export type BatchView = components['schemas']['Batch'];
+type BatchStatus = BatchView['status'];
+type BatchJob = BatchView['jobs'][number];
+
+export interface BatchJobCommand {
+  url: string;
+  route_mode: string;
+  proxy_type: string | null;
+  max_credits: number | null;
+  options: Record<string, unknown>;
+}
+
+export interface BatchCommand {
+  batch_id: string;
+  tenant_id: string;
+  input_hash: string;
+  jobs: BatchJobCommand[];
+}
+
+interface ReservationView {
+  request_id: string;
+  pricing_version: number;
+  proxy_type: string;
+  base_tokens: number;
+  charged_tokens: number;
+}
+
+/** Job ids derive from the batch id and the position: a replayed submission names the same jobs. */
+export function jobIdOf(batchId: string, index: number): string {
+  const h = createHash('sha256').update(`${batchId}\u0000job\u0000${index}`).digest('hex');
+  return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
+}
+
+/**
+ * Batch status from its jobs' statuses. Not every job terminal: `pending` while all are pending,
+ * else `running`. All terminal: `completed` when all completed, `cancelled` when all were
+ * cancelled, `failed` when none completed, `partial` when some completed and some did not.
+ */
+export function batchStatusOf(statuses: readonly string[]): BatchStatus {
+  if (statuses.length === 0) return 'pending';
+  if (statuses.some((s) => !TERMINAL.has(s))) return statuses.every((s) => s === 'pending') ? 'pending' : 'running';
+  const completed = statuses.filter((s) => s === 'completed').length;
+  if (completed === statuses.length) return 'completed';
+  if (statuses.every((s) => s === 'cancelled')) return 'cancelled';
+  return completed === 0 ? 'failed' : 'partial';
+}
+
+const jobStatus = (s: string) => (TERMINAL.has(s) || s === 'pending' || s === 'running' ? s : 'running') as BatchJob['status'];
+
+/**
+ * Admit a batch all or nothing: the ledger reserves every job's base price in one transaction (or
+ * none, 402), then the batch, its jobs, their first events and their messages are stored in one
+ * transaction. A repeated batch id replays (same body) or conflicts (different body).
+ */
+export async function createBatch(
+  deps: { db: PrismaClient; ledger: ServiceClient; sealer: Sealer; targetRetentionHours: number },
+  cmd: BatchCommand,
+): Promise<CabinetBatchResponse> {
+  const existing = await deps.db.batch.findUnique({ where: { id: cmd.batch_id } });
+  if (existing) return replayOf(deps.db, existing, cmd);
+
+  const ids = cmd.jobs.map((_, i) => jobIdOf(cmd.batch_id, i));
+  const reserved = await deps.ledger.post<{ items: ReservationView[]; balance_tokens: number }>(
+    '/internal/v1/reservations/batch',
+    {
+      tenant_id: cmd.tenant_id,
+      items: cmd.jobs.map((j, i) => ({ request_id: ids[i], route_mode: j.route_mode, proxy_type: j.proxy_type, max_credits: j.max_credits })),
+    },
+    { timeoutMs: 60_000 },
+  );
+  const byId = new Map(reserved.items.map((r) => [r.request_id, r]));
+  const reservationOf = (id: string) => {
+    const r = byId.get(id);
+    if (!r) throw new Error(`the ledger answered no reservation for job ${id}`);
+    return r;
+  };
+
+  const modes = new Set(cmd.jobs.map((j) => j.route_mode));
+  const createdAt = new Date();
+  const purgeAt = new Date(createdAt.getTime() + deps.targetRetentionHours * 3600_000);
+  const rows = cmd.jobs.map((j, i): Prisma.DataRequestCreateManyInput => {
+    const id = ids[i]!;
+    const r = reservationOf(id);
+    return {
+      id,
+      tenantId: cmd.tenant_id,
+      batchId: cmd.batch_id,
+      batchIndex: i,
+      urlOrigin: new URL(j.url).origin,
+      targetSealed: deps.sealer.seal(j.url, id),
+      targetPurgeAt: purgeAt,
+      status: 'pending',
+      routeMode: j.route_mode,
+      proxyType: r.proxy_type,
+      pricingVersion: r.pricing_version,
+      baseTokens: r.base_tokens,
+      tokenState: 'reserved',
+      options: { ...j.options, input_hash: cmd.input_hash, max_credits_per_request: j.max_credits } as Prisma.InputJsonObject,
+      lastEventSeq: 1,
+      createdAt,
+    };
+  });
+
+  try {
+    await deps.db.$transaction(
+      async (tx) => {
+        await tx.batch.create({
+          data: {
+            id: cmd.batch_id,
+            tenantId: cmd.tenant_id,
+            inputHash: cmd.input_hash,
+            routeMode: modes.size === 1 ? cmd.jobs[0]!.route_mode : 'mixed',
+            pricingVersion: reservationOf(ids[0]!).pricing_version,
+            totalJobs: cmd.jobs.length,
+            chargedTokens: reserved.items.reduce((sum, r) => sum + r.charged_tokens, 0),
+            createdAt,
+          },
+        });
+        await tx.dataRequest.createMany({ data: rows });
+        // The first event of every job, written in bulk: what appendEvent does one at a time.
+        await tx.requestEvent.createMany({
+          data: rows.map((r) => ({
+            requestId: r.id,
+            seq: 1,
+            kind: 'request.accepted',
+            status: 'pending',
+            payload: { route_mode: r.routeMode, base_tokens: r.baseTokens, batch_id: cmd.batch_id },
+            createdAt,
+          })),
+        });
+        const messages = rows.flatMap((r) => [
+          {
+            topic: 'requestLifecycle' as const,
+            key: r.id!,
+            envelope: makeEnvelope('requestLifecycle', 'request.event_appended', cmd.tenant_id, {
+              request_id: r.id!,
+              event_id: 1,
+              kind: 'request.accepted',
+              status: 'pending',
+              payload: { route_mode: r.routeMode, base_tokens: r.baseTokens, batch_id: cmd.batch_id },
+              created_at: createdAt.toISOString(),
+            }),
+          },
+          ...(HTTP_STAGE_MODES.has(r.routeMode)
+            ? [{ topic: 'fetchJobs' as const, key: r.id!, envelope: makeEnvelope('fetchJobs', 'fetch.job_requested', cmd.tenant_id, { request_id: r.id! }) }]
+            : []),
+        ]);
+        await enqueueMany(tx, messages);
+        // Jobs in modes without a worker yet fail at once, refunded, as single submissions do.
+        const unavailable = rows.filter((r) => !HTTP_STAGE_MODES.has(r.routeMode));
+        if (unavailable.length > 0) {
+          const stored = await tx.dataRequest.findMany({ where: { id: { in: unavailable.map((r) => r.id!) } } });
+          for (const row of stored) await finish(tx, row, modeUnavailable(row.routeMode));
+        }
+      },
+      { timeout: 120_000, maxWait: 10_000 },
+    );
+  } catch (err) {
+    if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
+      const winner = await deps.db.batch.findUniqueOrThrow({ where: { id: cmd.batch_id } });
+      return replayOf(deps.db, winner, cmd);
+    }
+    throw err;
+  }
+  const created = await deps.db.batch.findUniqueOrThrow({ where: { id: cmd.batch_id } });
+  return submissionView(deps.db, created, created.chargedTokens, false);
+}
+
+async function replayOf(db: PrismaClient, existing: BatchRow, cmd: BatchCommand): Promise<CabinetBatchResponse> {
+  if (existing.tenantId !== cmd.tenant_id || existing.inputHash !== cmd.input_hash) {
+    throw new PublicError('IDEMPOTENCY_CONFLICT', 'This Idempotency-Key was already used with a different body.');
+  }
+  return submissionView(db, existing, 0, true);
+}
+
+async function jobsOf(db: PrismaClient, batchId: string): Promise<DataRequest[]> {
+  return db.dataRequest.findMany({ where: { batchId }, orderBy: { batchIndex: 'asc' } });
+}
+
+async function submissionView(db: PrismaClient, batch: BatchRow, chargedTokens: number, replay: boolean): Promise<CabinetBatchResponse> {
+  const jobs = await jobsOf(db, batch.id);
+  return {
+    batch_id: batch.id,
+    status: batchStatusOf(jobs.map((j) => j.status)),
+    jobs: jobs.map((j) => ({
+      id: j.id,
+      url: j.urlOrigin,
+      status: jobStatus(j.status),
+      cached: j.cached,
+      protected: j.protected,
+      pricing_version: j.pricingVersion,
+      route_mode: j.routeMode as BatchJob['route_mode'],
+      base_tokens: j.baseTokens,
+      protected_tokens: j.protectedTokens,
+      captcha_tokens: j.captchaTokens,
+      created_at: j.createdAt.toISOString(),
+    })),
+    charged_tokens: chargedTokens,
+    pricing_version: batch.pricingVersion,
+    route_mode: batch.routeMode as CabinetBatchResponse['route_mode'],
+    idempotent_replay: replay,
+  };
+}
+
+const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** Failed and cancelled jobs show only the tenant-facing error (code + message), never internals. */
+function redactedError(j: DataRequest): BatchJob['error'] {
+  if (j.status !== 'failed' && j.status !== 'cancelled') return null;
+  const e = (j.userError ?? null) as { code?: unknown; message?: unknown } | null;
+  return {
+    code: typeof e?.code === 'string' ? e.code : j.status === 'cancelled' ? 'CANCELLED' : 'FAILED',
+    message: typeof e?.message === 'string' ? e.message : j.status === 'cancelled' ? 'The request was cancelled.' : 'The request failed.',
+  };
+}
+
+export async function readBatch(db: PrismaClient, tenantId: string, id: string): Promise<BatchView> {
+  const batch = await db.batch.findUnique({ where: { id } });
+  // Another tenant's batch is indistinguishable from a missing one.
+  if (!batch || batch.tenantId !== tenantId) throw new PublicError('NOT_FOUND', 'No such batch.');
+  const jobs = await jobsOf(db, id);
+  const statuses = jobs.map((j) => j.status);
+  const allTerminal = jobs.length > 0 && statuses.every((s) => TERMINAL.has(s));
+  const sum = (f: (j: DataRequest) => number) => jobs.reduce((n, j) => n + f(j), 0);
+  const lastFinish = jobs.reduce<Date | null>((max, j) => (j.finishedAt && (!max || j.finishedAt > max) ? j.finishedAt : max), null);
+  return {
+    id: batch.id,
+    status: batchStatusOf(statuses),
+    total_jobs: jobs.length,
+    completed_jobs: statuses.filter((s) => s === 'completed').length,
+    failed_jobs: statuses.filter((s) => s === 'failed').length,
+    base_tokens: sum((j) => j.baseTokens),
+    protected_tokens: sum((j) => j.protectedTokens),
+    captcha_tokens: sum((j) => j.captchaTokens),
+    created_at: batch.createdAt.toISOString(),
+    finished_at: allTerminal ? iso(lastFinish) : null,
+    jobs: jobs.map((j) => ({
+      id: j.id,
+      url: j.urlOrigin,
+      status: jobStatus(j.status),
+      route_mode: j.routeMode as BatchJob['route_mode'],
+      ...(j.proxyType ? { proxy_type: j.proxyType as NonNullable<BatchJob['proxy_type']> } : {}),
+      token_state: j.tokenState as BatchJob['token_state'],
+      cached: j.cached,
+      protected: j.protected,
+      pricing_version: j.pricingVersion,
+      base_tokens: j.baseTokens,
+      protected_tokens: j.protectedTokens,
+      captcha_tokens: j.captchaTokens,
+      created_at: j.createdAt.toISOString(),
+      started_at: iso(j.startedAt),
+      finished_at: iso(j.finishedAt),
+      error: redactedError(j),
+    })),
+  };
+}

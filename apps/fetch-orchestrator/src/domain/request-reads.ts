@@ -1,0 +1,75 @@
+import { PublicError } from '@wdr/kit/errors';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { TERMINAL } from './requests.js';
+import { textOfPage } from './result-text.js';
+
+/** A stored event, in the shape `request.event_appended` carries on `request.lifecycle`. */
+export interface StoredEvent {
+  event_id: number;
+  kind: string;
+  status: string;
+  payload: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface EventHistory {
+  /** Status of the request in the same snapshot as `events`. */
+  request_status: string;
+  events: StoredEvent[];
+}
+
+const notFound = () => new PublicError('NOT_FOUND', 'No such request.');
+
+/**
+ * A request's events after `afterSeq`, ascending, with its status read in the same snapshot: a
+ * terminal status therefore always comes with its terminal event (the stream relies on it).
+ */
+export async function readEvents(db: PrismaClient, tenantId: string, id: string, afterSeq = 0): Promise<EventHistory> {
+  const [request, events] = await db.$transaction(
+    [
+      db.dataRequest.findUnique({ where: { id }, select: { tenantId: true, status: true } }),
+      db.requestEvent.findMany({ where: { requestId: id, seq: { gt: afterSeq } }, orderBy: { seq: 'asc' } }),
+    ],
+    { isolationLevel: 'RepeatableRead' },
+  );
+  // Another tenant's request is indistinguishable from a missing one.
+  if (!request || request.tenantId !== tenantId) throw notFound();
+  return {
+    request_status: request.status,
+    events: events.map((e) => ({
+      event_id: e.seq,
+      kind: e.kind,
+      status: e.status,
+      payload: e.payload as Record<string, unknown>,
+      created_at: e.createdAt.toISOString(),
+    })),
+  };
+}
+
+export type ResultFormat = 'html' | 'text';
+
+export interface ResultBody {
+  content_type: string;
+  body: Buffer;
+}
+
+/**
+ * The stored page of a completed request (the claim-check of the HTTP stage), as fetched or as
+ * readable text, until it expires.
+ */
+export async function readResult(db: PrismaClient, tenantId: string, id: string, format: ResultFormat, now = new Date()): Promise<ResultBody> {
+  const request = await db.dataRequest.findUnique({ where: { id }, select: { tenantId: true, status: true } });
+  if (!request || request.tenantId !== tenantId) throw notFound();
+  if (!TERMINAL.has(request.status)) {
+    throw new PublicError('RESULT_NOT_READY', `The request is ${request.status}; its result is not ready yet.`);
+  }
+  if (request.status !== 'completed') {
+    throw new PublicError('CONFLICT', `The request ${request.status === 'failed' ? 'failed' : 'was cancelled'}; it has no result.`);
+  }
+  const result = await db.requestResult.findUnique({ where: { requestId: id } });
+  // Purged by retention, or past its expiry and not yet purged: gone either way.
+  if (!result || result.expiresAt <= now) throw new PublicError('RESULT_EXPIRED', 'The result of this request has expired.');
+  const body = Buffer.from(result.body);
+  if (format === 'text') return { content_type: 'text/plain; charset=utf-8', body: Buffer.from(textOfPage(body, result.contentType), 'utf8') };
+  return { content_type: result.contentType ?? 'application/octet-stream', body };
+}

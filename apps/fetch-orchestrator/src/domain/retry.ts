@@ -1,0 +1,50 @@
+import { PublicError } from '@wdr/kit/errors';
+import type { ServiceClient } from '@wdr/kit/http-client';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { createRequest, replayOf, type SubmissionResponse } from './requests.js';
+import type { Sealer } from './sealing.js';
+
+export interface RetryCommand {
+  source_id: string;
+  tenant_id: string;
+  /** Id of the new request (derived from the tenant's Idempotency-Key by the gateway). */
+  request_id: string;
+  input_hash: string;
+}
+
+/**
+ * Retry a failed request as a new one with the persisted inputs (options, browser actions
+ * included, and the sealed full URL, re-sealed under the new id). The source is read, never
+ * written. Admission is that of a create: reserve, then store request + event + job at once.
+ */
+export async function retryRequest(
+  deps: { db: PrismaClient; ledger: ServiceClient; sealer: Sealer; targetRetentionHours: number },
+  cmd: RetryCommand,
+): Promise<SubmissionResponse> {
+  const existing = await deps.db.dataRequest.findUnique({ where: { id: cmd.request_id } });
+  if (existing) return replayOf(existing, cmd);
+
+  const source = await deps.db.dataRequest.findUnique({ where: { id: cmd.source_id } });
+  if (!source || source.tenantId !== cmd.tenant_id) throw new PublicError('NOT_FOUND', 'No such request.');
+  if (source.status !== 'failed') {
+    throw new PublicError('CONFLICT', `Only failed requests can be retried; this one is ${source.status}.`);
+  }
+  if (!source.targetSealed) {
+    throw new PublicError('CONFLICT', 'The target URL of this request passed its retention; submit the request again.');
+  }
+  const { input_hash: _hash, max_credits_per_request: maxCredits, ...options } = source.options as Record<string, unknown>;
+  return createRequest(
+    deps,
+    {
+      request_id: cmd.request_id,
+      tenant_id: cmd.tenant_id,
+      url: deps.sealer.open(source.targetSealed, source.id),
+      route_mode: source.routeMode,
+      proxy_type: typeof options['proxy_type'] === 'string' ? options['proxy_type'] : null,
+      max_credits: typeof maxCredits === 'number' ? maxCredits : null,
+      options,
+      input_hash: cmd.input_hash,
+    },
+    { retriedFromId: source.id },
+  );
+}

@@ -1,0 +1,210 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestDatabase, withDatabase, type TestDatabase } from '@wdr/testkit';
+import { pgAdapterFor } from '@wdr/kit/db';
+import { PublicError } from '@wdr/kit/errors';
+import { createLogger } from '@wdr/kit/log';
+import type { HandlerContext } from '@wdr/kit/kafka';
+import { PrismaClient, type Prisma } from '../src/generated/prisma/client.js';
+import { cancelRequest } from '../src/domain/cancel.js';
+import { listRequests } from '../src/domain/request-list.js';
+import { readEvents, readResult } from '../src/domain/request-reads.js';
+import { appendEvent, finish } from '../src/domain/requests.js';
+import { runHttpStage } from '../src/domain/run-http-stage.js';
+import { Sealer } from '../src/domain/sealing.js';
+import { TargetPolicy } from '../src/domain/target-policy.js';
+
+/** The orchestrator's read side and cancel against the real Postgres (no Kafka needed: the outbox is a table). */
+let database: TestDatabase;
+let db: PrismaClient;
+const sealer = Sealer.fromBase64(Buffer.alloc(32, 7).toString('base64'));
+
+beforeAll(async () => {
+  database = await createTestDatabase('fetch-orchestrator');
+  db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
+}, 60_000);
+
+afterAll(async () => {
+  await db?.$disconnect();
+  await database?.drop();
+}, 60_000);
+
+/** A stored request as createRequest leaves it (reservation done), with its first event. */
+async function storedRequest(tenantId: string, extra: Partial<Prisma.DataRequestUncheckedCreateInput> = {}) {
+  const id = extra.id ?? randomUUID();
+  return db.$transaction(async (tx) => {
+    const row = await tx.dataRequest.create({
+      data: {
+        id,
+        tenantId,
+        urlOrigin: 'http://127.0.0.1:9',
+        targetSealed: sealer.seal('http://127.0.0.1:9/secret/path?q=1', id),
+        targetPurgeAt: new Date(Date.now() + 3600_000),
+        status: 'pending',
+        routeMode: 'http',
+        proxyType: 'datacenter',
+        pricingVersion: 2,
+        baseTokens: 1,
+        tokenState: 'reserved',
+        options: { timeout_ms: 45000 },
+        ...extra,
+      },
+    });
+    await appendEvent(tx, row, 'request.accepted', 'pending', { route_mode: 'http', base_tokens: 1 });
+    return row;
+  });
+}
+
+const errorOf = async (p: Promise<unknown>) => {
+  try {
+    await p;
+  } catch (err) {
+    return err as PublicError;
+  }
+  throw new Error('expected a PublicError');
+};
+
+describe('listRequests (keyset pages on created_at, id)', () => {
+  it('pages through every request exactly once, newest first, while new requests keep arriving', async () => {
+    const tenant = randomUUID();
+    const base = Date.now() - 3600_000;
+    // 45 requests over 15 distinct instants: three share each created_at, so ties straddle pages.
+    const initial: string[] = [];
+    for (let i = 0; i < 45; i++) initial.push((await storedRequest(tenant, { createdAt: new Date(base + Math.floor(i / 3) * 1000) })).id);
+    await storedRequest(randomUUID()); // another tenant's: never listed
+
+    const seen: string[] = [];
+    let cursor: string | undefined;
+    let pages = 0;
+    do {
+      const page = await listRequests(db, { tenantId: tenant, limit: 7, cursor });
+      seen.push(...page.data.map((d) => d.id));
+      expect(page.meta.limit).toBe(7);
+      expect(page.meta.has_more).toBe(page.meta.next_cursor !== null);
+      cursor = page.meta.next_cursor ?? undefined;
+      if (cursor) expect(cursor).toMatch(/^[A-Za-z0-9_-]+$/);
+      // Concurrent inserts between pages: newer than everything paged so far.
+      await storedRequest(tenant);
+      pages++;
+    } while (cursor);
+
+    // Exactly the requests that existed when paging started, each once, in (created_at, id) desc
+    // order; those created meanwhile are newer than the cursor and wait for the next first page.
+    expect(pages).toBe(7);
+    const rows = await db.dataRequest.findMany({ where: { id: { in: initial } }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }] });
+    expect(seen).toEqual(rows.map((r) => r.id));
+  });
+
+  it('filters by status and rejects a cursor it did not issue', async () => {
+    const tenant = randomUUID();
+    const a = await storedRequest(tenant);
+    const b = await storedRequest(tenant, { status: 'failed' });
+    const failed = await listRequests(db, { tenantId: tenant, limit: 50, status: 'failed' });
+    expect(failed.data.map((d) => d.id)).toEqual([b.id]);
+    expect(failed.meta).toEqual({ next_cursor: null, has_more: false, limit: 50 });
+    const pending = await listRequests(db, { tenantId: tenant, limit: 50, status: 'pending' });
+    expect(pending.data.map((d) => d.id)).toEqual([a.id]);
+    for (const bad of ['not a cursor!', Buffer.from('{"v":1,"t":"yesterday","i":"x"}').toString('base64url'), Buffer.from('[]').toString('base64url')]) {
+      const err = await errorOf(listRequests(db, { tenantId: tenant, limit: 5, cursor: bad }));
+      expect(err).toBeInstanceOf(PublicError);
+      expect([err.code, err.details?.[0]?.field]).toEqual(['VALIDATION_FAILED', 'cursor']);
+    }
+  });
+});
+
+describe('readEvents and readResult', () => {
+  it('returns the history after an id, ascending, and hides other tenants\' requests', async () => {
+    const tenant = randomUUID();
+    const r = await storedRequest(tenant);
+    await db.$transaction(async (tx) => {
+      await appendEvent(tx, r, 'request.running', 'running', { stage: 'http', attempt: 1 });
+      await appendEvent(tx, r, 'request.completed', 'completed', {});
+    });
+    const all = await readEvents(db, tenant, r.id);
+    expect(all.events.map((e) => [e.event_id, e.kind])).toEqual([
+      [1, 'request.accepted'],
+      [2, 'request.running'],
+      [3, 'request.completed'],
+    ]);
+    expect((await readEvents(db, tenant, r.id, 2)).events.map((e) => e.event_id)).toEqual([3]);
+    expect((await errorOf(readEvents(db, randomUUID(), r.id))).code).toBe('NOT_FOUND');
+  });
+
+  it('answers the page until it expires, 409 before completion and for failures, and text on request', async () => {
+    const tenant = randomUUID();
+    const pending = await storedRequest(tenant);
+    expect((await errorOf(readResult(db, tenant, pending.id, 'html'))).code).toBe('RESULT_NOT_READY');
+    const failed = await storedRequest(tenant, { status: 'failed' });
+    expect((await errorOf(readResult(db, tenant, failed.id, 'html'))).code).toBe('CONFLICT');
+
+    const done = await storedRequest(tenant, { status: 'completed' });
+    const html = '<html><head><title>T</title><script>var x=1</script></head><body><h1>Hello</h1><p>a  b</p><p>c</p></body></html>';
+    await db.requestResult.create({
+      data: { requestId: done.id, statusCode: 200, contentType: 'text/html; charset=utf-8', body: new Uint8Array(Buffer.from(html)), bytes: html.length, expiresAt: new Date(Date.now() + 60_000) },
+    });
+    const asHtml = await readResult(db, tenant, done.id, 'html');
+    expect([asHtml.content_type, asHtml.body.toString()]).toEqual(['text/html; charset=utf-8', html]);
+    const asText = await readResult(db, tenant, done.id, 'text');
+    expect([asText.content_type, asText.body.toString()]).toEqual(['text/plain; charset=utf-8', 'Hello\na b\nc']);
+    expect((await errorOf(readResult(db, randomUUID(), done.id, 'html'))).code).toBe('NOT_FOUND');
+    expect((await errorOf(readResult(db, tenant, done.id, 'html', new Date(Date.now() + 120_000)))).code).toBe('RESULT_EXPIRED');
+  });
+});
+
+describe('cancelRequest', () => {
+  it('cancels once, refunds through the outbox, answers a repeat the same, and refuses finished or foreign requests', async () => {
+    const tenant = randomUUID();
+    const r = await storedRequest(tenant);
+    const first = await cancelRequest(db, tenant, r.id);
+    expect(first.changed).toBe(true);
+    expect(first.detail).toMatchObject({ status: 'cancelled', token_state: 'settlement_pending', user_error: { code: 'CANCELLED' } });
+    const again = await cancelRequest(db, tenant, r.id);
+    expect(again).toEqual({ detail: first.detail, changed: false });
+    const outbox = await withDatabase(database.url, async (c) =>
+      (await c.query<{ topic: string; envelope: { type: string; data: Record<string, unknown> } }>('SELECT topic, envelope FROM outbox_messages WHERE message_key = $1 ORDER BY id', [r.id])).rows,
+    );
+    const settlements = outbox.filter((m) => m.envelope.type === 'billing.settlement_requested');
+    expect(settlements.map((m) => m.envelope.data['outcome'])).toEqual(['cancelled']);
+    expect(outbox.filter((m) => m.envelope.type === 'request.event_appended').map((m) => m.envelope.data['kind'])).toEqual(['request.accepted', 'request.cancelled']);
+
+    const completed = await storedRequest(tenant, { status: 'completed' });
+    expect((await errorOf(cancelRequest(db, tenant, completed.id))).code).toBe('CONFLICT');
+    const other = await storedRequest(tenant);
+    expect((await errorOf(cancelRequest(db, randomUUID(), other.id))).code).toBe('NOT_FOUND');
+    expect((await db.dataRequest.findUniqueOrThrow({ where: { id: other.id } })).status).toBe('pending');
+  });
+
+  it('keeps a request cancelled when its fetch job arrives afterwards: it never goes back to running', async () => {
+    const tenant = randomUUID();
+    const r = await storedRequest(tenant);
+    await cancelRequest(db, tenant, r.id);
+    const ctx: HandlerContext<Prisma.TransactionClient> = {
+      topic: 'fetchJobs',
+      alreadyProcessed: async () => false,
+      transaction: async (fn) => {
+        await db.$transaction(fn);
+        return true;
+      },
+    };
+    const deps = { db, sealer, policy: new TargetPolicy(['127.0.0.1']), log: createLogger('test', 'silent'), maxResultBytes: 1024, resultRetentionHours: 1 };
+    await runHttpStage(deps, r.id, ctx);
+    const row = await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } });
+    expect([row.status, row.attempts, row.startedAt]).toEqual(['cancelled', 0, null]);
+    expect((await readEvents(db, tenant, r.id)).events.map((e) => e.kind)).toEqual(['request.accepted', 'request.cancelled']);
+  });
+
+  it('lets the first of a cancel and a worker\'s terminal write win, exactly once', async () => {
+    const tenant = randomUUID();
+    const r = await storedRequest(tenant, { status: 'running' });
+    const [cancelled, finished] = await Promise.allSettled([
+      cancelRequest(db, tenant, r.id),
+      db.$transaction((tx) => finish(tx, r, { status: 'completed' })),
+    ]);
+    const row = await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } });
+    const terminalEvents = (await readEvents(db, tenant, r.id)).events.filter((e) => ['request.completed', 'request.cancelled'].includes(e.kind));
+    expect(terminalEvents).toHaveLength(1);
+    expect(terminalEvents[0]!.status).toBe(row.status);
+    if (row.status === 'completed') expect(cancelled.status === 'rejected' && (cancelled.reason as PublicError).code).toBe('CONFLICT');
+    else expect(finished.status).toBe('fulfilled');
+  });
+});

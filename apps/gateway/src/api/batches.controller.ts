@@ -1,0 +1,88 @@
+import type { Request as ExRequest } from 'express';
+import { Body, Controller, Get, Header, Path, Post, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
+import type { GatewayDeps } from '../app.js';
+import { getBatch, submitBatch } from '../domain/batches/batches.js';
+import { submissionContext, tenantOf } from './authentication.js';
+import type { PublicErrorBody } from './models.js';
+import type { Batch, CabinetBatchResponse, CreateBatchBody } from './models-reads.js';
+
+/** Data API batches. */
+@Route('api/v1/data/batches')
+@Tags('Data API: batches')
+@Security('api_key')
+@Response<PublicErrorBody>(401, 'Missing or invalid API key')
+export class DataBatchesController extends Controller {
+  constructor(private readonly deps: GatewayDeps) {
+    super();
+  }
+
+  /**
+   * Submit up to 1,000 jobs as one batch (beyond the spec; the Data API twin of the cabinet's
+   * POST /api/v1/client/batches, same body and answer). All jobs are admitted together or not at
+   * all: when the balance cannot reserve every job's base price the answer is 402 and nothing is
+   * created. Without an `Idempotency-Key` every submission is a new batch.
+   * @param idempotencyKey Length 8..200; the same key with an identical body replays the first answer for free.
+   */
+  @Post()
+  @SuccessResponse(202, 'Accepted')
+  @Response<PublicErrorBody>(402, 'Not enough tokens for every job')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'Validation failed (details name jobs.<index>.<field>)')
+  @Response<PublicErrorBody>(429, 'RATE_LIMITED')
+  @Response<PublicErrorBody>(503, 'A dependency is unavailable')
+  public async createDataBatch(
+    @Request() req: ExRequest,
+    @Body() body: CreateBatchBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<CabinetBatchResponse> {
+    const result = await submitBatch(this.deps, submissionContext(req, idempotencyKey), body);
+    this.setStatus(202);
+    return result;
+  }
+
+  /**
+   * One batch of the tenant: status aggregated from its jobs, counters, token sums and the jobs
+   * themselves (failed jobs carry a redacted error). Another tenant's batch is a 404.
+   */
+  @Get('{id}')
+  @Response<PublicErrorBody>(404, 'No such batch')
+  @Response<PublicErrorBody>(422, 'The id is not a uuid')
+  public async getDataBatch(@Request() req: ExRequest, @Path() id: string): Promise<Batch> {
+    return getBatch(this.deps, tenantOf(req).tenantId, id);
+  }
+}
+
+/** Client (cabinet) API batches. */
+@Route('api/v1/client/batches')
+@Tags('Client API: batches')
+@Security('bearer')
+@Response<PublicErrorBody>(401, 'Missing or invalid bearer token')
+export class CabinetBatchesController extends Controller {
+  constructor(private readonly deps: GatewayDeps) {
+    super();
+  }
+
+  /**
+   * Submit up to 1,000 jobs as one batch; each job takes the fields of a single request
+   * submission. All jobs are admitted together or not at all (402 and nothing created when the
+   * balance cannot reserve them all). When the `Idempotency-Key` header is omitted the server
+   * generates an internal key, so the submission is new.
+   * @param idempotencyKey Length 8..200; the same key with an identical body replays the first answer for free.
+   */
+  @Post()
+  @SuccessResponse(202, 'Accepted')
+  @Response<PublicErrorBody>(402, 'Not enough tokens for every job')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'Validation failed (details name jobs.<index>.<field>)')
+  @Response<PublicErrorBody>(429, 'RATE_LIMITED')
+  @Response<PublicErrorBody>(503, 'A dependency is unavailable')
+  public async createCabinetBatch(
+    @Request() req: ExRequest,
+    @Body() body: CreateBatchBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<CabinetBatchResponse> {
+    const result = await submitBatch(this.deps, submissionContext(req, idempotencyKey), body);
+    this.setStatus(202);
+    return result;
+  }
+}

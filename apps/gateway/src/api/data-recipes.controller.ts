@@ -1,0 +1,33 @@
+import type { Request as ExRequest } from 'express';
+import { Controller, Get, Query, Request, Response, Route, Security, Tags } from '@tsoa/runtime';
+import type { GatewayDeps } from '../app.js';
+import { listRecipes } from '../domain/cabinet/recipes.js';
+import { tenantOf } from './authentication.js';
+import type { DataRecipeList, PublicErrorBody } from './models.js';
+
+@Route('api/v1/data/recipes')
+@Tags('Data API: recipes')
+@Security('api_key')
+@Response<PublicErrorBody>(401, 'Missing or invalid API key')
+export class DataRecipesController extends Controller {
+  constructor(private readonly deps: GatewayDeps) {
+    super();
+  }
+
+  /**
+   * The tenant's extraction recipes with each active version and its field schema, as an offset page.
+   * @param limit Page size, 1..100.
+   * @param offset Items to skip, 0..10000.
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   * @isInt offset
+   * @minimum offset 0
+   * @maximum offset 10000
+   */
+  @Get()
+  @Response<PublicErrorBody>(422, 'Bad limit or offset')
+  public async listDataRecipes(@Request() req: ExRequest, @Query() limit: number = 20, @Query() offset: number = 0): Promise<DataRecipeList> {
+    return listRecipes(this.deps, tenantOf(req).tenantId, { limit, offset }, 'data');
+  }
+}

@@ -1,0 +1,146 @@
+import { Readable } from 'node:stream';
+import type { Request as ExRequest } from 'express';
+import { Controller, Get, Header, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
+import type { GatewayDeps } from '../app.js';
+import {
+  cancelDataRequest,
+  listDataRequests,
+  listRequestEvents,
+  readRequestResult,
+  retryDataRequest,
+} from '../domain/reads/request-reads.js';
+import { submissionContext, tenantOf } from './authentication.js';
+import type { DataJobStatus, PublicErrorBody, RequestDetail } from './models.js';
+import type { RequestEventList, RequestPage, RetrySubmissionResponse } from './models-reads.js';
+
+/** Reading the tenant's requests, following their events, and the cancel and retry operations. */
+@Route('api/v1/data/requests')
+@Tags('Data API: requests')
+@Security('api_key')
+@Response<PublicErrorBody>(401, 'Missing or invalid API key')
+export class RequestReadsController extends Controller {
+  constructor(private readonly deps: GatewayDeps) {
+    super();
+  }
+
+  /**
+   * The tenant's requests, newest first, as cursor pages: pass `meta.next_cursor` back unchanged
+   * as `cursor` for the next page. Pages are keyed on (created_at, id), so requests created while
+   * paging never shift a page: no duplicates, no gaps.
+   * @param cursor Opaque base64url cursor from a previous page's `meta.next_cursor`.
+   * @param limit Page size, 1..100.
+   * @param status Only requests in this status.
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   */
+  @Get()
+  @Response<PublicErrorBody>(422, 'Bad limit, status or cursor')
+  public async listRequests(
+    @Request() req: ExRequest,
+    @Query() cursor?: string,
+    @Query() limit: number = 50,
+    @Query() status?: DataJobStatus,
+  ): Promise<RequestPage> {
+    return listDataRequests(this.deps, tenantOf(req).tenantId, { cursor, limit, status });
+  }
+
+  /**
+   * The request's append-only event history, in ascending creation order. Every entry is
+   * provider-neutral; its `id` is the per-request sequence number used by the event stream.
+   */
+  @Get('{id}/events')
+  @Response<PublicErrorBody>(404, 'No such request')
+  @Response<PublicErrorBody>(422, 'The id is not a uuid')
+  public async listEvents(@Request() req: ExRequest, @Path() id: string): Promise<RequestEventList> {
+    return listRequestEvents(this.deps, tenantOf(req).tenantId, id);
+  }
+
+  /**
+   * Follow the request's events live as Server-Sent Events (`text/event-stream`). Each message has
+   * `id: <event id>` and `data: <RequestEvent JSON>` (the same object as a history entry; no
+   * `event:` field, so `EventSource.onmessage` receives every one). The stream first replays the
+   * stored events after `Last-Event-ID` (all of them without the header), then sends new ones as
+   * they happen, each once, in order. Comment lines (`: heartbeat`) keep idle connections open.
+   * It closes after the event that makes the request `completed`, `failed` or `cancelled`, or after
+   * its maximum duration (5 minutes by default): then reconnect with `Last-Event-ID` set to the last
+   * id received. A request that is already terminal with nothing after `Last-Event-ID` answers
+   * 204, which also stops a browser EventSource from reconnecting.
+   *
+   * Served by a plain Express handler (apps/gateway/src/sse); this operation only documents it.
+   * @param lastEventId The last event id received (integer >= 0); the stream resumes after it.
+   * @isInt lastEventId
+   * @minimum lastEventId 0
+   */
+  @Get('{id}/events/stream')
+  @SuccessResponse(200, 'An event stream', 'text/event-stream')
+  @Response(204, 'The request is terminal and nothing follows Last-Event-ID')
+  @Response<PublicErrorBody>(404, 'No such request')
+  @Response<PublicErrorBody>(422, 'The id is not a uuid or Last-Event-ID is not an integer >= 0')
+  public async streamEvents(@Request() req: ExRequest, @Path() id: string, @Header('Last-Event-ID') lastEventId?: number): Promise<string> {
+    void req;
+    void id;
+    void lastEventId;
+    throw new Error('served by the SSE handler registered before the tsoa routes');
+  }
+
+  /**
+   * The fetched page of a completed request (beyond the spec): as fetched with its content type
+   * (`format=html`, the default), or reduced to its readable text (`format=text`, `text/plain`).
+   * Available until `result_expires_at`.
+   * @param format `html` (default) or `text`.
+   */
+  @Get('{id}/result')
+  @SuccessResponse(200, 'The page (format=html) or its text (format=text)', ['text/html', 'text/plain'])
+  @Response<PublicErrorBody>(404, 'No such request')
+  @Response<PublicErrorBody>(409, 'RESULT_NOT_READY while pending or running; CONFLICT when the request failed or was cancelled')
+  @Response<PublicErrorBody>(410, 'RESULT_EXPIRED: the result passed its retention')
+  @Response<PublicErrorBody>(422, 'The id is not a uuid or the format is unknown')
+  public async getResult(@Request() req: ExRequest, @Path() id: string, @Query() format?: 'html' | 'text'): Promise<Readable> {
+    const result = await readRequestResult(this.deps, tenantOf(req).tenantId, id, format);
+    this.setHeader('Content-Type', result.contentType);
+    this.setHeader('Content-Length', String(result.body.length));
+    // The page is the target's, not ours: never let a browser run it on the API's origin.
+    this.setHeader('Content-Security-Policy', "sandbox; default-src 'none'");
+    this.setHeader('X-Content-Type-Options', 'nosniff');
+    this.setHeader('Cache-Control', 'private, no-store');
+    return Readable.from([result.body]);
+  }
+
+  /**
+   * Cancel a pending or running request (beyond the spec): it becomes `cancelled`, its reserved
+   * tokens are refunded, and a worker still running it can no longer complete it. Cancelling a
+   * cancelled request answers the same; a completed or failed one is a 409.
+   */
+  @Post('{id}/cancel')
+  @Response<PublicErrorBody>(404, 'No such request')
+  @Response<PublicErrorBody>(409, 'The request is already completed or failed')
+  @Response<PublicErrorBody>(422, 'The id is not a uuid')
+  public async cancelRequest(@Request() req: ExRequest, @Path() id: string): Promise<RequestDetail> {
+    return cancelDataRequest(this.deps, tenantOf(req).tenantId, id);
+  }
+
+  /**
+   * Retry a failed request as a new request (new id) with the same persisted inputs, browser
+   * actions included. The source request is kept unchanged. With an `Idempotency-Key`, repeating
+   * the retry replays it for free; the same key used for anything else is a 409.
+   * @param idempotencyKey Length 8..200.
+   */
+  @Post('{id}/retry')
+  @SuccessResponse(202, 'Accepted')
+  @Response<PublicErrorBody>(402, 'Not enough tokens')
+  @Response<PublicErrorBody>(404, 'No such request')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT, or CONFLICT when the request is not failed')
+  @Response<PublicErrorBody>(422, 'The id is not a uuid or the Idempotency-Key is invalid')
+  @Response<PublicErrorBody>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED')
+  @Response<PublicErrorBody>(503, 'A dependency is unavailable')
+  public async retryRequest(
+    @Request() req: ExRequest,
+    @Path() id: string,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<RetrySubmissionResponse> {
+    const result = await retryDataRequest(this.deps, submissionContext(req, idempotencyKey), id);
+    this.setStatus(202);
+    return result;
+  }
+}

@@ -1,0 +1,138 @@
+import { randomUUID } from 'node:crypto';
+import { PublicError } from '@wdr/kit/errors';
+import type { GatewayDeps } from '../../app.js';
+import type { AuthenticatedTenant } from '../tenants/tenants.js';
+
+/**
+ * Admission limits of submissions, per tenant:
+ *
+ * 1. Rate: N submissions per window (GCRA in Redis, see redis-scripts.ts). Every submission that
+ *    passed validation counts, replays included. Answered with RateLimit-Limit / -Remaining /
+ *    -Reset / -Policy on every submission, and 429 RATE_LIMITED + Retry-After when refused.
+ * 2. Concurrency: at most C non-terminal requests. The orchestrator, which owns requests, counts
+ *    the tenant's non-terminal ones; admissions still in flight are counted from a Redis set, so
+ *    two racing submissions cannot both take the last slot (a request is counted in the set until
+ *    its create has returned, and by the orchestrator from its commit on: never by neither).
+ *    Refused with 429 CONCURRENCY_LIMITED + Retry-After. A replay of an existing request under its
+ *    Idempotency-Key is not a new request and is never refused for concurrency.
+ *
+ * Redis is an accelerator, not a source of truth: when it fails, admission fails open (no rate
+ * limit, concurrency from the orchestrator's count alone), counted in
+ * gateway_admission_limiter_errors_total and logged, so a Redis outage does not stop submissions.
+ */
+
+export interface EffectiveLimits {
+  submissionsPerWindow: number;
+  windowSeconds: number;
+  maxConcurrentRequests: number;
+}
+
+export type SetHeader = (name: string, value: string) => void;
+
+/** What a caller holds while it creates the request; release it whatever the outcome. */
+export interface AdmissionTicket {
+  release: () => Promise<void>;
+}
+
+/** How long an in-flight admission counts if its gateway dies before releasing it. */
+const TICKET_TTL_MS = 30_000;
+const CONCURRENCY_RETRY_AFTER_S = 1;
+
+export function effectiveLimits(deps: Pick<GatewayDeps, 'env'>, tenant: AuthenticatedTenant): EffectiveLimits {
+  return {
+    submissionsPerWindow: tenant.limits.submissionsPerWindow ?? deps.env.RATE_LIMIT_SUBMISSIONS,
+    windowSeconds: tenant.limits.windowSeconds ?? deps.env.RATE_LIMIT_WINDOW_SECONDS,
+    maxConcurrentRequests: tenant.limits.maxConcurrentRequests ?? deps.env.CONCURRENCY_LIMIT,
+  };
+}
+
+const rateKey = (deps: GatewayDeps, tenantId: string) => `${deps.env.REDIS_KEY_PREFIX}rate:submissions:${tenantId}`;
+const inflightKey = (deps: GatewayDeps, tenantId: string) => `${deps.env.REDIS_KEY_PREFIX}admissions:${tenantId}`;
+
+function limiterFailed(deps: GatewayDeps, limiter: 'rate' | 'concurrency', err: unknown): void {
+  deps.metrics.counter('admission_limiter_errors_total', 'Admission limiter calls that failed (Redis unavailable); admission failed open.', ['limiter'] as const).inc({ limiter });
+  deps.log.warn({ err, limiter }, 'admission limiter unavailable, failing open');
+}
+
+function refused(deps: GatewayDeps, outcome: 'rate_limited' | 'concurrency_limited'): void {
+  deps.metrics.counter('admissions_refused_total', 'Submissions refused by a per-tenant admission limit.', ['outcome'] as const).inc({ outcome });
+}
+
+/** Take one unit of the tenant's submission rate, or throw RATE_LIMITED. Sets the RateLimit headers either way. */
+export async function takeSubmissionRate(deps: GatewayDeps, tenant: AuthenticatedTenant, setHeader: SetHeader): Promise<void> {
+  const limits = effectiveLimits(deps, tenant);
+  let verdict: [number, number, number, number];
+  try {
+    verdict = await deps.redis.gcra(rateKey(deps, tenant.tenantId), limits.submissionsPerWindow, limits.windowSeconds * 1000);
+  } catch (err) {
+    limiterFailed(deps, 'rate', err);
+    return;
+  }
+  const [allowed, remaining, retryAfterMs, resetMs] = verdict.map(Number) as [number, number, number, number];
+  setHeader('RateLimit-Limit', String(limits.submissionsPerWindow));
+  setHeader('RateLimit-Remaining', String(Math.max(0, remaining)));
+  setHeader('RateLimit-Reset', String(Math.max(0, Math.ceil(resetMs / 1000))));
+  setHeader('RateLimit-Policy', `${limits.submissionsPerWindow};w=${limits.windowSeconds}`);
+  if (allowed !== 1) {
+    refused(deps, 'rate_limited');
+    throw new PublicError('RATE_LIMITED', `Too many submissions: at most ${limits.submissionsPerWindow} per ${limits.windowSeconds} s.`, {
+      retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)),
+    });
+  }
+}
+
+/**
+ * Hold a concurrency slot while the request is created. `existingRequestId` is the id a keyed
+ * submission would replay: when the tenant is at its limit and that request already exists, the
+ * submission goes through (the orchestrator answers the replay or the IDEMPOTENCY_CONFLICT).
+ */
+export async function enterConcurrency(
+  deps: GatewayDeps,
+  tenant: AuthenticatedTenant,
+  existingRequestId: string | undefined,
+): Promise<AdmissionTicket> {
+  const { maxConcurrentRequests: limit } = effectiveLimits(deps, tenant);
+  const key = inflightKey(deps, tenant.tenantId);
+  const ticket = randomUUID();
+  let inflight = 1;
+  let entered = false;
+  try {
+    inflight = Number(await deps.redis.admissionEnter(key, ticket, TICKET_TTL_MS));
+    entered = true;
+  } catch (err) {
+    limiterFailed(deps, 'concurrency', err);
+  }
+  const release = async () => {
+    if (!entered) return;
+    try {
+      await deps.redis.zrem(key, ticket);
+    } catch (err) {
+      limiterFailed(deps, 'concurrency', err);
+    }
+  };
+  try {
+    const { active } = await deps.orchestrator.get<{ active: number }>(`/internal/v1/tenants/${tenant.tenantId}/active-requests`, {
+      searchParams: { limit: limit + 1 },
+    });
+    if (active + inflight > limit && !(existingRequestId && (await requestExists(deps, tenant.tenantId, existingRequestId)))) {
+      refused(deps, 'concurrency_limited');
+      throw new PublicError('CONCURRENCY_LIMITED', `Too many requests in progress: at most ${limit} non-terminal requests.`, {
+        retryAfterSeconds: CONCURRENCY_RETRY_AFTER_S,
+      });
+    }
+  } catch (err) {
+    await release();
+    throw err;
+  }
+  return { release };
+}
+
+async function requestExists(deps: GatewayDeps, tenantId: string, id: string): Promise<boolean> {
+  try {
+    await deps.orchestrator.get(`/internal/v1/requests/${id}`, { searchParams: { tenant_id: tenantId } });
+    return true;
+  } catch (err) {
+    if (err instanceof PublicError && err.code === 'NOT_FOUND') return false;
+    throw err;
+  }
+}

@@ -1,0 +1,54 @@
+import type { Redis } from 'ioredis';
+
+/**
+ * GCRA (generic cell rate algorithm) for "N submissions per window": one key per tenant holding
+ * the theoretical arrival time (TAT, ms). Each call costs window/N ms; a call is allowed while the
+ * TAT stays within one window of now, so a quiet tenant may burst its whole quota. Time comes from
+ * Redis (TIME), so several gateway replicas agree. Atomic: one script, one key.
+ *
+ * Returns {allowed (0|1), remaining, retry_after_ms, reset_ms}: reset is when the quota is whole again.
+ */
+const GCRA = `
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local interval = window / limit
+local tat = tonumber(redis.call('GET', KEYS[1]))
+if tat == nil or tat < now then tat = now end
+local new_tat = tat + interval
+local allow_at = new_tat - window
+if allow_at > now then
+  return {0, 0, math.ceil(allow_at - now), math.ceil(tat - now)}
+end
+redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + 1000)
+local remaining = math.floor((window - (new_tat - now)) / interval + 1e-9)
+return {1, remaining, 0, math.ceil(new_tat - now)}
+`;
+
+/**
+ * Admissions in flight for one tenant: a sorted set of ticket ids scored by their expiry, so a
+ * gateway that dies mid-admission leaks nothing for longer than the ticket's lifetime.
+ * Returns the number of admissions in flight, this one included.
+ */
+const ENTER = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local ttl = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
+if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
+return redis.call('ZCARD', KEYS[1])
+`;
+
+export interface LimiterRedis extends Redis {
+  gcra(key: string, limit: number, windowMs: number): Promise<[number, number, number, number]>;
+  admissionEnter(key: string, ticket: string, ttlMs: number): Promise<number>;
+}
+
+/** Register the scripts on a client (ioredis sends EVALSHA and falls back to EVAL after a Redis restart). */
+export function withLimiterScripts(redis: Redis): LimiterRedis {
+  redis.defineCommand('gcra', { numberOfKeys: 1, lua: GCRA });
+  redis.defineCommand('admissionEnter', { numberOfKeys: 1, lua: ENTER });
+  return redis as LimiterRedis;
+}

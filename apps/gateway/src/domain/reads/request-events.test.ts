@@ -1,0 +1,39 @@
+import { describe, expect, it } from '@jest/globals';
+import { publicEventOf } from './request-events.js';
+
+describe('publicEventOf', () => {
+  const at = '2026-11-21T10:00:00.000Z';
+
+  it('maps the stored event to the public item', () => {
+    expect(publicEventOf({ event_id: 3, kind: 'request.completed', status: 'completed', created_at: at, payload: { result: { status_code: 200, bytes: 10, stage: 'http' } } })).toEqual({
+      id: 3,
+      type: 'request.completed',
+      status: 'completed',
+      created_at: at,
+      data: { result: { status_code: 200, bytes: 10, stage: 'http' } },
+    });
+  });
+
+  it('never passes vendor names, internal hosts, final URLs or unknown fields, and reduces URLs in text to their origin', () => {
+    const e = publicEventOf({
+      event_id: 2,
+      kind: 'request.failed',
+      status: 'failed',
+      created_at: at,
+      payload: {
+        proxy_vendor: 'AcmeProxies',
+        upstream: 'http://fetch-orchestrator.wdr.svc:8081/internal',
+        final_url: 'https://shop.example/cart?session=abc',
+        error: { code: 'TARGET_UNREACHABLE', message: 'could not reach https://shop.example/cart?session=abc', provider: 'acme', host: '10.0.0.7' },
+        result: { status_code: 502, final_url: 'https://shop.example/x' },
+        attempt: 2,
+      },
+    });
+    expect(e.data).toEqual({
+      attempt: 2,
+      error: { code: 'TARGET_UNREACHABLE', message: 'could not reach https://shop.example' },
+      result: { status_code: 502 },
+    });
+    expect(JSON.stringify(e)).not.toMatch(/acme|svc|10\.0\.0\.7|session|cart/i);
+  });
+});

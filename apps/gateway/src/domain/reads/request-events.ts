@@ -1,0 +1,76 @@
+import type { DataVisibleStatus } from '../../api/models.js';
+import type { RequestEvent } from '../../api/models-reads.js';
+
+/**
+ * A request event as the orchestrator stores it and publishes it on `request.lifecycle`
+ * (`request.event_appended`): the internal record, before it is made public.
+ */
+export interface StoredRequestEvent {
+  event_id: number;
+  kind: string;
+  status: string;
+  payload: Record<string, unknown>;
+  created_at: string;
+}
+
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+
+const VISIBLE_STATUSES: ReadonlySet<string> = new Set(['pending', 'running', 'solving_captcha', 'completed', 'failed', 'cancelled', 'waiting_for_page', 'queued']);
+
+/**
+ * What of an event payload may reach a tenant, field by field. Anything not listed is dropped:
+ * internal payloads may grow fields (proxy vendors, internal hosts, final URLs with paths) without
+ * leaking them. `true` keeps a scalar; a nested table keeps that object's listed fields.
+ */
+type Allow = { readonly [field: string]: true | Allow };
+
+const ERROR: Allow = { code: true, message: true };
+const PUBLIC_FIELDS: Allow = {
+  route_mode: true,
+  batch_id: true,
+  base_tokens: true,
+  charged_tokens: true,
+  captcha_tokens: true,
+  stage: true,
+  attempt: true,
+  reason: true,
+  error: ERROR,
+  result: { stage: true, status_code: true, content_type: true, bytes: true, redirects: true, elapsed_ms: true },
+};
+
+function pick(value: Record<string, unknown>, allow: Allow): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [field, rule] of Object.entries(allow)) {
+    const v = value[field];
+    if (v === undefined) continue;
+    if (rule === true) {
+      if (v === null || typeof v === 'number' || typeof v === 'boolean') out[field] = v;
+      else if (typeof v === 'string') out[field] = redactText(v);
+    } else if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      out[field] = pick(v as Record<string, unknown>, rule);
+    }
+  }
+  return out;
+}
+
+/** URLs inside free text keep only their origin: paths and queries are tenant secrets. */
+function redactText(text: string): string {
+  return text.replace(/\bhttps?:\/\/[^\s"'<>]+/gi, (m) => {
+    try {
+      return new URL(m).origin;
+    } catch {
+      return '[url]';
+    }
+  });
+}
+
+/** The public, provider-neutral form of one event: the history entry and the SSE `data`, identical. */
+export function publicEventOf(e: StoredRequestEvent): RequestEvent {
+  return {
+    id: e.event_id,
+    type: e.kind,
+    status: (VISIBLE_STATUSES.has(e.status) ? e.status : 'running') as DataVisibleStatus,
+    created_at: e.created_at,
+    data: pick(e.payload, PUBLIC_FIELDS),
+  };
+}

@@ -1,0 +1,111 @@
+import { PublicError } from '@wdr/kit/errors';
+import type { GatewayDeps } from '../../app.js';
+import type { DataJobStatus, RequestDetail } from '../../api/models.js';
+import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../../api/models-reads.js';
+import { enterConcurrency, takeSubmissionRate } from '../limits/admission.js';
+import { inputHashOf, requestIdFor, validateIdempotencyKey, type SubmissionContext } from '../requests/data-requests.js';
+import { publicEventOf, type StoredRequestEvent } from './request-events.js';
+
+const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
+
+/** Path ids are uuids (spec, shared rules): anything else is a 422 before any lookup. */
+export function requireUuid(id: string, field = 'id'): string {
+  if (!UUID_RE.test(id)) {
+    throw new PublicError('VALIDATION_FAILED', `The ${field} is not valid.`, { details: [{ field, issue: 'must be a uuid' }] });
+  }
+  return id.toLowerCase();
+}
+
+export const PAGE_LIMITS = { min: 1, max: 100, default: 50 } as const;
+const JOB_STATUSES: readonly DataJobStatus[] = ['pending', 'running', 'solving_captcha', 'completed', 'failed', 'cancelled'];
+
+export interface ListQuery {
+  cursor?: string | undefined;
+  limit?: number | undefined;
+  status?: string | undefined;
+}
+
+/** A cursor page of the tenant's requests, newest first (keyset on created_at, id in the orchestrator). */
+export async function listDataRequests(deps: GatewayDeps, tenantId: string, q: ListQuery): Promise<RequestPage> {
+  const limit = q.limit ?? PAGE_LIMITS.default;
+  if (!Number.isInteger(limit) || limit < PAGE_LIMITS.min || limit > PAGE_LIMITS.max) {
+    throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ field: 'limit', issue: 'must be an integer 1..100' }] });
+  }
+  if (q.status !== undefined && !(JOB_STATUSES as readonly string[]).includes(q.status)) {
+    throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ field: 'status', issue: `must be one of ${JOB_STATUSES.join(', ')}` }] });
+  }
+  return deps.orchestrator.get<RequestPage>('/internal/v1/requests', {
+    searchParams: {
+      tenant_id: tenantId,
+      limit,
+      ...(q.status !== undefined ? { status: q.status } : {}),
+      ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
+    },
+  });
+}
+
+export interface StoredEventHistory {
+  request_status: string;
+  events: StoredRequestEvent[];
+}
+
+/** The stored history of one request of the tenant after `afterId` (0: all of it). */
+export async function storedEventsOf(deps: GatewayDeps, tenantId: string, id: string, afterId = 0): Promise<StoredEventHistory> {
+  return deps.orchestrator.get<StoredEventHistory>(`/internal/v1/requests/${requireUuid(id)}/events`, {
+    searchParams: { tenant_id: tenantId, after: afterId },
+  });
+}
+
+export async function listRequestEvents(deps: GatewayDeps, tenantId: string, id: string): Promise<RequestEventList> {
+  const history = await storedEventsOf(deps, tenantId, id);
+  return { data: history.events.map(publicEventOf) };
+}
+
+export type ResultFormat = 'html' | 'text';
+
+export interface RequestResultBody {
+  contentType: string;
+  body: Buffer;
+}
+
+/** The stored page (claim-check in the orchestrator), as fetched or reduced to its text. */
+export async function readRequestResult(deps: GatewayDeps, tenantId: string, id: string, format: string | undefined): Promise<RequestResultBody> {
+  const f = format ?? 'html';
+  if (f !== 'html' && f !== 'text') {
+    throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ field: 'format', issue: 'must be one of html, text' }] });
+  }
+  const r = await deps.orchestrator.get<{ content_type: string; body_base64: string }>(`/internal/v1/requests/${requireUuid(id)}/result`, {
+    searchParams: { tenant_id: tenantId, format: f },
+    timeoutMs: 30_000,
+  });
+  return { contentType: r.content_type, body: Buffer.from(r.body_base64, 'base64') };
+}
+
+/** Cancel a pending or running request of the tenant; cancelling a cancelled request answers it again. */
+export async function cancelDataRequest(deps: GatewayDeps, tenantId: string, id: string): Promise<RequestDetail> {
+  return deps.orchestrator.post<RequestDetail>(`/internal/v1/requests/${requireUuid(id)}/cancel`, { tenant_id: tenantId });
+}
+
+/**
+ * Retry a failed request of the tenant as a new request with the persisted inputs. It is a
+ * submission: it counts against the tenant's rate and concurrency limits like a create. Idempotency
+ * works as for create: the new id derives from (tenant, key), and the "body" of a retry is its
+ * source id, so the same key retrying the same request replays and anything else conflicts.
+ */
+export async function retryDataRequest(deps: GatewayDeps, ctx: SubmissionContext, id: string): Promise<RetrySubmissionResponse> {
+  const sourceId = requireUuid(id);
+  validateIdempotencyKey(ctx.idempotencyKey);
+  const tenantId = ctx.tenant.tenantId;
+  const requestId = requestIdFor(tenantId, ctx.idempotencyKey);
+  await takeSubmissionRate(deps, ctx.tenant, ctx.setHeader);
+  const ticket = await enterConcurrency(deps, ctx.tenant, ctx.idempotencyKey !== undefined ? requestId : undefined);
+  try {
+    return await deps.orchestrator.post<RetrySubmissionResponse>(`/internal/v1/requests/${sourceId}/retry`, {
+      tenant_id: tenantId,
+      request_id: requestId,
+      input_hash: inputHashOf({ retry_of: sourceId }),
+    });
+  } finally {
+    await ticket.release();
+  }
+}

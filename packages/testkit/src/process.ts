@@ -1,0 +1,73 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { dirname, join } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { fileURLToPath } from 'node:url';
+import { freePort } from './fleet.js';
+import type { ServiceName } from './services.js';
+
+const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
+
+export interface ServiceProcess {
+  url: string;
+  port: number;
+  /** The running child (undefined while stopped). */
+  proc: () => ChildProcess | undefined;
+  /** Send a signal (SIGKILL for a crash) and wait until the process is gone. */
+  kill: (signal?: NodeJS.Signals) => Promise<void>;
+  /** Start it again on the same port with the same environment; resolves when it is ready. */
+  restart: () => Promise<void>;
+  /** Last lines it printed (for failure messages). */
+  logs: () => string;
+}
+
+/**
+ * One service as a real process (`node apps/<service>/dist/main.js`) on a free port, started with
+ * `env` on top of this process's environment; resolves once its /readyz answers 200.
+ */
+export async function startServiceProcess(service: ServiceName, env: Record<string, string>, opts: { readyTimeoutMs?: number } = {}): Promise<ServiceProcess> {
+  const port = env['PORT'] ? Number(env['PORT']) : await freePort();
+  const url = `http://127.0.0.1:${port}`;
+  const output: string[] = [];
+  let child: ChildProcess | undefined;
+
+  const start = async () => {
+    const proc = spawn(process.execPath, [join(REPO, 'apps', service, 'dist', 'main.js')], {
+      env: { ...process.env, NODE_ENV: 'test', ...env, PORT: String(port) },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    child = proc;
+    const keep = (b: Buffer) => {
+      output.push(b.toString());
+      if (output.length > 200) output.splice(0, output.length - 200);
+    };
+    proc.stdout!.on('data', keep);
+    proc.stderr!.on('data', keep);
+    const deadline = Date.now() + (opts.readyTimeoutMs ?? 60_000);
+    while (Date.now() < deadline) {
+      if (proc.exitCode !== null) throw new Error(`${service} exited with ${proc.exitCode}:\n${output.join('')}`);
+      try {
+        if ((await fetch(`${url}/readyz`)).status === 200) return;
+      } catch {
+        // not listening yet
+      }
+      await sleep(100);
+    }
+    throw new Error(`${service} did not become ready:\n${output.join('')}`);
+  };
+
+  const kill = async (signal: NodeJS.Signals = 'SIGTERM') => {
+    const proc = child;
+    if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
+    const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
+    proc.kill(signal);
+    await exited;
+  };
+
+  try {
+    await start();
+  } catch (err) {
+    await kill('SIGKILL');
+    throw err;
+  }
+  return { url, port, proc: () => child, kill, restart: start, logs: () => output.join('').slice(-8000) };
+}
