@@ -139,11 +139,14 @@ export async function startFleet(opts: { env?: Partial<Record<ServiceName | 'all
   };
 }
 
-/** Run the gateway's admin command against the fleet's gateway database (as an operator would). */
-export async function adminCommand(fleet: Fleet, args: string[]): Promise<Record<string, unknown>> {
+/**
+ * Run a service's admin command (the gateway's by default, or the ledger's) with the fleet's
+ * configuration, as an operator would. Returns the JSON it printed last.
+ */
+export async function adminCommand(fleet: Fleet, args: string[], service: 'gateway' | 'billing-ledger' = 'gateway'): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [join(REPO, 'apps', 'gateway', 'dist', 'admin.js'), ...args], {
-      env: { ...process.env, ...fleet.envOf('gateway') },
+    const proc = spawn(process.execPath, [join(REPO, 'apps', service, 'dist', 'admin.js'), ...args], {
+      env: { ...process.env, ...fleet.envOf(service) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

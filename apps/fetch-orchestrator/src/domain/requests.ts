@@ -39,6 +39,8 @@ interface Reservation {
   proxy_type: string;
   base_tokens: number;
   charged_tokens: number;
+  /** The ledger's admission quote (guarded pricing policy), or null. */
+  quote: Record<string, unknown> | null;
 }
 
 /**
@@ -114,7 +116,7 @@ export async function createRequest(
           pricingVersion: reservation.pricing_version,
           baseTokens: reservation.base_tokens,
           tokenState: 'reserved',
-          options: { ...cmd.options, input_hash: cmd.input_hash, max_credits_per_request: cmd.max_credits } as Prisma.InputJsonObject,
+          options: { ...cmd.options, input_hash: cmd.input_hash, max_credits_per_request: cmd.max_credits, admission_quote: reservation.quote ?? null } as Prisma.InputJsonObject,
           retriedFromId: opts.retriedFromId ?? null,
         },
       });
@@ -204,7 +206,7 @@ export function submissionView(r: DataRequest, chargedTokens: number, replay: bo
     base_tokens: r.baseTokens,
     protected_tokens: r.protectedTokens,
     captcha_tokens: r.captchaTokens,
-    quote: null,
+    quote: ((r.options as { admission_quote?: Record<string, unknown> | null }).admission_quote ?? null) as SubmissionResponse['quote'],
     created_at: r.createdAt.toISOString(),
     charged_tokens: chargedTokens,
     idempotent_replay: replay,
@@ -214,7 +216,7 @@ export function submissionView(r: DataRequest, chargedTokens: number, replay: bo
 
 /** The request as the tenant submitted it, minus secrets: header and cookie values are not echoed. */
 function requestEcho(r: DataRequest): Record<string, unknown> {
-  const { input_hash: _h, headers, cookies, ...rest } = r.options as Record<string, unknown>;
+  const { input_hash: _h, admission_quote: _q, headers, cookies, ...rest } = r.options as Record<string, unknown>;
   return {
     url: r.urlOrigin,
     route_mode: r.routeMode,

@@ -32,7 +32,7 @@ export async function retryRequest(
   if (!source.targetSealed) {
     throw new PublicError('CONFLICT', 'The target URL of this request passed its retention; submit the request again.');
   }
-  const { input_hash: _hash, max_credits_per_request: maxCredits, ...options } = source.options as Record<string, unknown>;
+  const { input_hash: _hash, admission_quote: _quote, max_credits_per_request: maxCredits, ...options } = source.options as Record<string, unknown>;
   return createRequest(
     deps,
     {

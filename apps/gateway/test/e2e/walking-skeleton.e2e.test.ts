@@ -160,6 +160,15 @@ describe('POST /api/v1/data/requests -> GET /api/v1/data/requests/{id}', () => {
     expect(conflict.body).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
   });
 
+  it('returns the ledger\'s admission quote for a tenant on a guarded-pricing plan, and null otherwise', async () => {
+    const guarded = await adminCommand(fleet, ['create-tenant', '--name', 'guarded', '--credits', '500']);
+    await adminCommand(fleet, ['set-plan', '--tenant', guarded['tenant_id'] as string, '--plan', 'business'], 'billing-ledger');
+    const res = await gateway().post('/api/v1/data/requests').set('X-API-Key', guarded['api_key'] as string).send({ url: `${site.url}/page`, mode: 'http' });
+    expect(res.status).toBe(202);
+    expect(res.body.quote).toMatchObject({ policy: expect.any(String), estimate_tokens: expect.any(Number), worst_case_tokens: expect.any(Number), balance_after_tokens: expect.any(Number) });
+    expect((await submit('/page')).quote).toBeNull();
+  });
+
   it('refuses an account that cannot pay, creating nothing', async () => {
     const poor = await adminCommand(fleet, ['create-tenant', '--name', 'poor', '--credits', '0']);
     const res = await gateway().post('/api/v1/data/requests').set('X-API-Key', poor['api_key'] as string).send({ url: `${site.url}/page`, mode: 'http' });
