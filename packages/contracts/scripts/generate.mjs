@@ -30,8 +30,17 @@ try {
     process.stderr.write(tsoa.stdout + tsoa.stderr);
     process.exit(1);
   }
-  const spec = `${JSON.stringify(JSON.parse(readFileSync(join(tmp, 'openapi.json'), 'utf8')), null, 2)}\n`;
-  const ast = await openapiTS(pathToFileURL(join(tmp, 'openapi.json')));
+  // tsoa emits schemas and paths in the order it meets the controllers, which follows the file
+  // system's directory order; sort them so every checkout generates the same bytes.
+  const doc = JSON.parse(readFileSync(join(tmp, 'openapi.json'), 'utf8'));
+  const sortKeys = (o) => (o ? Object.fromEntries(Object.entries(o).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0))) : o);
+  doc.paths = sortKeys(doc.paths);
+  for (const p of Object.keys(doc.paths ?? {})) doc.paths[p] = sortKeys(doc.paths[p]);
+  if (doc.components) for (const k of Object.keys(doc.components)) doc.components[k] = sortKeys(doc.components[k]);
+  if (Array.isArray(doc.tags)) doc.tags.sort((a, b) => (a.name < b.name ? -1 : 1));
+  const spec = `${JSON.stringify(doc, null, 2)}\n`;
+  writeFileSync(join(tmp, 'openapi.sorted.json'), spec);
+  const ast = await openapiTS(pathToFileURL(join(tmp, 'openapi.sorted.json')));
   const types = `// Generated from openapi/openapi.json by scripts/generate.mjs (openapi-typescript). Do not edit.\n${astToString(ast)}`;
 
   if (check) {

@@ -1,42 +1,90 @@
 // Generated from openapi/openapi.json by scripts/generate.mjs (openapi-typescript). Do not edit.
 export interface paths {
-    "/api/v1/data/requests": {
+    "/api/v1/client/batches": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /**
-         * @description The tenant's requests, newest first, as cursor pages: pass `meta.next_cursor` back unchanged
-         *     as `cursor` for the next page. Pages are keyed on (created_at, id), so requests created while
-         *     paging never shift a page: no duplicates, no gaps.
-         */
-        get: operations["ListRequests"];
+        get?: never;
         put?: never;
         /**
-         * @description Submit a request to fetch a page. The request runs asynchronously; poll its detail or follow
-         *     its events. Every rule of the body is checked (422 `VALIDATION_FAILED` lists each offending
-         *     field in `details`, e.g. `headers.Host`); unknown fields are rejected.
-         *     Submissions count against the tenant's rate (`RateLimit-*` headers on every answer) and
-         *     concurrency limits (429 `RATE_LIMITED` / `CONCURRENCY_LIMITED` with `Retry-After`).
+         * @description Submit up to 1,000 jobs as one batch; each job takes the fields of a single request
+         *     submission. All jobs are admitted together or not at all (402 and nothing created when the
+         *     balance cannot reserve them all). When the `Idempotency-Key` header is omitted the server
+         *     generates an internal key, so the submission is new.
          */
-        post: operations["CreateRequest"];
+        post: operations["CreateCabinetBatch"];
         delete?: never;
         options?: never;
         head?: never;
         patch?: never;
         trace?: never;
     };
-    "/api/v1/data/requests/{id}": {
+    "/api/v1/client/recipes": {
         parameters: {
             query?: never;
             header?: never;
             path?: never;
             cookie?: never;
         };
-        /** @description Read one request of the caller. Another tenant's id is a 404. */
-        get: operations["GetRequest"];
+        /** @description The tenant's extraction recipes, as an offset page. */
+        get: operations["ListClientRecipes"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/recipes/capabilities": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description What the recipe feature offers: DSL version, limits, extraction field kinds, auto-repair and billing terms. */
+        get: operations["GetRecipeCapabilities"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Submit a request from the cabinet. Same body, validation, limits and billing as
+         *     POST /api/v1/data/requests.
+         */
+        post: operations["CreateClientRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/balance": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Tokens available now and tokens held by requests in flight. */
+        get: operations["GetBalance"];
         put?: never;
         post?: never;
         delete?: never;
@@ -87,28 +135,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/client/batches": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * @description Submit up to 1,000 jobs as one batch; each job takes the fields of a single request
-         *     submission. All jobs are admitted together or not at all (402 and nothing created when the
-         *     balance cannot reserve them all). When the `Idempotency-Key` header is omitted the server
-         *     generates an internal key, so the submission is new.
-         */
-        post: operations["CreateCabinetBatch"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/data/recipes": {
         parameters: {
             query?: never;
@@ -126,7 +152,52 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/client/requests": {
+    "/api/v1/data/requests": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The tenant's requests, newest first, as cursor pages: pass `meta.next_cursor` back unchanged
+         *     as `cursor` for the next page. Pages are keyed on (created_at, id), so requests created while
+         *     paging never shift a page: no duplicates, no gaps.
+         */
+        get: operations["ListRequests"];
+        put?: never;
+        /**
+         * @description Submit a request to fetch a page. The request runs asynchronously; poll its detail or follow
+         *     its events. Every rule of the body is checked (422 `VALIDATION_FAILED` lists each offending
+         *     field in `details`, e.g. `headers.Host`); unknown fields are rejected.
+         *     Submissions count against the tenant's rate (`RateLimit-*` headers on every answer) and
+         *     concurrency limits (429 `RATE_LIMITED` / `CONCURRENCY_LIMITED` with `Retry-After`).
+         */
+        post: operations["CreateRequest"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/requests/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Read one request of the caller. Another tenant's id is a 404. */
+        get: operations["GetRequest"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/data/requests/{id}/cancel": {
         parameters: {
             query?: never;
             header?: never;
@@ -136,44 +207,11 @@ export interface paths {
         get?: never;
         put?: never;
         /**
-         * @description Submit a request from the cabinet. Same body, validation, limits and billing as
-         *     POST /api/v1/data/requests.
+         * @description Cancel a pending or running request (beyond the spec): it becomes `cancelled`, its reserved
+         *     tokens are refunded, and a worker still running it can no longer complete it. Cancelling a
+         *     cancelled request answers the same; a completed or failed one is a 409.
          */
-        post: operations["CreateClientRequest"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/client/recipes": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description The tenant's extraction recipes, as an offset page. */
-        get: operations["ListClientRecipes"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/client/recipes/capabilities": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description What the recipe feature offers: DSL version, limits, extraction field kinds, auto-repair and billing terms. */
-        get: operations["GetRecipeCapabilities"];
-        put?: never;
-        post?: never;
+        post: operations["CancelRequest"];
         delete?: never;
         options?: never;
         head?: never;
@@ -250,27 +288,6 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
-    "/api/v1/data/requests/{id}/cancel": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        get?: never;
-        put?: never;
-        /**
-         * @description Cancel a pending or running request (beyond the spec): it becomes `cancelled`, its reserved
-         *     tokens are refunded, and a worker still running it can no longer complete it. Cancelling a
-         *     cancelled request answers the same; a completed or failed one is a 409.
-         */
-        post: operations["CancelRequest"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
     "/api/v1/data/requests/{id}/retry": {
         parameters: {
             query?: never;
@@ -286,44 +303,6 @@ export interface paths {
          *     the retry replays it for free; the same key used for anything else is a 409.
          */
         post: operations["RetryRequest"];
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/data/usage": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /**
-         * @description Proxy traffic of the last 30 days: request, response and total bytes, tokens charged for
-         *     traffic, requests charged, and requests whose traffic could not be measured (counted there,
-         *     never as zero bytes), in total and per proxy type. No provider or routing detail is returned.
-         */
-        get: operations["GetUsage"];
-        put?: never;
-        post?: never;
-        delete?: never;
-        options?: never;
-        head?: never;
-        patch?: never;
-        trace?: never;
-    };
-    "/api/v1/data/balance": {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        /** @description Tokens available now and tokens held by requests in flight. */
-        get: operations["GetBalance"];
-        put?: never;
-        post?: never;
         delete?: never;
         options?: never;
         head?: never;
@@ -351,38 +330,150 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/data/usage": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description Proxy traffic of the last 30 days: request, response and total bytes, tokens charged for
+         *     traffic, requests charged, and requests whose traffic could not be measured (counted there,
+         *     never as zero bytes), in total and per proxy type. No provider or routing detail is returned.
+         */
+        get: operations["GetUsage"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
-        FieldIssue: {
-            field: string;
-            issue: string;
+        /** @description GET /api/v1/data/batches/{id}. */
+        Batch: {
+            /** Format: uuid */
+            id: string;
+            status: components["schemas"]["BatchStatus"];
+            /** Format: int32 */
+            total_jobs: number;
+            /** Format: int32 */
+            completed_jobs: number;
+            /** Format: int32 */
+            failed_jobs: number;
+            /** Format: int32 */
+            base_tokens: number;
+            /** Format: int32 */
+            protected_tokens: number;
+            /** Format: int32 */
+            captcha_tokens: number;
+            /** Format: date-time */
+            created_at: string;
+            /**
+             * Format: date-time
+             * @description When the last job finished; null while any job is not terminal.
+             */
+            finished_at: string | null;
+            /** @description In submission order. */
+            jobs: components["schemas"]["BatchJob"][];
         };
-        /** @description The one error body of the API. */
-        PublicErrorBody: {
-            /** @description Stable machine-readable code, e.g. `VALIDATION_FAILED`, `IDEMPOTENCY_CONFLICT`. */
+        /** @description A job nested in a batch read. */
+        BatchJob: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uri
+             * @description Target origin only.
+             */
+            url: string;
+            status: components["schemas"]["DataJobStatus"];
+            route_mode: components["schemas"]["RouteMode"];
+            proxy_type?: components["schemas"]["ProxyNetworkType"];
+            token_state: components["schemas"]["DataTokenState"];
+            cached: boolean;
+            protected: boolean;
+            /** Format: int32 */
+            pricing_version: number;
+            /** Format: int32 */
+            base_tokens: number;
+            /** Format: int32 */
+            protected_tokens: number;
+            /** Format: int32 */
+            captcha_tokens: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+            /** @description Set on failed and cancelled jobs only. */
+            error: components["schemas"]["BatchJobError"] | null;
+        };
+        /** @description Redacted error of a failed or cancelled batch job: a stable code and a tenant-facing message. */
+        BatchJobError: {
             code: string;
             message: string;
-            request_id: string;
-            details?: components["schemas"]["FieldIssue"][];
         };
         /**
-         * @description Status of a request as reported by create, retry and list.
+         * @description Batch status, aggregated from its jobs: `pending` while every job is pending; `running` while
+         *     any job is not terminal; once all are terminal, `completed` (all completed), `cancelled` (all
+         *     cancelled), `failed` (none completed) or `partial` (some completed, some not).
          * @enum {string}
          */
-        DataJobStatus: "pending" | "running" | "solving_captcha" | "completed" | "failed" | "cancelled";
-        /** @enum {string} */
-        RequestMode: "direct" | "auto" | "browser" | "http" | "residential" | "residential_browser";
-        RouteMode: components["schemas"]["RequestMode"] | "mixed";
-        /** @enum {string} */
-        ProxyNetworkType: "datacenter" | "residential" | "premium";
-        /** @description Construct a type with a set of properties K of type T */
-        "Record_string.unknown_": {
+        BatchStatus: "pending" | "running" | "completed" | "partial" | "failed" | "cancelled";
+        BrowserAction: {
+            type: string;
+        } & {
             [key: string]: unknown;
         };
-        /** @description Response of create and retry. */
-        SubmissionResponse: {
+        /** @description A job of the cabinet batch response. */
+        CabinetBatchJob: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * Format: uri
+             * @description Target origin only.
+             */
+            url: string;
+            status: components["schemas"]["DataJobStatus"];
+            cached: boolean;
+            protected: boolean;
+            /** Format: int32 */
+            pricing_version: number;
+            route_mode: components["schemas"]["RouteMode"];
+            /** Format: int32 */
+            base_tokens: number;
+            /** Format: int32 */
+            protected_tokens: number;
+            /** Format: int32 */
+            captcha_tokens: number;
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description Response of a batch submission (cabinet and Data API). */
+        CabinetBatchResponse: {
+            /** Format: uuid */
+            batch_id: string;
+            status: components["schemas"]["BatchStatus"];
+            jobs: components["schemas"]["CabinetBatchJob"][];
+            /**
+             * Format: int32
+             * @description Tokens reserved by this submission; 0 on an idempotent replay.
+             */
+            charged_tokens: number;
+            /** Format: int32 */
+            pricing_version: number;
+            /** @description The jobs' route mode when they share one, otherwise `mixed`. */
+            route_mode: components["schemas"]["RouteMode"];
+            idempotent_replay: boolean;
+        };
+        /** @description Response of POST /api/v1/client/requests (the cabinet's submission). */
+        CabinetRequestResponse: {
             /** Format: uuid */
             id: string;
             /** @description Target origin only. */
@@ -391,37 +482,27 @@ export interface components {
             cached: boolean;
             protected: boolean;
             /** Format: int32 */
-            pricing_version: number;
-            route_mode: components["schemas"]["RouteMode"];
-            proxy_type?: components["schemas"]["ProxyNetworkType"];
-            /** Format: int32 */
             base_tokens: number;
             /** Format: int32 */
             protected_tokens: number;
             /** Format: int32 */
             captcha_tokens: number;
-            quote?: components["schemas"]["Record_string.unknown_"] | null;
             /** Format: date-time */
             created_at: string;
             /** Format: int32 */
             charged_tokens: number;
+            /** Format: int32 */
+            pricing_version: number;
+            route_mode: components["schemas"]["RouteMode"];
             idempotent_replay: boolean;
             /** @enum {string} */
             result_kind?: "extraction";
             page_status?: string;
         };
-        /** @enum {string} */
-        ProxySetting: "random" | "off";
-        /** @description Construct a type with a set of properties K of type T */
-        "Record_string.string_": {
-            [key: string]: string;
-        };
-        /** @enum {string} */
-        ResourcePolicy: "adaptive" | "compatible";
-        BrowserAction: {
-            type: string;
-        } & {
-            [key: string]: unknown;
+        /** @description Body of POST /api/v1/client/batches and POST /api/v1/data/batches. */
+        CreateBatchBody: {
+            /** @description Each job takes the fields of a single request submission. */
+            jobs: components["schemas"]["CreateDataRequestBody"][];
         };
         /** @description Body of POST /api/v1/data/requests. */
         CreateDataRequestBody: {
@@ -474,10 +555,241 @@ export interface components {
             /** @description Structured extraction settings, at most 64 KiB as JSON. */
             extraction?: components["schemas"]["Record_string.unknown_"] | null;
         };
-        /** @description Status of a request as reported by its detail. */
-        DataVisibleStatus: components["schemas"]["DataJobStatus"] | ("waiting_for_page" | "queued");
+        /**
+         * @description Status of a request as reported by create, retry and list.
+         * @enum {string}
+         */
+        DataJobStatus: "pending" | "running" | "solving_captcha" | "completed" | "failed" | "cancelled";
+        DataRecipe: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            /** Format: uri */
+            sample_url: string;
+            fields: components["schemas"]["RecipeField"][];
+            advanced_schema: boolean;
+            /** @description `draft` is one value. */
+            status: string;
+            /** Format: uuid */
+            active_version_id: string;
+            auto_repair_enabled: boolean;
+            /** Format: date-time */
+            continuous_repair_confirmed_at: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            active_version: components["schemas"]["RecipeVersion"] | null;
+        };
+        /** @description Recipe list envelope of the data API: each item carries its active version and field schema. */
+        DataRecipeList: {
+            /** Format: int32 */
+            total: number;
+            /** Format: int32 */
+            limit: number;
+            /** Format: int32 */
+            offset: number;
+            has_more: boolean;
+            items: components["schemas"]["DataRecipe"][];
+        };
         /** @enum {string} */
         DataTokenState: "reserved" | "settlement_pending" | "settled" | "refunded";
+        /** @description Status of a request as reported by its detail. */
+        DataVisibleStatus: components["schemas"]["DataJobStatus"] | ("waiting_for_page" | "queued");
+        FieldIssue: {
+            field: string;
+            issue: string;
+        };
+        /** @enum {string} */
+        ProxyNetworkType: "datacenter" | "residential" | "premium";
+        /** @enum {string} */
+        ProxySetting: "random" | "off";
+        ProxyTraffic: {
+            /** Format: int32 */
+            request_bytes: number;
+            /** Format: int32 */
+            response_bytes: number;
+            /** Format: int32 */
+            total_bytes: number;
+            /**
+             * Format: int32
+             * @description Tokens charged for proxy traffic.
+             */
+            charged_tokens: number;
+            /**
+             * Format: int32
+             * @description Requests charged for their traffic.
+             */
+            charged_jobs: number;
+            /**
+             * Format: int32
+             * @description Requests whose traffic could not be measured: counted here, never as zero bytes.
+             */
+            measurement_unavailable_jobs: number;
+            /** @description One entry per proxy type (datacenter, residential, premium), zeros included. */
+            by_proxy_type: components["schemas"]["ProxyTrafficByType"][];
+        };
+        ProxyTrafficByType: {
+            /** Format: int32 */
+            request_bytes: number;
+            /** Format: int32 */
+            response_bytes: number;
+            /** Format: int32 */
+            total_bytes: number;
+            /**
+             * Format: int32
+             * @description Tokens charged for proxy traffic.
+             */
+            charged_tokens: number;
+            /**
+             * Format: int32
+             * @description Requests charged for their traffic.
+             */
+            charged_jobs: number;
+            /**
+             * Format: int32
+             * @description Requests whose traffic could not be measured: counted here, never as zero bytes.
+             */
+            measurement_unavailable_jobs: number;
+            proxy_type: components["schemas"]["ProxyNetworkType"];
+        };
+        /** @description GET /api/v1/data/usage: proxy traffic of the last 30 days. */
+        ProxyTrafficUsage: {
+            /** Format: date-time */
+            period_start: string;
+            /** Format: date-time */
+            period_end: string;
+            /** Format: int32 */
+            period_days: number;
+            proxy_traffic: components["schemas"]["ProxyTraffic"];
+        };
+        /** @description The one error body of the API. */
+        PublicErrorBody: {
+            /** @description Stable machine-readable code, e.g. `VALIDATION_FAILED`, `IDEMPOTENCY_CONFLICT`. */
+            code: string;
+            message: string;
+            request_id: string;
+            details?: components["schemas"]["FieldIssue"][];
+        };
+        /** @description An extraction recipe. */
+        Recipe: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            /** Format: uri */
+            sample_url: string;
+            fields: components["schemas"]["RecipeField"][];
+            advanced_schema: boolean;
+            /** @description `draft` is one value. */
+            status: string;
+            /** Format: uuid */
+            active_version_id: string;
+            auto_repair_enabled: boolean;
+            /** Format: date-time */
+            continuous_repair_confirmed_at: string;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+        };
+        RecipeAutoRepair: {
+            enabled: boolean;
+            /** Format: int32 */
+            automatic_repairs_per_window: number;
+            /** Format: int32 */
+            window_hours: number;
+            continuous_repair_requires_confirmation: boolean;
+        };
+        RecipeBilling: {
+            plan_id: string;
+            charge_currency: string;
+            charge_basis: string;
+            /** Format: int32 */
+            user_token_value_nano_usd: number;
+            /** Format: int32 */
+            markup_basis_points: number;
+            /** Format: int32 */
+            max_llm_charge_tokens: number;
+            /** Format: int32 */
+            preflight_required_balance_tokens: number;
+            exact_charge_available_after_completion: boolean;
+            failed_operations_charged: boolean;
+            deterministic_execution_uses_standard_scrape_pricing: boolean;
+        };
+        /** @description Response of GET /api/v1/client/recipes/capabilities. */
+        RecipeCapabilities: {
+            enabled: boolean;
+            /** Format: int32 */
+            dsl_version: number;
+            /** Format: int32 */
+            generation_max_attempts: number;
+            limits: components["schemas"]["RecipeLimits"];
+            extraction_fields: components["schemas"]["RecipeExtractionFields"];
+            auto_repair: components["schemas"]["RecipeAutoRepair"];
+            billing: components["schemas"]["RecipeBilling"];
+        };
+        RecipeExtractionFields: {
+            scalar_types: string[];
+            scalar_source_types: string[];
+            object_collections: boolean;
+            /** Format: int32 */
+            max_object_nesting_depth: number;
+            collection_source_types: string[];
+            collection_scope_selector: string;
+        };
+        RecipeField: {
+            name: string;
+            type: string;
+            required: boolean;
+            multiple: boolean;
+            description: string;
+        };
+        RecipeLimits: {
+            /** Format: int32 */
+            default_page_size: number;
+            /** Format: int32 */
+            max_page_size: number;
+            /** Format: int32 */
+            max_prompt_length: number;
+            /** Format: int32 */
+            max_schema_bytes: number;
+            /** Format: int32 */
+            max_rules: number;
+            /** Format: int32 */
+            max_selectors_per_rule: number;
+        };
+        /** @description Recipe list envelope of the client API. */
+        RecipeList: {
+            /** Format: int32 */
+            total: number;
+            /** Format: int32 */
+            limit: number;
+            /** Format: int32 */
+            offset: number;
+            has_more: boolean;
+            items: components["schemas"]["Recipe"][];
+        };
+        /** @description A recipe version with its field schema (data API listings include the active one). */
+        RecipeVersion: {
+            /** Format: uuid */
+            id: string;
+            /** Format: int32 */
+            version: number;
+            fields: components["schemas"]["RecipeField"][];
+            schema: components["schemas"]["Record_string.unknown_"];
+            /** Format: date-time */
+            created_at: string;
+        };
+        /** @description Construct a type with a set of properties K of type T */
+        "Record_string.string_": {
+            [key: string]: string;
+        };
+        /** @description Construct a type with a set of properties K of type T */
+        "Record_string.unknown_": {
+            [key: string]: unknown;
+        };
         /** @description Response of GET /api/v1/data/requests/{id}. */
         RequestDetail: {
             /** Format: uuid */
@@ -528,313 +840,6 @@ export interface components {
             result_expires_at: string | null;
         };
         /**
-         * @description Batch status, aggregated from its jobs: `pending` while every job is pending; `running` while
-         *     any job is not terminal; once all are terminal, `completed` (all completed), `cancelled` (all
-         *     cancelled), `failed` (none completed) or `partial` (some completed, some not).
-         * @enum {string}
-         */
-        BatchStatus: "pending" | "running" | "completed" | "partial" | "failed" | "cancelled";
-        /** @description A job of the cabinet batch response. */
-        CabinetBatchJob: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: uri
-             * @description Target origin only.
-             */
-            url: string;
-            status: components["schemas"]["DataJobStatus"];
-            cached: boolean;
-            protected: boolean;
-            /** Format: int32 */
-            pricing_version: number;
-            route_mode: components["schemas"]["RouteMode"];
-            /** Format: int32 */
-            base_tokens: number;
-            /** Format: int32 */
-            protected_tokens: number;
-            /** Format: int32 */
-            captcha_tokens: number;
-            /** Format: date-time */
-            created_at: string;
-        };
-        /** @description Response of a batch submission (cabinet and Data API). */
-        CabinetBatchResponse: {
-            /** Format: uuid */
-            batch_id: string;
-            status: components["schemas"]["BatchStatus"];
-            jobs: components["schemas"]["CabinetBatchJob"][];
-            /**
-             * Format: int32
-             * @description Tokens reserved by this submission; 0 on an idempotent replay.
-             */
-            charged_tokens: number;
-            /** Format: int32 */
-            pricing_version: number;
-            /** @description The jobs' route mode when they share one, otherwise `mixed`. */
-            route_mode: components["schemas"]["RouteMode"];
-            idempotent_replay: boolean;
-        };
-        /** @description Body of POST /api/v1/client/batches and POST /api/v1/data/batches. */
-        CreateBatchBody: {
-            /** @description Each job takes the fields of a single request submission. */
-            jobs: components["schemas"]["CreateDataRequestBody"][];
-        };
-        /** @description Redacted error of a failed or cancelled batch job: a stable code and a tenant-facing message. */
-        BatchJobError: {
-            code: string;
-            message: string;
-        };
-        /** @description A job nested in a batch read. */
-        BatchJob: {
-            /** Format: uuid */
-            id: string;
-            /**
-             * Format: uri
-             * @description Target origin only.
-             */
-            url: string;
-            status: components["schemas"]["DataJobStatus"];
-            route_mode: components["schemas"]["RouteMode"];
-            proxy_type?: components["schemas"]["ProxyNetworkType"];
-            token_state: components["schemas"]["DataTokenState"];
-            cached: boolean;
-            protected: boolean;
-            /** Format: int32 */
-            pricing_version: number;
-            /** Format: int32 */
-            base_tokens: number;
-            /** Format: int32 */
-            protected_tokens: number;
-            /** Format: int32 */
-            captcha_tokens: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            started_at: string | null;
-            /** Format: date-time */
-            finished_at: string | null;
-            /** @description Set on failed and cancelled jobs only. */
-            error: components["schemas"]["BatchJobError"] | null;
-        };
-        /** @description GET /api/v1/data/batches/{id}. */
-        Batch: {
-            /** Format: uuid */
-            id: string;
-            status: components["schemas"]["BatchStatus"];
-            /** Format: int32 */
-            total_jobs: number;
-            /** Format: int32 */
-            completed_jobs: number;
-            /** Format: int32 */
-            failed_jobs: number;
-            /** Format: int32 */
-            base_tokens: number;
-            /** Format: int32 */
-            protected_tokens: number;
-            /** Format: int32 */
-            captcha_tokens: number;
-            /** Format: date-time */
-            created_at: string;
-            /**
-             * Format: date-time
-             * @description When the last job finished; null while any job is not terminal.
-             */
-            finished_at: string | null;
-            /** @description In submission order. */
-            jobs: components["schemas"]["BatchJob"][];
-        };
-        RecipeField: {
-            name: string;
-            type: string;
-            required: boolean;
-            multiple: boolean;
-            description: string;
-        };
-        /** @description A recipe version with its field schema (data API listings include the active one). */
-        RecipeVersion: {
-            /** Format: uuid */
-            id: string;
-            /** Format: int32 */
-            version: number;
-            fields: components["schemas"]["RecipeField"][];
-            schema: components["schemas"]["Record_string.unknown_"];
-            /** Format: date-time */
-            created_at: string;
-        };
-        DataRecipe: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            description: string;
-            /** Format: uri */
-            sample_url: string;
-            fields: components["schemas"]["RecipeField"][];
-            advanced_schema: boolean;
-            /** @description `draft` is one value. */
-            status: string;
-            /** Format: uuid */
-            active_version_id: string;
-            auto_repair_enabled: boolean;
-            /** Format: date-time */
-            continuous_repair_confirmed_at: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            updated_at: string;
-            active_version: components["schemas"]["RecipeVersion"] | null;
-        };
-        /** @description Recipe list envelope of the data API: each item carries its active version and field schema. */
-        DataRecipeList: {
-            /** Format: int32 */
-            total: number;
-            /** Format: int32 */
-            limit: number;
-            /** Format: int32 */
-            offset: number;
-            has_more: boolean;
-            items: components["schemas"]["DataRecipe"][];
-        };
-        /** @description Response of POST /api/v1/client/requests (the cabinet's submission). */
-        CabinetRequestResponse: {
-            /** Format: uuid */
-            id: string;
-            /** @description Target origin only. */
-            url?: string;
-            status: components["schemas"]["DataJobStatus"];
-            cached: boolean;
-            protected: boolean;
-            /** Format: int32 */
-            base_tokens: number;
-            /** Format: int32 */
-            protected_tokens: number;
-            /** Format: int32 */
-            captcha_tokens: number;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: int32 */
-            charged_tokens: number;
-            /** Format: int32 */
-            pricing_version: number;
-            route_mode: components["schemas"]["RouteMode"];
-            idempotent_replay: boolean;
-            /** @enum {string} */
-            result_kind?: "extraction";
-            page_status?: string;
-        };
-        /** @description An extraction recipe. */
-        Recipe: {
-            /** Format: uuid */
-            id: string;
-            name: string;
-            description: string;
-            /** Format: uri */
-            sample_url: string;
-            fields: components["schemas"]["RecipeField"][];
-            advanced_schema: boolean;
-            /** @description `draft` is one value. */
-            status: string;
-            /** Format: uuid */
-            active_version_id: string;
-            auto_repair_enabled: boolean;
-            /** Format: date-time */
-            continuous_repair_confirmed_at: string;
-            /** Format: date-time */
-            created_at: string;
-            /** Format: date-time */
-            updated_at: string;
-        };
-        /** @description Recipe list envelope of the client API. */
-        RecipeList: {
-            /** Format: int32 */
-            total: number;
-            /** Format: int32 */
-            limit: number;
-            /** Format: int32 */
-            offset: number;
-            has_more: boolean;
-            items: components["schemas"]["Recipe"][];
-        };
-        RecipeLimits: {
-            /** Format: int32 */
-            default_page_size: number;
-            /** Format: int32 */
-            max_page_size: number;
-            /** Format: int32 */
-            max_prompt_length: number;
-            /** Format: int32 */
-            max_schema_bytes: number;
-            /** Format: int32 */
-            max_rules: number;
-            /** Format: int32 */
-            max_selectors_per_rule: number;
-        };
-        RecipeExtractionFields: {
-            scalar_types: string[];
-            scalar_source_types: string[];
-            object_collections: boolean;
-            /** Format: int32 */
-            max_object_nesting_depth: number;
-            collection_source_types: string[];
-            collection_scope_selector: string;
-        };
-        RecipeAutoRepair: {
-            enabled: boolean;
-            /** Format: int32 */
-            automatic_repairs_per_window: number;
-            /** Format: int32 */
-            window_hours: number;
-            continuous_repair_requires_confirmation: boolean;
-        };
-        RecipeBilling: {
-            plan_id: string;
-            charge_currency: string;
-            charge_basis: string;
-            /** Format: int32 */
-            user_token_value_nano_usd: number;
-            /** Format: int32 */
-            markup_basis_points: number;
-            /** Format: int32 */
-            max_llm_charge_tokens: number;
-            /** Format: int32 */
-            preflight_required_balance_tokens: number;
-            exact_charge_available_after_completion: boolean;
-            failed_operations_charged: boolean;
-            deterministic_execution_uses_standard_scrape_pricing: boolean;
-        };
-        /** @description Response of GET /api/v1/client/recipes/capabilities. */
-        RecipeCapabilities: {
-            enabled: boolean;
-            /** Format: int32 */
-            dsl_version: number;
-            /** Format: int32 */
-            generation_max_attempts: number;
-            limits: components["schemas"]["RecipeLimits"];
-            extraction_fields: components["schemas"]["RecipeExtractionFields"];
-            auto_repair: components["schemas"]["RecipeAutoRepair"];
-            billing: components["schemas"]["RecipeBilling"];
-        };
-        /** @description `meta` of a cursor page of requests. */
-        RequestPageMeta: {
-            /**
-             * @description Opaque base64url cursor: send it back unchanged as `cursor` to read the next page. Null on the
-             *     last page.
-             */
-            next_cursor: string | null;
-            /** @description True when a next page exists (then `next_cursor` is set). */
-            has_more: boolean;
-            /**
-             * Format: int32
-             * @description The page size applied.
-             */
-            limit: number;
-        };
-        /** @description GET /api/v1/data/requests: the tenant's requests, newest first. */
-        RequestPage: {
-            data: components["schemas"]["RequestDetail"][];
-            meta: components["schemas"]["RequestPageMeta"];
-        };
-        /**
          * @description One entry of a request's append-only event history; the same object is the `data` of a
          *     Server-Sent Event. Payloads are provider-neutral: no vendor names, no internal hosts, no target
          *     paths or queries.
@@ -862,6 +867,30 @@ export interface components {
             /** @description Ascending creation order. */
             data: components["schemas"]["RequestEvent"][];
         };
+        /** @enum {string} */
+        RequestMode: "direct" | "auto" | "browser" | "http" | "residential" | "residential_browser";
+        /** @description GET /api/v1/data/requests: the tenant's requests, newest first. */
+        RequestPage: {
+            data: components["schemas"]["RequestDetail"][];
+            meta: components["schemas"]["RequestPageMeta"];
+        };
+        /** @description `meta` of a cursor page of requests. */
+        RequestPageMeta: {
+            /**
+             * @description Opaque base64url cursor: send it back unchanged as `cursor` to read the next page. Null on the
+             *     last page.
+             */
+            next_cursor: string | null;
+            /** @description True when a next page exists (then `next_cursor` is set). */
+            has_more: boolean;
+            /**
+             * Format: int32
+             * @description The page size applied.
+             */
+            limit: number;
+        };
+        /** @enum {string} */
+        ResourcePolicy: "adaptive" | "compatible";
         /** @description Response of POST /api/v1/data/requests/{id}/retry. */
         RetrySubmissionResponse: {
             /** Format: uuid */
@@ -901,84 +930,7 @@ export interface components {
              */
             retried_from_run_id?: string;
         };
-        ProxyTrafficByType: {
-            /** Format: int32 */
-            request_bytes: number;
-            /** Format: int32 */
-            response_bytes: number;
-            /** Format: int32 */
-            total_bytes: number;
-            /**
-             * Format: int32
-             * @description Tokens charged for proxy traffic.
-             */
-            charged_tokens: number;
-            /**
-             * Format: int32
-             * @description Requests charged for their traffic.
-             */
-            charged_jobs: number;
-            /**
-             * Format: int32
-             * @description Requests whose traffic could not be measured: counted here, never as zero bytes.
-             */
-            measurement_unavailable_jobs: number;
-            proxy_type: components["schemas"]["ProxyNetworkType"];
-        };
-        ProxyTraffic: {
-            /** Format: int32 */
-            request_bytes: number;
-            /** Format: int32 */
-            response_bytes: number;
-            /** Format: int32 */
-            total_bytes: number;
-            /**
-             * Format: int32
-             * @description Tokens charged for proxy traffic.
-             */
-            charged_tokens: number;
-            /**
-             * Format: int32
-             * @description Requests charged for their traffic.
-             */
-            charged_jobs: number;
-            /**
-             * Format: int32
-             * @description Requests whose traffic could not be measured: counted here, never as zero bytes.
-             */
-            measurement_unavailable_jobs: number;
-            /** @description One entry per proxy type (datacenter, residential, premium), zeros included. */
-            by_proxy_type: components["schemas"]["ProxyTrafficByType"][];
-        };
-        /** @description GET /api/v1/data/usage: proxy traffic of the last 30 days. */
-        ProxyTrafficUsage: {
-            /** Format: date-time */
-            period_start: string;
-            /** Format: date-time */
-            period_end: string;
-            /** Format: int32 */
-            period_days: number;
-            proxy_traffic: components["schemas"]["ProxyTraffic"];
-        };
-        /** @description GET /api/v1/data/balance. */
-        TokenBalance: {
-            /**
-             * Format: int32
-             * @description Tokens available for new requests now.
-             */
-            balance_tokens: number;
-            /**
-             * Format: int32
-             * @description Tokens held by requests in flight (released or charged when they finish).
-             */
-            reserved_tokens: number;
-            plan_id: string;
-            /**
-             * Format: int32
-             * @description Below this balance a `billing.balance_low` notification is sent.
-             */
-            low_balance_threshold_tokens: number;
-        };
+        RouteMode: components["schemas"]["RequestMode"] | "mixed";
         /**
          * @description One transfer on the tenant's account. `type`: `reservation` (tokens held at admission),
          *     `step_hold` (more held during execution), `settlement` (a hold resolved: the charged part posted,
@@ -1014,6 +966,54 @@ export interface components {
             /** @description Opaque cursor for the next (older) page; null on the last page. */
             next_cursor: string | null;
         };
+        /** @description Response of create and retry. */
+        SubmissionResponse: {
+            /** Format: uuid */
+            id: string;
+            /** @description Target origin only. */
+            url?: string;
+            status: components["schemas"]["DataJobStatus"];
+            cached: boolean;
+            protected: boolean;
+            /** Format: int32 */
+            pricing_version: number;
+            route_mode: components["schemas"]["RouteMode"];
+            proxy_type?: components["schemas"]["ProxyNetworkType"];
+            /** Format: int32 */
+            base_tokens: number;
+            /** Format: int32 */
+            protected_tokens: number;
+            /** Format: int32 */
+            captcha_tokens: number;
+            quote?: components["schemas"]["Record_string.unknown_"] | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: int32 */
+            charged_tokens: number;
+            idempotent_replay: boolean;
+            /** @enum {string} */
+            result_kind?: "extraction";
+            page_status?: string;
+        };
+        /** @description GET /api/v1/data/balance. */
+        TokenBalance: {
+            /**
+             * Format: int32
+             * @description Tokens available for new requests now.
+             */
+            balance_tokens: number;
+            /**
+             * Format: int32
+             * @description Tokens held by requests in flight (released or charged when they finish).
+             */
+            reserved_tokens: number;
+            plan_id: string;
+            /**
+             * Format: int32
+             * @description Below this balance a `billing.balance_low` notification is sent.
+             */
+            low_balance_threshold_tokens: number;
+        };
     };
     responses: never;
     parameters: never;
@@ -1023,6 +1023,478 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    CreateCabinetBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200; the same key with an identical body replays the first answer for free. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBatchBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CabinetBatchResponse"];
+                };
+            };
+            /** @description Missing or invalid bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Not enough tokens for every job */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed (details name jobs.<index>.<field>) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListClientRecipes: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100. */
+                limit?: number;
+                /** @description Items to skip, >= 0. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipeList"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Bad limit or offset */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetRecipeCapabilities: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipeCapabilities"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    CreateClientRequest: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. When omitted the server generates one, so every call creates a new request. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateDataRequestBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    "RateLimit-Policy": string;
+                    "RateLimit-Reset": string;
+                    "RateLimit-Remaining": string;
+                    "RateLimit-Limit": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CabinetRequestResponse"];
+                };
+            };
+            /** @description Malformed JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Not enough tokens */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Body larger than 1 MB */
+            413: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED */
+            429: {
+                headers: {
+                    "RateLimit-Policy": string;
+                    "RateLimit-Reset": string;
+                    "RateLimit-Remaining": string;
+                    "RateLimit-Limit": string;
+                    "Retry-After": string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetBalance: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TokenBalance"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    CreateDataBatch: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200; the same key with an identical body replays the first answer for free. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateBatchBody"];
+            };
+        };
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["CabinetBatchResponse"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Not enough tokens for every job */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed (details name jobs.<index>.<field>) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED */
+            429: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetDataBatch: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Batch"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such batch */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description The id is not a uuid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListDataRecipes: {
+        parameters: {
+            query?: {
+                /** @description Page size, 1..100. */
+                limit?: number;
+                /** @description Items to skip, 0..10000. */
+                offset?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["DataRecipeList"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Bad limit or offset */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
     ListRequests: {
         parameters: {
             query?: {
@@ -1216,88 +1688,7 @@ export interface operations {
             };
         };
     };
-    CreateDataBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Length 8..200; the same key with an identical body replays the first answer for free. */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateBatchBody"];
-            };
-        };
-        responses: {
-            /** @description Accepted */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CabinetBatchResponse"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description Not enough tokens for every job */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description IDEMPOTENCY_CONFLICT */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description Validation failed (details name jobs.<index>.<field>) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description A dependency is unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-        };
-    };
-    GetDataBatch: {
+    CancelRequest: {
         parameters: {
             query?: never;
             header?: never;
@@ -1314,7 +1705,7 @@ export interface operations {
                     [name: string]: unknown;
                 };
                 content: {
-                    "application/json": components["schemas"]["Batch"];
+                    "application/json": components["schemas"]["RequestDetail"];
                 };
             };
             /** @description Missing or invalid API key */
@@ -1326,8 +1717,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such batch */
+            /** @description No such request */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description The request is already completed or failed */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1337,310 +1737,6 @@ export interface operations {
             };
             /** @description The id is not a uuid */
             422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-        };
-    };
-    CreateCabinetBatch: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Length 8..200; the same key with an identical body replays the first answer for free. */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateBatchBody"];
-            };
-        };
-        responses: {
-            /** @description Accepted */
-            202: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CabinetBatchResponse"];
-                };
-            };
-            /** @description Missing or invalid bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description Not enough tokens for every job */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description IDEMPOTENCY_CONFLICT */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description Validation failed (details name jobs.<index>.<field>) */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description RATE_LIMITED */
-            429: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description A dependency is unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-        };
-    };
-    ListDataRecipes: {
-        parameters: {
-            query?: {
-                /** @description Page size, 1..100. */
-                limit?: number;
-                /** @description Items to skip, 0..10000. */
-                offset?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Ok */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["DataRecipeList"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description Bad limit or offset */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-        };
-    };
-    CreateClientRequest: {
-        parameters: {
-            query?: never;
-            header?: {
-                /** @description Length 8..200. When omitted the server generates one, so every call creates a new request. */
-                "Idempotency-Key"?: string;
-            };
-            path?: never;
-            cookie?: never;
-        };
-        requestBody: {
-            content: {
-                "application/json": components["schemas"]["CreateDataRequestBody"];
-            };
-        };
-        responses: {
-            /** @description Accepted */
-            202: {
-                headers: {
-                    "RateLimit-Policy": string;
-                    "RateLimit-Reset": string;
-                    "RateLimit-Remaining": string;
-                    "RateLimit-Limit": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["CabinetRequestResponse"];
-                };
-            };
-            /** @description Malformed JSON */
-            400: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description Not enough tokens */
-            402: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description IDEMPOTENCY_CONFLICT */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description Body larger than 1 MB */
-            413: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description Validation failed */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description RATE_LIMITED or CONCURRENCY_LIMITED */
-            429: {
-                headers: {
-                    "RateLimit-Policy": string;
-                    "RateLimit-Reset": string;
-                    "RateLimit-Remaining": string;
-                    "RateLimit-Limit": string;
-                    "Retry-After": string;
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description A dependency is unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-        };
-    };
-    ListClientRecipes: {
-        parameters: {
-            query?: {
-                /** @description Page size, 1..100. */
-                limit?: number;
-                /** @description Items to skip, >= 0. */
-                offset?: number;
-            };
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Ok */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RecipeList"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked bearer token */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description Bad limit or offset */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-        };
-    };
-    GetRecipeCapabilities: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Ok */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RecipeCapabilities"];
-                };
-            };
-            /** @description Missing, invalid, expired or revoked bearer token */
-            401: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -1829,64 +1925,6 @@ export interface operations {
             };
         };
     };
-    CancelRequest: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path: {
-                id: string;
-            };
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Ok */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["RequestDetail"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description No such request */
-            404: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description The request is already completed or failed */
-            409: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description The id is not a uuid */
-            422: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-        };
-    };
     RetryRequest: {
         parameters: {
             query?: never;
@@ -1975,82 +2013,6 @@ export interface operations {
             };
         };
     };
-    GetUsage: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Ok */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["ProxyTrafficUsage"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description A dependency is unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-        };
-    };
-    GetBalance: {
-        parameters: {
-            query?: never;
-            header?: never;
-            path?: never;
-            cookie?: never;
-        };
-        requestBody?: never;
-        responses: {
-            /** @description Ok */
-            200: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["TokenBalance"];
-                };
-            };
-            /** @description Missing or invalid API key */
-            401: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-            /** @description A dependency is unavailable */
-            503: {
-                headers: {
-                    [name: string]: unknown;
-                };
-                content: {
-                    "application/json": components["schemas"]["PublicErrorBody"];
-                };
-            };
-        };
-    };
     GetStatement: {
         parameters: {
             query?: {
@@ -2085,6 +2047,44 @@ export interface operations {
             };
             /** @description Bad limit or cursor */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetUsage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProxyTrafficUsage"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
                 headers: {
                     [name: string]: unknown;
                 };
