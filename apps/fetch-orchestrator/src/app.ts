@@ -1,3 +1,4 @@
+import { TOPICS } from '@wdr/contracts';
 import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { createKafkaService, kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
 import { internalRoutes } from './api/internal-routes.js';
@@ -16,7 +17,7 @@ export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, Pris
 
 export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
   return {
-    ...kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), { poolSize: env.FETCH_CONCURRENCY + 6 }),
+    ...kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), { poolSize: Math.min(env.FETCH_CONCURRENCY, 8) + 4 }),
     ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL }),
     sealer: Sealer.fromBase64(env.TARGET_URL_KEY),
     policy: new TargetPolicy(env.TARGET_ALLOWLIST),
@@ -41,7 +42,10 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
         group: 'fetch-orchestrator.http-stage',
         topics: ['fetchJobs'],
         handlers: { 'fetch.job_requested': onFetchJobRequested(stageDeps) },
-        concurrency: deps.env.FETCH_CONCURRENCY,
+        // Every partition at once, and several jobs per partition: a slow target must not hold up
+        // the jobs queued behind it on its partition. Jobs are independent, so order is not needed.
+        concurrency: TOPICS.fetchJobs.partitions,
+        inFlight: deps.env.FETCH_CONCURRENCY,
       },
       {
         group: 'fetch-orchestrator.billing',

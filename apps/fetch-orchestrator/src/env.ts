@@ -22,7 +22,8 @@ export const orchestratorEnv = {
     .string()
     .default('')
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
-  FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(64).default(4),
+  /** HTTP stages run at once by one orchestrator instance (across and within partitions). */
+  FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   MAX_RESULT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
 };
 

@@ -51,6 +51,11 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   topics: readonly TopicKey[];
   handlers: Partial<Record<string, EventHandler<Tx>>>;
   concurrency?: number;
+  /**
+   * Messages processed at once across the consumer's partitions, several per partition (default
+   * 1: one at a time per partition, in order). Only for topics whose messages are independent.
+   */
+  inFlight?: number;
   maxAttempts?: number;
   sessionTimeoutMs?: number;
   /** Called after each committed message (e.g. to nudge the outbox relay). */
@@ -106,82 +111,145 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   await consumer.connect();
   for (const t of opts.topics) await consumer.subscribe({ topic: bus.topic(t), fromBeginning: true });
 
-  await consumer.run({
-    autoCommit: false,
-    partitionsConsumedConcurrently: opts.concurrency ?? 1,
-    eachMessage: async ({ topic: topicName, partition, message, heartbeat }) => {
-      const topic = bus.keyOf(topicName);
-      const commit = () =>
-        consumer.commitOffsets([{ topic: topicName, partition, offset: (BigInt(message.offset) + 1n).toString() }]);
-      if (!topic) throw new Error(`message from a topic outside the catalog: ${topicName}`);
+  /** Decode, handle (with retries and the DLQ) and record one message; the caller commits its offset. */
+  const processMessage = async (topicName: string, partition: number, message: KafkaMessage, heartbeat: () => Promise<void>): Promise<void> => {
+    const topic = bus.keyOf(topicName);
+    if (!topic) throw new Error(`message from a topic outside the catalog: ${topicName}`);
 
-      const decoded = decode(topic, message);
-      if (typeof decoded === 'string') {
-        log.error({ topic: topicName, offset: message.offset, reason: decoded }, 'undecodable message sent to DLQ');
-        await toDlq(topic, message, partition, decoded, 0);
-        await commit();
-        consumed.inc({ topic: TOPICS[topic].name, outcome: 'dead_lettered' });
-        return;
-      }
-      const envelope = decoded;
-      const handler = opts.handlers[envelope.type];
-      const maxAttempts = opts.maxAttempts ?? TOPICS[topic].retry.maxAttempts;
-      const backoffMs = TOPICS[topic].retry.backoffMs;
+    const decoded = decode(topic, message);
+    if (typeof decoded === 'string') {
+      log.error({ topic: topicName, offset: message.offset, reason: decoded }, 'undecodable message sent to DLQ');
+      await toDlq(topic, message, partition, decoded, 0);
+      consumed.inc({ topic: TOPICS[topic].name, outcome: 'dead_lettered' });
+      return;
+    }
+    const envelope = decoded;
+    const handler = opts.handlers[envelope.type];
+    const maxAttempts = opts.maxAttempts ?? TOPICS[topic].retry.maxAttempts;
+    const backoffMs = TOPICS[topic].retry.backoffMs;
 
-      // Keep the group membership alive while a long handler (a 5-minute fetch) runs.
-      const beat = setInterval(() => void heartbeat().catch(() => undefined), 3_000);
-      let outcome = 'processed';
-      try {
-        for (let attempt = 1; ; attempt++) {
-          try {
-            let ran = false;
-            const ctx: HandlerContext<Tx> = {
-              topic,
-              alreadyProcessed: async () => {
-                const rows = await db.$queryRawUnsafe<unknown[]>(
-                  'SELECT 1 FROM processed_messages WHERE consumer = $1 AND event_id = $2::uuid',
-                  opts.group,
-                  envelope.id,
-                );
-                return rows.length > 0;
-              },
-              transaction: async (fn) => {
-                ran = true;
-                return db.$transaction(
-                  async (tx) => {
-                    if ((await markProcessed(tx, envelope.id)) === 0) return false;
-                    await fn(tx);
-                    return true;
-                  },
-                  { timeout: 20_000, maxWait: 10_000 },
-                );
-              },
-            };
-            if (handler) await handler(envelope, ctx);
-            else outcome = 'ignored';
-            if (!ran) await db.$transaction(async (tx) => void (await markProcessed(tx, envelope.id)));
+    // Keep the group membership alive while a long handler (a 5-minute fetch) runs.
+    const beat = setInterval(() => void heartbeat().catch(() => undefined), 3_000);
+    let outcome = 'processed';
+    try {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          let ran = false;
+          const ctx: HandlerContext<Tx> = {
+            topic,
+            alreadyProcessed: async () => {
+              const rows = await db.$queryRawUnsafe<unknown[]>(
+                'SELECT 1 FROM processed_messages WHERE consumer = $1 AND event_id = $2::uuid',
+                opts.group,
+                envelope.id,
+              );
+              return rows.length > 0;
+            },
+            transaction: async (fn) => {
+              ran = true;
+              return db.$transaction(
+                async (tx) => {
+                  if ((await markProcessed(tx, envelope.id)) === 0) return false;
+                  await fn(tx);
+                  return true;
+                },
+                { timeout: 20_000, maxWait: 10_000 },
+              );
+            },
+          };
+          if (handler) await handler(envelope, ctx);
+          else outcome = 'ignored';
+          if (!ran) await db.$transaction(async (tx) => void (await markProcessed(tx, envelope.id)));
+          break;
+        } catch (err) {
+          const transient = err instanceof PublicError && err.code === 'DEPENDENCY_UNAVAILABLE';
+          const poison = err instanceof PoisonMessageError;
+          if (poison || (!transient && attempt >= maxAttempts)) {
+            log.error({ err, topic: topicName, offset: message.offset, attempt }, 'message dead-lettered');
+            await toDlq(topic, message, partition, err instanceof Error ? err.message : String(err), attempt);
+            outcome = 'dead_lettered';
             break;
-          } catch (err) {
-            const transient = err instanceof PublicError && err.code === 'DEPENDENCY_UNAVAILABLE';
-            const poison = err instanceof PoisonMessageError;
-            if (poison || (!transient && attempt >= maxAttempts)) {
-              log.error({ err, topic: topicName, offset: message.offset, attempt }, 'message dead-lettered');
-              await toDlq(topic, message, partition, err instanceof Error ? err.message : String(err), attempt);
-              outcome = 'dead_lettered';
-              break;
-            }
-            log.warn({ err, topic: topicName, offset: message.offset, attempt }, 'handler failed, retrying');
-            await sleep(Math.min(backoffMs * 2 ** Math.min(attempt - 1, 6), 10_000));
           }
+          log.warn({ err, topic: topicName, offset: message.offset, attempt }, 'handler failed, retrying');
+          await sleep(Math.min(backoffMs * 2 ** Math.min(attempt - 1, 6), 10_000));
         }
-      } finally {
-        clearInterval(beat);
       }
-      await commit();
-      consumed.inc({ topic: TOPICS[topic].name, outcome });
-      opts.afterCommit?.();
-    },
-  });
+    } finally {
+      clearInterval(beat);
+    }
+    consumed.inc({ topic: TOPICS[topic].name, outcome });
+  };
+
+  const commitAfter = async (topicName: string, partition: number, offset: string) => {
+    await consumer.commitOffsets([{ topic: topicName, partition, offset: (BigInt(offset) + 1n).toString() }]);
+    opts.afterCommit?.();
+  };
+
+  const inFlight = opts.inFlight ?? 1;
+  if (inFlight <= 1) {
+    await consumer.run({
+      autoCommit: false,
+      partitionsConsumedConcurrently: opts.concurrency ?? 1,
+      eachMessage: async ({ topic: topicName, partition, message, heartbeat }) => {
+        await processMessage(topicName, partition, message, heartbeat);
+        await commitAfter(topicName, partition, message.offset);
+      },
+    });
+  } else {
+    // Up to `inFlight` messages at once across all partitions, several from one partition, so one
+    // slow message (a slow target) does not hold back the ones behind it. Offsets are committed
+    // only up to the longest prefix of the partition's messages that is fully processed: after a
+    // crash everything past it is redelivered, and the processed-event record makes that harmless.
+    // Order within a partition is not kept, so only topics whose messages are independent use this.
+    const slots = new Semaphore(inFlight);
+    await consumer.run({
+      autoCommit: false,
+      eachBatchAutoResolve: false,
+      partitionsConsumedConcurrently: opts.concurrency ?? 1,
+      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+        const done = new Set<string>();
+        const running = new Set<Promise<void>>();
+        let prefix = 0;
+        // Commits go out one after another, each covering a longer prefix than the one before.
+        let commits: Promise<void> = Promise.resolve();
+        const advance = () => {
+          let last: string | undefined;
+          while (prefix < batch.messages.length && done.has(batch.messages[prefix]!.offset)) {
+            last = batch.messages[prefix]!.offset;
+            prefix++;
+          }
+          if (last === undefined) return commits;
+          const offset = last;
+          resolveOffset(offset);
+          commits = commits.then(() => commitAfter(batch.topic, batch.partition, offset));
+          return commits;
+        };
+        let failure: unknown;
+        for (const message of batch.messages) {
+          if (!isRunning() || isStale() || failure !== undefined) break;
+          await slots.acquire();
+          const task = processMessage(batch.topic, batch.partition, message, heartbeat)
+            .then(async () => {
+              done.add(message.offset);
+              await advance();
+            })
+            .catch((err: unknown) => {
+              failure ??= err;
+            })
+            .finally(() => {
+              slots.release();
+              running.delete(task);
+            });
+          running.add(task);
+        }
+        await Promise.all(running);
+        await commits;
+        // A failure outside the handler's own retries (DLQ unreachable): kafkajs re-fetches from
+        // the last committed offset.
+        if (failure !== undefined) throw failure;
+      },
+    });
+  }
 
   return {
     ready: () => joined && !crashed && Date.now() - lastFetchAt < 60_000,
@@ -219,5 +287,25 @@ function safeEnvelope(message: KafkaMessage): Envelope {
       occurred_at: new Date().toISOString(),
       data: { raw: message.value?.toString('base64') ?? null },
     };
+  }
+}
+
+/** A counting semaphore: at most `n` holders at once. */
+class Semaphore {
+  private waiters: (() => void)[] = [];
+  constructor(private free: number) {}
+
+  async acquire(): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.free++;
   }
 }

@@ -13,7 +13,10 @@ export interface ConsumerSpec<Tx extends RawSql> {
   group: string;
   topics: readonly TopicKey[];
   handlers: Partial<Record<string, EventHandler<Tx>>>;
+  /** Partitions consumed at once. */
   concurrency?: number;
+  /** Messages processed at once, several per partition (see startConsumer); default 1 per partition. */
+  inFlight?: number;
 }
 
 type ConnectableDb = { $connect: () => Promise<void>; $disconnect: () => Promise<void> };
@@ -111,6 +114,7 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
             topics: spec.topics,
             handlers: spec.handlers,
             concurrency: spec.concurrency ?? 1,
+            ...(spec.inFlight !== undefined ? { inFlight: spec.inFlight } : {}),
             maxAttempts: env.KAFKA_CONSUMER_MAX_ATTEMPTS,
             sessionTimeoutMs: env.KAFKA_SESSION_TIMEOUT_MS,
             afterCommit: () => relay.nudge(),

@@ -156,3 +156,44 @@ describe('outbox relay', () => {
     expect(relay.healthy()).toBe(false); // stopped
   }, 60_000);
 });
+
+describe('in-flight processing within a partition', () => {
+  it('lets later messages of a partition finish while an earlier one is slow, and commits only the processed prefix', async () => {
+    const finished: string[] = [];
+    let releaseSlow!: () => void;
+    const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
+    const slowId = randomUUID();
+    const bus2 = new KafkaBus({ clientId: 'kit-test-inflight', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
+    await bus2.ensureTopics(['renderJobs']);
+    await bus2.connect();
+    const handlers = {
+      'render.job_requested': async (env: Envelope, ctx: { transaction: (fn: (tx: never) => Promise<void>) => Promise<boolean> }) => {
+        if (env.id === slowId) await slowGate;
+        await ctx.transaction(async () => undefined);
+        finished.push(env.id);
+      },
+    };
+    const c1 = await startConsumer({ bus: bus2, db, log, metrics: createMetrics(`kit_test_c${Math.random().toString(36).slice(2, 7)}`), group: 'kit-test-c', topics: ['renderJobs'], inFlight: 4, handlers });
+    const slow = renderJob(slowId);
+    const fast = [renderJob(), renderJob(), renderJob()];
+    await bus2.send(bus2.topic('renderJobs'), [slow, ...fast].map((envelope) => ({ key: 'same-partition', envelope })));
+    // The three fast ones finish although the slow one, ahead of them, has not.
+    await eventually(async () => finished.length, (n) => n === 3, 30_000);
+    expect(finished).not.toContain(slowId);
+    // Nothing is committed past the slow message while it runs...
+    const committed = async () => {
+      const admin = bus2.kafka.admin();
+      await admin.connect();
+      const offsets = await admin.fetchOffsets({ groupId: `${bus2.prefix}kit-test-c`, topics: [bus2.topic('renderJobs')] });
+      await admin.disconnect();
+      return offsets[0]!.partitions.map((p) => Number(p.offset)).reduce((a, b) => Math.max(a, b), -1);
+    };
+    expect(await committed()).toBeLessThanOrEqual(0);
+    // ...and everything is, once it finishes.
+    releaseSlow();
+    await eventually(async () => finished.length, (n) => n === 4, 30_000);
+    await eventually(committed, (o) => o === 4, 30_000);
+    await c1.stop();
+    await bus2.disconnect();
+  }, 90_000);
+});
