@@ -35,11 +35,6 @@ export const gatewayEnv = {
    * and billing-ledger serve them (see domain/cabinet/recipe-capabilities.ts).
    */
   RECIPES_ENABLED: envFlag.default(false),
-  RECIPES_PLAN_ID: z.string().min(1).default('standard'),
-  RECIPES_USER_TOKEN_VALUE_NANO_USD: z.coerce.number().int().min(0).default(100_000),
-  RECIPES_MARKUP_BASIS_POINTS: z.coerce.number().int().min(0).default(0),
-  RECIPES_MAX_LLM_CHARGE_TOKENS: z.coerce.number().int().min(0).default(50),
-  RECIPES_PREFLIGHT_REQUIRED_BALANCE_TOKENS: z.coerce.number().int().min(0).default(50),
 };
 
 export type GatewayEnv = ReturnType<typeof loadGatewayEnv>;

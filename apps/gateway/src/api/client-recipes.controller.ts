@@ -32,7 +32,7 @@ export class ClientRecipesController extends Controller {
 
   /** What the recipe feature offers: DSL version, limits, extraction field kinds, auto-repair and billing terms. */
   @Get('capabilities')
-  public async getRecipeCapabilities(): Promise<RecipeCapabilities> {
-    return recipeCapabilities(this.deps);
+  public async getRecipeCapabilities(@Request() req: ExRequest): Promise<RecipeCapabilities> {
+    return recipeCapabilities(this.deps, tenantOf(req).tenantId);
   }
 }

@@ -222,6 +222,13 @@ describe('recipes', () => {
         deterministic_execution_uses_standard_scrape_pricing: expect.any(Boolean),
       },
     });
+    // The billing terms are the ledger's plan data: a tenant moved to another plan sees its terms.
+    expect(res.body.billing.plan_id).toBe('standard');
+    await adminCommand(fleet, ['set-plan', '--tenant', a.id, '--plan', 'business'], 'billing-ledger');
+    const business = await gateway().get('/api/v1/client/recipes/capabilities').set('Authorization', `Bearer ${a.token}`);
+    expect(business.body.billing).toMatchObject({ plan_id: 'business' });
+    expect(business.body.billing).not.toEqual(res.body.billing);
+    await adminCommand(fleet, ['set-plan', '--tenant', a.id, '--plan', 'standard'], 'billing-ledger');
     const ints = [res.body.dsl_version, res.body.generation_max_attempts, ...Object.values(res.body.limits), ...Object.values(res.body.billing).filter((v) => typeof v === 'number')];
     for (const v of ints) expect(Number.isInteger(v)).toBe(true);
   });

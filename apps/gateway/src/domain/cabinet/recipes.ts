@@ -36,14 +36,13 @@ export async function listRecipes(
 }
 
 /**
- * What the recipe feature offers this tenant. The limits and DSL facts are recipe-extractor's;
- * the `billing` object is billing-ledger's (plan, token value, markup, preflight balance).
- * TODO(billing-ledger): read `billing` from the ledger's plan endpoint once it exists; until then
- * it comes from the gateway's RECIPES_* configuration so operators can keep it truthful.
- * TODO(recipe-extractor): read the rest from recipe-extractor when it serves recipes.
+ * What the recipe feature offers this tenant. The `billing` object is billing-ledger's: the terms
+ * of the tenant's plan (plan, token value, markup, preflight balance), read from the ledger.
+ * TODO(recipe-extractor): read the limits and DSL facts from recipe-extractor when it serves recipes.
  */
-export function recipeCapabilities(deps: Pick<GatewayDeps, 'env'>): RecipeCapabilities {
+export async function recipeCapabilities(deps: Pick<GatewayDeps, 'env' | 'ledger'>, tenantId: string): Promise<RecipeCapabilities> {
   const env = deps.env;
+  const plan = await deps.ledger.get<{ recipe_billing: RecipeCapabilities['billing'] }>(`/internal/v1/accounts/${tenantId}/plan`);
   return {
     enabled: env.RECIPES_ENABLED,
     dsl_version: 1,
@@ -70,17 +69,6 @@ export function recipeCapabilities(deps: Pick<GatewayDeps, 'env'>): RecipeCapabi
       window_hours: 24,
       continuous_repair_requires_confirmation: true,
     },
-    billing: {
-      plan_id: env.RECIPES_PLAN_ID,
-      charge_currency: 'tokens',
-      charge_basis: 'llm_usage',
-      user_token_value_nano_usd: env.RECIPES_USER_TOKEN_VALUE_NANO_USD,
-      markup_basis_points: env.RECIPES_MARKUP_BASIS_POINTS,
-      max_llm_charge_tokens: env.RECIPES_MAX_LLM_CHARGE_TOKENS,
-      preflight_required_balance_tokens: env.RECIPES_PREFLIGHT_REQUIRED_BALANCE_TOKENS,
-      exact_charge_available_after_completion: true,
-      failed_operations_charged: false,
-      deterministic_execution_uses_standard_scrape_pricing: true,
-    },
+    billing: plan.recipe_billing,
   };
 }
