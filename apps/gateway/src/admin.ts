@@ -86,9 +86,10 @@ try {
       const existing = await db.tenant.findFirst({ where: { name: 'demo' }, orderBy: { createdAt: 'asc' } });
       if (existing) {
         // Keys are stored hashed, so a re-run issues a fresh key rather than printing the old one.
+        // The demo credits were granted when the tenant was created; a re-run only reads the balance.
         const apiKey = await issueKeyFor(db, existing.id, env.API_KEY_PEPPER, 'seed-demo');
-        const balance = await grant(existing.id, credits, `demo-grant:${existing.id}`);
-        console.log(JSON.stringify({ tenant_id: existing.id, api_key: apiKey, balance_tokens: balance?.balance_tokens ?? null }));
+        const balance = await ledger.get<{ balance_tokens: number }>(`/internal/v1/accounts/${existing.id}/balance`);
+        console.log(JSON.stringify({ tenant_id: existing.id, api_key: apiKey, balance_tokens: balance.balance_tokens }));
       } else {
         const t = await createTenant(db, 'demo', env.API_KEY_PEPPER);
         const balance = await grant(t.tenantId, credits, `demo-grant:${t.tenantId}`);
