@@ -1,5 +1,6 @@
 import { createKafkaService, kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
 import { internalRoutes } from './api/internal-routes.js';
+import { expireStaleReservations } from './domain/expiry.js';
 import type { LedgerEnv } from './env.js';
 import { PrismaClient, type Prisma } from './generated/prisma/client.js';
 import { onSettlementRequested } from './kafka/handlers.js';
@@ -11,11 +12,23 @@ export function createLedgerDeps(env: LedgerEnv): LedgerDeps {
 }
 
 export function createLedgerService(deps: LedgerDeps) {
+  let sweeper: NodeJS.Timeout | undefined;
   return createKafkaService<Prisma.TransactionClient>({
     deps,
     consumers: [
       { group: 'billing-ledger', topics: ['billingCommands'], handlers: { 'billing.settlement_requested': onSettlementRequested(deps.metrics) }, concurrency: 3 },
     ],
     routes: () => internalRoutes(deps),
+    background: {
+      start: () => {
+        sweeper = setInterval(() => {
+          expireStaleReservations(deps.db, deps.env.RESERVATION_TTL_SECONDS, deps.log).catch((err: unknown) =>
+            deps.log.warn({ err }, 'reservation expiry failed'),
+          );
+        }, deps.env.RESERVATION_SWEEP_MS);
+        sweeper.unref();
+      },
+      stop: () => clearInterval(sweeper),
+    },
   });
 }

@@ -16,9 +16,9 @@ export interface LedgerHarness {
   stop: () => Promise<void>;
 }
 
-export async function startLedger(): Promise<LedgerHarness> {
+export async function startLedger(env: Record<string, string> = {}): Promise<LedgerHarness> {
   const database = await createTestDatabase('billing-ledger');
-  const deps = createLedgerDeps(loadLedgerEnv({ DATABASE_URL: database.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'silent', OUTBOX_POLL_MS: '50' }));
+  const deps = createLedgerDeps(loadLedgerEnv({ DATABASE_URL: database.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'silent', OUTBOX_POLL_MS: '50', ...env }));
   const service = createLedgerService(deps);
   await service.start();
   return {

@@ -1,0 +1,29 @@
+import type { Logger } from '@wdr/kit/log';
+import type { PrismaClient } from '../generated/prisma/client.js';
+import { settle } from './settlement.js';
+
+/**
+ * A reservation nobody settles is released after its time to live: the orchestrator died between
+ * the ledger's answer and its own commit (the request was never stored), or a settlement command
+ * was lost. Expiry is a refund through the ordinary settlement path, so it resolves exactly once
+ * and announces `refunded`; a settlement arriving later finds it resolved and changes nothing (the
+ * request is then free, the tenant's gain, never its loss). The TTL is far above any request's
+ * lifetime (timeout_ms is at most 5 minutes).
+ */
+export async function expireStaleReservations(db: PrismaClient, ttlSeconds: number, log: Logger, limit = 100): Promise<number> {
+  const stale = await db.reservation.findMany({
+    where: { state: 'reserved', createdAt: { lt: new Date(Date.now() - ttlSeconds * 1000) } },
+    select: { requestId: true, routeMode: true },
+    orderBy: { createdAt: 'asc' },
+    take: limit,
+  });
+  let expired = 0;
+  for (const r of stale) {
+    const outcome = await db.$transaction((tx) =>
+      settle(tx, { request_id: r.requestId, outcome: 'cancelled', route_mode: r.routeMode, captcha_tokens: 0 }),
+    );
+    if (outcome === 'refunded') expired++;
+  }
+  if (expired > 0) log.warn({ expired }, 'stale reservations released');
+  return expired;
+}
