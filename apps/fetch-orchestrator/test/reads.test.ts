@@ -10,6 +10,7 @@ import { cancelRequest } from '../src/domain/cancel.js';
 import { listRequests } from '../src/domain/request-list.js';
 import { readEvents, readResult } from '../src/domain/request-reads.js';
 import { appendEvent, finish } from '../src/domain/requests.js';
+import { purgeExpired } from '../src/domain/retention.js';
 import { runHttpStage } from '../src/domain/run-http-stage.js';
 import { Sealer } from '../src/domain/sealing.js';
 import { TargetPolicy } from '../src/domain/target-policy.js';
@@ -206,5 +207,34 @@ describe('cancelRequest', () => {
     expect(terminalEvents[0]!.status).toBe(row.status);
     if (row.status === 'completed') expect(cancelled.status === 'rejected' && (cancelled.reason as PublicError).code).toBe('CONFLICT');
     else expect(finished.status).toBe('fulfilled');
+  });
+});
+
+describe('retention', () => {
+  it('purges sealed target URLs and results past their retention, and nothing else', async () => {
+    const tenantId = randomUUID();
+    const past = new Date(Date.now() - 1000);
+    const expired = await storedRequest(tenantId, { targetPurgeAt: past });
+    const kept = await storedRequest(tenantId);
+    for (const [r, expiresAt] of [
+      [expired, past],
+      [kept, new Date(Date.now() + 3600_000)],
+    ] as const) {
+      await db.requestResult.create({ data: { requestId: r.id, statusCode: 200, contentType: 'text/html', body: new Uint8Array(Buffer.from('<p>x</p>')), bytes: 8, expiresAt } });
+    }
+    const purged = await purgeExpired(db);
+    expect(purged.targets).toBeGreaterThanOrEqual(1);
+    expect(purged.results).toBeGreaterThanOrEqual(1);
+    const rows = await withDatabase(database.url, async (c) =>
+      (await c.query<{ id: string; sealed: boolean; result: boolean }>(
+        'SELECT r.id, r.target_sealed IS NOT NULL AS sealed, x.request_id IS NOT NULL AS result FROM data_requests r LEFT JOIN request_results x ON x.request_id = r.id WHERE r.id = ANY($1)',
+        [[expired.id, kept.id]],
+      )).rows,
+    );
+    const byId = Object.fromEntries(rows.map((r) => [r.id, r]));
+    expect(byId[expired.id]).toMatchObject({ sealed: false, result: false });
+    expect(byId[kept.id]).toMatchObject({ sealed: true, result: true });
+    // The request itself and its origin stay readable after the purge.
+    expect(await db.dataRequest.findUnique({ where: { id: expired.id } })).toMatchObject({ urlOrigin: 'http://127.0.0.1:9' });
   });
 });
