@@ -66,7 +66,9 @@ export async function startFleet(opts: { env?: Partial<Record<ServiceName | 'all
     KAFKA_BROKERS: KAFKA_BROKERS.join(','),
     KAFKA_TOPIC_PREFIX: topicPrefix,
     OUTBOX_POLL_MS: '100',
-    KAFKA_SESSION_TIMEOUT_MS: '6000',
+    // Short enough that a killed consumer's work resumes within seconds, long enough that a member
+    // starved of CPU on a busy 2-core machine is not evicted (6 s caused rebalance stalls).
+    KAFKA_SESSION_TIMEOUT_MS: '10000',
     ORCHESTRATOR_URL: url('fetch-orchestrator'),
     LEDGER_URL: url('billing-ledger'),
     API_KEY_PEPPER: 'test-pepper-not-secret-0123456789',

@@ -62,8 +62,25 @@ export class KafkaBus {
     this.connected = true;
   }
 
-  /** Create the topics (and their DLQ twins) if missing; harmless when they exist. */
+  /**
+   * Create the topics (and their DLQ twins) if missing; harmless when they exist. A broker that
+   * has just started answers some metadata requests with retriable errors for a few seconds, so
+   * this retries instead of failing the service's start.
+   */
   async ensureTopics(keys: readonly TopicKey[]): Promise<void> {
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.createMissingTopics(keys);
+      } catch (err) {
+        const retriable = (err as { retriable?: boolean }).retriable === true || (err as { name?: string }).name === 'KafkaJSNumberOfRetriesExceeded';
+        if (!retriable || attempt >= 10) throw err;
+        this.log.warn({ err, attempt }, 'creating topics failed, retrying');
+        await new Promise((r) => setTimeout(r, 1_000));
+      }
+    }
+  }
+
+  private async createMissingTopics(keys: readonly TopicKey[]): Promise<void> {
     if (keys.length === 0) return;
     const admin: Admin = this.kafka.admin();
     await admin.connect();
