@@ -3,6 +3,7 @@ import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { createKafkaService, kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
 import { internalRoutes } from './api/internal-routes.js';
 import { purgeExpired } from './domain/retention.js';
+import type { AdmissionDeps } from './domain/requests.js';
 import { Sealer } from './domain/sealing.js';
 import { TargetPolicy } from './domain/target-policy.js';
 import type { OrchestratorEnv } from './env.js';
@@ -13,14 +14,20 @@ export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, Pris
   ledger: ServiceClient;
   sealer: Sealer;
   policy: TargetPolicy;
+  /** Everything create, retry and batch admission need, built once. */
+  admission: AdmissionDeps;
 }
 
 export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
+  const base = kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), { poolSize: Math.min(env.FETCH_CONCURRENCY, 8) + 4 });
+  const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL });
+  const sealer = Sealer.fromBase64(env.TARGET_URL_KEY);
   return {
-    ...kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), { poolSize: Math.min(env.FETCH_CONCURRENCY, 8) + 4 }),
-    ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL }),
-    sealer: Sealer.fromBase64(env.TARGET_URL_KEY),
+    ...base,
+    ledger,
+    sealer,
     policy: new TargetPolicy(env.TARGET_ALLOWLIST),
+    admission: { db: base.db, ledger, sealer, targetRetentionHours: env.TARGET_URL_RETENTION_HOURS },
   };
 }
 

@@ -32,10 +32,6 @@ export function prismaClientOptions(databaseUrl: string, opts: { max?: number } 
   return { adapter: pgAdapterFor(databaseUrl, opts), transactionOptions: { ...TRANSACTION_DEFAULTS } };
 }
 
-export function schemaOf(databaseUrl: string): string {
-  return new URL(databaseUrl).searchParams.get('schema') ?? 'public';
-}
-
 /** The part of a Prisma client the kit needs: raw SQL and interactive transactions. */
 export interface RawSql {
   $executeRawUnsafe(query: string, ...values: unknown[]): Promise<number>;

@@ -30,10 +30,7 @@ export function batchRoutes(deps: OrchestratorDeps, onCommitted: () => void): Ro
   const r = Router();
   r.post('/internal/v1/batches', async (req, res) => {
     const cmd = parse(createBody, req.body);
-    const view = await createBatch(
-      { db: deps.db, ledger: deps.ledger, sealer: deps.sealer, targetRetentionHours: deps.env.TARGET_URL_RETENTION_HOURS },
-      cmd,
-    );
+    const view = await createBatch(deps.admission, cmd);
     if (!view.idempotent_replay) onCommitted();
     res.status(view.idempotent_replay ? 200 : 201).json(view);
   });

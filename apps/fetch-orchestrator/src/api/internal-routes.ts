@@ -29,10 +29,7 @@ export function internalRoutes(deps: OrchestratorDeps, onCreated: () => void): R
   r.use(batchRoutes(deps, onCreated));
   r.post('/internal/v1/requests', async (req, res) => {
     const cmd = parse(createBody, req.body);
-    const view = await createRequest(
-      { db: deps.db, ledger: deps.ledger, sealer: deps.sealer, targetRetentionHours: deps.env.TARGET_URL_RETENTION_HOURS },
-      cmd,
-    );
+    const view = await createRequest(deps.admission, cmd);
     if (!view.idempotent_replay) onCreated();
     res.status(view.idempotent_replay ? 200 : 201).json(view);
   });

@@ -53,10 +53,7 @@ export function requestReadRoutes(deps: OrchestratorDeps, onCommitted: () => voi
   r.post('/internal/v1/requests/:id/retry', async (req, res) => {
     const sourceId = parse(uuid, req.params['id']);
     const body = parse(retryBody, req.body);
-    const view = await retryRequest(
-      { db: deps.db, ledger: deps.ledger, sealer: deps.sealer, targetRetentionHours: deps.env.TARGET_URL_RETENTION_HOURS },
-      { source_id: sourceId, ...body },
-    );
+    const view = await retryRequest(deps.admission, { source_id: sourceId, ...body });
     if (!view.idempotent_replay) onCommitted();
     res.status(view.idempotent_replay ? 200 : 201).json(view);
   });

@@ -1,11 +1,9 @@
 import { createHash } from 'node:crypto';
 import { PublicError } from '@wdr/kit/errors';
 import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
-import type { ServiceClient } from '@wdr/kit/http-client';
 import type { components } from '@wdr/contracts';
 import { Prisma, type Batch as BatchRow, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
-import { finish, HTTP_STAGE_MODES, TERMINAL, modeUnavailable } from './requests.js';
-import type { Sealer } from './sealing.js';
+import { finish, HTTP_STAGE_MODES, TERMINAL, modeUnavailable, type AdmissionDeps, type LedgerReservation } from './requests.js';
 
 export type CabinetBatchResponse = components['schemas']['CabinetBatchResponse'];
 export type BatchView = components['schemas']['Batch'];
@@ -25,14 +23,6 @@ export interface BatchCommand {
   tenant_id: string;
   input_hash: string;
   jobs: BatchJobCommand[];
-}
-
-interface ReservationView {
-  request_id: string;
-  pricing_version: number;
-  proxy_type: string;
-  base_tokens: number;
-  charged_tokens: number;
 }
 
 /** Job ids derive from the batch id and the position: a replayed submission names the same jobs. */
@@ -63,14 +53,14 @@ const jobStatus = (s: string) => (TERMINAL.has(s) || s === 'pending' || s === 'r
  * transaction. A repeated batch id replays (same body) or conflicts (different body).
  */
 export async function createBatch(
-  deps: { db: PrismaClient; ledger: ServiceClient; sealer: Sealer; targetRetentionHours: number },
+  deps: AdmissionDeps,
   cmd: BatchCommand,
 ): Promise<CabinetBatchResponse> {
   const existing = await deps.db.batch.findUnique({ where: { id: cmd.batch_id } });
   if (existing) return replayOf(deps.db, existing, cmd);
 
   const ids = cmd.jobs.map((_, i) => jobIdOf(cmd.batch_id, i));
-  const reserved = await deps.ledger.post<{ items: ReservationView[]; balance_tokens: number }>(
+  const reserved = await deps.ledger.post<{ items: LedgerReservation[]; balance_tokens: number }>(
     '/internal/v1/reservations/batch',
     {
       tenant_id: cmd.tenant_id,

@@ -34,13 +34,23 @@ export interface CreateCommand {
   input_hash: string;
 }
 
-interface Reservation {
+/** What admission needs: its database, the ledger to reserve with, the sealer and the URL retention. */
+export interface AdmissionDeps {
+  db: PrismaClient;
+  ledger: ServiceClient;
+  sealer: Sealer;
+  targetRetentionHours: number;
+}
+
+/** The ledger's answer to a reservation (single or one item of a batch). */
+export interface LedgerReservation {
+  request_id?: string;
   pricing_version: number;
   proxy_type: string;
   base_tokens: number;
   charged_tokens: number;
   /** The ledger's admission quote (guarded pricing policy), or null. */
-  quote: Record<string, unknown> | null;
+  quote?: Record<string, unknown> | null;
 }
 
 /**
@@ -84,14 +94,14 @@ export async function appendEvent(
  * replay (same body) or an IDEMPOTENCY_CONFLICT (different body).
  */
 export async function createRequest(
-  deps: { db: PrismaClient; ledger: ServiceClient; sealer: Sealer; targetRetentionHours: number },
+  deps: AdmissionDeps,
   cmd: CreateCommand,
   opts: { retriedFromId?: string } = {},
 ): Promise<SubmissionResponse> {
   const existing = await deps.db.dataRequest.findUnique({ where: { id: cmd.request_id } });
   if (existing) return replayOf(existing, cmd);
 
-  const reservation = await deps.ledger.post<Reservation>('/internal/v1/reservations', {
+  const reservation = await deps.ledger.post<LedgerReservation>('/internal/v1/reservations', {
     request_id: cmd.request_id,
     tenant_id: cmd.tenant_id,
     route_mode: cmd.route_mode,

@@ -1,8 +1,5 @@
 import { PublicError } from '@wdr/kit/errors';
-import type { ServiceClient } from '@wdr/kit/http-client';
-import type { PrismaClient } from '../generated/prisma/client.js';
-import { createRequest, replayOf, type SubmissionResponse } from './requests.js';
-import type { Sealer } from './sealing.js';
+import { createRequest, replayOf, type AdmissionDeps, type SubmissionResponse } from './requests.js';
 
 export interface RetryCommand {
   source_id: string;
@@ -18,7 +15,7 @@ export interface RetryCommand {
  * written. Admission is that of a create: reserve, then store request + event + job at once.
  */
 export async function retryRequest(
-  deps: { db: PrismaClient; ledger: ServiceClient; sealer: Sealer; targetRetentionHours: number },
+  deps: AdmissionDeps,
   cmd: RetryCommand,
 ): Promise<SubmissionResponse> {
   const existing = await deps.db.dataRequest.findUnique({ where: { id: cmd.request_id } });
