@@ -3,7 +3,7 @@ import { Body, Controller, Header, Post, Request, Response, Route, Security, Suc
 import type { GatewayDeps } from '../app.js';
 import { cabinetView, submitRequest } from '../domain/requests/data-requests.js';
 import { submissionContext } from './authentication.js';
-import type { CabinetRequestResponse, CreateDataRequestBody, PublicErrorBody } from './models.js';
+import type { CabinetRequestResponse, CreateDataRequestBody, PublicErrorBody, RateLimitedHeaders, RateLimitHeaders } from './models.js';
 
 /** Cabinet submissions: the body and rules of the data API's, answered with the cabinet's shape. */
 @Route('api/v1/client/requests')
@@ -21,19 +21,13 @@ export class ClientRequestsController extends Controller {
    * @param idempotencyKey Length 8..200. When omitted the server generates one, so every call creates a new request.
    */
   @Post()
-  @SuccessResponse<{ 'RateLimit-Limit': string; 'RateLimit-Remaining': string; 'RateLimit-Reset': string; 'RateLimit-Policy': string }>(
-    202,
-    'Accepted',
-  )
+  @SuccessResponse<RateLimitHeaders>(202, 'Accepted')
   @Response<PublicErrorBody>(400, 'Malformed JSON')
   @Response<PublicErrorBody>(402, 'Not enough tokens')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
   @Response<PublicErrorBody>(413, 'Body larger than 1 MB')
   @Response<PublicErrorBody>(422, 'Validation failed')
-  @Response<
-    PublicErrorBody,
-    { 'Retry-After': string; 'RateLimit-Limit': string; 'RateLimit-Remaining': string; 'RateLimit-Reset': string; 'RateLimit-Policy': string }
-  >(429, 'RATE_LIMITED or CONCURRENCY_LIMITED')
+  @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED')
   @Response<PublicErrorBody>(503, 'A dependency is unavailable')
   public async createClientRequest(
     @Request() req: ExRequest,

@@ -3,7 +3,7 @@ import { Body, Controller, Get, Header, Path, Post, Request, Response, Route, Se
 import type { GatewayDeps } from '../app.js';
 import { getDataRequest, submitRequest } from '../domain/requests/data-requests.js';
 import { submissionContext, tenantOf } from './authentication.js';
-import type { CreateDataRequestBody, PublicErrorBody, RequestDetail, SubmissionResponse } from './models.js';
+import type { CreateDataRequestBody, PublicErrorBody, RateLimitedHeaders, RateLimitHeaders, RequestDetail, SubmissionResponse } from './models.js';
 
 @Route('api/v1/data/requests')
 @Tags('Data API: requests')
@@ -23,19 +23,13 @@ export class DataRequestsController extends Controller {
    * @param idempotencyKey Length 8..200; the same key with an identical body replays the first answer for free (kept as long as the request, at least 24 h); with a different body it is a 409.
    */
   @Post()
-  @SuccessResponse<{ 'RateLimit-Limit': string; 'RateLimit-Remaining': string; 'RateLimit-Reset': string; 'RateLimit-Policy': string }>(
-    202,
-    'Accepted',
-  )
+  @SuccessResponse<RateLimitHeaders>(202, 'Accepted')
   @Response<PublicErrorBody>(400, 'Malformed JSON')
   @Response<PublicErrorBody>(402, 'Not enough tokens')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
   @Response<PublicErrorBody>(413, 'Body larger than 1 MB')
   @Response<PublicErrorBody>(422, 'Validation failed')
-  @Response<
-    PublicErrorBody,
-    { 'Retry-After': string; 'RateLimit-Limit': string; 'RateLimit-Remaining': string; 'RateLimit-Reset': string; 'RateLimit-Policy': string }
-  >(429, 'RATE_LIMITED or CONCURRENCY_LIMITED')
+  @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED')
   @Response<PublicErrorBody>(503, 'A dependency is unavailable')
   public async createRequest(
     @Request() req: ExRequest,

@@ -393,3 +393,16 @@ export interface RecipeCapabilities {
   billing: RecipeBilling;
 }
 
+
+/** Headers on every answer to a submission (IETF RateLimit draft). */
+export interface RateLimitHeaders {
+  'RateLimit-Limit': string;
+  'RateLimit-Remaining': string;
+  'RateLimit-Reset': string;
+  'RateLimit-Policy': string;
+}
+
+/** Headers on a 429: when to come back, plus the policy's. */
+export interface RateLimitedHeaders extends RateLimitHeaders {
+  'Retry-After': string;
+}

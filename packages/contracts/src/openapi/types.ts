@@ -672,6 +672,21 @@ export interface components {
             request_id: string;
             details?: components["schemas"]["FieldIssue"][];
         };
+        /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+        RateLimitHeaders: {
+            "RateLimit-Limit": string;
+            "RateLimit-Remaining": string;
+            "RateLimit-Reset": string;
+            "RateLimit-Policy": string;
+        };
+        /** @description Headers on a 429: when to come back, plus the policy's. */
+        RateLimitedHeaders: {
+            "RateLimit-Limit": string;
+            "RateLimit-Remaining": string;
+            "RateLimit-Reset": string;
+            "RateLimit-Policy": string;
+            "Retry-After": string;
+        };
         /** @description An extraction recipe. */
         Recipe: {
             /** Format: uuid */
@@ -1195,10 +1210,8 @@ export interface operations {
             /** @description Accepted */
             202: {
                 headers: {
-                    "RateLimit-Policy": string;
-                    "RateLimit-Reset": string;
-                    "RateLimit-Remaining": string;
-                    "RateLimit-Limit": string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    RateLimitHeaders?: components["schemas"]["RateLimitHeaders"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1262,11 +1275,8 @@ export interface operations {
             /** @description RATE_LIMITED or CONCURRENCY_LIMITED */
             429: {
                 headers: {
-                    "RateLimit-Policy": string;
-                    "RateLimit-Reset": string;
-                    "RateLimit-Remaining": string;
-                    "RateLimit-Limit": string;
-                    "Retry-After": string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    RateLimitedHeaders?: components["schemas"]["RateLimitedHeaders"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1559,10 +1569,8 @@ export interface operations {
             /** @description Accepted */
             202: {
                 headers: {
-                    "RateLimit-Policy": string;
-                    "RateLimit-Reset": string;
-                    "RateLimit-Remaining": string;
-                    "RateLimit-Limit": string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    RateLimitHeaders?: components["schemas"]["RateLimitHeaders"];
                     [name: string]: unknown;
                 };
                 content: {
@@ -1626,11 +1634,8 @@ export interface operations {
             /** @description RATE_LIMITED or CONCURRENCY_LIMITED */
             429: {
                 headers: {
-                    "RateLimit-Policy": string;
-                    "RateLimit-Reset": string;
-                    "RateLimit-Remaining": string;
-                    "RateLimit-Limit": string;
-                    "Retry-After": string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    RateLimitedHeaders?: components["schemas"]["RateLimitedHeaders"];
                     [name: string]: unknown;
                 };
                 content: {
