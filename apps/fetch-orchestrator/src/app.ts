@@ -4,8 +4,8 @@ import { createKafkaService, kafkaServiceDeps, type KafkaServiceDeps } from '@wd
 import { internalRoutes } from './api/internal-routes.js';
 import { purgeExpired } from './domain/retention.js';
 import type { AdmissionDeps } from './domain/requests.js';
-import { Sealer } from './domain/sealing.js';
-import { TargetPolicy } from './domain/target-policy.js';
+import { Sealer } from '@wdr/kit/sealing';
+import { TargetPolicy } from '@wdr/kit/target-policy';
 import type { OrchestratorEnv } from './env.js';
 import { PrismaClient, type Prisma } from './generated/prisma/client.js';
 import { onFetchJobRequested, onReservationResolved } from './kafka/handlers.js';

@@ -12,8 +12,8 @@ import { readEvents, readResult } from '../src/domain/request-reads.js';
 import { appendEvent, finish } from '../src/domain/requests.js';
 import { purgeExpired } from '../src/domain/retention.js';
 import { runHttpStage } from '../src/domain/run-http-stage.js';
-import { Sealer } from '../src/domain/sealing.js';
-import { TargetPolicy } from '../src/domain/target-policy.js';
+import { Sealer } from '@wdr/kit/sealing';
+import { TargetPolicy } from '@wdr/kit/target-policy';
 
 /** The orchestrator's read side and cancel against the real Postgres (no Kafka needed: the outbox is a table). */
 let database: TestDatabase;

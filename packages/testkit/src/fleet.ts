@@ -42,6 +42,8 @@ export interface Fleet {
   start: (service: ServiceName) => Promise<void>;
   /** The environment a service runs with. */
   envOf: (service: ServiceName) => Record<string, string>;
+  /** Process id of a running service (to find its Chromium children, say). */
+  pid: (service: ServiceName) => number | undefined;
   /** Last lines a service printed (for failure messages). */
   logs: (service: ServiceName) => string;
   stop: () => Promise<void>;
@@ -71,6 +73,7 @@ export async function startFleet(opts: { env?: Partial<Record<ServiceName | 'all
     KAFKA_SESSION_TIMEOUT_MS: '10000',
     ORCHESTRATOR_URL: url('fetch-orchestrator'),
     LEDGER_URL: url('billing-ledger'),
+    RENDERER_URL: url('browser-renderer'),
     API_KEY_PEPPER: 'test-pepper-not-secret-0123456789',
     TARGET_URL_KEY: Buffer.alloc(32, 7).toString('base64'),
     TARGET_ALLOWLIST: '127.0.0.1',
@@ -133,6 +136,7 @@ export async function startFleet(opts: { env?: Partial<Record<ServiceName | 'all
     kill,
     start,
     envOf: (s) => ({ ...members.get(s)!.env }),
+    pid: (s) => members.get(s)!.proc?.pid,
     logs: (s) => members.get(s)!.output.join('').slice(-8000),
     stop: async () => {
       await Promise.all(SERVICE_NAMES.map((s) => kill(s, 'SIGTERM')));

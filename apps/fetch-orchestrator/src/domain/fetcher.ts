@@ -1,5 +1,5 @@
 import got, { type RequestError } from 'got';
-import type { TargetPolicy } from './target-policy.js';
+import type { TargetPolicy } from '@wdr/kit/target-policy';
 
 export interface FetchInput {
   url: string;

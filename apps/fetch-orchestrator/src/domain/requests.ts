@@ -3,7 +3,7 @@ import { enqueue, makeEnvelope } from '@wdr/kit/kafka';
 import type { ServiceClient } from '@wdr/kit/http-client';
 import type { components } from '@wdr/contracts';
 import { Prisma, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
-import type { Sealer } from './sealing.js';
+import type { Sealer } from '@wdr/kit/sealing';
 
 type Tx = Prisma.TransactionClient;
 /** Create and retry answers; a retry (and its replays) also names its source. */

@@ -3,8 +3,8 @@ import type { Logger } from '@wdr/kit/log';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { fetchPage } from './fetcher.js';
 import { appendEvent, finish, TERMINAL } from './requests.js';
-import type { Sealer } from './sealing.js';
-import type { TargetPolicy } from './target-policy.js';
+import type { Sealer } from '@wdr/kit/sealing';
+import type { TargetPolicy } from '@wdr/kit/target-policy';
 
 type Tx = Prisma.TransactionClient;
 

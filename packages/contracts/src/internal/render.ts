@@ -1,0 +1,178 @@
+import { z } from 'zod';
+import { browserActionSchema } from '../browser/actions.js';
+
+/**
+ * The internal HTTP contract between browser-renderer and fetch-orchestrator for one render job.
+ *
+ * `render.jobs` carries only the request id. The renderer then
+ *   1. claims the job: POST {@link RENDER_PATHS.start} answers the job (full URL, options, route) and
+ *      moves the request to `running` with a `request.running` event (stage `browser`), or tells the
+ *      renderer to skip a request that is already terminal (a redelivery, a cancel);
+ *   2. hands the outcome back: POST {@link RENDER_PATHS.result} carries the page body (claim-check
+ *      into the orchestrator's result store, up to MAX_RESULT_BYTES; never through Kafka) or the
+ *      failure. The orchestrator stores it and finishes the request in one transaction; a second
+ *      result for a terminal request is acknowledged and ignored, so a repeated job never repeats
+ *      its effects.
+ */
+export const RENDER_PATHS = {
+  start: (requestId: string) => `/internal/v1/render-jobs/${requestId}/start`,
+  result: (requestId: string) => `/internal/v1/render-jobs/${requestId}/result`,
+  /** Served by browser-renderer: one stored debug artifact of a failed request. */
+  debugArtifact: (requestId: string, name: string) => `/internal/v1/debug-artifacts/${requestId}/${name}`,
+} as const;
+
+export const ROUTE_MODES = ['direct', 'auto', 'browser', 'http', 'residential', 'residential_browser'] as const;
+export const PROXY_NETWORK_TYPES = ['datacenter', 'residential', 'premium'] as const;
+export const RESOURCE_POLICIES = ['adaptive', 'compatible'] as const;
+
+/**
+ * How the browser reaches the target. Filled by the proxy layer; `proxy: null` goes direct and
+ * `country: null` means no verified country (no timezone or geolocation emulation).
+ */
+export const RenderRoute = z.object({
+  proxy: z
+    .object({
+      /** `http://host:port` of an HTTP(S) CONNECT proxy. */
+      server: z.string().min(1),
+      username: z.string().optional(),
+      password: z.string().optional(),
+    })
+    .nullable(),
+  /** ISO 3166-1 alpha-2 country the route was verified to exit in. */
+  country: z.string().length(2).nullable(),
+});
+export type RenderRoute = z.infer<typeof RenderRoute>;
+
+/** What the browser stage must do: the submission's browser-relevant options, defaults applied. */
+export const RenderOptions = z.object({
+  javascript: z.boolean(),
+  timeout_ms: z.number().int().min(1000).max(300_000),
+  user_agent: z.string().optional(),
+  headers: z.record(z.string(), z.string()).default({}),
+  cookies: z.record(z.string(), z.string()).default({}),
+  wait_for_selector: z.string().optional(),
+  wait_for_text: z.string().nullable().optional(),
+  result_text_selector: z.string().optional(),
+  resource_policy: z.enum(RESOURCE_POLICIES),
+  browser_actions: z.array(browserActionSchema).default([]),
+  debug_artifacts: z.boolean(),
+});
+export type RenderOptions = z.infer<typeof RenderOptions>;
+
+export const RenderJob = z.object({
+  request_id: z.uuid(),
+  tenant_id: z.uuid(),
+  /** 1 for the first browser attempt of this request; grows when a job is repeated. */
+  attempt: z.number().int().min(1),
+  /** The full target URL (kept sealed at rest by the orchestrator; never logged). */
+  url: z.string().url(),
+  route_mode: z.enum(ROUTE_MODES),
+  /** Why the browser runs: the mode asked for it, or `auto` escalated from the HTTP stage. */
+  reason: z.enum(['requested', 'escalated']),
+  options: RenderOptions,
+  route: RenderRoute,
+  /** Largest body the result store takes; a bigger page fails with TARGET_TOO_LARGE. */
+  max_result_bytes: z.number().int().min(1),
+});
+export type RenderJob = z.infer<typeof RenderJob>;
+
+export const RenderStartAnswer = z.discriminatedUnion('state', [
+  z.object({ state: z.literal('run'), job: RenderJob }),
+  /** Nothing to do: the request is already terminal (finished, failed or cancelled). */
+  z.object({ state: z.literal('skip'), status: z.string() }),
+]);
+export type RenderStartAnswer = z.infer<typeof RenderStartAnswer>;
+
+const count = z.number().int().min(0);
+
+/**
+ * Aggregate diagnostics of one render; they end up in the request's `result_meta`. Never page
+ * content, URLs, headers or cookies.
+ */
+export const RenderMeta = z.object({
+  stage: z.literal('browser'),
+  elapsed_ms: count,
+  javascript: z.boolean(),
+  resource_policy: z.object({
+    requested: z.enum(RESOURCE_POLICIES),
+    /** The mode the page ended in: `full` or `site-light`. */
+    applied: z.enum(['full', 'site-light']),
+    /** Requests blocked by the policy, by resource type (image, media, font, ...). */
+    blocked_requests: z.record(z.string(), count),
+  }),
+  /** Requests the page made, by resource type. */
+  requests: z.record(z.string(), count),
+  actions: z
+    .object({ run: count, failed: count, blocked: count, elapsed_ms: count })
+    .optional(),
+  /** Elements matched by result_text_selector. */
+  text_matches: count.optional(),
+  /** Challenge or block page markers seen in the rendered page. */
+  challenge: z.boolean(),
+  console_errors: count,
+  /** The verified country the context emulated (timezone and geolocation), if any. */
+  country: z.string().length(2).nullable(),
+});
+export type RenderMeta = z.infer<typeof RenderMeta>;
+
+/** What a failed request's debug artifacts are; the bytes stay with browser-renderer. */
+export const DebugArtifactListing = z.object({
+  items: z.array(z.object({ name: z.string(), content_type: z.string(), bytes: count })),
+  expires_at: z.iso.datetime({ offset: true }),
+});
+export type DebugArtifactListing = z.infer<typeof DebugArtifactListing>;
+
+/** Codes a browser stage fails with; tenants see them in `error.code` / `user_error.code`. */
+export const RENDER_FAILURE_CODES = [
+  'TARGET_BLOCKED',
+  'TARGET_UNREACHABLE',
+  'TARGET_TIMEOUT',
+  'TARGET_SERVER_ERROR',
+  'TARGET_TOO_LARGE',
+  'WAIT_FOR_SELECTOR_TIMEOUT',
+  'WAIT_FOR_TEXT_TIMEOUT',
+  'INVALID_SELECTOR',
+  'BROWSER_ACTION_FAILED',
+  'PROTECTION_NOT_PASSED',
+  'BROWSER_CRASHED',
+  'BROWSER_UNAVAILABLE',
+] as const;
+export type RenderFailureCode = (typeof RENDER_FAILURE_CODES)[number];
+
+export const RenderResult = z.discriminatedUnion('outcome', [
+  z.object({
+    outcome: z.literal('completed'),
+    /** Status of the main document response. */
+    status_code: z.number().int().min(100).max(599),
+    content_type: z.string().nullable(),
+    /** The rendered DOM (`page.content()`), base64: the page as the browser ended with it. */
+    body_base64: z.string(),
+    /** Readable text of the page, or of the elements matching result_text_selector. */
+    text: z.string(),
+    meta: RenderMeta,
+  }),
+  z.object({
+    outcome: z.literal('failed'),
+    code: z.enum(RENDER_FAILURE_CODES),
+    /** Safe to show the tenant: no internal detail. */
+    message: z.string().max(1000),
+    /** Whether the tenant's input caused it (a selector that never appears) rather than the platform or the target. */
+    caused_by: z.enum(['tenant', 'target', 'platform']),
+    status_code: z.number().int().min(100).max(599).optional(),
+    meta: RenderMeta.partial().optional(),
+    /** Present when the submission opted in to debug artifacts and they were stored. */
+    debug_artifacts: DebugArtifactListing.optional(),
+  }),
+]);
+export type RenderResult = z.infer<typeof RenderResult>;
+
+export const RenderResultAnswer = z.object({
+  /** False when the request was already terminal and the result was ignored. */
+  accepted: z.boolean(),
+  status: z.string(),
+});
+export type RenderResultAnswer = z.infer<typeof RenderResultAnswer>;
+
+/** A debug artifact as the internal read returns it (the gateway passes the bytes on). */
+export const DebugArtifactBody = z.object({ content_type: z.string(), body_base64: z.string() });
+export type DebugArtifactBody = z.infer<typeof DebugArtifactBody>;
