@@ -35,6 +35,7 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
   let purgeTimer: NodeJS.Timeout | undefined;
   const stageDeps = {
     db: deps.db,
+    ledger: deps.ledger,
     sealer: deps.sealer,
     policy: deps.policy,
     log: deps.log,
@@ -62,8 +63,9 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
       },
     ],
     routes: (relay) => internalRoutes(deps, () => relay.nudge()),
-    // A batch of 1,000 jobs, each with its options and a URL of up to 4 KiB.
-    jsonLimit: '16mb',
+    // A batch of 1,000 jobs, each with its options and a URL of up to 4 KiB; a rendered page of up
+    // to MAX_RESULT_BYTES (10 MB) handed back by browser-renderer, base64, with its text.
+    jsonLimit: '32mb',
     background: {
       start: () => {
         purgeTimer = setInterval(() => {

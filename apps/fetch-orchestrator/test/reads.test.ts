@@ -12,6 +12,7 @@ import { readEvents, readResult } from '../src/domain/request-reads.js';
 import { appendEvent, finish } from '../src/domain/requests.js';
 import { purgeExpired } from '../src/domain/retention.js';
 import { runHttpStage } from '../src/domain/run-http-stage.js';
+import { createServiceClient } from '@wdr/kit/http-client';
 import { Sealer } from '@wdr/kit/sealing';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 
@@ -187,7 +188,9 @@ describe('cancelRequest', () => {
         return true;
       },
     };
-    const deps = { db, sealer, policy: new TargetPolicy(['127.0.0.1']), log: createLogger('test', 'silent'), maxResultBytes: 1024, resultRetentionHours: 1 };
+    // The ledger is never asked here (the job stops at the cancelled request): an unreachable one.
+    const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: 'http://127.0.0.1:9' });
+    const deps = { db, ledger, sealer, policy: new TargetPolicy(['127.0.0.1']), log: createLogger('test', 'silent'), maxResultBytes: 1024, resultRetentionHours: 1 };
     await runHttpStage(deps, r.id, ctx);
     const row = await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } });
     expect([row.status, row.attempts, row.startedAt]).toEqual(['cancelled', 0, null]);

@@ -5,6 +5,7 @@ import type { OrchestratorDeps } from '../app.js';
 import { createRequest, readRequest } from '../domain/requests.js';
 import { admissionRoutes } from './admission-routes.js';
 import { batchRoutes } from './batch-routes.js';
+import { renderJobRoutes } from './render-job-routes.js';
 import { requestReadRoutes } from './request-read-routes.js';
 
 const uuid = z.uuid();
@@ -27,6 +28,7 @@ export function internalRoutes(deps: OrchestratorDeps, onCreated: () => void): R
   r.use(admissionRoutes(deps));
   r.use(requestReadRoutes(deps, onCreated));
   r.use(batchRoutes(deps, onCreated));
+  r.use(renderJobRoutes(deps, onCreated));
   r.post('/internal/v1/requests', async (req, res) => {
     const cmd = parse(createBody, req.body);
     const view = await createRequest(deps.admission, cmd);

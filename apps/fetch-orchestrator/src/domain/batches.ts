@@ -3,7 +3,8 @@ import { PublicError } from '@wdr/kit/errors';
 import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
 import type { components } from '@wdr/contracts';
 import { Prisma, type Batch as BatchRow, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
-import { finish, HTTP_STAGE_MODES, TERMINAL, modeUnavailable, type AdmissionDeps, type LedgerReservation } from './requests.js';
+import { finish, TERMINAL, type AdmissionDeps, type LedgerReservation } from './requests.js';
+import { firstJobOf, firstStageOf, routeUnavailable } from './stages.js';
 
 export type CabinetBatchResponse = components['schemas']['CabinetBatchResponse'];
 export type BatchView = components['schemas']['Batch'];
@@ -141,16 +142,14 @@ export async function createBatch(
               created_at: createdAt.toISOString(),
             }),
           },
-          ...(HTTP_STAGE_MODES.has(r.routeMode)
-            ? [{ topic: 'fetchJobs' as const, key: r.id!, envelope: makeEnvelope('fetchJobs', 'fetch.job_requested', cmd.tenant_id, { request_id: r.id! }) }]
-            : []),
+          ...[firstJobOf({ id: r.id!, tenantId: cmd.tenant_id, routeMode: r.routeMode })].filter((job) => job !== undefined),
         ]);
         await enqueueMany(tx, messages);
-        // Jobs in modes without a worker yet fail at once, refunded, as single submissions do.
-        const unavailable = rows.filter((r) => !HTTP_STAGE_MODES.has(r.routeMode));
+        // Jobs in modes without a route fail at once, refunded, as single submissions do.
+        const unavailable = rows.filter((r) => firstStageOf(r.routeMode) === 'unavailable');
         if (unavailable.length > 0) {
           const stored = await tx.dataRequest.findMany({ where: { id: { in: unavailable.map((r) => r.id!) } } });
-          for (const row of stored) await finish(tx, row, modeUnavailable(row.routeMode));
+          for (const row of stored) await finish(tx, row, routeUnavailable(row.routeMode));
         }
       },
       { timeout: 120_000, maxWait: 10_000 },

@@ -10,7 +10,15 @@ export interface FetchInput {
 }
 
 export type FetchOutcome =
-  | { ok: true; statusCode: number; contentType: string | null; body: Buffer; finalUrl: string; redirects: number }
+  | {
+      ok: true;
+      statusCode: number;
+      contentType: string | null;
+      headers: Record<string, string | string[] | undefined>;
+      body: Buffer;
+      finalUrl: string;
+      redirects: number;
+    }
   | { ok: false; code: FetchFailureCode; message: string; statusCode?: number };
 
 /** Why an HTTP stage failed; tenants see these codes in `error.code`. */
@@ -26,7 +34,8 @@ const DEFAULT_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, l
 
 /**
  * The HTTP stage: one GET with got, every redirect hop re-checked against the target policy,
- * the body capped. Target 5xx answers fail the stage (not charged); other statuses complete it.
+ * the body capped. Every answer of the target comes back as it is (the stage decides what a 5xx
+ * or a challenge page means); transport failures come back as their failure code.
  */
 export async function fetchPage(input: FetchInput, policy: TargetPolicy, maxBytes: number): Promise<FetchOutcome> {
   const first = policy.checkUrl(new URL(input.url));
@@ -73,13 +82,11 @@ export async function fetchPage(input: FetchInput, policy: TargetPolicy, maxByte
   });
   try {
     const res = await request;
-    if (res.statusCode >= 500) {
-      return { ok: false, code: 'TARGET_SERVER_ERROR', message: `the target answered ${res.statusCode}`, statusCode: res.statusCode };
-    }
     return {
       ok: true,
       statusCode: res.statusCode,
       contentType: res.headers['content-type'] ?? null,
+      headers: res.headers,
       body: Buffer.from(res.body),
       finalUrl: res.url,
       redirects,

@@ -54,11 +54,11 @@ export interface ResultBody {
 }
 
 /**
- * The stored page of a completed request (the claim-check of the HTTP stage), as fetched or as
- * readable text, until it expires.
+ * The stored page of a completed request (the claim-check of the HTTP or browser stage), as
+ * fetched (or rendered) or as readable text, until it expires.
  */
 export async function readResult(db: PrismaClient, tenantId: string, id: string, format: ResultFormat, now = new Date()): Promise<ResultBody> {
-  const request = await db.dataRequest.findUnique({ where: { id }, select: { tenantId: true, status: true } });
+  const request = await db.dataRequest.findUnique({ where: { id }, select: { tenantId: true, status: true, options: true } });
   if (!request || request.tenantId !== tenantId) throw notFound();
   if (!TERMINAL.has(request.status)) {
     throw new PublicError('RESULT_NOT_READY', `The request is ${request.status}; its result is not ready yet.`);
@@ -70,6 +70,12 @@ export async function readResult(db: PrismaClient, tenantId: string, id: string,
   // Purged by retention, or past its expiry and not yet purged: gone either way.
   if (!result || result.expiresAt <= now) throw new PublicError('RESULT_EXPIRED', 'The result of this request has expired.');
   const body = Buffer.from(result.body);
-  if (format === 'text') return { content_type: 'text/plain; charset=utf-8', body: Buffer.from(textOfPage(body, result.contentType), 'utf8') };
+  if (format === 'text') {
+    // A rendered page's text was taken from the live DOM by the browser stage; an HTTP page's is
+    // derived from its body, of the elements result_text_selector names when it was given.
+    const selector = (request.options as { result_text_selector?: string }).result_text_selector;
+    const text = result.text ?? textOfPage(body, result.contentType, selector);
+    return { content_type: 'text/plain; charset=utf-8', body: Buffer.from(text, 'utf8') };
+  }
   return { content_type: result.contentType ?? 'application/octet-stream', body };
 }

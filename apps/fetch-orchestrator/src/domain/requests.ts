@@ -4,6 +4,7 @@ import type { ServiceClient } from '@wdr/kit/http-client';
 import type { components } from '@wdr/contracts';
 import { Prisma, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
 import type { Sealer } from '@wdr/kit/sealing';
+import { firstJobOf, routeUnavailable } from './stages.js';
 
 type Tx = Prisma.TransactionClient;
 /** Create and retry answers; a retry (and its replays) also names its source. */
@@ -11,17 +12,6 @@ export type SubmissionResponse = components['schemas']['SubmissionResponse'] & {
 export type RequestDetail = components['schemas']['RequestDetail'];
 
 export const TERMINAL = new Set(['completed', 'failed', 'cancelled']);
-/** Route modes the orchestrator runs itself (the HTTP stage); the others need browser-renderer. */
-export const HTTP_STAGE_MODES: ReadonlySet<string> = new Set(['direct', 'http', 'residential']);
-
-/** Browser stages arrive with browser-renderer's render jobs; until then they fail at once, refunded. */
-export function modeUnavailable(routeMode: string): Termination {
-  return {
-    status: 'failed',
-    error: { code: 'MODE_UNAVAILABLE', message: `route mode ${routeMode} is not available yet` },
-    userError: { code: 'MODE_UNAVAILABLE', message: `The ${routeMode} mode is not available yet; use mode http or direct.` },
-  };
-}
 
 export interface CreateCommand {
   request_id: string;
@@ -110,7 +100,6 @@ export async function createRequest(
   });
 
   const target = new URL(cmd.url);
-  const httpStage = HTTP_STAGE_MODES.has(cmd.route_mode);
   try {
     const created = await deps.db.$transaction(async (tx) => {
       const row = await tx.dataRequest.create({
@@ -131,11 +120,10 @@ export async function createRequest(
         },
       });
       await appendEvent(tx, row, 'request.accepted', 'pending', { route_mode: row.routeMode, base_tokens: row.baseTokens });
-      if (httpStage) {
-        await enqueue(tx, 'fetchJobs', row.id, makeEnvelope('fetchJobs', 'fetch.job_requested', row.tenantId, { request_id: row.id }));
-        return row;
-      }
-      return finish(tx, row, modeUnavailable(row.routeMode));
+      const job = firstJobOf(row);
+      if (!job) return finish(tx, row, routeUnavailable(row.routeMode));
+      await enqueue(tx, job.topic, job.key, job.envelope);
+      return row;
     });
     return submissionView(created, reservation.charged_tokens, false);
   } catch (err) {
@@ -161,6 +149,14 @@ export interface Termination {
   userError?: Record<string, unknown>;
   resultMeta?: Record<string, unknown>;
   resultExpiresAt?: Date;
+  /** The stage execution ended in: what `auto` is billed at. */
+  terminalStage?: 'http' | 'browser';
+  /** Execution stopped at max_credits_per_request: charged up to the ceiling, not refunded. */
+  reason?: 'budget_exhausted';
+  /** Anti-bot protection was seen on the way. */
+  protected?: boolean;
+  /** What a failed browser stage left for debugging (DebugArtifactListing). */
+  debugArtifacts?: Record<string, unknown>;
 }
 
 /**
@@ -179,6 +175,8 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
       resultMeta: (t.resultMeta ?? Prisma.DbNull) as Prisma.InputJsonObject,
       resultExpiresAt: t.resultExpiresAt ?? null,
       proxyUsed: t.status === 'completed' ? 'platform' : null,
+      ...(t.protected ? { protected: true } : {}),
+      ...(t.debugArtifacts ? { debugArtifacts: t.debugArtifacts as Prisma.InputJsonObject } : {}),
     },
   });
   const row = await tx.dataRequest.findUniqueOrThrow({ where: { id: request.id } });
@@ -196,6 +194,8 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
       outcome: t.status,
       route_mode: row.routeMode,
       captcha_tokens: row.captchaTokens,
+      ...(t.terminalStage ? { terminal_stage: t.terminalStage } : {}),
+      ...(t.reason ? { reason: t.reason } : {}),
     }),
   );
   return row;
@@ -251,7 +251,7 @@ export function detailView(r: DataRequest): RequestDetail {
     captcha_type: r.captchaType === 'captcha' ? 'captcha' : null,
     token_state: r.tokenState as RequestDetail['token_state'],
     request: requestEcho(r),
-    debug_artifacts: {},
+    debug_artifacts: (r.debugArtifacts as RequestDetail['debug_artifacts'] | null) ?? {},
     error: (r.error as Record<string, unknown> | null) ?? null,
     user_error: (r.userError as Record<string, unknown> | null) ?? null,
     result_meta: (r.resultMeta as Record<string, unknown> | null) ?? null,

@@ -25,8 +25,10 @@ const isMarkup = (contentType: string | null) => contentType === null || /html|x
  * The readable text of a fetched page: markup is parsed with cheerio, scripts, styles and other
  * non-text elements dropped, block elements put on their own lines, and whitespace collapsed the
  * way a browser renders it. Bodies that are not markup (text/plain, JSON) are returned decoded.
+ * With `selector` (the submission's result_text_selector), the text is that of the matching
+ * elements, one after another; a selector cheerio cannot parse matches nothing.
  */
-export function textOfPage(body: Buffer, contentType: string | null): string {
+export function textOfPage(body: Buffer, contentType: string | null, selector?: string): string {
   const source = decode(body, contentType);
   if (!isMarkup(contentType)) return source;
   const $ = load(source);
@@ -35,7 +37,20 @@ export function textOfPage(body: Buffer, contentType: string | null): string {
   $(BLOCKS).each((_, el) => {
     $(el).before('\n').after('\n');
   });
-  const text = $('body').length > 0 ? $('body').text() : $.root().text();
+  let text: string;
+  if (selector !== undefined) {
+    let matches: string[] = [];
+    try {
+      matches = $(selector)
+        .toArray()
+        .map((el) => $(el).text());
+    } catch {
+      matches = [];
+    }
+    text = matches.join('\n');
+  } else {
+    text = $('body').length > 0 ? $('body').text() : $.root().text();
+  }
   return text
     .split('\n')
     .map((line) => line.replace(/[ \t\f\r\u00a0]+/g, ' ').trim())

@@ -1,15 +1,28 @@
-import { PoisonMessageError, type HandlerContext } from '@wdr/kit/kafka';
+import type { ServiceClient } from '@wdr/kit/http-client';
+import { enqueue, PoisonMessageError, type HandlerContext } from '@wdr/kit/kafka';
 import type { Logger } from '@wdr/kit/log';
-import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
-import { fetchPage } from './fetcher.js';
-import { appendEvent, finish, TERMINAL } from './requests.js';
 import type { Sealer } from '@wdr/kit/sealing';
 import type { TargetPolicy } from '@wdr/kit/target-policy';
+import type { DataRequest, Prisma, PrismaClient } from '../generated/prisma/client.js';
+import { fetchPage } from './fetcher.js';
+import { classifyHttpPage, type PageSignal } from './page-signals.js';
+import { appendEvent, finish, TERMINAL } from './requests.js';
+import { renderJobOf } from './stages.js';
 
 type Tx = Prisma.TransactionClient;
 
+/** The ledger's answer to POST /internal/v1/reservations/{id}/steps. */
+interface StepAnswer {
+  allowed: boolean;
+  reason: 'budget_exhausted' | 'insufficient_credits' | null;
+  projected_tokens: number;
+  max_credits: number | null;
+}
+
 export interface HttpStageDeps {
   db: PrismaClient;
+  /** The ledger, asked before an extra paid step (auto's escalation to the browser). */
+  ledger: ServiceClient;
   sealer: Sealer;
   policy: TargetPolicy;
   log: Logger;
@@ -72,45 +85,114 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
     deps.maxResultBytes,
   );
   const elapsedMs = Date.now() - t0;
+  const signal = outcome.ok ? classifyHttpPage(outcome) : undefined;
 
+  if (started.routeMode === 'auto' && signal && signal.kind !== 'page') {
+    await escalateToBrowser(deps, started, signal, ctx);
+    deps.log.info({ requestId: started.id, signal: signal.kind, elapsedMs }, 'http stage escalated to the browser');
+    return;
+  }
+
+  const isProtected = signal?.kind === 'challenge';
   await ctx.transaction(async (tx) => {
     // Cancelled while the page was being fetched: keep it cancelled and store nothing. The row lock
     // orders this against a concurrent cancel.
-    const [current] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM data_requests WHERE id = ${started.id}::uuid FOR UPDATE`;
-    if (!current || TERMINAL.has(current.status)) return;
-    if (outcome.ok) {
-      const expiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
-      await tx.requestResult.upsert({
-        where: { requestId: started.id },
-        create: {
-          requestId: started.id,
-          statusCode: outcome.statusCode,
-          contentType: outcome.contentType,
-          body: new Uint8Array(outcome.body),
-          bytes: outcome.body.length,
-          expiresAt,
-        },
-        update: {},
-      });
-      await finish(tx, started, {
-        status: 'completed',
-        resultExpiresAt: expiresAt,
-        resultMeta: {
-          stage: 'http',
-          status_code: outcome.statusCode,
-          content_type: outcome.contentType,
-          bytes: outcome.body.length,
-          redirects: outcome.redirects,
-          elapsed_ms: elapsedMs,
-        },
-      });
-    } else {
+    if (!(await lockUnlessTerminal(tx, started.id))) return;
+    if (!outcome.ok) {
       await finish(tx, started, {
         status: 'failed',
         error: { code: outcome.code, message: outcome.message, stage: 'http', ...(outcome.statusCode ? { status_code: outcome.statusCode } : {}) },
         userError: { code: outcome.code, message: outcome.message },
+        terminalStage: 'http',
       });
+      return;
     }
+    if (outcome.statusCode >= 500) {
+      // Target 5xx answers fail the stage (refunded).
+      const message = `the target answered ${outcome.statusCode}`;
+      await finish(tx, started, {
+        status: 'failed',
+        error: { code: 'TARGET_SERVER_ERROR', message, stage: 'http', status_code: outcome.statusCode },
+        userError: { code: 'TARGET_SERVER_ERROR', message },
+        terminalStage: 'http',
+        protected: isProtected,
+      });
+      return;
+    }
+    const expiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
+    await tx.requestResult.upsert({
+      where: { requestId: started.id },
+      create: {
+        requestId: started.id,
+        statusCode: outcome.statusCode,
+        contentType: outcome.contentType,
+        body: new Uint8Array(outcome.body),
+        bytes: outcome.body.length,
+        expiresAt,
+      },
+      update: {},
+    });
+    if (isProtected) await appendEvent(tx, started, 'request.protected', 'running', { stage: 'http', vendor: signal.vendor });
+    await finish(tx, started, {
+      status: 'completed',
+      resultExpiresAt: expiresAt,
+      resultMeta: {
+        stage: 'http',
+        status_code: outcome.statusCode,
+        content_type: outcome.contentType,
+        bytes: outcome.body.length,
+        redirects: outcome.redirects,
+        elapsed_ms: elapsedMs,
+      },
+      terminalStage: 'http',
+      protected: isProtected,
+    });
   });
   deps.log.info({ requestId: started.id, ok: outcome.ok, elapsedMs }, 'http stage finished');
+}
+
+/** Lock the request row; false when it is already terminal (cancelled meanwhile, or finished). */
+export async function lockUnlessTerminal(tx: Tx, requestId: string): Promise<boolean> {
+  const [current] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM data_requests WHERE id = ${requestId}::uuid FOR UPDATE`;
+  return current !== undefined && !TERMINAL.has(current.status);
+}
+
+/**
+ * `auto` found a page only a browser can serve. The browser tariff is dearer than the HTTP one, so
+ * the ledger is asked first (the step is idempotent by its id, so a redelivered job asks again
+ * harmlessly): a refusal at the ceiling ends the request with `budget_exhausted`, charged at the
+ * stage it ran (never above the ceiling); otherwise the render job is queued in the same
+ * transaction that records this message as processed.
+ */
+async function escalateToBrowser(deps: HttpStageDeps, request: DataRequest, signal: Exclude<PageSignal, { kind: 'page' }>, ctx: HandlerContext<Tx>): Promise<void> {
+  const step = await deps.ledger.post<StepAnswer>(`/internal/v1/reservations/${request.id}/steps`, { step_id: 'escalate:browser', stage: 'browser' });
+  const isProtected = signal.kind === 'challenge';
+  await ctx.transaction(async (tx) => {
+    if (!(await lockUnlessTerminal(tx, request.id))) return;
+    if (!step.allowed) {
+      const budget = step.reason === 'budget_exhausted';
+      const code = budget ? 'BUDGET_EXHAUSTED' : 'INSUFFICIENT_CREDITS';
+      const message = budget
+        ? `the page needs the browser stage (${step.projected_tokens} tokens), above max_credits_per_request (${step.max_credits})`
+        : 'the balance does not cover the browser stage the page needs';
+      await finish(tx, request, {
+        status: 'failed',
+        error: { code, message, stage: 'http', ...(budget ? { reason: 'budget_exhausted' } : {}) },
+        userError: { code, message, ...(budget ? { reason: 'budget_exhausted' } : {}) },
+        terminalStage: 'http',
+        protected: isProtected,
+        ...(budget ? { reason: 'budget_exhausted' as const } : {}),
+      });
+      return;
+    }
+    if (isProtected) await tx.dataRequest.update({ where: { id: request.id }, data: { protected: true } });
+    await appendEvent(tx, request, 'request.escalated', 'running', {
+      from: 'http',
+      to: 'browser',
+      reason: signal.kind,
+      ...(signal.kind === 'challenge' ? { vendor: signal.vendor } : {}),
+    });
+    const job = renderJobOf(request);
+    await enqueue(tx, job.topic, job.key, job.envelope);
+  });
 }

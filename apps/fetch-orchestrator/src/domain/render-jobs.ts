@@ -1,0 +1,138 @@
+import { PublicError } from '@wdr/kit/errors';
+import type { Sealer } from '@wdr/kit/sealing';
+import { RenderOptions, type RenderJob, type RenderResult, type RenderResultAnswer, type RenderStartAnswer } from '@wdr/contracts';
+import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import { appendEvent, finish, TERMINAL, type Termination } from './requests.js';
+
+type Tx = Prisma.TransactionClient;
+
+/** What the two render-job operations need. */
+export interface RenderJobDeps {
+  db: PrismaClient;
+  sealer: Sealer;
+  maxResultBytes: number;
+  resultRetentionHours: number;
+}
+
+const notFound = () => new PublicError('NOT_FOUND', 'No such request.');
+
+async function lockRequest(tx: Tx, requestId: string) {
+  const [row] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM data_requests WHERE id = ${requestId}::uuid FOR UPDATE`;
+  return row;
+}
+
+/**
+ * browser-renderer claims the browser stage of a request: the request moves to `running` with a
+ * `request.running` event (stage `browser`) and the renderer gets the full job. A request that is
+ * already terminal (a redelivered job, a cancel) is skipped, so a repeated job repeats nothing.
+ */
+export async function startRenderJob(deps: RenderJobDeps, requestId: string): Promise<RenderStartAnswer> {
+  return deps.db.$transaction(async (tx) => {
+    const locked = await lockRequest(tx, requestId);
+    if (!locked) throw notFound();
+    if (TERMINAL.has(locked.status)) return { state: 'skip', status: locked.status };
+    const before = await tx.dataRequest.findUniqueOrThrow({ where: { id: requestId }, select: { startedAt: true } });
+    const row = await tx.dataRequest.update({
+      where: { id: requestId },
+      data: { status: 'running', startedAt: before.startedAt ?? new Date(), attempts: { increment: 1 } },
+    });
+    if (!row.targetSealed) {
+      const done = await finish(tx, row, {
+        status: 'failed',
+        error: { code: 'TARGET_EXPIRED', message: 'the target URL passed its retention before the request ran' },
+        userError: { code: 'TARGET_EXPIRED', message: 'The request expired before it could run.' },
+      });
+      return { state: 'skip', status: done.status };
+    }
+    const reason = row.routeMode === 'auto' ? 'escalated' : 'requested';
+    await appendEvent(tx, row, 'request.running', 'running', { stage: 'browser', attempt: row.attempts, ...(reason === 'escalated' ? { escalated: true } : {}) });
+    const o = row.options as Record<string, unknown>;
+    const job: RenderJob = {
+      request_id: row.id,
+      tenant_id: row.tenantId,
+      attempt: row.attempts,
+      url: deps.sealer.open(row.targetSealed, row.id),
+      route_mode: row.routeMode as RenderJob['route_mode'],
+      reason,
+      options: RenderOptions.parse({
+        // Browser actions need JavaScript (the spec: a non-empty list enables it).
+        javascript: (o['javascript'] as boolean | undefined ?? true) || ((o['browser_actions'] as unknown[] | undefined)?.length ?? 0) > 0,
+        timeout_ms: o['timeout_ms'] ?? 45_000,
+        user_agent: o['user_agent'],
+        headers: o['headers'] ?? {},
+        cookies: o['cookies'] ?? {},
+        wait_for_selector: o['wait_for_selector'],
+        wait_for_text: o['wait_for_text'],
+        result_text_selector: o['result_text_selector'],
+        resource_policy: o['resource_policy'] ?? 'adaptive',
+        browser_actions: o['browser_actions'] ?? [],
+        debug_artifacts: o['debug_artifacts'] ?? false,
+      }),
+      // The proxy layer fills the route (upstream exit and verified country); today it is direct.
+      route: { proxy: null, country: null },
+      max_result_bytes: deps.maxResultBytes,
+    };
+    return { state: 'run', job };
+  });
+}
+
+/**
+ * browser-renderer hands a render's outcome back. The page is stored in the result store (the
+ * claim-check; Kafka never carries it) and the request finishes, billed at the browser stage, in
+ * one transaction. A result for a request that is already terminal is acknowledged and ignored.
+ */
+export async function acceptRenderResult(deps: RenderJobDeps, requestId: string, result: RenderResult): Promise<RenderResultAnswer> {
+  return deps.db.$transaction(
+    async (tx) => {
+      const locked = await lockRequest(tx, requestId);
+      if (!locked) throw notFound();
+      if (TERMINAL.has(locked.status)) return { accepted: false, status: locked.status };
+      const row = await tx.dataRequest.findUniqueOrThrow({ where: { id: requestId } });
+      let termination: Termination;
+      if (result.outcome === 'completed') {
+        const body = Buffer.from(result.body_base64, 'base64');
+        if (body.length > deps.maxResultBytes) {
+          const message = `the page is larger than ${deps.maxResultBytes} bytes`;
+          termination = failed('TARGET_TOO_LARGE', message, { status_code: result.status_code });
+        } else {
+          const expiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
+          await tx.requestResult.upsert({
+            where: { requestId },
+            create: { requestId, statusCode: result.status_code, contentType: result.content_type, body: new Uint8Array(body), bytes: body.length, text: result.text, expiresAt },
+            update: {},
+          });
+          if (result.meta.challenge) await appendEvent(tx, row, 'request.protected', 'running', { stage: 'browser' });
+          termination = {
+            status: 'completed',
+            resultExpiresAt: expiresAt,
+            resultMeta: { ...result.meta, status_code: result.status_code, content_type: result.content_type, bytes: body.length },
+            terminalStage: 'browser',
+            protected: result.meta.challenge,
+          };
+        }
+      } else {
+        termination = {
+          ...failed(result.code, result.message, {
+            caused_by: result.caused_by,
+            ...(result.status_code !== undefined ? { status_code: result.status_code } : {}),
+          }),
+          ...(result.meta ? { resultMeta: { stage: 'browser', ...result.meta } } : {}),
+          ...(result.debug_artifacts ? { debugArtifacts: result.debug_artifacts } : {}),
+          protected: result.meta?.challenge === true,
+        };
+      }
+      const done = await finish(tx, row, termination);
+      return { accepted: true, status: done.status };
+    },
+    { timeout: 30_000, maxWait: 10_000 },
+  );
+}
+
+function failed(code: string, message: string, extra: Record<string, unknown>): Termination {
+  return {
+    status: 'failed',
+    error: { code, message, stage: 'browser', ...extra },
+    userError: { code, message },
+    terminalStage: 'browser',
+  };
+}
