@@ -20,7 +20,7 @@ import { KAFKA_BROKERS, PG_ADMIN_URL, SERVICE_NAMES, adminCommand, startFixtureS
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 12);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
-/** `http` runs the whole pipeline (fetch, settle); `browser` is admitted, then failed and refunded at once (admission cost only). */
+/** `http` runs the whole pipeline (fetch, settle); `residential_browser` is admitted, then failed and refunded at once while no residential route exists (admission cost only); `browser` renders every page. */
 const MODE = process.env.BENCH_MODE ?? 'http';
 
 /**

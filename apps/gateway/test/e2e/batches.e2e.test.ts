@@ -145,13 +145,14 @@ describe('POST /api/v1/data/batches and GET /api/v1/data/batches/{id}', () => {
     const ok = await dataBatch(t, { jobs: [job('/page'), job('/page?2')] });
     expect((await untilBatch(t, ok.body.batch_id, (x) => x['finished_at'] !== null))['status']).toBe('completed');
 
-    const failed = await dataBatch(t, { jobs: [job('/status/500'), job('/page', { mode: 'browser' })] });
+    // Two real failures in two stages: a target 500 over HTTP, and a selector that never appears in the browser.
+    const failed = await dataBatch(t, { jobs: [job('/status/500'), job('/page', { mode: 'browser', wait_for_selector: '#never', timeout_ms: 5000 })] });
     expect(failed.body.route_mode).toBe('mixed');
     const f = await untilBatch(t, failed.body.batch_id, (x) => x['finished_at'] !== null);
     const reserved = failed.body.jobs.reduce((n: number, j: { base_tokens: number }) => n + j.base_tokens, 0);
     expect(f).toMatchObject({ status: 'failed', failed_jobs: 2, completed_jobs: 0, base_tokens: reserved });
     expect(failed.body.charged_tokens).toBe(reserved);
-    expect((f['jobs'] as { error: { code: string } }[]).map((j) => j.error.code)).toEqual(['TARGET_SERVER_ERROR', 'MODE_UNAVAILABLE']);
+    expect((f['jobs'] as { error: { code: string } }[]).map((j) => j.error.code)).toEqual(['TARGET_SERVER_ERROR', 'WAIT_FOR_SELECTOR_TIMEOUT']);
 
     const slow = await dataBatch(t, { jobs: [job('/slow?ms=3000'), job('/slow?ms=3000&b')] });
     const running = await untilBatch(t, slow.body.batch_id, (x) => x['status'] !== 'pending');

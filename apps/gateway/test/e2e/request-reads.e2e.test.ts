@@ -293,7 +293,8 @@ describe('POST /api/v1/data/requests/{id}/retry', () => {
     const actions = [{ type: 'click', selector: '#more' }, { type: 'wait', ms: 100 }];
     const source = await submit('/page', { headers: { 'X-Trace': 'abc' }, user_agent: 'retry-test/1', timeout_ms: 7000, browser_actions: actions });
     const failed = await until(source, settled);
-    expect(failed['status']).toBe('failed'); // browser stages are not available yet: MODE_UNAVAILABLE
+    // The actions promote the request to the browser, where /page has no #more to click.
+    expect([failed['status'], (failed['user_error'] as { code: string }).code]).toEqual(['failed', 'BROWSER_ACTION_FAILED']);
     const res = await post(`/api/v1/data/requests/${source}/retry`).send();
     expect(res.status).toBe(202);
     expect(res.body).toMatchObject({ retried_from_id: source, status: expect.any(String), idempotent_replay: false, route_mode: 'browser' });

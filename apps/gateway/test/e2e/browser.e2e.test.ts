@@ -1,0 +1,290 @@
+import { execFileSync } from 'node:child_process';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { adminCommand, eventually, startFixtureSite, startFleet, type Fleet, type FixtureSite } from '@wdr/testkit';
+
+/**
+ * The browser stage through the public API, on the real fleet with a real Chromium: the default
+ * mode renders, waits, text, actions and what they may not do, context isolation, the resource
+ * policy, `auto` escalation and its billing, the budget ceiling, debug artifacts, and a Chromium
+ * killed mid-render.
+ */
+let fleet: Fleet;
+let site: FixtureSite;
+let key: string;
+let tenantId: string;
+let otherKey: string;
+
+const gw = () => request(fleet.url('gateway'));
+type Detail = Record<string, unknown> & { status: string; token_state: string; result_meta: Record<string, unknown> | null };
+
+async function submit(body: Record<string, unknown>, apiKey = key): Promise<{ id: string; route_mode: string; base_tokens: number }> {
+  const res = await gw().post('/api/v1/data/requests').set('X-API-Key', apiKey).send(body);
+  expect(res.status).toBe(202);
+  return res.body as { id: string; route_mode: string; base_tokens: number };
+}
+
+const detail = async (id: string, apiKey = key): Promise<Detail> => (await gw().get(`/api/v1/data/requests/${id}`).set('X-API-Key', apiKey).expect(200)).body as Detail;
+const settledDetail = (id: string, ms = 60_000) => eventually(() => detail(id), (d) => ['settled', 'refunded'].includes(d.token_state), ms, 200);
+const textOf = async (id: string) => (await gw().get(`/api/v1/data/requests/${id}/result?format=text`).set('X-API-Key', key).expect(200)).text;
+const eventsOf = async (id: string) =>
+  ((await gw().get(`/api/v1/data/requests/${id}/events`).set('X-API-Key', key).expect(200)).body as { data: { kind: string; payload: Record<string, unknown> }[] }).data;
+
+async function balance(): Promise<number> {
+  const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenantId}/balance`);
+  return (res.body as { balance_tokens: number }).balance_tokens;
+}
+
+/** What the ledger finally charged for a request (its settled reservation). */
+async function charged(id: string): Promise<number> {
+  const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/reservations/${id}`).expect(200);
+  return (res.body as { charged_tokens: number }).charged_tokens;
+}
+
+beforeAll(async () => {
+  site = await startFixtureSite();
+  fleet = await startFleet();
+  const tenant = await adminCommand(fleet, ['create-tenant', '--name', 'browser', '--credits', '5000']);
+  key = tenant['api_key'] as string;
+  tenantId = tenant['tenant_id'] as string;
+  otherKey = (await adminCommand(fleet, ['create-tenant', '--name', 'other', '--credits', '100']))['api_key'] as string;
+}, 180_000);
+
+afterAll(async () => {
+  await fleet?.stop();
+  await site?.close();
+}, 60_000);
+
+describe('the default request', () => {
+  it('renders in a real Chromium: the JavaScript-made text is in the result, billed at the browser tariff', async () => {
+    const s = await submit({ url: `${site.url}/js-page` });
+    expect(s.route_mode).toBe('browser');
+    const d = await settledDetail(s.id);
+    expect([d.status, d.token_state]).toEqual(['completed', 'settled']);
+    expect(d.result_meta).toMatchObject({ stage: 'browser', status_code: 200, javascript: true });
+    expect(await textOf(s.id)).toContain('Rendered by JavaScript');
+    expect(await charged(s.id)).toBe(5);
+    const running = (await eventsOf(s.id)).find((e) => e.kind === 'request.running');
+    expect(running?.payload).toMatchObject({ stage: 'browser' });
+  });
+
+  it('renders with JavaScript disabled when asked: the script does not run', async () => {
+    const s = await submit({ url: `${site.url}/js-page`, mode: 'browser', javascript: false });
+    expect((await settledDetail(s.id)).status).toBe('completed');
+    expect(await textOf(s.id)).not.toContain('Rendered by JavaScript');
+  });
+
+  it('sends the user agent, headers and cookies of the submission', async () => {
+    const ua = await submit({ url: `${site.url}/ua`, user_agent: 'wdr-browser-test/1.0' });
+    const headers = await submit({ url: `${site.url}/headers`, headers: { 'X-Wdr-Test': 'header-value' } });
+    const cookies = await submit({ url: `${site.url}/cookies/show`, cookies: { flavour: 'oatmeal' } });
+    for (const s of [ua, headers, cookies]) expect((await settledDetail(s.id)).status).toBe('completed');
+    expect(await textOf(ua.id)).toContain('wdr-browser-test/1.0');
+    expect((await textOf(headers.id)).toLowerCase()).toContain('x-wdr-test: header-value');
+    expect(await textOf(cookies.id)).toContain('flavour=oatmeal');
+  });
+});
+
+describe('waits and text', () => {
+  it('fails with WAIT_FOR_SELECTOR_TIMEOUT when the selector never appears, and refunds', async () => {
+    const before = await balance();
+    const s = await submit({ url: `${site.url}/page`, wait_for_selector: '#never', timeout_ms: 5000 });
+    const d = await settledDetail(s.id);
+    expect([d.status, d.token_state]).toEqual(['failed', 'refunded']);
+    expect(d['user_error']).toMatchObject({ code: 'WAIT_FOR_SELECTOR_TIMEOUT' });
+    expect(await balance()).toBe(before);
+  });
+
+  it('waits for a selector and for text that scripts add later', async () => {
+    const bySelector = await submit({ url: `${site.url}/late?ms=700`, wait_for_selector: '#late' });
+    const byText = await submit({ url: `${site.url}/late?ms=700`, wait_for_text: 'Late text arrived' });
+    for (const s of [bySelector, byText]) {
+      expect((await settledDetail(s.id)).status).toBe('completed');
+      expect(await textOf(s.id)).toContain('Late text arrived');
+    }
+    const missing = await submit({ url: `${site.url}/late?ms=700`, wait_for_text: 'never written', timeout_ms: 5000 });
+    expect((await settledDetail(missing.id))['user_error']).toMatchObject({ code: 'WAIT_FOR_TEXT_TIMEOUT' });
+  });
+
+  it('returns the text of the elements result_text_selector matches, in the browser and over HTTP', async () => {
+    const browser = await submit({ url: `${site.url}/page`, result_text_selector: '.price' });
+    const http = await submit({ url: `${site.url}/page`, mode: 'http', result_text_selector: '.price' });
+    for (const s of [browser, http]) expect((await settledDetail(s.id)).status).toBe('completed');
+    expect(await textOf(browser.id)).toBe('42.00');
+    expect(await textOf(http.id)).toBe('42.00');
+    expect((await detail(browser.id)).result_meta).toMatchObject({ text_matches: 1 });
+  });
+});
+
+describe('browser actions', () => {
+  it('clicks, fills, selects, hovers and scrolls in order, and reports only aggregates', async () => {
+    const s = await submit({
+      url: `${site.url}/actions`,
+      browser_actions: [
+        { type: 'click', selector: '#btn' },
+        { type: 'fill', selector: '#name', value: 'Ada' },
+        { type: 'select', selector: '#pick', values: ['b'] },
+        { type: 'hover', selector: '#hover' },
+        { type: 'scroll', to: 'bottom' },
+        { type: 'wait_for_selector', selector: '#bottom-seen', timeout_ms: 5000 },
+      ],
+    });
+    const d = await settledDetail(s.id);
+    expect(d.status).toBe('completed');
+    expect(d.result_meta?.['actions']).toEqual({ run: 6, failed: 0, blocked: 0, elapsed_ms: expect.any(Number) });
+    const text = await textOf(s.id);
+    for (const marker of ['clicked', 'Ada', 'bottom reached']) expect(text).toContain(marker);
+    const html = (await gw().get(`/api/v1/data/requests/${s.id}/result`).set('X-API-Key', key).expect(200)).text;
+    expect(html).toMatch(/id="hover-out"[^>]*>[^<]*hovered/);
+  });
+
+  it('blocks a navigating click, both kinds of popup and both kinds of download; the page stays where it was', async () => {
+    const s = await submit({
+      url: `${site.url}/actions`,
+      browser_actions: [
+        { type: 'click', selector: '#nav' },
+        { type: 'click', selector: '#popup' },
+        { type: 'click', selector: '#open' },
+        { type: 'click', selector: '#download' },
+        { type: 'click', selector: '#download-attr' },
+        { type: 'click', selector: '#btn' },
+      ],
+    });
+    const d = await settledDetail(s.id);
+    expect(d.status).toBe('completed');
+    expect(d.result_meta?.['actions']).toMatchObject({ run: 6, failed: 0, blocked: 5 });
+    // Still the actions page (not /page), and the last click worked there.
+    const text = await textOf(s.id);
+    expect(text).toContain('clicked');
+    expect(text).not.toContain('Hello from the fixture site');
+  });
+
+  it('fails the request on an action that cannot run, unless it is optional', async () => {
+    const strict = await submit({ url: `${site.url}/actions`, browser_actions: [{ type: 'click', selector: '#absent' }], timeout_ms: 5000 });
+    const lenient = await submit({ url: `${site.url}/actions`, browser_actions: [{ type: 'click', selector: '#absent', optional: true }, { type: 'click', selector: '#btn' }], timeout_ms: 5000 });
+    expect((await settledDetail(strict.id))['user_error']).toMatchObject({ code: 'BROWSER_ACTION_FAILED' });
+    const d = await settledDetail(lenient.id);
+    expect(d.status).toBe('completed');
+    expect(d.result_meta?.['actions']).toMatchObject({ run: 2, failed: 1 });
+  });
+
+  it('refuses an unknown action type or a bad field at the door, with the field named', async () => {
+    const res = await gw()
+      .post('/api/v1/data/requests')
+      .set('X-API-Key', key)
+      .send({ url: `${site.url}/page`, browser_actions: [{ type: 'teleport' }, { type: 'click' }, { type: 'wait', ms: 60_000 }] });
+    expect(res.status).toBe(422);
+    const fields = (res.body as { details: { field: string }[] }).details.map((x) => x.field);
+    expect(fields).toEqual(expect.arrayContaining(['browser_actions.0.type', 'browser_actions.1.selector', 'browser_actions.2.ms']));
+  });
+});
+
+describe('isolation', () => {
+  it('never shows a cookie set during one request to the next one', async () => {
+    const a = await submit({ url: `${site.url}/cookies/set?name=leak&value=secret42` });
+    expect((await settledDetail(a.id)).status).toBe('completed');
+    expect(await textOf(a.id)).toContain('secret42');
+    const b = await submit({ url: `${site.url}/cookies/show` });
+    expect((await settledDetail(b.id)).status).toBe('completed');
+    expect(await textOf(b.id)).not.toContain('secret42');
+  });
+});
+
+describe('resource policy', () => {
+  it('site-light (adaptive) blocks images yet the page renders; compatible loads them all', async () => {
+    const light = await submit({ url: `${site.url}/images?n=20` });
+    const full = await submit({ url: `${site.url}/images?n=20`, resource_policy: 'compatible' });
+    const [dl, df] = [await settledDetail(light.id), await settledDetail(full.id)];
+    expect([dl.status, df.status]).toEqual(['completed', 'completed']);
+    expect(dl.result_meta?.['resource_policy']).toMatchObject({ requested: 'adaptive', applied: 'site-light' });
+    expect(((dl.result_meta?.['resource_policy'] as { blocked_requests: Record<string, number> }).blocked_requests['image'] ?? 0)).toBeGreaterThanOrEqual(20);
+    expect(df.result_meta?.['resource_policy']).toEqual({ requested: 'compatible', applied: 'full', blocked_requests: {} });
+    expect(await textOf(light.id)).toContain('Image gallery');
+  });
+});
+
+describe('auto', () => {
+  it('stays on HTTP for a plain page and escalates a JavaScript shell to the browser, each billed at its stage', async () => {
+    const plain = await submit({ url: `${site.url}/page`, mode: 'auto' });
+    const shell = await submit({ url: `${site.url}/js-shell`, mode: 'auto' });
+    const [dp, ds] = [await settledDetail(plain.id), await settledDetail(shell.id)];
+    expect([dp.status, ds.status]).toEqual(['completed', 'completed']);
+    expect(dp.result_meta).toMatchObject({ stage: 'http' });
+    expect(ds.result_meta).toMatchObject({ stage: 'browser' });
+    expect(await textOf(shell.id)).toContain('Shell rendered');
+    expect(await charged(plain.id)).toBe(1);
+    expect(await charged(shell.id)).toBe(5);
+    expect((await eventsOf(shell.id)).map((e) => e.kind)).toEqual(expect.arrayContaining(['request.escalated']));
+    expect((await eventsOf(plain.id)).map((e) => e.kind)).not.toContain('request.escalated');
+  });
+
+  it('ends in budget_exhausted when the escalation would cross max_credits_per_request, charged at most the ceiling', async () => {
+    const s = await submit({ url: `${site.url}/js-shell`, mode: 'auto', max_credits_per_request: 2 });
+    const d = await settledDetail(s.id);
+    expect([d.status, d.token_state]).toEqual(['failed', 'settled']);
+    expect(d['error']).toMatchObject({ reason: 'budget_exhausted' });
+    expect(d['user_error']).toMatchObject({ reason: 'budget_exhausted' });
+    const cost = await charged(s.id);
+    expect(cost).toBeGreaterThan(0);
+    expect(cost).toBeLessThanOrEqual(2);
+  });
+
+  it('escalates a challenge page and marks the request protected', async () => {
+    const s = await submit({ url: `${site.url}/challenge`, mode: 'auto' });
+    const d = await settledDetail(s.id);
+    expect(d['protected']).toBe(true);
+    expect((await eventsOf(s.id)).find((e) => e.kind === 'request.escalated')?.payload).toMatchObject({ reason: 'challenge' });
+  });
+});
+
+describe('routes without a provider', () => {
+  it('fails residential_browser clearly and refunds it instead of billing the residential tariff for a direct render', async () => {
+    const before = await balance();
+    const s = await submit({ url: `${site.url}/page`, mode: 'residential_browser' });
+    const d = await settledDetail(s.id);
+    expect([d.status, d.token_state]).toEqual(['failed', 'refunded']);
+    expect(d['user_error']).toMatchObject({ code: 'ROUTE_UNAVAILABLE' });
+    expect(await balance()).toBe(before);
+  });
+});
+
+describe('debug artifacts', () => {
+  it('are kept only for a failed request, listed on its detail, and readable only by its tenant', async () => {
+    const failed = await submit({ url: `${site.url}/page`, wait_for_selector: '#never', timeout_ms: 5000, debug_artifacts: true });
+    const ok = await submit({ url: `${site.url}/page`, debug_artifacts: true });
+    const df = await settledDetail(failed.id);
+    const dok = await settledDetail(ok.id);
+    expect(dok.status).toBe('completed');
+    expect(dok['debug_artifacts']).toEqual({});
+    const listing = df['debug_artifacts'] as { items: { name: string; content_type: string }[]; expires_at: string };
+    expect(listing.items.map((i) => i.name).sort()).toEqual(['report.json', 'screenshot.png']);
+    const png = await gw().get(`/api/v1/data/requests/${failed.id}/debug-artifacts/screenshot.png`).set('X-API-Key', key).buffer(true).expect(200);
+    expect(png.headers['content-type']).toBe('image/png');
+    expect((png.body as Buffer).subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
+    const report = await gw().get(`/api/v1/data/requests/${failed.id}/debug-artifacts/report.json`).set('X-API-Key', key).expect(200);
+    const reportText = JSON.stringify(report.body);
+    expect(reportText).not.toContain('Hello from the fixture site'); // never page content
+    await gw().get(`/api/v1/data/requests/${failed.id}/debug-artifacts/screenshot.png`).set('X-API-Key', otherKey).expect(404);
+    await gw().get(`/api/v1/data/requests/${ok.id}/debug-artifacts/screenshot.png`).set('X-API-Key', key).expect(404);
+  });
+});
+
+describe('a Chromium that dies mid-render', () => {
+  it('costs that attempt only: the request ends cleanly and the next one still renders', async () => {
+    const s = await submit({ url: `${site.url}/slow?ms=4000`, timeout_ms: 30_000 });
+    await eventually(() => detail(s.id), (d) => d.status === 'running', 30_000, 100);
+    // Give the page a moment to start loading, then kill every Chromium process of the renderer.
+    await new Promise((r) => setTimeout(r, 500));
+    const rendererPid = fleet.pid('browser-renderer');
+    expect(rendererPid).toBeDefined();
+    const chromium = execFileSync('pgrep', ['-P', String(rendererPid)], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    expect(chromium.length).toBeGreaterThan(0);
+    for (const pid of chromium) process.kill(Number(pid), 'SIGKILL');
+    const d = await settledDetail(s.id, 90_000);
+    if (d.status === 'completed') expect(d.token_state).toBe('settled');
+    else expect([d.status, d.token_state, (d['user_error'] as { code: string }).code]).toEqual(['failed', 'refunded', 'BROWSER_CRASHED']);
+    const next = await submit({ url: `${site.url}/js-page` });
+    expect((await settledDetail(next.id, 90_000)).status).toBe('completed');
+    expect(await textOf(next.id)).toContain('Rendered by JavaScript');
+  }, 180_000);
+});
