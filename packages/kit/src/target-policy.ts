@@ -1,36 +1,32 @@
 import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
-import { BlockList, isIP } from 'node:net';
+import { isIP } from 'node:net';
+import ipaddr from 'ipaddr.js';
 
 /**
- * Targets are attacker-chosen. Private, loopback, link-local, CGNAT, multicast and metadata
- * addresses are refused unless explicitly allow-listed (tests and the local demo allow their
- * 127.0.0.1 fixture sites). The check runs on the resolved IP of every connection, so a public
- * name that resolves to a private address, or a redirect to one, is refused too.
+ * Targets are attacker-chosen. Only globally routable unicast addresses are allowed, unless
+ * explicitly allow-listed (tests and the local demo allow their 127.0.0.1 fixture sites). The
+ * classification is ipaddr.js's table of special-purpose ranges (IANA registries), so private,
+ * loopback, link-local (cloud metadata), CGNAT, benchmarking, reserved, multicast, broadcast and
+ * unspecified IPv4, and their IPv6 counterparts (unique local, link-local, loopback, multicast,
+ * discard), are refused, and so are the IPv6 forms that can carry an IPv4 address to a translator:
+ * NAT64 (64:ff9b::/96), 6to4 (2002::/16) and Teredo. IPv4-mapped and IPv4-compatible forms
+ * (::ffff:a.b.c.d, ::a.b.c.d) are judged as the IPv4 address they carry. The check runs on the
+ * resolved IP of every connection, so a public name that resolves to a private address, or a
+ * redirect to one, is refused too.
  */
-const blocked = new BlockList();
-for (const [net, prefix] of [
-  ['0.0.0.0', 8],
-  ['10.0.0.0', 8],
-  ['100.64.0.0', 10],
-  ['127.0.0.0', 8],
-  ['169.254.0.0', 16],
-  ['172.16.0.0', 12],
-  ['192.0.0.0', 24],
-  ['192.168.0.0', 16],
-  ['198.18.0.0', 15],
-  ['224.0.0.0', 4],
-  ['240.0.0.0', 4],
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv4');
+function embeddedIPv4(address: string): string | undefined {
+  if (isIP(address) !== 6 || !ipaddr.isValid(address)) return undefined;
+  const v6 = ipaddr.IPv6.parse(address);
+  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  // IPv4-compatible (::a.b.c.d, deprecated): the first 96 bits are zero (but not :: or ::1).
+  if (v6.parts.slice(0, 6).every((p) => p === 0) && (v6.parts[6] !== 0 || v6.parts[7]! > 1)) {
+    return ipaddr.fromByteArray(v6.toByteArray().slice(12)).toString();
+  }
+  return undefined;
 }
-for (const [net, prefix] of [
-  ['::', 128],
-  ['::1', 128],
-  ['fc00::', 7],
-  ['fe80::', 10],
-  ['ff00::', 8],
-] as const) {
-  blocked.addSubnet(net, prefix, 'ipv6');
+
+function routable(address: string): boolean {
+  return ipaddr.isValid(address) && ipaddr.parse(address).range() === 'unicast';
 }
 
 export class TargetPolicy {
@@ -42,12 +38,10 @@ export class TargetPolicy {
 
   addressAllowed(address: string): boolean {
     if (this.allow.has(address.toLowerCase())) return true;
-    // IPv4-mapped IPv6 (::ffff:10.0.0.1) is judged as the IPv4 address it carries.
-    const mapped = /^::ffff:(\d+\.\d+\.\d+\.\d+)$/i.exec(address);
-    if (mapped) return this.addressAllowed(mapped[1]!);
-    const family = isIP(address);
-    if (family === 0) return false;
-    return !blocked.check(address, family === 4 ? 'ipv4' : 'ipv6');
+    if (isIP(address) === 0) return false;
+    const v4 = embeddedIPv4(address);
+    if (v4 !== undefined) return this.addressAllowed(v4);
+    return routable(address);
   }
 
   /** Scheme and literal-IP checks that need no DNS. */
