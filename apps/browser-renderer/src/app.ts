@@ -1,24 +1,48 @@
-import { access, constants } from 'node:fs/promises';
-import { createKafkaService, kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
-import type { RendererEnv } from './env.js';
-import { PrismaClient, type Prisma } from './generated/prisma/client.js';
+import { TOPICS } from '@wdr/contracts';
+import { createKafkaService } from '@wdr/kit/kafka';
+import { internalRoutes } from './api/internal-routes.js';
+import type { RendererDeps } from './deps.js';
+import { purgeExpiredArtifacts } from './domain/debug-artifacts.js';
+import type { Prisma } from './generated/prisma/client.js';
+import { onRenderJobRequested } from './kafka/handlers.js';
 
-export type RendererDeps = KafkaServiceDeps<RendererEnv, PrismaClient>;
-
-export function createRendererDeps(env: RendererEnv): RendererDeps {
-  return kafkaServiceDeps('browser-renderer', env, (options) => new PrismaClient(options));
-}
+export { createRendererDeps, type RendererDeps } from './deps.js';
 
 /**
- * Part of the fleet from day one: it boots, migrates, joins its consumer group and reports health.
- * Its event handlers arrive with its features; until then events are consumed, recorded and
- * counted as `ignored` (see browser_renderer_kafka_messages_total).
+ * browser-renderer: takes render jobs from `render.jobs` no faster than its Chromium pool has free
+ * pages, renders them, and hands the results back to the orchestrator; keeps the encrypted debug
+ * artifacts of failed renders for their retention.
  */
 export function createRendererService(deps: RendererDeps) {
+  let purgeTimer: NodeJS.Timeout | undefined;
   return createKafkaService<Prisma.TransactionClient>({
     deps,
-    consumers: [{ group: 'browser-renderer', topics: ['renderJobs'], handlers: {} }],
-    // The browser binary must be there before this service can take render jobs.
-    readiness: [{ name: 'chromium', check: () => access(deps.env.CHROMIUM_PATH, constants.X_OK).then(() => true) }],
+    consumers: [
+      {
+        group: 'browser-renderer',
+        topics: ['renderJobs'],
+        handlers: { 'render.job_requested': onRenderJobRequested(deps) },
+        // Back-pressure: never more jobs in flight than the pool has page slots. Jobs are
+        // independent, so several per partition may run at once.
+        concurrency: TOPICS.renderJobs.partitions,
+        inFlight: deps.pool.slots,
+      },
+    ],
+    routes: () => internalRoutes(deps),
+    // Ready means a browser really launched and answers, not that a binary exists.
+    readiness: [{ name: 'chromium', check: async () => deps.pool.ready() }],
+    background: {
+      start: async () => {
+        await deps.pool.start();
+        purgeTimer = setInterval(() => {
+          purgeExpiredArtifacts(deps.db).catch((err: unknown) => deps.log.warn({ err }, 'debug artifact purge failed'));
+        }, 60_000);
+        purgeTimer.unref();
+      },
+      stop: async () => {
+        clearInterval(purgeTimer);
+        await deps.pool.stop();
+      },
+    },
   });
 }

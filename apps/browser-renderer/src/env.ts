@@ -1,12 +1,35 @@
 import { z } from 'zod';
-import { baseEnv, databaseEnv, kafkaEnv, loadEnv } from '@wdr/kit/config';
+import { baseEnv, databaseEnv, internalUrl, kafkaEnv, loadEnv } from '@wdr/kit/config';
+
+const int = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
 
 export const envRenderer = {
   ...baseEnv,
   ...databaseEnv,
   ...kafkaEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8083),
+  /** fetch-orchestrator: claims render jobs and takes their results. */
+  ORCHESTRATOR_URL: internalUrl('http://127.0.0.1:8081'),
   CHROMIUM_PATH: z.string().default('/usr/bin/chromium'),
+  /** Chromium processes per instance. */
+  BROWSER_POOL_SIZE: int(1, 16, 2),
+  /** Pages rendered at once per browser; the consumer takes at most pool size × this many jobs. */
+  BROWSER_PAGES_PER_BROWSER: int(1, 16, 2),
+  /** A browser is replaced after this many pages (leaks and fragmentation grow with use). */
+  BROWSER_MAX_PAGES: int(1, 100_000, 100),
+  /** A browser whose process tree (browser, renderers, GPU, utilities) passes this RSS is replaced. */
+  BROWSER_MAX_RSS_MB: int(64, 65_536, 1024),
+  /** How often each browser is probed; one that does not answer within the interval is killed and replaced. */
+  BROWSER_HEALTH_INTERVAL_MS: int(500, 600_000, 10_000),
+  /** Hosts or IPs pages may reach although private or loopback (comma separated); empty in production. */
+  TARGET_ALLOWLIST: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  /** AES-256-GCM key (base64, 32 bytes) sealing debug artifacts at rest. */
+  DEBUG_ARTIFACT_KEY: z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded'),
+  /** Debug artifacts of failed requests are purged after this long. */
+  DEBUG_ARTIFACT_RETENTION_HOURS: int(1, 168, 24),
 };
 
 export type RendererEnv = ReturnType<typeof loadRendererEnv>;

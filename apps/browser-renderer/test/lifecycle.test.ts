@@ -9,13 +9,21 @@ beforeAll(async () => {
 });
 afterAll(() => database?.drop());
 
-it('boots against the real Postgres and Kafka, reports ready with every check, exposes metrics, and stops', async () => {
-  const env = loadRendererEnv({ DATABASE_URL: database.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'silent' });
+it('boots against the real Postgres and Kafka, launches Chromium, reports ready with every check, exposes metrics, and stops', async () => {
+  const env = loadRendererEnv({
+    DATABASE_URL: database.url,
+    KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(),
+    LOG_LEVEL: 'silent',
+    DEBUG_ARTIFACT_KEY: Buffer.alloc(32, 3).toString('base64'),
+    BROWSER_POOL_SIZE: '1',
+  });
   const report = await exerciseLifecycle(createRendererService(createRendererDeps(env)));
   expect(report.readyBeforeStart).toBe(503);
   expect(report.readyAfterStart).toBe(200);
   expect(report.readyBody.checks.map((c) => c.name)).toEqual(expect.arrayContaining(['database', 'kafka_consumers', 'outbox_relay', 'chromium']));
   expect(report.healthz).toBe(200);
+  expect(report.readyBody.checks.find((c) => c.name === 'chromium')).toMatchObject({ ok: true });
   expect(report.metricsText).toContain('browser_renderer_http_requests_total');
+  expect(report.metricsText).toMatch(/browser_renderer_pool_browsers\{[^}]*\} 1/);
   expect(report.metricsText).toContain('nodejs_eventloop_lag_seconds');
 }, 60_000);

@@ -1,0 +1,73 @@
+import type { z } from 'zod';
+import type { EventHandler } from '@wdr/kit/kafka';
+import { RENDER_PATHS, RenderResultAnswer, RenderStartAnswer, type RenderJobRequested, type RenderResult } from '@wdr/contracts';
+import type { Prisma } from '../generated/prisma/client.js';
+import type { RendererDeps } from '../deps.js';
+import { BrowserCrashedError, BrowserUnavailableError } from '../domain/browser-pool.js';
+import { storeDebugArtifacts } from '../domain/debug-artifacts.js';
+import { renderJob, type RenderOutput } from '../domain/render-job.js';
+
+type Tx = Prisma.TransactionClient;
+
+/** A crash costs the attempt; the second crash of the same job ends it (a page that kills Chromium every time). */
+const RENDER_ATTEMPTS = 2;
+
+/**
+ * render.jobs -> claim the job from the orchestrator, render it, hand the outcome back, and only
+ * then record the event as processed. Redelivered after a crash anywhere: before the hand-back it
+ * renders again; after it, the claim answers `skip` (the request is terminal), so nothing repeats.
+ */
+export const onRenderJobRequested =
+  (deps: RendererDeps): EventHandler<Tx> =>
+  async (envelope, ctx) => {
+    if (await ctx.alreadyProcessed()) return;
+    const { request_id: requestId } = envelope.data as z.infer<typeof RenderJobRequested>;
+    const claim = RenderStartAnswer.parse(await deps.orchestrator.post(RENDER_PATHS.start(requestId), {}));
+    if (claim.state === 'skip') {
+      await ctx.transaction(async () => undefined);
+      return;
+    }
+    const job = claim.job;
+    const durations = deps.metrics.histogram('render_duration_seconds', 'Render duration, by outcome (completed or the failure code).', ['outcome'], [0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120]);
+    const t0 = performance.now();
+    let output: RenderOutput | undefined;
+    for (let attempt = 1; !output; attempt++) {
+      try {
+        output = await renderJob(deps.pool, job, deps.policy);
+      } catch (err) {
+        if (err instanceof BrowserCrashedError && attempt < RENDER_ATTEMPTS) {
+          deps.log.warn({ requestId, attempt }, 'browser crashed during the render; trying again in a fresh browser');
+          continue;
+        }
+        if (err instanceof BrowserCrashedError || err instanceof BrowserUnavailableError) {
+          const crashed = err instanceof BrowserCrashedError;
+          output = {
+            result: {
+              outcome: 'failed',
+              code: crashed ? 'BROWSER_CRASHED' : 'BROWSER_UNAVAILABLE',
+              message: crashed ? 'The browser crashed while rendering the page.' : 'No browser was available to render the page.',
+              caused_by: 'platform',
+            },
+          };
+          break;
+        }
+        throw err;
+      }
+    }
+    let result: RenderResult = output.result;
+    if (result.outcome === 'failed' && output.evidence && job.options.debug_artifacts) {
+      const listing = await storeDebugArtifacts(
+        { db: deps.db, sealer: deps.artifactSealer, retentionHours: deps.env.DEBUG_ARTIFACT_RETENTION_HOURS },
+        { requestId, tenantId: job.tenant_id },
+        output.evidence,
+      );
+      result = { ...result, debug_artifacts: listing };
+    }
+    durations.observe({ outcome: result.outcome === 'completed' ? 'completed' : result.code }, (performance.now() - t0) / 1000);
+    const blocked = deps.metrics.counter('blocked_requests_total', 'Page requests blocked by the resource policy or the target policy, by resource type.', ['resource_type']);
+    for (const [type, n] of Object.entries(result.meta?.resource_policy?.blocked_requests ?? {})) blocked.inc({ resource_type: type }, n);
+    // Pages up to MAX_RESULT_BYTES travel base64 in JSON: allow the time that takes.
+    RenderResultAnswer.parse(await deps.orchestrator.post(RENDER_PATHS.result(requestId), result, { timeoutMs: 60_000 }));
+    await ctx.transaction(async () => undefined);
+    deps.log.info({ requestId, outcome: result.outcome, ms: Math.round(performance.now() - t0) }, 'render finished');
+  };

@@ -1,0 +1,190 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestDatabase, startFixtureSite, type FixtureSite, type TestDatabase } from '@wdr/testkit';
+import { pgAdapterFor } from '@wdr/kit/db';
+import { createLogger } from '@wdr/kit/log';
+import { createMetrics } from '@wdr/kit/metrics';
+import { Sealer } from '@wdr/kit/sealing';
+import { TargetPolicy } from '@wdr/kit/target-policy';
+import { RenderOptions, type RenderJob } from '@wdr/contracts';
+import { PrismaClient } from '../src/generated/prisma/client.js';
+import { BrowserCrashedError, BrowserPool, treeRss } from '../src/domain/browser-pool.js';
+import { purgeExpiredArtifacts, readDebugArtifact, storeDebugArtifacts } from '../src/domain/debug-artifacts.js';
+import { renderJob } from '../src/domain/render-job.js';
+import { isAdOrAnalyticsHost, siteLightBlocks } from '../src/domain/resource-policy.js';
+
+/**
+ * The render engine against the real Chromium and a real local site (no Kafka: the fleet's e2e
+ * suite covers the pipeline): crashes, recycling, geo, the target policy, large pages, artifacts.
+ */
+let site: FixtureSite;
+let pool: BrowserPool;
+const metrics = createMetrics('browser-renderer');
+const local = new TargetPolicy(['127.0.0.1']);
+
+const job = (path: string, options: Partial<RenderJob['options']> = {}, extra: Partial<RenderJob> = {}): RenderJob => ({
+  request_id: randomUUID(),
+  tenant_id: randomUUID(),
+  attempt: 1,
+  url: `${site.url}${path}`,
+  route_mode: 'browser',
+  reason: 'requested',
+  options: RenderOptions.parse({ javascript: true, timeout_ms: 15_000, resource_policy: 'adaptive', debug_artifacts: false, ...options }),
+  route: { proxy: null, country: null },
+  max_result_bytes: 10 * 1024 * 1024,
+  ...extra,
+});
+
+beforeAll(async () => {
+  site = await startFixtureSite();
+  pool = new BrowserPool({
+    chromiumPath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
+    size: 1,
+    pagesPerBrowser: 2,
+    maxPages: 1000,
+    maxRssBytes: 4 * 1024 ** 3,
+    healthIntervalMs: 2_000,
+    log: createLogger('test', 'silent'),
+    metrics,
+  });
+  await pool.start();
+}, 60_000);
+
+afterAll(async () => {
+  await pool?.stop();
+  await site?.close();
+});
+
+const waitFor = async (pred: () => boolean, ms = 20_000) => {
+  const deadline = Date.now() + ms;
+  while (!pred()) {
+    if (Date.now() > deadline) throw new Error('condition not met');
+    await new Promise((r) => setTimeout(r, 100));
+  }
+};
+
+describe('render engine', () => {
+  it('renders a JavaScript page and reports what it loaded', async () => {
+    const out = await renderJob(pool, job('/js-page'), local);
+    expect(out.result.outcome).toBe('completed');
+    if (out.result.outcome !== 'completed') return;
+    expect(out.result.text).toContain('Rendered by JavaScript');
+    expect(out.result.meta.requests['document']).toBe(1);
+  });
+
+  it('refuses a target the policy forbids before Chromium reaches it', async () => {
+    const hits = site.hits.get('/page') ?? 0;
+    const out = await renderJob(pool, job('/page'), new TargetPolicy([]));
+    expect(out.result).toMatchObject({ outcome: 'failed', code: 'TARGET_BLOCKED', caused_by: 'tenant' });
+    expect(site.hits.get('/page') ?? 0).toBe(hits);
+  });
+
+  it('emulates the time zone of the route country', async () => {
+    const out = await renderJob(pool, job('/geo', {}, { route: { proxy: null, country: 'JP' } }), local);
+    expect(out.result.outcome === 'completed' && out.result.text).toContain('tz Asia/Tokyo');
+    expect(out.result.outcome === 'completed' && out.result.meta.country).toBe('JP');
+  });
+
+  it('counts console errors and renders a 10 MB page within the result limit', async () => {
+    const errors = await renderJob(pool, job('/console-errors'), local);
+    expect(errors.result.outcome === 'completed' && errors.result.meta.console_errors).toBe(2);
+    const big = await renderJob(pool, job('/big?mb=10', { timeout_ms: 60_000 }), local);
+    expect(big.result.outcome).toBe('completed');
+    if (big.result.outcome === 'completed') expect(Buffer.from(big.result.body_base64, 'base64').length).toBeGreaterThan(9_000_000);
+    const tooBig = await renderJob(pool, job('/big?mb=2', {}, { max_result_bytes: 1_000_000 }), local);
+    expect(tooBig.result).toMatchObject({ outcome: 'failed', code: 'TARGET_TOO_LARGE' });
+  }, 90_000);
+
+  it('fails a page that stays behind its challenge, and collects evidence when asked', async () => {
+    const out = await renderJob(pool, job('/challenge', { debug_artifacts: true, timeout_ms: 8_000 }), local);
+    expect(out.result).toMatchObject({ outcome: 'failed', code: 'PROTECTION_NOT_PASSED' });
+    expect(out.result.meta?.challenge).toBe(true);
+    expect(out.evidence?.screenshot?.subarray(1, 4).toString()).toBe('PNG');
+    expect(JSON.stringify(out.evidence?.report)).not.toContain('Just a moment');
+  }, 30_000);
+
+  it('survives a Chromium killed mid-render: the attempt fails as a crash, the pool relaunches, the next render works', async () => {
+    const [pid] = pool.pids();
+    expect(pid).toBeDefined();
+    const rendering = renderJob(pool, job('/slow?ms=5000'), local);
+    await new Promise((r) => setTimeout(r, 700));
+    process.kill(pid!, 'SIGKILL');
+    await expect(rendering).rejects.toBeInstanceOf(BrowserCrashedError);
+    await waitFor(() => pool.pids().length === 1 && pool.pids()[0] !== pid);
+    expect(await metrics.registry.getSingleMetricAsString('browser_renderer_browser_restarts_total')).toMatch(/reason="crash"[^\n]* 1/);
+    const out = await renderJob(pool, job('/js-page'), local);
+    expect(out.result.outcome).toBe('completed');
+  }, 60_000);
+
+  it('measures the RSS of the whole Chromium process tree', async () => {
+    const [pid] = pool.pids();
+    const rss = await treeRss(pid!);
+    expect(rss).toBeGreaterThan(20 * 1024 * 1024);
+  });
+});
+
+describe('recycling', () => {
+  it('replaces a browser after BROWSER_MAX_PAGES pages', async () => {
+    const small = new BrowserPool({
+      chromiumPath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
+      size: 1,
+      pagesPerBrowser: 1,
+      maxPages: 2,
+      maxRssBytes: 4 * 1024 ** 3,
+      healthIntervalMs: 5_000,
+      log: createLogger('test', 'silent'),
+      metrics: createMetrics('browser-renderer'),
+    });
+    await small.start();
+    try {
+      const [first] = small.pids();
+      for (let i = 0; i < 2; i++) expect((await renderJob(small, job('/page'), local)).result.outcome).toBe('completed');
+      await waitFor(() => small.pids().length === 1 && small.pids()[0] !== first);
+      expect((await renderJob(small, job('/page'), local)).result.outcome).toBe('completed');
+    } finally {
+      await small.stop();
+    }
+  }, 60_000);
+});
+
+describe('site-light denylist', () => {
+  it('matches advertising and analytics hosts and their subdomains only', () => {
+    expect(isAdOrAnalyticsHost('stats.g.doubleclick.net')).toBe(true);
+    expect(isAdOrAnalyticsHost('www.google-analytics.com')).toBe(true);
+    expect(isAdOrAnalyticsHost('notdoubleclick.net')).toBe(false);
+    expect(isAdOrAnalyticsHost('example.com')).toBe(false);
+    expect(siteLightBlocks('script', 'https://www.googletagmanager.com/gtm.js')).toBe(true);
+    expect(siteLightBlocks('script', 'https://example.com/app.js')).toBe(false);
+    expect(siteLightBlocks('image', 'https://example.com/a.png')).toBe(true);
+    expect(siteLightBlocks('font', 'https://example.com/a.woff2')).toBe(false);
+    expect(siteLightBlocks('document', 'https://doubleclick.net/')).toBe(false);
+  });
+});
+
+describe('debug artifacts', () => {
+  let database: TestDatabase;
+  let db: PrismaClient;
+  const sealer = Sealer.fromBase64(Buffer.alloc(32, 5).toString('base64'));
+  beforeAll(async () => {
+    database = await createTestDatabase('browser-renderer');
+    db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
+  }, 60_000);
+  afterAll(async () => {
+    await db?.$disconnect();
+    await database?.drop();
+  });
+
+  it('are sealed at rest, readable by their tenant only, and purged after their retention', async () => {
+    const ids = { requestId: randomUUID(), tenantId: randomUUID() };
+    const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(200, 7)]);
+    const listing = await storeDebugArtifacts({ db, sealer, retentionHours: 1 }, ids, { screenshot: png, report: { timings_ms: { total: 5 } } });
+    expect(listing.items.map((i) => i.name)).toEqual(['screenshot.png', 'report.json']);
+    const row = await db.debugArtifact.findUniqueOrThrow({ where: { requestId_name: { requestId: ids.requestId, name: 'screenshot.png' } } });
+    expect(Buffer.from(row.sealed).includes(png.subarray(0, 8))).toBe(false);
+    const read = await readDebugArtifact({ db, sealer }, { ...ids, name: 'screenshot.png' });
+    expect(Buffer.from(read.body_base64, 'base64')).toEqual(png);
+    await expect(readDebugArtifact({ db, sealer }, { ...ids, tenantId: randomUUID(), name: 'screenshot.png' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    expect(await purgeExpiredArtifacts(db, new Date(Date.now() + 2 * 3600_000))).toBeGreaterThanOrEqual(2);
+    await expect(readDebugArtifact({ db, sealer }, { ...ids, name: 'screenshot.png' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+  });
+});
