@@ -19,6 +19,8 @@ export interface GatewayDeps {
   db: PrismaClient;
   orchestrator: ServiceClient;
   ledger: ServiceClient;
+  /** browser-renderer: debug artifacts of failed requests. */
+  renderer: ServiceClient;
   /** Rate-limit and admission counters only; nothing durable lives in Redis. */
   redis: LimiterRedis;
   log: Logger;
@@ -41,6 +43,7 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
     db: new PrismaClient(prismaClientOptions(env.DATABASE_URL)),
     orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, timeoutMs: 10_000 }),
     ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL }),
+    renderer: createServiceClient({ name: 'browser-renderer', baseUrl: env.RENDERER_URL }),
     redis,
     log,
     metrics,

@@ -17,6 +17,7 @@ export const gatewayEnv = {
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   ORCHESTRATOR_URL: internalUrl('http://127.0.0.1:8081'),
   LEDGER_URL: internalUrl('http://127.0.0.1:8082'),
+  RENDERER_URL: internalUrl('http://127.0.0.1:8083'),
   /** Secret mixed into API key and cabinet token hashes, so a leaked table alone cannot be brute-forced offline. */
   API_KEY_PEPPER: z.string().min(16),
   /** Redis holds the rate-limit and admission counters; nothing durable. */

@@ -21,14 +21,193 @@ export type ResourcePolicy = 'adaptive' | 'compatible';
 
 export type ProxySetting = 'random' | 'off';
 
-export interface BrowserAction {
+/**
+ * Browser actions, version 1 (the declared set; validated rule by rule, executed in order in a
+ * fresh isolated browser context). Every action may set `optional: true`: its failure is counted
+ * and the next action runs instead of the request failing with BROWSER_ACTION_FAILED.
+ */
+interface BrowserActionBase {
+  /** When true, a failure of this action does not fail the request. */
+  optional?: boolean;
+}
+
+/** Click the first element matching `selector`. A click that would navigate, open a popup or start a download is blocked and reported as blocked. */
+export interface ClickAction extends BrowserActionBase {
+  type: 'click';
   /**
    * @minLength 1
-   * @maxLength 64
+   * @maxLength 500
    */
-  type: string;
-  [key: string]: unknown;
+  selector: string;
 }
+
+/** Replace the value of an input, textarea or contenteditable element (input and change events fire). */
+export interface FillAction extends BrowserActionBase {
+  type: 'fill';
+  /**
+   * @minLength 1
+   * @maxLength 500
+   */
+  selector: string;
+  /** @maxLength 10000 */
+  value: string;
+}
+
+/** Focus the element and type the text key by key. */
+export interface TypeAction extends BrowserActionBase {
+  type: 'type';
+  /**
+   * @minLength 1
+   * @maxLength 500
+   */
+  selector: string;
+  /**
+   * @minLength 1
+   * @maxLength 10000
+   */
+  text: string;
+  /**
+   * Delay between keys.
+   * @isInt
+   * @minimum 0
+   * @maximum 200
+   */
+  delay_ms?: number;
+}
+
+/** Press one key (`Enter`, `Tab`, `ArrowDown`, or a single character), optionally after focusing an element. */
+export interface PressAction extends BrowserActionBase {
+  type: 'press';
+  /**
+   * @minLength 1
+   * @maxLength 32
+   */
+  key: string;
+  /**
+   * @minLength 1
+   * @maxLength 500
+   */
+  selector?: string;
+}
+
+/** Move the pointer over the element. */
+export interface HoverAction extends BrowserActionBase {
+  type: 'hover';
+  /**
+   * @minLength 1
+   * @maxLength 500
+   */
+  selector: string;
+}
+
+/** Choose the options of a `<select>` with these values. */
+export interface SelectAction extends BrowserActionBase {
+  type: 'select';
+  /**
+   * @minLength 1
+   * @maxLength 500
+   */
+  selector: string;
+  /**
+   * @minItems 1
+   * @maxItems 50
+   */
+  values: string[];
+}
+
+/** Scroll an element into view, the page to `top` or `bottom` (the default), or by `y` pixels; at most one of the three. */
+export interface ScrollAction extends BrowserActionBase {
+  type: 'scroll';
+  /**
+   * @minLength 1
+   * @maxLength 500
+   */
+  selector?: string;
+  to?: 'top' | 'bottom';
+  /**
+   * @isInt
+   * @minimum -100000
+   * @maximum 100000
+   */
+  y?: number;
+}
+
+/** Wait a fixed time. */
+export interface WaitAction extends BrowserActionBase {
+  type: 'wait';
+  /**
+   * @isInt
+   * @minimum 1
+   * @maximum 10000
+   */
+  ms: number;
+}
+
+/** Wait until an element matching `selector` exists (or is visible). */
+export interface WaitForSelectorAction extends BrowserActionBase {
+  type: 'wait_for_selector';
+  /**
+   * @minLength 1
+   * @maxLength 500
+   */
+  selector: string;
+  /**
+   * Default and upper bound: min(timeout_ms, 30000).
+   * @isInt
+   * @minimum 1
+   * @maximum 30000
+   */
+  timeout_ms?: number;
+  visible?: boolean;
+}
+
+/** Wait until the page's text contains `text`. */
+export interface WaitForTextAction extends BrowserActionBase {
+  type: 'wait_for_text';
+  /**
+   * @minLength 1
+   * @maxLength 1000
+   */
+  text: string;
+  /**
+   * Default and upper bound: min(timeout_ms, 30000).
+   * @isInt
+   * @minimum 1
+   * @maximum 30000
+   */
+  timeout_ms?: number;
+}
+
+/** The debug artifacts of a failed request (read one with GET .../debug-artifacts/{name}). */
+export interface DebugArtifacts {
+  items?: DebugArtifactItem[];
+  /**
+   * When they are purged.
+   * @format date-time
+   */
+  expires_at?: string;
+}
+
+export interface DebugArtifactItem {
+  /** `screenshot.png` or `report.json`. */
+  name: string;
+  content_type: string;
+  /** @isInt */
+  bytes: number;
+}
+
+/** One browser action (version 1), chosen by `type`. */
+export type BrowserAction =
+  | ClickAction
+  | FillAction
+  | TypeAction
+  | PressAction
+  | HoverAction
+  | SelectAction
+  | ScrollAction
+  | WaitAction
+  | WaitForSelectorAction
+  | WaitForTextAction;
 
 /** Body of POST /api/v1/data/requests. */
 export interface CreateDataRequestBody {
@@ -93,7 +272,10 @@ export interface CreateDataRequestBody {
   /** At most 10,000 characters. */
   wait_for_text?: string | null;
   /**
-   * Ordered declarative browser actions; each at most 4 KiB as JSON.
+   * Ordered declarative browser actions (version 1), each at most 4 KiB as JSON. A non-empty list
+   * promotes http, direct and auto to browser (residential to residential_browser), enables
+   * JavaScript, uses a fresh isolated context and bypasses the cache; the list is kept for retry.
+   * Only aggregates are reported: `result_meta.actions = {run, failed, blocked, elapsed_ms}`.
    * @maxItems 20
    */
   browser_actions?: BrowserAction[];
@@ -180,7 +362,8 @@ export interface RequestDetail {
   token_state: DataTokenState;
   /** The submitted options, without secrets: header and cookie values are reduced to their names. */
   request: Record<string, unknown>;
-  debug_artifacts: Record<string, unknown>;
+  /** What a failed request that opted in left for debugging; `{}` when nothing was kept. */
+  debug_artifacts: DebugArtifacts;
   /** Set on failed and cancelled requests: `{code, message}` and where it failed (e.g. `stage`, `status_code`). */
   error: Record<string, unknown> | null;
   /** Set on failed and cancelled requests: `{code, message}` meant for the tenant. */

@@ -9,6 +9,7 @@ import {
   readRequestResult,
   retryDataRequest,
 } from '../domain/reads/request-reads.js';
+import { readDebugArtifact } from '../domain/reads/debug-artifacts.js';
 import { submissionContext, tenantOf } from './authentication.js';
 import type { DataJobStatus, PublicErrorBody, RequestDetail } from './models.js';
 import type { RequestEventList, RequestPage, RetrySubmissionResponse } from './models-reads.js';
@@ -105,6 +106,26 @@ export class RequestReadsController extends Controller {
     this.setHeader('X-Content-Type-Options', 'nosniff');
     this.setHeader('Cache-Control', 'private, no-store');
     return Readable.from([result.body]);
+  }
+
+  /**
+   * One debug artifact of a failed request that opted in with `debug_artifacts: true` (beyond the
+   * spec): `screenshot.png` or `report.json`, as listed in the request detail's `debug_artifacts`.
+   * Kept only for failed requests, encrypted at rest, readable only by the tenant, purged at
+   * `debug_artifacts.expires_at`.
+   * @param name The artifact's name from the listing, e.g. `screenshot.png`.
+   */
+  @Get('{id}/debug-artifacts/{name}')
+  @SuccessResponse(200, 'The artifact', ['image/png', 'application/json'])
+  @Response<PublicErrorBody>(404, 'No such request or artifact (or it expired)')
+  @Response<PublicErrorBody>(422, 'The id is not a uuid or the name is not an artifact name')
+  public async getDebugArtifact(@Request() req: ExRequest, @Path() id: string, @Path() name: string): Promise<Readable> {
+    const artifact = await readDebugArtifact(this.deps, tenantOf(req).tenantId, id, name);
+    this.setHeader('Content-Type', artifact.contentType);
+    this.setHeader('Content-Length', String(artifact.body.length));
+    this.setHeader('X-Content-Type-Options', 'nosniff');
+    this.setHeader('Cache-Control', 'private, no-store');
+    return Readable.from([artifact.body]);
   }
 
   /**

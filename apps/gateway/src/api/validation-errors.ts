@@ -1,4 +1,5 @@
 import type { Request } from 'express';
+import { z } from 'zod';
 import { PublicError, type FieldIssue } from '@wdr/kit/errors';
 import { submissionBodySchema, issuesToDetails } from '../domain/validation/submission-body.js';
 
@@ -23,10 +24,15 @@ interface TsoaValidateError {
   fields: Record<string, TsoaFieldError>;
 }
 
+/** A batch is a list of submissions: the same rules, reported under `jobs.<index>.<field>`. */
+const batchBodySchema = z.strictObject({ jobs: z.array(submissionBodySchema, { error: 'must be an array of jobs' }) }, { error: 'must be a JSON object' });
+
 /** POST bodies with a full zod schema in the domain (the schema reports every rule of the table). */
-const BODY_SCHEMAS: Record<string, { safeParse: typeof submissionBodySchema.safeParse }> = {
+const BODY_SCHEMAS: Record<string, { safeParse: (v: unknown) => ReturnType<typeof submissionBodySchema.safeParse> | ReturnType<typeof batchBodySchema.safeParse> }> = {
   'POST /api/v1/data/requests': submissionBodySchema,
   'POST /api/v1/client/requests': submissionBodySchema,
+  'POST /api/v1/data/batches': batchBodySchema,
+  'POST /api/v1/client/batches': batchBodySchema,
 };
 
 function isValidateError(err: unknown): err is TsoaValidateError {

@@ -218,6 +218,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/data/requests/{id}/debug-artifacts/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description One debug artifact of a failed request that opted in with `debug_artifacts: true` (beyond the
+         *     spec): `screenshot.png` or `report.json`, as listed in the request detail's `debug_artifacts`.
+         *     Kept only for failed requests, encrypted at rest, readable only by the tenant, purged at
+         *     `debug_artifacts.expires_at`.
+         */
+        get: operations["GetDebugArtifact"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/data/requests/{id}/events": {
         parameters: {
             query?: never;
@@ -426,11 +448,8 @@ export interface components {
          * @enum {string}
          */
         BatchStatus: "pending" | "running" | "completed" | "partial" | "failed" | "cancelled";
-        BrowserAction: {
-            type: string;
-        } & {
-            [key: string]: unknown;
-        };
+        /** @description One browser action (version 1), chosen by `type`. */
+        BrowserAction: components["schemas"]["ClickAction"] | components["schemas"]["FillAction"] | components["schemas"]["TypeAction"] | components["schemas"]["PressAction"] | components["schemas"]["HoverAction"] | components["schemas"]["SelectAction"] | components["schemas"]["ScrollAction"] | components["schemas"]["WaitAction"] | components["schemas"]["WaitForSelectorAction"] | components["schemas"]["WaitForTextAction"];
         /** @description A job of the cabinet batch response. */
         CabinetBatchJob: {
             /** Format: uuid */
@@ -499,6 +518,14 @@ export interface components {
             result_kind?: "extraction";
             page_status?: string;
         };
+        /** @description Click the first element matching `selector`. A click that would navigate, open a popup or start a download is blocked and reported as blocked. */
+        ClickAction: {
+            /** @description When true, a failure of this action does not fail the request. */
+            optional?: boolean;
+            /** @enum {string} */
+            type: "click";
+            selector: string;
+        };
         /** @description Body of POST /api/v1/client/batches and POST /api/v1/data/batches. */
         CreateBatchBody: {
             /** @description Each job takes the fields of a single request submission. */
@@ -541,7 +568,12 @@ export interface components {
             result_text_selector?: string;
             /** @description At most 10,000 characters. */
             wait_for_text?: string | null;
-            /** @description Ordered declarative browser actions; each at most 4 KiB as JSON. */
+            /**
+             * @description Ordered declarative browser actions (version 1), each at most 4 KiB as JSON. A non-empty list
+             *     promotes http, direct and auto to browser (residential to residential_browser), enables
+             *     JavaScript, uses a fresh isolated context and bypasses the cache; the list is kept for retry.
+             *     Only aggregates are reported: `result_meta.actions = {run, failed, blocked, elapsed_ms}`.
+             */
             browser_actions?: components["schemas"]["BrowserAction"][];
             /** @default false */
             debug_artifacts: boolean;
@@ -597,9 +629,51 @@ export interface components {
         DataTokenState: "reserved" | "settlement_pending" | "settled" | "refunded";
         /** @description Status of a request as reported by its detail. */
         DataVisibleStatus: components["schemas"]["DataJobStatus"] | ("waiting_for_page" | "queued");
+        DebugArtifactItem: {
+            /** @description `screenshot.png` or `report.json`. */
+            name: string;
+            content_type: string;
+            /** Format: int32 */
+            bytes: number;
+        };
+        /** @description The debug artifacts of a failed request (read one with GET .../debug-artifacts/{name}). */
+        DebugArtifacts: {
+            items?: components["schemas"]["DebugArtifactItem"][];
+            /**
+             * Format: date-time
+             * @description When they are purged.
+             */
+            expires_at?: string;
+        };
         FieldIssue: {
             field: string;
             issue: string;
+        };
+        /** @description Replace the value of an input, textarea or contenteditable element (input and change events fire). */
+        FillAction: {
+            /** @description When true, a failure of this action does not fail the request. */
+            optional?: boolean;
+            /** @enum {string} */
+            type: "fill";
+            selector: string;
+            value: string;
+        };
+        /** @description Move the pointer over the element. */
+        HoverAction: {
+            /** @description When true, a failure of this action does not fail the request. */
+            optional?: boolean;
+            /** @enum {string} */
+            type: "hover";
+            selector: string;
+        };
+        /** @description Press one key (`Enter`, `Tab`, `ArrowDown`, or a single character), optionally after focusing an element. */
+        PressAction: {
+            /** @description When true, a failure of this action does not fail the request. */
+            optional?: boolean;
+            /** @enum {string} */
+            type: "press";
+            key: string;
+            selector?: string;
         };
         /** @enum {string} */
         ProxyNetworkType: "datacenter" | "residential" | "premium";
@@ -833,7 +907,8 @@ export interface components {
             token_state: components["schemas"]["DataTokenState"];
             /** @description The submitted options, without secrets: header and cookie values are reduced to their names. */
             request: components["schemas"]["Record_string.unknown_"];
-            debug_artifacts: components["schemas"]["Record_string.unknown_"];
+            /** @description What a failed request that opted in left for debugging; `{}` when nothing was kept. */
+            debug_artifacts: components["schemas"]["DebugArtifacts"];
             /** @description Set on failed and cancelled requests: `{code, message}` and where it failed (e.g. `stage`, `status_code`). */
             error: components["schemas"]["Record_string.unknown_"] | null;
             /** @description Set on failed and cancelled requests: `{code, message}` meant for the tenant. */
@@ -946,6 +1021,27 @@ export interface components {
             retried_from_run_id?: string;
         };
         RouteMode: components["schemas"]["RequestMode"] | "mixed";
+        /** @description Scroll an element into view, the page to `top` or `bottom` (the default), or by `y` pixels; at most one of the three. */
+        ScrollAction: {
+            /** @description When true, a failure of this action does not fail the request. */
+            optional?: boolean;
+            /** @enum {string} */
+            type: "scroll";
+            selector?: string;
+            /** @enum {string} */
+            to?: "top" | "bottom";
+            /** Format: int32 */
+            y?: number;
+        };
+        /** @description Choose the options of a `<select>` with these values. */
+        SelectAction: {
+            /** @description When true, a failure of this action does not fail the request. */
+            optional?: boolean;
+            /** @enum {string} */
+            type: "select";
+            selector: string;
+            values: string[];
+        };
         /**
          * @description One transfer on the tenant's account. `type`: `reservation` (tokens held at admission),
          *     `step_hold` (more held during execution), `settlement` (a hold resolved: the charged part posted,
@@ -1028,6 +1124,56 @@ export interface components {
              * @description Below this balance a `billing.balance_low` notification is sent.
              */
             low_balance_threshold_tokens: number;
+        };
+        /** @description Focus the element and type the text key by key. */
+        TypeAction: {
+            /** @description When true, a failure of this action does not fail the request. */
+            optional?: boolean;
+            /** @enum {string} */
+            type: "type";
+            selector: string;
+            text: string;
+            /**
+             * Format: int32
+             * @description Delay between keys.
+             */
+            delay_ms?: number;
+        };
+        /** @description Wait a fixed time. */
+        WaitAction: {
+            /** @description When true, a failure of this action does not fail the request. */
+            optional?: boolean;
+            /** @enum {string} */
+            type: "wait";
+            /** Format: int32 */
+            ms: number;
+        };
+        /** @description Wait until an element matching `selector` exists (or is visible). */
+        WaitForSelectorAction: {
+            /** @description When true, a failure of this action does not fail the request. */
+            optional?: boolean;
+            /** @enum {string} */
+            type: "wait_for_selector";
+            selector: string;
+            /**
+             * Format: int32
+             * @description Default and upper bound: min(timeout_ms, 30000).
+             */
+            timeout_ms?: number;
+            visible?: boolean;
+        };
+        /** @description Wait until the page's text contains `text`. */
+        WaitForTextAction: {
+            /** @description When true, a failure of this action does not fail the request. */
+            optional?: boolean;
+            /** @enum {string} */
+            type: "wait_for_text";
+            text: string;
+            /**
+             * Format: int32
+             * @description Default and upper bound: min(timeout_ms, 30000).
+             */
+            timeout_ms?: number;
         };
     };
     responses: never;
@@ -1741,6 +1887,58 @@ export interface operations {
                 };
             };
             /** @description The id is not a uuid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetDebugArtifact: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+                /** @description The artifact's name from the listing, e.g. `screenshot.png`. */
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description The artifact */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "image/png": string;
+                    "application/json": string;
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such request or artifact (or it expired) */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description The id is not a uuid or the name is not an artifact name */
             422: {
                 headers: {
                     [name: string]: unknown;

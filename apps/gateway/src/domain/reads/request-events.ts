@@ -24,7 +24,7 @@ const VISIBLE_STATUSES: ReadonlySet<string> = new Set(['pending', 'running', 'so
  */
 type Allow = { readonly [field: string]: true | Allow };
 
-const ERROR: Allow = { code: true, message: true };
+const ERROR: Allow = { code: true, message: true, reason: true };
 const PUBLIC_FIELDS: Allow = {
   route_mode: true,
   batch_id: true,
@@ -34,6 +34,11 @@ const PUBLIC_FIELDS: Allow = {
   stage: true,
   attempt: true,
   reason: true,
+  // request.escalated (auto moved from the HTTP stage to the browser) and request.protected.
+  from: true,
+  to: true,
+  vendor: true,
+  escalated: true,
   error: ERROR,
   result: { stage: true, status_code: true, content_type: true, bytes: true, redirects: true, elapsed_ms: true },
 };

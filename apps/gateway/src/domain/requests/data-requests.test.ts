@@ -7,7 +7,7 @@ describe('resolveRouteMode', () => {
     [{ javascript: true }, 'browser'],
     [{ javascript: false }, 'http'],
     [{ mode: 'direct' as const, javascript: true }, 'direct'],
-    [{ mode: 'http' as const, browser_actions: [{ type: 'click' }] }, 'browser'],
+    [{ mode: 'http' as const, browser_actions: [{ type: 'click' as const, selector: '#a' }] }, 'browser'],
     [{ mode: 'residential' as const, debug_artifacts: true }, 'residential_browser'],
     [{ mode: 'http' as const, browser_actions: [] }, 'http'],
     [{ mode: 'auto' as const, debug_artifacts: true }, 'browser'],

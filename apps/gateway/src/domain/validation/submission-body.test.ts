@@ -67,6 +67,16 @@ describe('normalizeSubmission', () => {
     [{ url, cookies: { sid: 'a\u0000' } }, 'cookies.sid'],
     [{ url, browser_actions: Array.from({ length: 21 }, () => ({ type: 'wait' })) }, 'browser_actions'],
     [{ url, browser_actions: [{ type: '' }] }, 'browser_actions.0.type'],
+    [{ url, browser_actions: [{ type: 'teleport' }] }, 'browser_actions.0.type'],
+    [{ url, browser_actions: [{ type: 'wait', ms: 10 }, { type: 'click' }] }, 'browser_actions.1.selector'],
+    [{ url, browser_actions: [{ type: 'wait', ms: 60_000 }] }, 'browser_actions.0.ms'],
+    [{ url, browser_actions: [{ type: 'scroll', to: 'bottom', y: 10 }] }, 'browser_actions.0'],
+    [{ url, browser_actions: [{ type: 'click', selector: '#a', force: true }] }, 'browser_actions.0.force'],
+    [{ url, browser_actions: [{ type: 'click', selector: '#a', optional: 'yes' }] }, 'browser_actions.0.optional'],
+    [{ url, browser_actions: [{ type: 'select', selector: '#a', values: [] }] }, 'browser_actions.0.values'],
+    [{ url, browser_actions: [{ type: 'press', key: 'not a key' }] }, 'browser_actions.0.key'],
+    [{ url, browser_actions: [{ type: 'fill', selector: '#a', value: 'x'.repeat(5_000) }] }, 'browser_actions.0'],
+    [{ url, browser_actions: ['click'] }, 'browser_actions.0'],
     [{ url, extraction: [] }, 'extraction'],
     [{ url, nope: 1 }, 'nope'],
   ])('%j is refused at %s', (body, field) => {
@@ -98,6 +108,46 @@ describe('normalizeSubmission', () => {
         proxy_type: 'residential',
       }),
     ).not.toThrow();
+  });
+});
+
+describe('browser actions', () => {
+  it.each([
+    { type: 'click', selector: '#go' },
+    { type: 'fill', selector: 'input[name=q]', value: 'shoes' },
+    { type: 'type', selector: '#q', text: 'abc', delay_ms: 20 },
+    { type: 'press', key: 'Enter' },
+    { type: 'press', key: 'a', selector: '#q' },
+    { type: 'hover', selector: '.menu' },
+    { type: 'select', selector: '#size', values: ['m', 'l'] },
+    { type: 'scroll' },
+    { type: 'scroll', to: 'top' },
+    { type: 'scroll', y: -400 },
+    { type: 'scroll', selector: '#footer' },
+    { type: 'wait', ms: 500 },
+    { type: 'wait_for_selector', selector: '#list li', timeout_ms: 5000, visible: true },
+    { type: 'wait_for_text', text: 'In stock', timeout_ms: 5000 },
+    { type: 'click', selector: '#maybe', optional: true },
+  ])('accepts %j', (action) => {
+    expect(normalizeSubmission({ url, browser_actions: [action] }).browser_actions).toEqual([action]);
+  });
+
+  it('documents the same action types and fields as it validates', async () => {
+    const { readFileSync } = await import('node:fs');
+    const { BROWSER_ACTION_SCHEMAS } = await import('@wdr/contracts');
+    const doc = JSON.parse(readFileSync(new URL('../../../../../packages/contracts/openapi/openapi.json', import.meta.url), 'utf8')) as {
+      components: { schemas: Record<string, { properties?: Record<string, { enum?: string[] }>; anyOf?: { $ref: string }[]; oneOf?: { $ref: string }[]; allOf?: unknown[] }> };
+    };
+    const schemas = doc.components.schemas;
+    const union = schemas['BrowserAction']!;
+    const documented = new Map<string, string[]>();
+    for (const ref of union.anyOf ?? union.oneOf ?? []) {
+      const model = schemas[ref.$ref.split('/').pop()!]!;
+      const props = model.properties ?? {};
+      documented.set(props['type']!.enum![0]!, Object.keys(props).sort());
+    }
+    const validated = new Map(Object.entries(BROWSER_ACTION_SCHEMAS).map(([type, schema]) => [type, Object.keys(schema.shape).sort()]));
+    expect(documented).toEqual(validated);
   });
 });
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { browserActionSchema } from '@wdr/contracts';
 import { PublicError, type FieldIssue } from '@wdr/kit/errors';
 import type { BrowserAction, CreateDataRequestBody, ProxyNetworkType, ProxySetting, RequestMode, ResourcePolicy } from '../../api/models.js';
 import { ISO_3166_ALPHA2 } from './countries.js';
@@ -27,7 +28,6 @@ export const BODY_LIMITS = {
   userAgentLength: 1_000,
   headers: { count: 100, nameLength: 256, valueLength: 8_192 },
   cookies: { count: 100, nameLength: 256, valueLength: 4_096 },
-  actionTypeLength: 64,
   /** Serialized size of one browser action. */
   actionBytes: 4_096,
   waitForTextLength: 10_000,
@@ -139,9 +139,8 @@ const targetUrl = z
 
 const jsonSize = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
 
-const browserAction = z
-  .looseObject({ type: boundedString(1, BODY_LIMITS.actionTypeLength) }, { error: 'must be an object with a type' })
-  .refine((a) => jsonSize(a) <= BODY_LIMITS.actionBytes, `must be at most ${BODY_LIMITS.actionBytes} bytes as JSON`);
+/** One action of the declared set (@wdr/contracts, version BROWSER_ACTIONS_VERSION), each at most 4 KiB as JSON. */
+const browserAction = browserActionSchema.refine((a) => jsonSize(a) <= BODY_LIMITS.actionBytes, `must be at most ${BODY_LIMITS.actionBytes} bytes as JSON`);
 
 const entries = (kind: 'headers' | 'cookies') =>
   z.record(z.string(), z.string({ error: 'must be a string' })).superRefine((rec, ctx) => checkEntries(rec, ctx, kind));

@@ -1,0 +1,22 @@
+import { PublicError } from '@wdr/kit/errors';
+import { DebugArtifactBody, RENDER_PATHS } from '@wdr/contracts';
+import type { GatewayDeps } from '../../app.js';
+import { requireUuid } from './request-reads.js';
+import type { RequestResultBody } from './request-reads.js';
+
+const NAME_RE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
+
+/**
+ * One debug artifact of the tenant's failed request. browser-renderer keeps them (sealed, for
+ * their retention) and checks the tenant itself: another tenant's artifact is a 404 like a
+ * missing one.
+ */
+export async function readDebugArtifact(deps: GatewayDeps, tenantId: string, id: string, name: string): Promise<RequestResultBody> {
+  const requestId = requireUuid(id);
+  if (!NAME_RE.test(name)) {
+    throw new PublicError('VALIDATION_FAILED', 'The artifact name is not valid.', { details: [{ field: 'name', issue: 'must be an artifact name such as screenshot.png' }] });
+  }
+  const raw = await deps.renderer.get<unknown>(RENDER_PATHS.debugArtifact(requestId, name), { searchParams: { tenant_id: tenantId }, timeoutMs: 15_000 });
+  const artifact = DebugArtifactBody.parse(raw);
+  return { contentType: artifact.content_type, body: Buffer.from(artifact.body_base64, 'base64') };
+}
