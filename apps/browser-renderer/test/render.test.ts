@@ -35,18 +35,22 @@ const job = (path: string, options: Partial<RenderJob['options']> = {}, extra: P
   ...extra,
 });
 
-beforeAll(async () => {
-  site = await startFixtureSite();
-  pool = new BrowserPool({
+const newPool = (over: Partial<ConstructorParameters<typeof BrowserPool>[0]> = {}) =>
+  new BrowserPool({
     chromiumPath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
     size: 1,
-    pagesPerBrowser: 2,
+    pagesPerBrowser: 1,
     maxPages: 1000,
     maxRssBytes: 4 * 1024 ** 3,
-    healthIntervalMs: 2_000,
+    healthIntervalMs: 1_000,
     log: createLogger('test', 'silent'),
-    metrics,
+    metrics: createMetrics('browser-renderer'),
+    ...over,
   });
+
+beforeAll(async () => {
+  site = await startFixtureSite();
+  pool = newPool({ pagesPerBrowser: 2, healthIntervalMs: 2_000, metrics });
   await pool.start();
 }, 60_000);
 
@@ -123,18 +127,9 @@ describe('render engine', () => {
   });
 });
 
-describe('recycling', () => {
+describe('recycling and health', () => {
   it('replaces a browser after BROWSER_MAX_PAGES pages', async () => {
-    const small = new BrowserPool({
-      chromiumPath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
-      size: 1,
-      pagesPerBrowser: 1,
-      maxPages: 2,
-      maxRssBytes: 4 * 1024 ** 3,
-      healthIntervalMs: 5_000,
-      log: createLogger('test', 'silent'),
-      metrics: createMetrics('browser-renderer'),
-    });
+    const small = newPool({ maxPages: 2, healthIntervalMs: 5_000 });
     await small.start();
     try {
       const [first] = small.pids();
@@ -143,6 +138,34 @@ describe('recycling', () => {
       expect((await renderJob(small, job('/page'), local)).result.outcome).toBe('completed');
     } finally {
       await small.stop();
+    }
+  }, 60_000);
+
+  it('kills and replaces a browser that stops answering (hung), and the next render works', async () => {
+    const m = createMetrics('browser-renderer');
+    const hung = newPool({ metrics: m });
+    await hung.start();
+    try {
+      const [pid] = hung.pids();
+      process.kill(pid!, 'SIGSTOP');
+      await waitFor(() => hung.pids().length === 1 && hung.pids()[0] !== pid, 30_000);
+      expect(await m.registry.getSingleMetricAsString('browser_renderer_browser_restarts_total')).toMatch(/reason="hang"[^\n]* 1/);
+      expect((await renderJob(hung, job('/page'), local)).result.outcome).toBe('completed');
+    } finally {
+      await hung.stop();
+    }
+  }, 60_000);
+
+  it('retires a browser whose process tree grew past BROWSER_MAX_RSS_MB', async () => {
+    const m = createMetrics('browser-renderer');
+    const fat = newPool({ metrics: m, maxRssBytes: 1 });
+    await fat.start();
+    try {
+      const [pid] = fat.pids();
+      await waitFor(() => fat.pids().length === 1 && fat.pids()[0] !== pid, 30_000);
+      expect(await m.registry.getSingleMetricAsString('browser_renderer_browser_restarts_total')).toMatch(/reason="recycle_memory"/);
+    } finally {
+      await fat.stop();
     }
   }, 60_000);
 });

@@ -132,7 +132,7 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
       },
       update: {},
     });
-    if (isProtected) await appendEvent(tx, started, 'request.protected', 'running', { stage: 'http', vendor: signal.vendor });
+    if (isProtected) await appendEvent(tx, started, 'request.protected', 'running', { stage: 'http', protection: signal.vendor });
     await finish(tx, started, {
       status: 'completed',
       resultExpiresAt: expiresAt,
@@ -190,7 +190,7 @@ async function escalateToBrowser(deps: HttpStageDeps, request: DataRequest, sign
       from: 'http',
       to: 'browser',
       reason: signal.kind,
-      ...(signal.kind === 'challenge' ? { vendor: signal.vendor } : {}),
+      ...(signal.kind === 'challenge' ? { protection: signal.vendor } : {}),
     });
     const job = renderJobOf(request);
     await enqueue(tx, job.topic, job.key, job.envelope);

@@ -237,7 +237,7 @@ describe('auto', () => {
     const s = await submit({ url: `${site.url}/challenge`, mode: 'auto' });
     const d = await settledDetail(s.id);
     expect(d['protected']).toBe(true);
-    expect((await eventsOf(s.id)).find((e) => e.type === 'request.escalated')?.data).toMatchObject({ reason: 'challenge', vendor: 'cloudflare' });
+    expect((await eventsOf(s.id)).find((e) => e.type === 'request.escalated')?.data).toMatchObject({ reason: 'challenge', protection: 'cloudflare' });
     // The fixture's challenge never passes: not delivered, so not billed.
     expect([d.status, d.token_state, (d['user_error'] as { code: string }).code]).toEqual(['failed', 'refunded', 'PROTECTION_NOT_PASSED']);
   });
@@ -292,5 +292,45 @@ describe('a Chromium that dies mid-render', () => {
     const next = await submit({ url: `${site.url}/js-page` });
     expect((await settledDetail(next.id, 90_000)).status).toBe('completed');
     expect(await textOf(next.id)).toContain('Rendered by JavaScript');
+  }, 180_000);
+});
+
+describe('a renderer killed mid-render', () => {
+  it('repeats the job, never its effects: completed once, charged once', async () => {
+    const s = await submit({ url: `${site.url}/slow?ms=3000`, timeout_ms: 30_000 });
+    await eventually(() => detail(s.id), (d) => d.status === 'running', 30_000, 100);
+    const rendererPid = fleet.pid('browser-renderer')!;
+    const chromium = execFileSync('pgrep', ['-P', String(rendererPid)], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    await fleet.kill('browser-renderer', 'SIGKILL');
+    // Chromium outlives a SIGKILLed parent: clean up what the dead renderer left.
+    for (const pid of chromium) {
+      try {
+        process.kill(Number(pid), 'SIGKILL');
+      } catch {
+        // already gone
+      }
+    }
+    await fleet.start('browser-renderer');
+    const d = await settledDetail(s.id, 90_000);
+    expect([d.status, d.token_state]).toEqual(['completed', 'settled']);
+    const events = await eventsOf(s.id);
+    expect(events.filter((e) => e.type === 'request.completed')).toHaveLength(1);
+    expect(events.filter((e) => e.type === 'request.running').length).toBeGreaterThanOrEqual(2);
+    expect(await charged(s.id)).toBe(5);
+  }, 180_000);
+});
+
+describe('large pages', () => {
+  it('hands a 10 MB rendered page back by claim-check, whole', async () => {
+    const s = await submit({ url: `${site.url}/big?mb=10`, timeout_ms: 120_000 });
+    const d = await settledDetail(s.id, 150_000);
+    expect(d.status).toBe('completed');
+    expect(d.result_meta?.['bytes']).toBeGreaterThan(9_500_000);
+    const html = await gw().get(`/api/v1/data/requests/${s.id}/result`).set('X-API-Key', key).buffer(true).parse((res, cb) => {
+      const chunks: Buffer[] = [];
+      res.on('data', (c: Buffer) => chunks.push(c));
+      res.on('end', () => cb(null, Buffer.concat(chunks)));
+    }).expect(200);
+    expect((html.body as Buffer).length).toBe(d.result_meta?.['bytes']);
   }, 180_000);
 });

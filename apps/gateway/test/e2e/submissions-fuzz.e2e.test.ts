@@ -25,7 +25,12 @@ const gateway = () => request(fleet.url('gateway'));
 beforeAll(async () => {
   site = await startFixtureSite();
   fleet = await startFleet({
-    env: { gateway: { REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:`, RATE_LIMIT_SUBMISSIONS: '1000000', CONCURRENCY_LIMIT: '1000000' } },
+    env: {
+      gateway: { REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:`, RATE_LIMIT_SUBMISSIONS: '1000000', CONCURRENCY_LIMIT: '1000000' },
+      // Accepted bodies really run (most in the browser); this suite is about admission, so one
+      // render at a time keeps them from crowding the machine while it sends its load.
+      'browser-renderer': { BROWSER_PAGES_PER_BROWSER: '1' },
+    },
   });
   const t = await adminCommand(fleet, ['create-tenant', '--name', 'fuzz', '--credits', '10000000']);
   apiKey = t['api_key'] as string;
@@ -79,6 +84,21 @@ const junk = fc.oneof(fc.anything({ maxDepth: 2 }), anyString, fc.integer(), fc.
 const tokenChar = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789-_.!#$%&*+^`|~'.split(''));
 const safeValue = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 40 });
 
+const selector = fc.string({ minLength: 1, maxLength: 500 });
+/** Actions of the declared set (browser actions v1), each with valid fields. */
+const validAction = fc.oneof(
+  fc.record({ type: fc.constant('click'), selector }),
+  fc.record({ type: fc.constant('fill'), selector, value: fc.string({ maxLength: 100 }) }),
+  fc.record({ type: fc.constant('type'), selector, text: fc.string({ minLength: 1, maxLength: 100 }), delay_ms: fc.integer({ min: 0, max: 200 }) }, { requiredKeys: ['type', 'selector', 'text'] }),
+  fc.record({ type: fc.constant('press'), key: fc.constantFrom('Enter', 'Tab', 'ArrowDown', 'a', '1') }),
+  fc.record({ type: fc.constant('hover'), selector }),
+  fc.record({ type: fc.constant('select'), selector, values: fc.array(fc.string({ maxLength: 20 }), { minLength: 1, maxLength: 5 }) }),
+  fc.oneof(fc.record({ type: fc.constant('scroll') }), fc.record({ type: fc.constant('scroll'), to: fc.constantFrom('top', 'bottom') }), fc.record({ type: fc.constant('scroll'), y: fc.integer({ min: -100_000, max: 100_000 }) })),
+  fc.record({ type: fc.constant('wait'), ms: fc.integer({ min: 1, max: 100 }) }),
+  fc.record({ type: fc.constant('wait_for_selector'), selector, timeout_ms: fc.integer({ min: 1, max: 30_000 }), visible: fc.boolean(), optional: fc.boolean() }, { requiredKeys: ['type', 'selector'] }),
+  fc.record({ type: fc.constant('wait_for_text'), text: fc.string({ minLength: 1, maxLength: 100 }), timeout_ms: fc.integer({ min: 1, max: 30_000 }) }, { requiredKeys: ['type', 'text'] }),
+);
+
 /** Bodies that satisfy every rule of the table (any subset of the optional fields). */
 const validBody = fc.record(
   {
@@ -101,7 +121,7 @@ const validBody = fc.record(
     user_agent: fc.string({ minLength: 1, maxLength: 1_000 }),
     result_text_selector: fc.string({ minLength: 1, maxLength: 500 }),
     wait_for_text: fc.option(fc.string({ maxLength: 50 })),
-    browser_actions: fc.array(fc.record({ type: fc.string({ minLength: 1, maxLength: 64 }), ms: fc.nat(100) }), { maxLength: 20 }),
+    browser_actions: fc.array(validAction, { maxLength: 20 }),
     debug_artifacts: fc.boolean(),
     skip_cache: fc.boolean(),
     cache_ttl_seconds: fc.integer({ min: 0, max: 3_600 }),

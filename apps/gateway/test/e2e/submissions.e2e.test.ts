@@ -153,7 +153,9 @@ describe('the body table', () => {
     ['extraction array', { extraction: [] }, 'extraction'],
     ['extraction string', { extraction: 'title' }, 'extraction'],
     ['extraction over 64 KiB', { extraction: { prompt: long(65_536) } }, 'extraction'],
-    ['browser action over 4 KiB', { browser_actions: [{ type: 'type', text: long(4_096) }] }, 'browser_actions.0'],
+    ['browser action over 4 KiB', { browser_actions: [{ type: 'type', selector: '#q', text: long(4_096) }] }, 'browser_actions.0'],
+    ['browser action of no declared type', { browser_actions: [{ type: 'teleport' }] }, 'browser_actions.0.type'],
+    ['browser action without its selector', { browser_actions: [{ type: 'click' }] }, 'browser_actions.0.selector'],
     ['unknown field', { callback_url: 'https://x' }, 'callback_url'],
     ['unknown field beside valid ones', { timeout_ms: 6000, Mode: 'http' }, 'Mode'],
   ];

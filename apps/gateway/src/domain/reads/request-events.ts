@@ -34,10 +34,11 @@ const PUBLIC_FIELDS: Allow = {
   stage: true,
   attempt: true,
   reason: true,
-  // request.escalated (auto moved from the HTTP stage to the browser) and request.protected.
+  // request.escalated (auto moved from the HTTP stage to the browser) and request.protected:
+  // `protection` names the target's anti-bot vendor (never a provider of ours).
   from: true,
   to: true,
-  vendor: true,
+  protection: true,
   escalated: true,
   error: ERROR,
   result: { stage: true, status_code: true, content_type: true, bytes: true, redirects: true, elapsed_ms: true },

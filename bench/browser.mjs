@@ -1,0 +1,205 @@
+#!/usr/bin/env node
+/**
+ * The browser stage, measured beside a bare puppeteer-core loop in the same run on the same local
+ * pages and the same machine (see bench/README.md):
+ *
+ *   1. bare loop: one Chromium, a new context per page, BENCH_CONCURRENCY pages at once, each
+ *      loaded, settled (network quiet for 200 ms, as the renderer does) and read (HTML + text);
+ *   2. the renderer's engine (its pool and render function, no Kafka) on the same pages;
+ *   3. end to end through the API: the whole fleet, browser-mode submissions, timed from the first
+ *      POST until every request is terminal, the renderer's pool sized to the same concurrency;
+ *   4. site-light (adaptive) against full (compatible) on an image-heavy page, through the engine;
+ *   5. the renderer's memory at that concurrency: the node process, and with its Chromium tree.
+ *
+ *   npx turbo run build && node packages/testkit/dist/prepare-templates.js   # once
+ *   node bench/browser.mjs            # BENCH_PAGES=40 BENCH_CONCURRENCY=4
+ *
+ * Only loopback traffic: every page comes from the local fixture site.
+ */
+import { randomBytes, randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import puppeteer from 'puppeteer-core';
+import { adminCommand, startFixtureSite, startFleet } from '@wdr/testkit';
+import { createLogger } from '@wdr/kit/log';
+import { createMetrics } from '@wdr/kit/metrics';
+import { TargetPolicy } from '@wdr/kit/target-policy';
+import { RenderOptions } from '@wdr/contracts';
+import { BrowserPool, treeRss } from '../apps/browser-renderer/dist/domain/browser-pool.js';
+import { renderJob, SETTLE_IDLE_MS } from '../apps/browser-renderer/dist/domain/render-job.js';
+
+const PAGES = Number(process.env.BENCH_PAGES ?? 40);
+const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+const PAGE = '/js-page';
+const IMAGES = '/images?n=40';
+const MB = 1024 * 1024;
+
+/** Run `n` tasks, `concurrency` at a time; pages/s of the completed ones. */
+async function closedLoop(n, concurrency, task) {
+  let next = 0;
+  let ok = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < n) {
+        next++;
+        if (await task()) ok++;
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  return { pagesPerSecond: ok / seconds, ok, seconds };
+}
+
+async function bareLoop(site, path) {
+  const browser = await puppeteer.launch({
+    executablePath: CHROMIUM,
+    headless: true,
+    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+  });
+  const once = async () => {
+    const context = await browser.createBrowserContext();
+    try {
+      const page = await context.newPage();
+      const res = await page.goto(`${site.url}${path}`, { waitUntil: 'load', timeout: 30_000 });
+      await page.waitForNetworkIdle({ idleTime: SETTLE_IDLE_MS, timeout: 5_000 }).catch(() => undefined);
+      await page.content();
+      await page.evaluate(() => document.body.innerText);
+      return res?.ok() ?? false;
+    } finally {
+      await context.close();
+    }
+  };
+  try {
+    await once(); // warm-up
+    return await closedLoop(PAGES, CONCURRENCY, once);
+  } finally {
+    await browser.close();
+  }
+}
+
+function engineJob(site, path, resourcePolicy = 'adaptive') {
+  return {
+    request_id: randomUUID(),
+    tenant_id: randomUUID(),
+    attempt: 1,
+    url: `${site.url}${path}`,
+    route_mode: 'browser',
+    reason: 'requested',
+    options: RenderOptions.parse({ javascript: true, timeout_ms: 30_000, resource_policy: resourcePolicy, debug_artifacts: false }),
+    route: { proxy: null, country: null },
+    max_result_bytes: 10 * MB,
+  };
+}
+
+async function engineLoop(site, path, resourcePolicy) {
+  const pool = new BrowserPool({
+    chromiumPath: CHROMIUM,
+    size: 1,
+    pagesPerBrowser: CONCURRENCY,
+    maxPages: 100_000,
+    maxRssBytes: 8 * 1024 * MB,
+    healthIntervalMs: 10_000,
+    log: createLogger('bench', 'silent'),
+    metrics: createMetrics('browser-renderer'),
+  });
+  await pool.start();
+  const policy = new TargetPolicy(['127.0.0.1']);
+  const once = async () => (await renderJob(pool, engineJob(site, path, resourcePolicy), policy)).result.outcome === 'completed';
+  try {
+    await once();
+    return await closedLoop(PAGES, CONCURRENCY, once);
+  } finally {
+    await pool.stop();
+  }
+}
+
+/** Resident memory of one process (bytes). */
+async function rssOf(pid) {
+  const { readFile } = await import('node:fs/promises');
+  const status = await readFile(`/proc/${pid}/status`, 'utf8');
+  return Number(/VmRSS:\s+(\d+) kB/.exec(status)?.[1] ?? 0) * 1024;
+}
+
+async function throughApi(site) {
+  const fleet = await startFleet({
+    env: {
+      gateway: { REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`, RATE_LIMIT_SUBMISSIONS: '10000000', CONCURRENCY_LIMIT: '10000000' },
+      'browser-renderer': { BROWSER_POOL_SIZE: '1', BROWSER_PAGES_PER_BROWSER: String(CONCURRENCY) },
+      all: { LOG_LEVEL: 'error' },
+    },
+  });
+  try {
+    const tenant = await adminCommand(fleet, ['create-tenant', '--name', 'bench-browser', '--credits', '100000000']);
+    const gw = fleet.url('gateway');
+    const headers = { 'x-api-key': tenant.api_key, 'content-type': 'application/json' };
+    const submit = async () => {
+      const res = await fetch(`${gw}/api/v1/data/requests`, { method: 'POST', headers, body: JSON.stringify({ url: `${site.url}${PAGE}`, mode: 'browser' }) });
+      if (res.status !== 202) throw new Error(`submission answered ${res.status}: ${await res.text()}`);
+      return (await res.json()).id;
+    };
+    const untilTerminal = async (ids) => {
+      const done = new Map();
+      while (done.size < ids.length) {
+        for (const id of ids) {
+          if (done.has(id)) continue;
+          const d = await (await fetch(`${gw}/api/v1/data/requests/${id}`, { headers })).json();
+          if (['completed', 'failed', 'cancelled'].includes(d.status)) done.set(id, d.status);
+        }
+        if (done.size < ids.length) await new Promise((r) => setTimeout(r, 50));
+      }
+      return ids.map((id) => done.get(id));
+    };
+    await untilTerminal([await submit()]); // warm-up: the first page of a fresh pool
+    const pid = fleet.pid('browser-renderer');
+    let peakTree = 0;
+    let peakNode = 0;
+    const sampler = setInterval(() => {
+      void Promise.all([treeRss(pid), rssOf(pid)]).then(([tree, node]) => {
+        peakTree = Math.max(peakTree, tree);
+        peakNode = Math.max(peakNode, node);
+      });
+    }, 100);
+    const started = performance.now();
+    const ids = await Promise.all(Array.from({ length: PAGES }, submit));
+    const statuses = await untilTerminal(ids);
+    const seconds = (performance.now() - started) / 1000;
+    clearInterval(sampler);
+    const ok = statuses.filter((s) => s === 'completed').length;
+    return { pagesPerSecond: ok / seconds, ok, seconds, peakTree, peakNode };
+  } finally {
+    await fleet.stop();
+  }
+}
+
+const fmt = (n, d = 2) => (Number.isFinite(n) ? n.toFixed(d) : '-');
+const site = await startFixtureSite();
+try {
+  console.error(`bench: ${PAGES} pages, concurrency ${CONCURRENCY}, ${PAGE} and ${IMAGES}`);
+  const bare = await bareLoop(site, PAGE);
+  console.error(`  bare loop: ${fmt(bare.pagesPerSecond)} pages/s`);
+  const engine = await engineLoop(site, PAGE, 'adaptive');
+  console.error(`  engine: ${fmt(engine.pagesPerSecond)} pages/s`);
+  const api = await throughApi(site);
+  console.error(`  API: ${fmt(api.pagesPerSecond)} pages/s`);
+  const full = await engineLoop(site, IMAGES, 'compatible');
+  const light = await engineLoop(site, IMAGES, 'adaptive');
+
+  const rows = [
+    ['run', 'pages/s', 'completed', 'vs bare loop'],
+    [`bare puppeteer-core loop (${PAGE})`, fmt(bare.pagesPerSecond), `${bare.ok}/${PAGES}`, '1.00x'],
+    [`renderer engine, no Kafka (${PAGE})`, fmt(engine.pagesPerSecond), `${engine.ok}/${PAGES}`, `${fmt(engine.pagesPerSecond / bare.pagesPerSecond)}x`],
+    [`end to end through the API (${PAGE})`, fmt(api.pagesPerSecond), `${api.ok}/${PAGES}`, `${fmt(api.pagesPerSecond / bare.pagesPerSecond)}x`],
+    [`engine, full / compatible (${IMAGES})`, fmt(full.pagesPerSecond), `${full.ok}/${PAGES}`, '-'],
+    [`engine, site-light / adaptive (${IMAGES})`, fmt(light.pagesPerSecond), `${light.ok}/${PAGES}`, '-'],
+  ];
+  const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
+  console.log(rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n'));
+  console.log(`\nthrough the API / bare loop: ${fmt(api.pagesPerSecond / bare.pagesPerSecond)}x (target >= 0.8x)`);
+  console.log(`site-light / full on ${IMAGES}: ${fmt(light.pagesPerSecond / full.pagesPerSecond)}x faster (target >= 1.3x)`);
+  console.log(
+    `renderer RSS at concurrency ${CONCURRENCY} (peak during the API run): ${fmt(api.peakTree / MB, 0)} MB with Chromium, ${fmt(api.peakNode / MB, 0)} MB node alone (target < 1536 MB)`,
+  );
+} finally {
+  await site.close();
+}
