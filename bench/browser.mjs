@@ -19,7 +19,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import puppeteer from 'puppeteer-core';
-import { adminCommand, startFixtureSite, startFleet } from '@wdr/testkit';
+import { SERVICE_NAMES, adminCommand, startFixtureSite, startFleet } from '@wdr/testkit';
 import { createLogger } from '@wdr/kit/log';
 import { createMetrics } from '@wdr/kit/metrics';
 import { TargetPolicy } from '@wdr/kit/target-policy';
@@ -114,6 +114,16 @@ async function engineLoop(site, path, resourcePolicy) {
   }
 }
 
+/** process_cpu_seconds_total of every service of the fleet, from its /metrics. */
+async function fleetCpu(fleet) {
+  const out = {};
+  for (const s of SERVICE_NAMES) {
+    const text = await (await fetch(`${fleet.url(s)}/metrics`)).text();
+    out[s] = Number(/^process_cpu_seconds_total(?:\{[^}]*\})? ([0-9.e+-]+)$/m.exec(text)?.[1] ?? NaN);
+  }
+  return out;
+}
+
 /** Resident memory of one process (bytes). */
 async function rssOf(pid) {
   const { readFile } = await import('node:fs/promises');
@@ -138,17 +148,16 @@ async function throughApi(site) {
       if (res.status !== 202) throw new Error(`submission answered ${res.status}: ${await res.text()}`);
       return (await res.json()).id;
     };
+    // One list call per poll (the tenant has only these requests), not one detail call per
+    // request: polling must not become the load it measures.
     const untilTerminal = async (ids) => {
-      const done = new Map();
-      while (done.size < ids.length) {
-        for (const id of ids) {
-          if (done.has(id)) continue;
-          const d = await (await fetch(`${gw}/api/v1/data/requests/${id}`, { headers })).json();
-          if (['completed', 'failed', 'cancelled'].includes(d.status)) done.set(id, d.status);
-        }
-        if (done.size < ids.length) await new Promise((r) => setTimeout(r, 50));
+      const wanted = new Set(ids);
+      for (;;) {
+        const page = await (await fetch(`${gw}/api/v1/data/requests?limit=100`, { headers })).json();
+        const done = page.data.filter((d) => wanted.has(d.id) && ['completed', 'failed', 'cancelled'].includes(d.status));
+        if (done.length === wanted.size) return done.map((d) => d.status);
+        await new Promise((r) => setTimeout(r, 500));
       }
-      return ids.map((id) => done.get(id));
     };
     await untilTerminal([await submit()]); // warm-up: the first page of a fresh pool
     const pid = fleet.pid('browser-renderer');
@@ -160,13 +169,17 @@ async function throughApi(site) {
         peakNode = Math.max(peakNode, node);
       });
     }, 100);
+    const cpuBefore = await fleetCpu(fleet);
     const started = performance.now();
     const ids = await Promise.all(Array.from({ length: PAGES }, submit));
     const statuses = await untilTerminal(ids);
     const seconds = (performance.now() - started) / 1000;
     clearInterval(sampler);
+    const cpuAfter = await fleetCpu(fleet);
     const ok = statuses.filter((s) => s === 'completed').length;
-    return { pagesPerSecond: ok / seconds, ok, seconds, peakTree, peakNode };
+    // CPU of each service's node process per page (Chromium's own CPU is not in these figures).
+    const cpuPerPage = Object.fromEntries(Object.keys(cpuAfter).map((k) => [k, ((cpuAfter[k] - cpuBefore[k]) * 1000) / Math.max(1, ok)]));
+    return { pagesPerSecond: ok / seconds, ok, seconds, peakTree, peakNode, cpuPerPage };
   } finally {
     await fleet.stop();
   }
@@ -196,9 +209,14 @@ try {
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   console.log(rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n'));
   console.log(`\nthrough the API / bare loop: ${fmt(api.pagesPerSecond / bare.pagesPerSecond)}x (target >= 0.8x)`);
+  console.log(
+    `fleet CPU per page through the API (ms, node processes only): ${Object.entries(api.cpuPerPage)
+      .map(([k, ms]) => `${k} ${fmt(ms, 1)}`)
+      .join(', ')}`,
+  );
   console.log(`site-light / full on ${IMAGES}: ${fmt(light.pagesPerSecond / full.pagesPerSecond)}x faster (target >= 1.3x)`);
   console.log(
-    `renderer RSS at concurrency ${CONCURRENCY} (peak during the API run): ${fmt(api.peakTree / MB, 0)} MB with Chromium, ${fmt(api.peakNode / MB, 0)} MB node alone (target < 1536 MB)`,
+    `renderer memory at concurrency ${CONCURRENCY} (peak during the API run): ${fmt(api.peakTree / MB, 0)} MB with Chromium (PSS of the process tree), ${fmt(api.peakNode / MB, 0)} MB node alone (RSS) (target < 1536 MB)`,
   );
 } finally {
   await site.close();

@@ -336,18 +336,19 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
   });
 }
 
-/** Resident memory of a process and all its descendants (Chromium's renderers, GPU and utility processes), from /proc. */
+/**
+ * Memory of a process and all its descendants (Chromium's renderers, GPU and utility processes),
+ * from /proc. Proportional set size (PSS): pages shared between Chromium's processes are counted
+ * once in total, not once per process as RSS would, so the sum is what the tree really holds.
+ */
 export async function treeRss(rootPid: number): Promise<number> {
   const parents = new Map<number, number>();
-  const rss = new Map<number, number>();
   for (const name of await readdir('/proc').catch(() => [] as string[])) {
     if (!/^\d+$/.test(name)) continue;
     try {
       const stat = await readFile(`/proc/${name}/stat`, 'utf8');
       // Fields after the command name (which may contain spaces) start after the last ')'.
-      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      parents.set(Number(name), Number(fields[1]));
-      rss.set(Number(name), Number(fields[21]) * 4096);
+      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
     } catch {
       // the process ended meanwhile
     }
@@ -359,8 +360,17 @@ export async function treeRss(rootPid: number): Promise<number> {
     const pid = stack.pop()!;
     if (seen.has(pid)) continue;
     seen.add(pid);
-    total += rss.get(pid) ?? 0;
+    total += await pssOf(pid);
     for (const [child, parent] of parents) if (parent === pid) stack.push(child);
   }
   return total;
+}
+
+async function pssOf(pid: number): Promise<number> {
+  try {
+    const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
+    return Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0) * 1024;
+  } catch {
+    return 0;
+  }
 }
