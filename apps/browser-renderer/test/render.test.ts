@@ -76,6 +76,28 @@ describe('render engine', () => {
     expect(out.result.meta.requests['document']).toBe(1);
   });
 
+  it('types, presses, scrolls to an element, waits and waits for text', async () => {
+    const out = await renderJob(
+      pool,
+      job('/actions', {
+        browser_actions: [
+          { type: 'type', selector: '#name', text: 'Bob', delay_ms: 5 },
+          { type: 'press', key: 'Tab' },
+          { type: 'wait', ms: 50 },
+          { type: 'scroll', selector: '#bottom' },
+          { type: 'wait_for_text', text: 'bottom reached', timeout_ms: 5_000 },
+          { type: 'scroll', y: -100_000 },
+        ],
+      }),
+      local,
+    );
+    expect(out.result.outcome).toBe('completed');
+    if (out.result.outcome !== 'completed') return;
+    expect(out.result.text).toContain('echo Bob');
+    expect(out.result.text).toContain('bottom reached');
+    expect(out.result.meta.actions).toMatchObject({ run: 6, failed: 0, blocked: 0 });
+  });
+
   it('refuses a target the policy forbids before Chromium reaches it', async () => {
     const hits = site.hits.get('/page') ?? 0;
     const out = await renderJob(pool, job('/page'), new TargetPolicy([]));

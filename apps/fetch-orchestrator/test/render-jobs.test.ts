@@ -191,4 +191,15 @@ describe('render jobs', () => {
     expect(row.protected).toBe(true);
     expect((await readEvents(db, tenant, r.id)).events.map((e) => e.kind)).toContain('request.protected');
   });
+
+  it('fails (refunds) a request whose stored options the browser cannot run, instead of retrying it forever', async () => {
+    const tenant = randomUUID();
+    // Stored before browser actions were typed: a click without a selector.
+    const r = await browserRequest(tenant, { browser_actions: [{ type: 'click' }] });
+    expect(await startRenderJob(deps(), r.id)).toEqual({ state: 'skip', status: 'failed' });
+    const row = await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } });
+    expect((row.userError as { code: string }).code).toBe('INVALID_OPTIONS');
+    expect(await settlementsOf(r.id)).toEqual([expect.objectContaining({ outcome: 'failed' })]);
+  });
 });
+

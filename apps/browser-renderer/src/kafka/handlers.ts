@@ -17,9 +17,10 @@ const RENDER_ATTEMPTS = 2;
  * then record the event as processed. Redelivered after a crash anywhere: before the hand-back it
  * renders again; after it, the claim answers `skip` (the request is terminal), so nothing repeats.
  */
-export const onRenderJobRequested =
-  (deps: RendererDeps): EventHandler<Tx> =>
-  async (envelope, ctx) => {
+export function onRenderJobRequested(deps: RendererDeps): EventHandler<Tx> {
+  const durations = deps.metrics.histogram('render_duration_seconds', 'Render duration, by outcome (completed or the failure code).', ['outcome'], [0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120]);
+  const blocked = deps.metrics.counter('blocked_requests_total', 'Page requests blocked by the resource policy or the target policy, by resource type.', ['resource_type']);
+  return async (envelope, ctx) => {
     if (await ctx.alreadyProcessed()) return;
     const { request_id: requestId } = envelope.data as z.infer<typeof RenderJobRequested>;
     const claim = RenderStartAnswer.parse(await deps.orchestrator.post(RENDER_PATHS.start(requestId), {}));
@@ -28,7 +29,6 @@ export const onRenderJobRequested =
       return;
     }
     const job = claim.job;
-    const durations = deps.metrics.histogram('render_duration_seconds', 'Render duration, by outcome (completed or the failure code).', ['outcome'], [0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120]);
     const t0 = performance.now();
     let output: RenderOutput | undefined;
     for (let attempt = 1; !output; attempt++) {
@@ -64,10 +64,10 @@ export const onRenderJobRequested =
       result = { ...result, debug_artifacts: listing };
     }
     durations.observe({ outcome: result.outcome === 'completed' ? 'completed' : result.code }, (performance.now() - t0) / 1000);
-    const blocked = deps.metrics.counter('blocked_requests_total', 'Page requests blocked by the resource policy or the target policy, by resource type.', ['resource_type']);
     for (const [type, n] of Object.entries(result.meta?.resource_policy?.blocked_requests ?? {})) blocked.inc({ resource_type: type }, n);
     // Pages up to MAX_RESULT_BYTES travel base64 in JSON: allow the time that takes.
     RenderResultAnswer.parse(await deps.orchestrator.post(RENDER_PATHS.result(requestId), result, { timeoutMs: 60_000 }));
     await ctx.transaction(async () => undefined);
     deps.log.info({ requestId, outcome: result.outcome, ms: Math.round(performance.now() - t0) }, 'render finished');
   };
+}

@@ -45,8 +45,33 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
       return { state: 'skip', status: done.status };
     }
     const reason = row.routeMode === 'auto' ? 'escalated' : 'requested';
-    await appendEvent(tx, row, 'request.running', 'running', { stage: 'browser', attempt: row.attempts, ...(reason === 'escalated' ? { escalated: true } : {}) });
     const o = row.options as Record<string, unknown>;
+    const options = RenderOptions.safeParse({
+      // Browser actions need JavaScript (the spec: a non-empty list enables it).
+      javascript: ((o['javascript'] as boolean | undefined) ?? true) || ((o['browser_actions'] as unknown[] | undefined)?.length ?? 0) > 0,
+      timeout_ms: o['timeout_ms'] ?? 45_000,
+      user_agent: o['user_agent'],
+      headers: o['headers'] ?? {},
+      cookies: o['cookies'] ?? {},
+      wait_for_selector: o['wait_for_selector'],
+      wait_for_text: o['wait_for_text'],
+      result_text_selector: o['result_text_selector'],
+      resource_policy: o['resource_policy'] ?? 'adaptive',
+      browser_actions: o['browser_actions'] ?? [],
+      debug_artifacts: o['debug_artifacts'] ?? false,
+    });
+    if (!options.success) {
+      // Options stored under older rules (a retry of a request accepted before browser actions
+      // were typed): nothing the browser can run. Failed and refunded, never retried forever.
+      const message = 'The stored options of this request are not valid for the browser stage; submit it again.';
+      const done = await finish(tx, row, {
+        status: 'failed',
+        error: { code: 'INVALID_OPTIONS', message: 'stored options do not parse as render options', stage: 'browser' },
+        userError: { code: 'INVALID_OPTIONS', message },
+      });
+      return { state: 'skip', status: done.status };
+    }
+    await appendEvent(tx, row, 'request.running', 'running', { stage: 'browser', attempt: row.attempts, ...(reason === 'escalated' ? { escalated: true } : {}) });
     const job: RenderJob = {
       request_id: row.id,
       tenant_id: row.tenantId,
@@ -54,20 +79,7 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
       url: deps.sealer.open(row.targetSealed, row.id),
       route_mode: row.routeMode as RenderJob['route_mode'],
       reason,
-      options: RenderOptions.parse({
-        // Browser actions need JavaScript (the spec: a non-empty list enables it).
-        javascript: (o['javascript'] as boolean | undefined ?? true) || ((o['browser_actions'] as unknown[] | undefined)?.length ?? 0) > 0,
-        timeout_ms: o['timeout_ms'] ?? 45_000,
-        user_agent: o['user_agent'],
-        headers: o['headers'] ?? {},
-        cookies: o['cookies'] ?? {},
-        wait_for_selector: o['wait_for_selector'],
-        wait_for_text: o['wait_for_text'],
-        result_text_selector: o['result_text_selector'],
-        resource_policy: o['resource_policy'] ?? 'adaptive',
-        browser_actions: o['browser_actions'] ?? [],
-        debug_artifacts: o['debug_artifacts'] ?? false,
-      }),
+      options: options.data,
       // The proxy layer fills the route (upstream exit and verified country); today it is direct.
       route: { proxy: null, country: null },
       max_result_bytes: deps.maxResultBytes,
