@@ -136,7 +136,8 @@ async function throughApi(site) {
     env: {
       gateway: { REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`, RATE_LIMIT_SUBMISSIONS: '10000000', CONCURRENCY_LIMIT: '10000000' },
       'browser-renderer': { BROWSER_POOL_SIZE: '1', BROWSER_PAGES_PER_BROWSER: String(CONCURRENCY) },
-      all: { LOG_LEVEL: 'error' },
+      // The production default (the test fleet polls every 100 ms to keep suites quick).
+      all: { LOG_LEVEL: 'error', OUTBOX_POLL_MS: '250' },
     },
   });
   try {

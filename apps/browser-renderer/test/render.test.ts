@@ -229,6 +229,9 @@ describe('debug artifacts', () => {
     const read = await readDebugArtifact({ db, sealer }, { ...ids, name: 'screenshot.png' });
     expect(Buffer.from(read.body_base64, 'base64')).toEqual(png);
     await expect(readDebugArtifact({ db, sealer }, { ...ids, tenantId: randomUUID(), name: 'screenshot.png' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    // After the key was replaced outright, an old artifact reads as gone, not as a server error.
+    const otherKey = Sealer.fromBase64(Buffer.alloc(32, 6).toString('base64'));
+    await expect(readDebugArtifact({ db, sealer: otherKey }, { ...ids, name: 'screenshot.png' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
     expect(await purgeExpiredArtifacts(db, new Date(Date.now() + 2 * 3600_000))).toBeGreaterThanOrEqual(2);
     await expect(readDebugArtifact({ db, sealer }, { ...ids, name: 'screenshot.png' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });

@@ -54,7 +54,13 @@ export async function readDebugArtifact(
 ): Promise<DebugArtifactBody> {
   const row = await deps.db.debugArtifact.findUnique({ where: { requestId_name: { requestId: q.requestId, name: q.name } } });
   if (!row || row.tenantId !== q.tenantId || row.expiresAt <= now) throw new PublicError('NOT_FOUND', 'No such debug artifact.');
-  const bytes = deps.sealer.openBytes(Buffer.from(row.sealed), aad(q.requestId, q.name));
+  let bytes: Buffer;
+  try {
+    bytes = deps.sealer.openBytes(Buffer.from(row.sealed), aad(q.requestId, q.name));
+  } catch {
+    // Sealed under a key that was since replaced: as good as purged.
+    throw new PublicError('NOT_FOUND', 'No such debug artifact.');
+  }
   return { content_type: row.contentType, body_base64: bytes.toString('base64') };
 }
 
