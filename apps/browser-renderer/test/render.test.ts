@@ -98,6 +98,16 @@ describe('render engine', () => {
     expect(out.result.meta.actions).toMatchObject({ run: 6, failed: 0, blocked: 0 });
   });
 
+  it('fails on a required action that cannot run, keeping the outcomes of the actions before it', async () => {
+    const out = await renderJob(
+      pool,
+      job('/actions', { debug_artifacts: true, browser_actions: [{ type: 'click', selector: '#btn' }, { type: 'click', selector: '#absent' }, { type: 'wait', ms: 10 }] }),
+      local,
+    );
+    expect(out.result).toMatchObject({ outcome: 'failed', code: 'BROWSER_ACTION_FAILED', caused_by: 'tenant', meta: { actions: { run: 2, failed: 1 } } });
+    expect((out.evidence?.report['actions'] as { outcome: string }[]).map((a) => a.outcome)).toEqual(['ok', 'failed']);
+  }, 30_000);
+
   it('refuses a target the policy forbids before Chromium reaches it', async () => {
     const hits = site.hits.get('/page') ?? 0;
     const out = await renderJob(pool, job('/page'), new TargetPolicy([]));

@@ -40,8 +40,9 @@ export async function runActions(
   page: Page,
   actions: readonly BrowserAction[],
   opts: { guard: () => GuardCounters; waitBoundMs: number; deadline: number },
+  /** Filled as the actions run, so a failure still leaves the outcomes of those before it. */
+  outcomes: ActionOutcome[] = [],
 ): Promise<ActionOutcome[]> {
-  const outcomes: ActionOutcome[] = [];
   for (const [index, action] of actions.entries()) {
     const t0 = Date.now();
     const before = total(opts.guard());

@@ -55,7 +55,7 @@ export async function renderJob(pool: BrowserPool, job: RenderJob, policy: Targe
   let consoleErrors = 0;
   let siteLight = false;
   let challenge = false;
-  let outcomes: ActionOutcome[] = [];
+  const outcomes: ActionOutcome[] = [];
   let page: Page | undefined;
   let country: string | null = null;
 
@@ -274,12 +274,9 @@ export async function renderJob(pool: BrowserPool, job: RenderJob, policy: Targe
 
     if (o.browser_actions.length > 0) {
       try {
-        outcomes = await runActions(p, o.browser_actions, { guard: () => guard, waitBoundMs: boundMs(), deadline });
+        await runActions(p, o.browser_actions, { guard: () => guard, waitBoundMs: boundMs(), deadline }, outcomes);
       } catch (err) {
-        if (err instanceof ActionFailedError) {
-          outcomes = outcomes.length > 0 ? outcomes : [];
-          throw new RenderFailure('BROWSER_ACTION_FAILED', err.message, 'tenant');
-        }
+        if (err instanceof ActionFailedError) throw new RenderFailure('BROWSER_ACTION_FAILED', err.message, 'tenant');
         throw err;
       }
       timings['actions'] = Date.now() - t0;
