@@ -15,7 +15,7 @@ export { createRendererDeps, type RendererDeps } from './deps.js';
  */
 export function createRendererService(deps: RendererDeps) {
   let purgeTimer: NodeJS.Timeout | undefined;
-  return createKafkaService<Prisma.TransactionClient>({
+  const service = createKafkaService<Prisma.TransactionClient>({
     deps,
     consumers: [
       {
@@ -32,17 +32,27 @@ export function createRendererService(deps: RendererDeps) {
     // Ready means a browser really launched and answers, not that a binary exists.
     readiness: [{ name: 'chromium', check: async () => deps.pool.ready() }],
     background: {
-      start: async () => {
-        await deps.pool.start();
+      start: () => {
         purgeTimer = setInterval(() => {
           purgeExpiredArtifacts(deps.db).catch((err: unknown) => deps.log.warn({ err }, 'debug artifact purge failed'));
         }, 60_000);
         purgeTimer.unref();
       },
-      stop: async () => {
-        clearInterval(purgeTimer);
-        await deps.pool.stop();
-      },
+      stop: () => clearInterval(purgeTimer),
     },
   });
+  // The pool outlives the consumers on both ends: browsers are up before the first job arrives,
+  // and on SIGTERM the renders in flight finish (and are handed back and committed) before the
+  // browsers close, so a rolling deploy never fails a request.
+  return {
+    ...service,
+    start: async () => {
+      await deps.pool.start();
+      await service.start();
+    },
+    stop: async () => {
+      await service.stop();
+      await deps.pool.stop();
+    },
+  };
 }

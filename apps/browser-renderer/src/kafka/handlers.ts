@@ -39,19 +39,23 @@ export function onRenderJobRequested(deps: RendererDeps): EventHandler<Tx> {
           deps.log.warn({ requestId, attempt }, 'browser crashed during the render; trying again in a fresh browser');
           continue;
         }
-        if (err instanceof BrowserCrashedError || err instanceof BrowserUnavailableError) {
-          const crashed = err instanceof BrowserCrashedError;
-          output = {
-            result: {
-              outcome: 'failed',
-              code: crashed ? 'BROWSER_CRASHED' : 'BROWSER_UNAVAILABLE',
-              message: crashed ? 'The browser crashed while rendering the page.' : 'No browser was available to render the page.',
-              caused_by: 'platform',
-            },
-          };
-          break;
-        }
-        throw err;
+        // Whatever else went wrong in the browser ends this request (refunded) rather than
+        // leaving it running while the message is retried into the DLQ.
+        const crashed = err instanceof BrowserCrashedError;
+        const unavailable = err instanceof BrowserUnavailableError;
+        if (!crashed && !unavailable) deps.log.error({ err, requestId }, 'render failed unexpectedly');
+        output = {
+          result: {
+            outcome: 'failed',
+            code: crashed ? 'BROWSER_CRASHED' : unavailable ? 'BROWSER_UNAVAILABLE' : 'RENDER_FAILED',
+            message: crashed
+              ? 'The browser crashed while rendering the page.'
+              : unavailable
+                ? 'No browser was available to render the page.'
+                : 'The page could not be rendered.',
+            caused_by: 'platform',
+          },
+        };
       }
     }
     let result: RenderResult = output.result;

@@ -334,3 +334,15 @@ describe('large pages', () => {
     expect((html.body as Buffer).length).toBe(d.result_meta?.['bytes']);
   }, 180_000);
 });
+
+describe('a renderer stopped during a deploy (SIGTERM)', () => {
+  it('finishes the render in flight and hands it back before its browsers close', async () => {
+    const s = await submit({ url: `${site.url}/slow?ms=2000`, timeout_ms: 30_000 });
+    await eventually(() => detail(s.id), (d) => d.status === 'running', 30_000, 100);
+    expect(await fleet.kill('browser-renderer', 'SIGTERM')).toBe(0);
+    // Completed by the instance that stopped, with no renderer running now.
+    const d = await settledDetail(s.id, 30_000);
+    expect([d.status, d.token_state]).toEqual(['completed', 'settled']);
+    await fleet.start('browser-renderer');
+  }, 120_000);
+});

@@ -136,6 +136,8 @@ export const RENDER_FAILURE_CODES = [
   'PROTECTION_NOT_PASSED',
   'BROWSER_CRASHED',
   'BROWSER_UNAVAILABLE',
+  /** Anything else the browser stage did not expect (logged by the renderer; refunded). */
+  'RENDER_FAILED',
 ] as const;
 export type RenderFailureCode = (typeof RENDER_FAILURE_CODES)[number];
 
