@@ -10,18 +10,22 @@
  * Only loopback traffic: the fleet fetches the local fixture site.
  */
 import { randomBytes } from 'node:crypto';
+import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import express from 'express';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
-import { KAFKA_BROKERS, PG_ADMIN_URL, SERVICE_NAMES, adminCommand, startFixtureSite, startFleet } from '@wdr/testkit';
+import { KAFKA_BROKERS, PG_ADMIN_URL, SERVICE_NAMES, adminCommand, startFixtureSite, startFleet, withDatabase } from '@wdr/testkit';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 12);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
-/** `http` runs the whole pipeline (fetch, settle); `residential_browser` is admitted, then failed and refunded at once while no residential route exists (admission cost only); `browser` renders every page. */
-const MODE = process.env.BENCH_MODE ?? 'http';
+const MODES = (process.env.BENCH_RUNS ?? 'pipeline,admission').split(',');
+/** Seconds of an idle fleet measured before the load (0 skips it). */
+const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 60);
+/** Write a V8 CPU profile of every service to this directory (read with bench/profile-top.mjs). */
+const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
 
 /**
  * Closed-loop load: CONCURRENCY workers on keep-alive connections, each sending the next request
@@ -87,22 +91,59 @@ async function load({ url, headers, body, seconds, acceptedStatus }) {
 
 async function measure(name, opts, cpuOf) {
   if (WARMUP_S > 0) await load({ ...opts, seconds: WARMUP_S });
-  const before = cpuOf ? await cpuOf() : undefined;
+  const before = cpuOf ? cpuOf() : undefined;
   const r = await load({ ...opts, seconds: DURATION_S });
-  const after = cpuOf ? await cpuOf() : undefined;
-  console.error(`  ${name}: ${r.accepted} accepted in ${DURATION_S} s`);
+  const drainedIn = opts.drained ? await waitUntil(opts.drained) : 0;
+  const after = cpuOf ? cpuOf() : undefined;
+  console.error(`  ${name}: ${r.accepted} accepted in ${DURATION_S} s${opts.drained ? `, all terminal and settled ${drainedIn.toFixed(1)} s later` : ''}`);
   const cpu = before && Object.fromEntries(Object.keys(after).map((s) => [s, ((after[s] - before[s]) * 1000) / Math.max(1, r.accepted)]));
-  return { name, ...r, cpu };
+  // With a drain, throughput counts the time until the last accepted request was finished too.
+  const completedPerSecond = opts.drained ? r.accepted / (DURATION_S + drainedIn) : undefined;
+  return { name, ...r, cpu, completedPerSecond };
 }
 
-/** process_cpu_seconds_total of every service of the fleet, from its /metrics. */
-async function fleetCpu(fleet) {
+/** Seconds until `check()` resolves true (polled every 250 ms, at most 10 minutes). */
+async function waitUntil(check) {
+  const t0 = performance.now();
+  while (!(await check())) {
+    if (performance.now() - t0 > 600_000) throw new Error('the fleet did not drain within 10 minutes');
+    await new Promise((r) => setTimeout(r, 250));
+  }
+  return (performance.now() - t0) / 1000;
+}
+
+const TICKS_PER_S = 100; // USER_HZ on Linux
+
+/** CPU seconds (user + system) of each service's process, from /proc: no request to the service. */
+function fleetCpu(fleet) {
   const out = {};
   for (const s of SERVICE_NAMES) {
-    const text = await (await fetch(`${fleet.url(s)}/metrics`)).text();
-    out[s] = Number(/^process_cpu_seconds_total(?:\{[^}]*\})? ([0-9.e+-]+)$/m.exec(text)?.[1] ?? NaN);
+    const stat = readFileSync(`/proc/${fleet.pid(s)}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    out[s] = (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
   }
   return out;
+}
+
+/** Resident set size of each service's node process (MB); Chromium children are separate processes. */
+function fleetRss(fleet) {
+  const out = {};
+  for (const s of SERVICE_NAMES) {
+    const status = readFileSync(`/proc/${fleet.pid(s)}/status`, 'utf8');
+    out[s] = Number(/^VmRSS:\s+(\d+) kB/m.exec(status)?.[1] ?? NaN) / 1024;
+  }
+  return out;
+}
+
+/** A fleet with no traffic: CPU share of one core per service over `seconds`, and RSS at the end. */
+async function idle(fleet, seconds) {
+  const before = fleetCpu(fleet);
+  const t0 = performance.now();
+  await new Promise((r) => setTimeout(r, seconds * 1000));
+  const after = fleetCpu(fleet);
+  const elapsed = (performance.now() - t0) / 1000;
+  const cpu = Object.fromEntries(SERVICE_NAMES.map((s) => [s, ((after[s] - before[s]) / elapsed) * 100]));
+  return { cpu, rss: fleetRss(fleet) };
 }
 
 /** The baseline: what one insert and one produce per request cost on this machine. */
@@ -191,34 +232,69 @@ try {
 const site = await startFixtureSite();
 const fleet = await startFleet({
   env: {
-    gateway: { REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`, RATE_LIMIT_SUBMISSIONS: '10000000', CONCURRENCY_LIMIT: '10000000', LOG_LEVEL: 'error' },
-    all: { LOG_LEVEL: 'error' },
+    gateway: { REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`, RATE_LIMIT_SUBMISSIONS: '10000000', CONCURRENCY_LIMIT: '10000000' },
+    // Production settings where the test fleet's differ (the outbox poll is the services' default).
+    all: { LOG_LEVEL: 'error', OUTBOX_POLL_MS: '250', ...(process.env.BENCH_OUTBOX_POLL_MS ? { OUTBOX_POLL_MS: process.env.BENCH_OUTBOX_POLL_MS } : {}), ...(CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}` } : {}) },
   },
 });
+let idleFigures;
+if (CPU_PROF_DIR) {
+  mkdirSync(CPU_PROF_DIR, { recursive: true });
+  writeFileSync(`${CPU_PROF_DIR}/services.json`, JSON.stringify(Object.fromEntries(SERVICE_NAMES.map((s) => [fleet.pid(s), s]))));
+}
 try {
   const tenant = await adminCommand(fleet, ['create-tenant', '--name', 'bench', '--credits', '100000000']);
-  results.push(
-    await measure(
-      `fleet: POST /api/v1/data/requests (${MODE} mode)`,
-      {
-        url: `${fleet.url('gateway')}/api/v1/data/requests`,
-        headers: { 'x-api-key': tenant.api_key },
-        body: { url: `${site.url}/page`, mode: MODE },
-        acceptedStatus: 202,
-      },
-      () => fleetCpu(fleet),
-    ),
-  );
+  if (IDLE_S > 0) {
+    console.error(`  idle: ${IDLE_S} s with no traffic`);
+    await new Promise((r) => setTimeout(r, 5_000)); // let start-up work (joins, first polls) pass
+    idleFigures = await idle(fleet, IDLE_S);
+  }
+  const open = async () => {
+    const [requests, holds] = await Promise.all([
+      withDatabase(fleet.databases['fetch-orchestrator'].url, (c) => c.query(`SELECT count(*)::int AS n FROM data_requests WHERE status IN ('queued', 'running')`)),
+      withDatabase(fleet.databases['billing-ledger'].url, (c) => c.query(`SELECT count(*)::int AS n FROM reservations WHERE state = 'reserved'`)),
+    ]);
+    return requests.rows[0].n + holds.rows[0].n;
+  };
+  const submit = (mode) => ({
+    url: `${fleet.url('gateway')}/api/v1/data/requests`,
+    headers: { 'x-api-key': tenant.api_key },
+    body: { url: `${site.url}/page`, mode },
+    acceptedStatus: 202,
+  });
+  if (MODES.includes('pipeline')) {
+    results.push(await measure('fleet: full pipeline (http mode: accepted, fetched, settled)', { ...submit('http'), drained: async () => (await open()) === 0 }, () => fleetCpu(fleet)));
+  }
+  if (MODES.includes('admission')) {
+    // Admission alone: browser-mode requests whose render jobs nobody takes (the renderer is
+    // stopped), so each is authenticated, limited, reserved, stored and announced, not executed.
+    process.kill(fleet.pid('browser-renderer'), 'SIGSTOP');
+    try {
+      const cpu = () => ({ ...fleetCpu(fleet), 'browser-renderer': 0 });
+      results.push(await measure('fleet: admission alone (browser mode, renderer paused)', submit('browser'), cpu));
+    } finally {
+      process.kill(fleet.pid('browser-renderer'), 'SIGCONT');
+    }
+  }
 } finally {
+  // The renderer would render the admission run's backlog on the way out: it is stopped hard.
+  await fleet.kill('browser-renderer', 'SIGKILL');
   await fleet.stop();
   await site.close();
 }
 
 console.log(table(results));
-const [base, full] = results;
-console.log(`\nfleet / baseline throughput: ${((full.perSecond / base.perSecond) * 100).toFixed(1)} %`);
-console.log(
-  `CPU per accepted submission (ms, all work it causes during the run): ${Object.entries(full.cpu)
-    .map(([s, ms]) => `${s} ${ms.toFixed(1)}`)
-    .join(', ')}`,
-);
+const base = results[0];
+console.log('');
+for (const r of results.slice(1)) {
+  console.log(`${r.name}`);
+  console.log(`  accepted/s vs baseline: ${(r.perSecond / base.perSecond).toFixed(2)}x${r.completedPerSecond !== undefined ? `; completed/s (until the last was settled) ${r.completedPerSecond.toFixed(1)} = ${(r.completedPerSecond / base.perSecond).toFixed(2)}x` : ''}; p99 ${(r.p99 / base.p99).toFixed(1)}x the baseline's`);
+  const total = Object.values(r.cpu).reduce((a, b) => a + b, 0);
+  console.log(`  CPU per accepted submission: ${total.toFixed(1)} ms (${Object.entries(r.cpu).map(([s, ms]) => `${s} ${ms.toFixed(1)}`).join(', ')})`);
+}
+if (idleFigures) {
+  const total = Object.values(idleFigures.cpu).reduce((a, b) => a + b, 0);
+  console.log(`\nidle over ${IDLE_S} s: ${total.toFixed(2)} % of one core for the fleet (${SERVICE_NAMES.map((s) => `${s} ${idleFigures.cpu[s].toFixed(2)}`).join(', ')})`);
+  console.log(`idle RSS (MB, node process): ${SERVICE_NAMES.map((s) => `${s} ${idleFigures.rss[s].toFixed(0)}`).join(', ')}`);
+}
+if (CPU_PROF_DIR) console.log(`\nCPU profiles: ${CPU_PROF_DIR} (summarise with: node bench/profile-top.mjs ${CPU_PROF_DIR})`);

@@ -39,8 +39,13 @@ export const kafkaEnv = {
     .transform((v) => v.split(',').map((b) => b.trim()).filter(Boolean)),
   /** Prepended to every topic name; tests use it to give each suite its own topics. */
   KAFKA_TOPIC_PREFIX: z.string().regex(/^[a-zA-Z0-9._-]*$/).default(''),
-  KAFKA_CONSUMER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).default(5),
-  OUTBOX_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(250),
+  /** Unset: each topic's `retry.maxAttempts` from the catalog applies. Set: overrides it for every topic. */
+  KAFKA_CONSUMER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).optional(),
+  /**
+   * The outbox relay's safety-net poll. It wakes on commit (NOTIFY wdr_outbox from each outbox
+   * table's trigger, and in-process nudges), so this only bounds the delay after a lost notification.
+   */
+  OUTBOX_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(5_000),
   /**
    * How long the group waits for a silent member before handing its partitions to others: the
    * delay before a crashed consumer's work resumes elsewhere. Tests use the broker's minimum (6 s).

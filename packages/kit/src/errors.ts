@@ -1,4 +1,5 @@
 import type { ErrorRequestHandler, RequestHandler } from 'express';
+import { isDependencyFailure } from './dependency-failure.js';
 
 /**
  * The stable error codes of the public API. Renaming one is a breaking change for tenants.
@@ -88,13 +89,21 @@ export class PublicError extends Error {
   }
 }
 
-/** A dependency (database, broker, another service) is down: retry later, never dead-letter for it. */
+/** What a client is told when a dependency failed: which one, and why, is for the logs. */
+export const DEPENDENCY_MESSAGE = 'A service this request needs is unavailable; retry shortly.';
+
+/**
+ * A dependency (database, broker, another service) is down: retry later, never dead-letter for it.
+ * `message` is for logs and operators; the HTTP answer says DEPENDENCY_MESSAGE (see errorHandler).
+ */
 export class DependencyUnavailableError extends PublicError {
   constructor(message: string, cause?: unknown) {
-    super('DEPENDENCY_UNAVAILABLE', message, { cause });
+    super('DEPENDENCY_UNAVAILABLE', message, { cause, retryAfterSeconds: 1 });
     this.name = 'DependencyUnavailableError';
   }
 }
+
+export const INTERNAL_MESSAGE = 'An internal error occurred.';
 
 export function requestIdOf(res: { locals: Record<string, unknown> }): string {
   const id = res.locals['requestId'];
@@ -110,17 +119,15 @@ export function toPublicError(err: unknown): PublicError {
     const details = Object.entries(e.fields).map(([path, f]) => ({ field: path.replace(/^(body|requestBody)\.?/, '') || 'body', issue: f.message }));
     return new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details });
   }
-  // Prisma: no pooled connection within maxWait (P2028 transaction start, P2024 pool timeout).
-  if ((e as { code?: string } | undefined)?.code === 'P2028' || (e as { code?: string } | undefined)?.code === 'P2024') {
-    return new DependencyUnavailableError('The database is busy; retry shortly.', err);
-  }
+  // The database, the broker or an internal service is down or saturated (see isDependencyFailure).
+  if (isDependencyFailure(err)) return new DependencyUnavailableError(DEPENDENCY_MESSAGE, err);
   // body-parser errors: malformed JSON, too large, bad charset.
   if (e?.type === 'entity.parse.failed') return new PublicError('MALFORMED_REQUEST', 'The request body is not valid JSON.');
   if (e?.type === 'entity.too.large') return new PublicError('PAYLOAD_TOO_LARGE', 'The request body is too large.');
   if (e?.type && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     return new PublicError('MALFORMED_REQUEST', 'The request body could not be read.');
   }
-  return new PublicError('INTERNAL', 'An internal error occurred.', { cause: err });
+  return new PublicError('INTERNAL', INTERNAL_MESSAGE, { cause: err });
 }
 
 export const notFoundHandler: RequestHandler = (_req, _res, next) => {
@@ -133,7 +140,12 @@ export function errorHandler(onUnexpected: (err: unknown) => void): ErrorRequest
     const pe = toPublicError(err);
     if (pe.code === 'INTERNAL' || pe.code === 'DEPENDENCY_UNAVAILABLE') onUnexpected(pe.cause ?? err);
     if (pe.retryAfterSeconds !== undefined) res.setHeader('Retry-After', String(pe.retryAfterSeconds));
-    res.status(pe.status).json(pe.toBody(requestIdOf(res)));
+    const body = pe.toBody(requestIdOf(res));
+    // The text of an internal failure (another service's answer, a driver's message) stays in the
+    // logs: a client sees the code and a fixed sentence.
+    if (pe.code === 'INTERNAL') body.message = INTERNAL_MESSAGE;
+    else if (pe instanceof DependencyUnavailableError) body.message = DEPENDENCY_MESSAGE;
+    res.status(pe.status).json(body);
   };
 }
 

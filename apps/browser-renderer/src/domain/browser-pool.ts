@@ -54,6 +54,8 @@ interface Entry {
   /** Closed on purpose (retired or stopped): its disconnect is not a crash. */
   closing: boolean;
   lastProbeOk: boolean;
+  /** `served` when the tree's memory was last measured: an idle browser's memory does not grow. */
+  servedAtRssCheck: number;
 }
 
 /** Chromium as this machine and a container run it; `--no-sandbox` because the service runs as root locally and unprivileged in Kubernetes without user namespaces. */
@@ -255,6 +257,7 @@ export class BrowserPool {
         dead: false,
         closing: false,
         lastProbeOk: true,
+        servedAtRssCheck: -1,
       };
       browser.on('disconnected', () => void this.onDisconnected(entry));
       if (this.stopped) {
@@ -312,6 +315,10 @@ export class BrowserPool {
         this.kill(entry, 'hang');
         continue;
       }
+      // Measuring walks /proc: only when the browser rendered something since the last measurement.
+      const rendered = entry.served !== entry.servedAtRssCheck || entry.busy > 0;
+      if (!rendered) continue;
+      entry.servedAtRssCheck = entry.served;
       if (!entry.retiring && entry.pid !== undefined && (await treeRss(entry.pid)) > this.opts.maxRssBytes) {
         entry.retiring = 'recycle_memory';
         if (entry.busy === 0) void this.retire(entry);

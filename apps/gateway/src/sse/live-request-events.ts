@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
-import type { Consumer, KafkaMessage } from 'kafkajs';
-import { envelopeSchema, RequestEventAppended } from '@wdr/contracts';
-import type { KafkaBus } from '@wdr/kit/kafka';
+import type { z } from 'zod';
+import type { RequestEventAppended, Envelope } from '@wdr/contracts';
+import { startBroadcastConsumer, type ConsumerHandle, type KafkaBus } from '@wdr/kit/kafka';
 import type { Logger } from '@wdr/kit/log';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
 import type { StoredRequestEvent } from '../domain/reads/request-events.js';
@@ -26,63 +26,49 @@ export interface LiveSubscriber {
  * Every gateway instance must see every event (a stream may be open on any of them), so each
  * process consumes with a consumer group of its own (`<prefix>gateway.sse.<random>`), starting at
  * the latest offset: it needs only what happens while it runs; history comes from the database.
- * Groups of stopped instances hold no members; Kafka drops their offsets after
- * `offsets.retention.minutes`.
+ * Nothing is committed, so groups of stopped instances leave nothing behind but an empty group.
  *
- * A plain consumer, not the kit's idempotent one: delivering an event to a stream has no durable
- * effect to record (and the gateway has no processed-messages table). Duplicates and order are
+ * The kit's broadcast consumer, not its idempotent one: delivering an event to a stream has no
+ * durable effect to record (and the gateway has no processed-messages table). Duplicates and order are
  * handled per stream by event id, and a gap (an event missed while the consumer was away) is filled
  * from the stored history, so at-least-once delivery is enough.
  */
 export class LiveRequestEvents {
   readonly groupId: string;
   private readonly subscribers = new Map<string, Set<LiveSubscriber>>();
-  private consumer: Consumer | undefined;
-  private joined = false;
+  private consumer: ConsumerHandle | undefined;
   private closing = false;
-  private crashed = false;
-  private lastFetchAt = 0;
   private readonly delivered;
   private readonly open;
 
   constructor(private readonly opts: { bus: KafkaBus; log: Logger; metrics: ServiceMetrics; instanceId?: string }) {
-    this.groupId = `${opts.bus.prefix}gateway.sse.${opts.instanceId ?? randomUUID()}`;
+    this.groupId = `gateway.sse.${opts.instanceId ?? randomUUID()}`;
     this.delivered = opts.metrics.counter('sse_live_events_total', 'Lifecycle events consumed for event streams, by outcome.', ['outcome'] as const);
     this.open = opts.metrics.gauge('sse_streams_open', 'Request event streams open on this instance.', [] as const);
   }
 
   async start(): Promise<void> {
-    const { bus, log } = this.opts;
+    const { bus, log, metrics } = this.opts;
     await bus.ensureTopics(['requestLifecycle']);
-    // A short idle fetch wait: a stopping instance waits for the fetch in flight (kafkajs), and
-    // events arriving meanwhile are answered at once whatever the wait.
-    const consumer = bus.kafka.consumer({
-      groupId: this.groupId,
-      sessionTimeout: 30_000,
-      heartbeatInterval: 3_000,
+    this.consumer = await startBroadcastConsumer({
+      bus,
+      log,
+      metrics,
+      group: this.groupId,
+      topics: ['requestLifecycle'],
+      // Keyed by request id: most events concern no stream here, and are skipped unparsed.
+      wants: (key) => (this.subscribers.get(key)?.size ?? 0) > 0,
+      onEvent: (envelope) => this.dispatch(envelope),
+      onJoin: () => this.resyncAll(),
+      // A short idle fetch wait: a stopping instance waits for the fetch in flight (kafkajs), and
+      // events arriving meanwhile are answered at once whatever the wait.
       maxWaitTimeInMs: 1_000,
-      allowAutoTopicCreation: false,
     });
-    this.consumer = consumer;
-    consumer.on(consumer.events.GROUP_JOIN, () => {
-      this.joined = true;
-      this.resyncAll();
-    });
-    consumer.on(consumer.events.FETCH_START, () => {
-      this.lastFetchAt = Date.now();
-    });
-    consumer.on(consumer.events.CRASH, (e) => {
-      log.error({ err: e.payload.error, restart: e.payload.restart }, 'live events consumer crashed');
-      if (!e.payload.restart) this.crashed = true;
-    });
-    await consumer.connect();
-    await consumer.subscribe({ topic: bus.topic('requestLifecycle'), fromBeginning: false });
-    await consumer.run({ autoCommit: true, eachMessage: async ({ message }) => this.dispatch(message) });
   }
 
   /** Joined its group, not crashed, and fetched within the last minute. */
   ready(): boolean {
-    return this.joined && !this.crashed && Date.now() - this.lastFetchAt < 60_000;
+    return this.consumer?.ready() ?? false;
   }
 
   /** True once shutdown began: new streams are refused, open ones have been ended. */
@@ -97,7 +83,7 @@ export class LiveRequestEvents {
   }
 
   async stop(): Promise<void> {
-    await this.consumer?.disconnect();
+    await this.consumer?.stop();
     this.consumer = undefined;
   }
 
@@ -117,33 +103,17 @@ export class LiveRequestEvents {
     };
   }
 
-  private dispatch(message: KafkaMessage): void {
-    // Keyed by request id: most events concern no stream here, and are skipped unparsed.
-    const subscribers = this.subscribers.get(message.key?.toString() ?? '');
+  private dispatch(envelope: Envelope): void {
+    if (envelope.type !== 'request.event_appended') return;
+    // Parsed against the catalog's schema by the consumer already.
+    const { request_id, event_id, kind, status, payload, created_at } = envelope.data as z.infer<typeof RequestEventAppended>;
+    const subscribers = this.subscribers.get(request_id);
     if (!subscribers || subscribers.size === 0) return;
-    const event = decode(message);
-    if (!event) {
-      this.delivered.inc({ outcome: 'undecodable' });
-      return;
-    }
     this.delivered.inc({ outcome: 'delivered' });
-    for (const s of [...subscribers]) s.onEvent(event);
+    for (const s of [...subscribers]) s.onEvent({ event_id, kind, status, payload, created_at });
   }
 
   private resyncAll(): void {
     for (const set of this.subscribers.values()) for (const s of [...set]) s.onResync();
-  }
-}
-
-function decode(message: KafkaMessage): StoredRequestEvent | undefined {
-  try {
-    const env = envelopeSchema.safeParse(JSON.parse(message.value?.toString() ?? ''));
-    if (!env.success || env.data.type !== 'request.event_appended') return undefined;
-    const data = RequestEventAppended.safeParse(env.data.data);
-    if (!data.success) return undefined;
-    const { event_id, kind, status, payload, created_at } = data.data;
-    return { event_id, kind, status, payload, created_at };
-  } catch {
-    return undefined;
   }
 }

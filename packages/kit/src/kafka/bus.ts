@@ -1,6 +1,9 @@
 import { Kafka, logLevel, Partitioners, type Admin, type IHeaders, type LogEntry, type Producer } from 'kafkajs';
 import { dlqName, topicName, TOPICS, type Envelope, type TopicKey } from '@wdr/contracts';
 import type { Logger } from '../log.js';
+import { applyKafkajsIdleLoopFix } from './kafkajs-idle-fix.js';
+
+applyKafkajsIdleLoopFix();
 
 export interface OutgoingMessage {
   key: string;
@@ -108,6 +111,28 @@ export class KafkaBus {
         key: m.key,
         value: JSON.stringify(m.envelope),
         headers: { 'event-type': m.envelope.type, ...(m.headers ?? {}) },
+      })),
+    });
+  }
+
+  /** Several topics' messages in one produce request (the outbox relay's batches). */
+  async sendBatch(messages: (OutgoingMessage & { topic: string })[]): Promise<void> {
+    if (messages.length === 0) return;
+    const byTopic = new Map<string, OutgoingMessage[]>();
+    for (const m of messages) {
+      const list = byTopic.get(m.topic) ?? [];
+      list.push(m);
+      byTopic.set(m.topic, list);
+    }
+    await this.producer.sendBatch({
+      acks: -1,
+      topicMessages: [...byTopic].map(([topic, list]) => ({
+        topic,
+        messages: list.map((m) => ({
+          key: m.key,
+          value: JSON.stringify(m.envelope),
+          headers: { 'event-type': m.envelope.type, ...(m.headers ?? {}) },
+        })),
       })),
     });
   }

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Consumer, KafkaMessage } from 'kafkajs';
 import { envelopeSchema, eventSpecOf, TOPICS, type Envelope, type TopicKey } from '@wdr/contracts';
 import type { RawSql, TxCapable } from '../db.js';
-import { PublicError } from '../errors.js';
+import { isDependencyFailure } from '../dependency-failure.js';
 import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics.js';
 import type { KafkaBus } from './bus.js';
@@ -29,17 +29,36 @@ export interface HandlerContext<Tx extends RawSql = RawSql> {
 export type EventHandler<Tx extends RawSql = RawSql> = (envelope: Envelope, ctx: HandlerContext<Tx>) => Promise<void>;
 
 export interface ConsumerHandle {
-  /** Joined its group, not crashed, and fetched within the last minute. */
+  /** Joined its group, not crashed, not waiting out a dependency failure, and fetched within the last minute. */
   ready: () => boolean;
   stop: () => Promise<void>;
 }
 
+/** Backoff while a dependency (database, broker, another service) is down: 0.5 s doubling to 15 s. */
+const DEPENDENCY_BACKOFF = { firstMs: 500, maxMs: 15_000 };
+/**
+ * A fifth of the session timeout (6 s in production, 2 s in the tests' 10 s sessions): well inside
+ * Kafka's advice of at most a third. kafkajs only heartbeats between batches, so a batch in progress
+ * (a long handler) runs one timer at this period too.
+ */
+const heartbeatFor = (sessionTimeoutMs: number) => Math.max(1_000, Math.round(sessionTimeoutMs / 5));
+
 /**
  * Idempotent consumer: each envelope id is processed once per consumer name, recorded in
- * `processed_messages` in the same transaction as the handler's writes; the offset is committed
- * only after that transaction committed. A failing message is retried with backoff up to the
- * topic's `retry.maxAttempts` and then parked on the topic's DLQ; an undecodable one goes there at
- * once. Dependency outages are retried without bound, never dead-lettered.
+ * `processed_messages` in the same transaction as the handler's writes; offsets are committed only
+ * after those transactions committed.
+ *
+ * Messages come in batches (kafkajs `eachBatch`, one partition's fetched messages). An event type
+ * this consumer has no handler for is skipped from its `event-type` header, without parsing or a
+ * database round trip. Handlers that finished without a transaction of their own are recorded as
+ * processed in one statement per commit, and the partition's offset is committed once per batch
+ * (ordered consumers) or, for `inFlight` consumers, up to the processed prefix, coalesced into one
+ * commit at a time.
+ *
+ * A failing message is retried with backoff up to the topic's `retry.maxAttempts` (the catalog's
+ * policy, unless `maxAttempts` overrides it) and then parked on the topic's DLQ; an undecodable one
+ * goes there at once. A failure of a dependency (see isDependencyFailure) is retried without bound
+ * and never dead-letters anything: the partition waits, readiness turns false until it passes.
  */
 export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   bus: KafkaBus;
@@ -56,39 +75,37 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
    * 1: one at a time per partition, in order). Only for topics whose messages are independent.
    */
   inFlight?: number;
+  /** Overrides every topic's `retry.maxAttempts` (tests; an operator's emergency setting). */
   maxAttempts?: number;
   sessionTimeoutMs?: number;
-  /** Called after each committed message (e.g. to nudge the outbox relay). */
+  /** Called after each offset commit (e.g. to nudge the outbox relay). */
   afterCommit?: () => void;
 }): Promise<ConsumerHandle> {
   const { bus, db, log } = opts;
   const consumed = opts.metrics.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', ['topic', 'outcome']);
+  const waiting = opts.metrics.gauge('kafka_dependency_waits', 'Messages waiting out a dependency failure (database, broker, another service).', ['group']);
+  const sessionTimeout = opts.sessionTimeoutMs ?? 30_000;
+  const heartbeatEveryMs = heartbeatFor(sessionTimeout);
   const consumer: Consumer = bus.kafka.consumer({
     groupId: `${bus.prefix}${opts.group}`,
-    sessionTimeout: opts.sessionTimeoutMs ?? 30_000,
-    heartbeatInterval: 3_000,
+    sessionTimeout,
+    heartbeatInterval: heartbeatEveryMs,
     allowAutoTopicCreation: false,
   });
+  const health = trackHealth(consumer, log);
+  let dependencyWaits = 0;
 
-  let joined = false;
-  let crashed = false;
-  let lastFetchAt = 0;
-  consumer.on(consumer.events.GROUP_JOIN, () => {
-    joined = true;
-  });
-  consumer.on(consumer.events.FETCH_START, () => {
-    lastFetchAt = Date.now();
-  });
-  consumer.on(consumer.events.CRASH, (e) => {
-    log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
-    if (!e.payload.restart) crashed = true;
-  });
-
-  const markProcessed = (tx: Tx, id: string) =>
+  const markProcessed = (tx: RawSql, id: string) =>
     tx.$executeRawUnsafe(
       'INSERT INTO processed_messages (consumer, event_id) VALUES ($1, $2::uuid) ON CONFLICT DO NOTHING',
       opts.group,
       id,
+    );
+  const markAllProcessed = (ids: string[]) =>
+    db.$executeRawUnsafe(
+      'INSERT INTO processed_messages (consumer, event_id) SELECT $1, unnest($2::uuid[]) ON CONFLICT DO NOTHING',
+      opts.group,
+      ids,
     );
 
   const toDlq = async (topic: TopicKey, message: KafkaMessage, partition: number, reason: string, attempts: number) => {
@@ -111,28 +128,35 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   await consumer.connect();
   for (const t of opts.topics) await consumer.subscribe({ topic: bus.topic(t), fromBeginning: true });
 
-  /** Decode, handle (with retries and the DLQ) and record one message; the caller commits its offset. */
-  const processMessage = async (topicName: string, partition: number, message: KafkaMessage, heartbeat: () => Promise<void>): Promise<void> => {
-    const topic = bus.keyOf(topicName);
-    if (!topic) throw new Error(`message from a topic outside the catalog: ${topicName}`);
-
+  /**
+   * Decode and handle one message (with retries and the DLQ). Returns the envelope id to record as
+   * processed when the handler did not record it in a transaction of its own.
+   */
+  const processMessage = async (topic: TopicKey, partition: number, message: KafkaMessage): Promise<string | undefined> => {
+    const topicLabel = TOPICS[topic].name;
+    const headerType = message.headers?.['event-type']?.toString();
+    if (headerType !== undefined && !opts.handlers[headerType]) {
+      consumed.inc({ topic: topicLabel, outcome: 'ignored' });
+      return undefined;
+    }
     const decoded = decode(topic, message);
     if (typeof decoded === 'string') {
-      log.error({ topic: topicName, offset: message.offset, reason: decoded }, 'undecodable message sent to DLQ');
+      log.error({ topic: topicLabel, offset: message.offset, reason: decoded }, 'undecodable message sent to DLQ');
       await toDlq(topic, message, partition, decoded, 0);
-      consumed.inc({ topic: TOPICS[topic].name, outcome: 'dead_lettered' });
-      return;
+      consumed.inc({ topic: topicLabel, outcome: 'dead_lettered' });
+      return undefined;
     }
     const envelope = decoded;
     const handler = opts.handlers[envelope.type];
+    if (!handler) {
+      consumed.inc({ topic: topicLabel, outcome: 'ignored' });
+      return undefined;
+    }
     const maxAttempts = opts.maxAttempts ?? TOPICS[topic].retry.maxAttempts;
     const backoffMs = TOPICS[topic].retry.backoffMs;
-
-    // Keep the group membership alive while a long handler (a 5-minute fetch) runs.
-    const beat = setInterval(() => void heartbeat().catch(() => undefined), 3_000);
-    let outcome = 'processed';
+    let waitingOnDependency = false;
     try {
-      for (let attempt = 1; ; attempt++) {
+      for (let attempt = 1, dependencyFailures = 0; ; attempt++) {
         try {
           let ran = false;
           const ctx: HandlerContext<Tx> = {
@@ -157,104 +181,256 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
               );
             },
           };
-          if (handler) await handler(envelope, ctx);
-          else outcome = 'ignored';
-          if (!ran) await db.$transaction(async (tx) => void (await markProcessed(tx, envelope.id)));
-          break;
+          await handler(envelope, ctx);
+          consumed.inc({ topic: topicLabel, outcome: 'processed' });
+          return ran ? undefined : envelope.id;
         } catch (err) {
-          const transient = err instanceof PublicError && err.code === 'DEPENDENCY_UNAVAILABLE';
-          const poison = err instanceof PoisonMessageError;
-          if (poison || (!transient && attempt >= maxAttempts)) {
-            log.error({ err, topic: topicName, offset: message.offset, attempt }, 'message dead-lettered');
+          if (err instanceof PoisonMessageError || (!isDependencyFailure(err) && attempt >= maxAttempts)) {
+            log.error({ err, topic: topicLabel, offset: message.offset, attempt }, 'message dead-lettered');
             await toDlq(topic, message, partition, err instanceof Error ? err.message : String(err), attempt);
-            outcome = 'dead_lettered';
-            break;
+            consumed.inc({ topic: topicLabel, outcome: 'dead_lettered' });
+            return undefined;
           }
-          log.warn({ err, topic: topicName, offset: message.offset, attempt }, 'handler failed, retrying');
-          await sleep(Math.min(backoffMs * 2 ** Math.min(attempt - 1, 6), 10_000));
+          if (isDependencyFailure(err)) {
+            // Not this message's fault: it does not use up its attempts, and it is never dead-lettered.
+            attempt--;
+            dependencyFailures++;
+            if (!waitingOnDependency) {
+              waitingOnDependency = true;
+              dependencyWaits++;
+              waiting.inc({ group: opts.group });
+            }
+            log.warn({ err, topic: topicLabel, offset: message.offset, dependencyFailures }, 'a dependency failed, retrying the message');
+            await sleep(Math.min(DEPENDENCY_BACKOFF.firstMs * 2 ** Math.min(dependencyFailures - 1, 8), DEPENDENCY_BACKOFF.maxMs));
+          } else {
+            log.warn({ err, topic: topicLabel, offset: message.offset, attempt }, 'handler failed, retrying');
+            await sleep(Math.min(backoffMs * 2 ** Math.min(attempt - 1, 6), 10_000));
+          }
         }
       }
     } finally {
-      clearInterval(beat);
+      if (waitingOnDependency) {
+        dependencyWaits--;
+        waiting.dec({ group: opts.group });
+      }
     }
-    consumed.inc({ topic: TOPICS[topic].name, outcome });
   };
 
-  const commitAfter = async (topicName: string, partition: number, offset: string) => {
-    await consumer.commitOffsets([{ topic: topicName, partition, offset: (BigInt(offset) + 1n).toString() }]);
-    opts.afterCommit?.();
-  };
-
-  const inFlight = opts.inFlight ?? 1;
-  if (inFlight <= 1) {
-    await consumer.run({
-      autoCommit: false,
-      partitionsConsumedConcurrently: opts.concurrency ?? 1,
-      eachMessage: async ({ topic: topicName, partition, message, heartbeat }) => {
-        await processMessage(topicName, partition, message, heartbeat);
-        await commitAfter(topicName, partition, message.offset);
-      },
-    });
-  } else {
-    // Up to `inFlight` messages at once across all partitions, several from one partition, so one
-    // slow message (a slow target) does not hold back the ones behind it. Offsets are committed
-    // only up to the longest prefix of the partition's messages that is fully processed: after a
-    // crash everything past it is redelivered, and the processed-event record makes that harmless.
-    // Order within a partition is not kept, so only topics whose messages are independent use this.
-    const slots = new Semaphore(inFlight);
-    await consumer.run({
-      autoCommit: false,
-      eachBatchAutoResolve: false,
-      partitionsConsumedConcurrently: opts.concurrency ?? 1,
-      eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
-        const done = new Set<string>();
-        const running = new Set<Promise<void>>();
-        let prefix = 0;
-        // Commits go out one after another, each covering a longer prefix than the one before.
-        let commits: Promise<void> = Promise.resolve();
-        const advance = () => {
-          let last: string | undefined;
-          while (prefix < batch.messages.length && done.has(batch.messages[prefix]!.offset)) {
-            last = batch.messages[prefix]!.offset;
-            prefix++;
+  const slots = new Semaphore(Math.max(1, opts.inFlight ?? 1));
+  const ordered = (opts.inFlight ?? 1) <= 1;
+  await consumer.run({
+    autoCommit: false,
+    eachBatchAutoResolve: false,
+    partitionsConsumedConcurrently: opts.concurrency ?? 1,
+    eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
+      const topic = bus.keyOf(batch.topic);
+      if (!topic) throw new Error(`message from a topic outside the catalog: ${batch.topic}`);
+      // One heartbeat timer per batch keeps the membership through long handlers (a 5-minute fetch).
+      const beat = setInterval(() => void heartbeat().catch(() => undefined), heartbeatEveryMs);
+      beat.unref();
+      const progress = new BatchProgress(batch.messages.map((m) => m.offset), async (offset, ids) => {
+        // Handlers without a transaction are recorded before the offset that covers them moves.
+        for (let failures = 1; ids.length > 0; failures++) {
+          try {
+            await markAllProcessed(ids);
+            break;
+          } catch (err) {
+            if (!isDependencyFailure(err) || !isRunning()) throw err;
+            await sleep(Math.min(DEPENDENCY_BACKOFF.firstMs * 2 ** Math.min(failures - 1, 8), DEPENDENCY_BACKOFF.maxMs));
           }
-          if (last === undefined) return commits;
-          const offset = last;
-          resolveOffset(offset);
-          commits = commits.then(() => commitAfter(batch.topic, batch.partition, offset));
-          return commits;
-        };
-        let failure: unknown;
-        for (const message of batch.messages) {
-          if (!isRunning() || isStale() || failure !== undefined) break;
-          await slots.acquire();
-          const task = processMessage(batch.topic, batch.partition, message, heartbeat)
-            .then(async () => {
-              done.add(message.offset);
-              await advance();
-            })
-            .catch((err: unknown) => {
-              failure ??= err;
-            })
-            .finally(() => {
-              slots.release();
-              running.delete(task);
-            });
-          running.add(task);
         }
-        await Promise.all(running);
-        await commits;
-        // A failure outside the handler's own retries (DLQ unreachable): kafkajs re-fetches from
-        // the last committed offset.
-        if (failure !== undefined) throw failure;
-      },
-    });
-  }
+        resolveOffset(offset);
+        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(offset) + 1n).toString() }]);
+        opts.afterCommit?.();
+      });
+      let failure: unknown;
+      try {
+        if (ordered) {
+          for (const message of batch.messages) {
+            if (!isRunning() || isStale()) break;
+            progress.done(message.offset, await processMessage(topic, batch.partition, message));
+          }
+          await progress.commit();
+        } else {
+          // Up to `inFlight` messages at once across all partitions, several from one partition, so one
+          // slow message (a slow target) does not hold back the ones behind it. Offsets move only up
+          // to the longest fully processed prefix of the batch: after a crash everything past it is
+          // redelivered, and the processed-event record makes that harmless. Order within a partition
+          // is not kept, so only topics whose messages are independent use this.
+          const running = new Set<Promise<void>>();
+          for (const message of batch.messages) {
+            if (!isRunning() || isStale() || failure !== undefined) break;
+            await slots.acquire();
+            const task = processMessage(topic, batch.partition, message)
+              .then((id) => {
+                progress.done(message.offset, id);
+                return progress.commit();
+              })
+              .catch((err: unknown) => {
+                failure ??= err;
+              })
+              .finally(() => {
+                slots.release();
+                running.delete(task);
+              });
+            running.add(task);
+          }
+          await Promise.all(running);
+          await progress.commit();
+        }
+      } finally {
+        clearInterval(beat);
+      }
+      // A failure outside the handler's own retries (the DLQ unreachable): kafkajs fetches again
+      // from the last committed offset.
+      if (failure !== undefined) throw failure;
+    },
+  });
 
   return {
-    ready: () => joined && !crashed && Date.now() - lastFetchAt < 60_000,
+    ready: () => health.ready() && dependencyWaits === 0,
     stop: () => consumer.disconnect(),
   };
+}
+
+/**
+ * A consumer that sees every event of its topics from the moment it starts, once per process: each
+ * instance has a group of its own, starts at the latest offset, records nothing and commits
+ * nothing (nothing is resumed after a restart; `onJoin` tells the caller to catch up from its own
+ * store). For fan-out to local listeners, such as the gateway's live event streams. `wants` skips a
+ * message by key before it is parsed; a handler's failure is logged and the event passed over.
+ */
+export async function startBroadcastConsumer(opts: {
+  bus: KafkaBus;
+  log: Logger;
+  metrics: ServiceMetrics;
+  /** The group id of this instance (unique per process), without the deployment prefix. */
+  group: string;
+  topics: readonly TopicKey[];
+  wants?: (key: string) => boolean;
+  onEvent: (envelope: Envelope, topic: TopicKey) => void | Promise<void>;
+  /** Called on every (re)join: events published while the instance was not consuming were missed. */
+  onJoin?: () => void;
+  /** How long an idle fetch waits at the broker (kafkajs default 5 s; a stop waits for it). */
+  maxWaitTimeInMs?: number;
+}): Promise<ConsumerHandle> {
+  const { bus, log } = opts;
+  const consumed = opts.metrics.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', ['topic', 'outcome']);
+  const consumer = bus.kafka.consumer({
+    groupId: `${bus.prefix}${opts.group}`,
+    sessionTimeout: 30_000,
+    heartbeatInterval: heartbeatFor(30_000),
+    ...(opts.maxWaitTimeInMs !== undefined ? { maxWaitTimeInMs: opts.maxWaitTimeInMs } : {}),
+    allowAutoTopicCreation: false,
+  });
+  const health = trackHealth(consumer, log);
+  if (opts.onJoin) consumer.on(consumer.events.GROUP_JOIN, opts.onJoin);
+  await consumer.connect();
+  for (const t of opts.topics) await consumer.subscribe({ topic: bus.topic(t), fromBeginning: false });
+  await consumer.run({
+    autoCommit: false,
+    eachBatch: async ({ batch }) => {
+      const topic = bus.keyOf(batch.topic);
+      if (!topic) return;
+      const topicLabel = TOPICS[topic].name;
+      for (const message of batch.messages) {
+        if (opts.wants && !opts.wants(message.key?.toString() ?? '')) continue;
+        const decoded = decode(topic, message);
+        if (typeof decoded === 'string') {
+          consumed.inc({ topic: topicLabel, outcome: 'undecodable' });
+          continue;
+        }
+        try {
+          await opts.onEvent(decoded, topic);
+          consumed.inc({ topic: topicLabel, outcome: 'processed' });
+        } catch (err) {
+          log.warn({ err, topic: topicLabel, offset: message.offset }, 'broadcast handler failed; event passed over');
+          consumed.inc({ topic: topicLabel, outcome: 'failed' });
+        }
+      }
+    },
+  });
+  return {
+    ready: health.ready,
+    stop: () => consumer.disconnect(),
+  };
+}
+
+/** Joined, not crashed for good, and fetching (or busy with a batch) within the last minute. */
+function trackHealth(consumer: Consumer, log: Logger): { ready: () => boolean } {
+  let joined = false;
+  let crashed = false;
+  let lastFetchAt = 0;
+  let batches = 0;
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    joined = true;
+  });
+  consumer.on(consumer.events.FETCH_START, () => {
+    lastFetchAt = Date.now();
+  });
+  consumer.on(consumer.events.START_BATCH_PROCESS, () => {
+    batches++;
+  });
+  consumer.on(consumer.events.END_BATCH_PROCESS, () => {
+    batches--;
+    lastFetchAt = Date.now();
+  });
+  consumer.on(consumer.events.CRASH, (e) => {
+    log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
+    if (!e.payload.restart) crashed = true;
+  });
+  return { ready: () => joined && !crashed && (batches > 0 || Date.now() - lastFetchAt < 60_000) };
+}
+
+/**
+ * Which of a batch's messages are done, and committing the offset of the longest done prefix: at
+ * most one commit at a time, each covering everything done by the time it starts (so many quick
+ * messages share one commit), together with the ids to record as processed.
+ */
+class BatchProgress {
+  private readonly done_ = new Set<string>();
+  private prefix = 0;
+  private unrecorded: string[] = [];
+  private committed: string | undefined;
+  private wanted: string | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly offsets: readonly string[],
+    private readonly write: (offset: string, ids: string[]) => Promise<void>,
+  ) {}
+
+  done(offset: string, unrecordedId: string | undefined): void {
+    this.done_.add(offset);
+    if (unrecordedId !== undefined) this.unrecorded.push(unrecordedId);
+    while (this.prefix < this.offsets.length && this.done_.has(this.offsets[this.prefix]!)) {
+      this.wanted = this.offsets[this.prefix]!;
+      this.prefix++;
+    }
+  }
+
+  /** Commit what is done; resolves when a commit covering it (or a later one) went through. */
+  commit(): Promise<void> {
+    this.running ??= this.loop().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async loop(): Promise<void> {
+    while (this.wanted !== undefined && this.wanted !== this.committed) {
+      const offset = this.wanted;
+      const ids = this.unrecorded;
+      this.unrecorded = [];
+      try {
+        await this.write(offset, ids);
+      } catch (err) {
+        this.unrecorded.push(...ids);
+        throw err;
+      }
+      this.committed = offset;
+    }
+  }
 }
 
 function decode(topic: TopicKey, message: KafkaMessage): Envelope | string {

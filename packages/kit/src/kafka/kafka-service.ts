@@ -37,7 +37,8 @@ export interface KafkaServiceEnv {
   KAFKA_BROKERS: string[];
   KAFKA_TOPIC_PREFIX: string;
   OUTBOX_POLL_MS: number;
-  KAFKA_CONSUMER_MAX_ATTEMPTS: number;
+  /** Overrides the catalog's per-topic retry policy when set. */
+  KAFKA_CONSUMER_MAX_ATTEMPTS?: number | undefined;
   KAFKA_SESSION_TIMEOUT_MS: number;
 }
 
@@ -80,7 +81,7 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
   const { name, bus, log, metrics, env } = parts.deps;
   // Prisma's client satisfies the kit's raw-SQL surface; its overloaded $transaction needs the cast.
   const db = parts.deps.db as unknown as TxCapable<Tx> & ConnectableDb;
-  const relay = new OutboxRelay({ db, bus, log, pollMs: env.OUTBOX_POLL_MS });
+  const relay = new OutboxRelay({ databaseUrl: env.DATABASE_URL, bus, log, pollMs: env.OUTBOX_POLL_MS });
   const running: ConsumerHandle[] = [];
   const shell = createHttpShell({
     metrics,
@@ -115,7 +116,7 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
             handlers: spec.handlers,
             concurrency: spec.concurrency ?? 1,
             ...(spec.inFlight !== undefined ? { inFlight: spec.inFlight } : {}),
-            maxAttempts: env.KAFKA_CONSUMER_MAX_ATTEMPTS,
+            ...(env.KAFKA_CONSUMER_MAX_ATTEMPTS !== undefined ? { maxAttempts: env.KAFKA_CONSUMER_MAX_ATTEMPTS } : {}),
             sessionTimeoutMs: env.KAFKA_SESSION_TIMEOUT_MS,
             afterCommit: () => relay.nudge(),
           }),

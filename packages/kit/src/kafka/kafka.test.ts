@@ -1,4 +1,7 @@
+import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
+import { dirname, join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, eventually, pgRawSql, uniqueTopicPrefix, KAFKA_BROKERS, type TestDatabase } from '@wdr/testkit';
 import type { Envelope } from '@wdr/contracts';
@@ -127,7 +130,7 @@ describe('idempotent consumer', () => {
 });
 
 describe('outbox relay', () => {
-  it('publishes committed rows exactly as enqueued and never rolled-back ones', async () => {
+  it('publishes committed rows exactly as enqueued and never rolled-back ones, woken by the commit', async () => {
     const committed = renderJob();
     const rolledBack = renderJob();
     await db.$transaction(async (tx) => enqueue(tx, 'renderJobs', 'k1', committed));
@@ -144,9 +147,13 @@ describe('outbox relay', () => {
     await c.subscribe({ topic: bus.topic('renderJobs'), fromBeginning: true });
     await c.run({ eachMessage: async ({ message }) => void received.push(JSON.parse(message.value!.toString()) as Envelope) });
 
-    const relay = new OutboxRelay({ db, bus, log, pollMs: 50 });
+    // A poll far longer than the test: after its first drain, only a commit's NOTIFY wakes the relay.
+    const relay = new OutboxRelay({ databaseUrl: database.url, bus, log, pollMs: 60_000 });
     relay.start();
     await eventually(async () => received.some((e) => e.id === committed.id), Boolean, 30_000);
+    const later = renderJob();
+    await db.$transaction(async (tx) => enqueue(tx, 'renderJobs', 'k3', later));
+    await eventually(async () => received.some((e) => e.id === later.id), Boolean, 10_000);
     await relay.stop();
     await c.disconnect();
     expect(received.find((e) => e.id === committed.id)).toEqual(committed);
@@ -195,5 +202,130 @@ describe('in-flight processing within a partition', () => {
     await eventually(committed, (o) => o === 4, 30_000);
     await c1.stop();
     await bus2.disconnect();
+  }, 90_000);
+});
+
+describe('batches', () => {
+  /** The group's committed offset on a topic (the highest over its partitions; -1 when none). */
+  async function committedOffset(b: KafkaBus, group: string, topic: 'renderJobs' | 'fetchJobs'): Promise<number> {
+    const admin = b.kafka.admin();
+    await admin.connect();
+    try {
+      const offsets = await admin.fetchOffsets({ groupId: `${b.prefix}${group}`, topics: [b.topic(topic)] });
+      return offsets[0]!.partitions.map((p) => Number(p.offset)).reduce((a, c) => Math.max(a, c), -1);
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
+  it('skips an event type it has no handler for without a database record, and its offset still advances', async () => {
+    const b = new KafkaBus({ clientId: 'kit-test-skip', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
+    await b.ensureTopics(['renderJobs']);
+    await b.connect();
+    const metrics = createMetrics('kit_test_skip');
+    const c = await startConsumer({ bus: b, db, log, metrics, group: 'kit-test-skip', topics: ['renderJobs'], handlers: {} });
+    const jobs = [renderJob(), renderJob(), renderJob()];
+    await b.send(b.topic('renderJobs'), jobs.map((envelope) => ({ key: 'one-partition', envelope })));
+    await eventually(() => committedOffset(b, 'kit-test-skip', 'renderJobs'), (o) => o === 3, 30_000);
+    const recorded = await db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM processed_messages WHERE consumer = $1', 'kit-test-skip');
+    expect(recorded).toHaveLength(0);
+    expect(await metrics.registry.getSingleMetricAsString('kit_test_skip_kafka_messages_total')).toMatch(/outcome="ignored"[^\n]* 3/);
+    await c.stop();
+    await b.disconnect();
+  }, 60_000);
+
+  it('a crash after a batch committed its transactions but before its offset commit repeats no effect', async () => {
+    const b = new KafkaBus({ clientId: 'kit-test-crash', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
+    await b.ensureTopics(['renderJobs']);
+    await b.connect();
+    const jobs = Array.from({ length: 5 }, () => renderJob());
+    const ids = jobs.map((j) => j.id);
+    await b.send(b.topic('renderJobs'), jobs.map((envelope) => ({ key: 'one-partition', envelope })));
+    const effects = () => db.$queryRawUnsafe<{ event_id: string; note: string }[]>('SELECT event_id::text, note FROM side_effects WHERE event_id = ANY($1::uuid[])', ids);
+
+    const fixture = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures', 'crash-consumer.mjs');
+    const child = spawn(process.execPath, [fixture, database.url, b.prefix, 'kit-test-crash', String(jobs.length)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    let output = '';
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    try {
+      // Every transaction committed; the last handler never returned, so no offset was committed past it.
+      await eventually(effects, (rows) => rows.length === jobs.length, 30_000);
+      expect(await committedOffset(b, 'kit-test-crash', 'renderJobs')).toBeLessThan(jobs.length);
+    } catch (err) {
+      throw new Error(`${String(err)}\nconsumer output:\n${output}`);
+    } finally {
+      const gone = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await gone;
+    }
+
+    // The group's next member gets the batch again: every handler runs, no effect is applied twice.
+    let redelivered = 0;
+    const c = await startConsumer({
+      bus: b,
+      db,
+      log,
+      metrics: createMetrics('kit_test_crash'),
+      group: 'kit-test-crash',
+      topics: ['renderJobs'],
+      sessionTimeoutMs: 6_000,
+      handlers: {
+        'render.job_requested': async (env, ctx) => {
+          const applied = await ctx.transaction((tx) => tx.$executeRawUnsafe('INSERT INTO side_effects (event_id, note) VALUES ($1::uuid, $2)', env.id, 'again').then(() => undefined));
+          if (!applied) redelivered++;
+        },
+      },
+    });
+    await eventually(() => committedOffset(b, 'kit-test-crash', 'renderJobs'), (o) => o === jobs.length, 60_000);
+    expect(redelivered).toBeGreaterThan(0);
+    const rows = await effects();
+    expect(rows).toHaveLength(jobs.length);
+    expect(new Set(rows.map((r) => r.note))).toEqual(new Set(['first delivery']));
+    await c.stop();
+    await b.disconnect();
+  }, 120_000);
+
+  it('retries a dependency failure past maxAttempts without dead-lettering it, unready while it waits', async () => {
+    const b = new KafkaBus({ clientId: 'kit-test-dep', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
+    await b.ensureTopics(['renderJobs']);
+    await b.connect();
+    let failures = 0;
+    let readyWhileFailing: boolean | undefined;
+    const handle: { c?: ConsumerHandle } = {};
+    // What Prisma throws when Postgres cannot be reached (P1001), five times: more than maxAttempts.
+    const unreachable = Object.assign(new Error("Can't reach database server at 127.0.0.1:5432"), { code: 'P1001', name: 'PrismaClientKnownRequestError' });
+    const job = renderJob();
+    handle.c = await startConsumer({
+      bus: b,
+      db,
+      log,
+      metrics: createMetrics('kit_test_dep'),
+      group: 'kit-test-dep',
+      topics: ['renderJobs'],
+      maxAttempts: 2,
+      handlers: {
+        'render.job_requested': async (env, ctx) => {
+          if (failures < 5) {
+            if (failures === 2) readyWhileFailing = handle.c?.ready();
+            failures++;
+            throw unreachable;
+          }
+          await ctx.transaction((tx) => tx.$executeRawUnsafe('INSERT INTO side_effects (event_id, note) VALUES ($1::uuid, $2)', env.id, 'after outage').then(() => undefined));
+        },
+      },
+    });
+    await b.send(b.topic('renderJobs'), [{ key: 'k', envelope: job }]);
+    await eventually(() => db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM side_effects WHERE event_id = $1::uuid', job.id), (rows) => rows.length === 1, 60_000);
+    expect(failures).toBe(5);
+    expect(readyWhileFailing).toBe(false);
+    await eventually(async () => handle.c!.ready(), Boolean, 10_000);
+    const admin = b.kafka.admin();
+    await admin.connect();
+    const dlq = await admin.fetchTopicOffsets(b.dlq('renderJobs'));
+    await admin.disconnect();
+    expect(dlq.map((p) => Number(p.high)).reduce((a, c) => a + c, 0)).toBe(0);
+    await handle.c.stop();
+    await b.disconnect();
   }, 90_000);
 });

@@ -1,5 +1,6 @@
 import type { Envelope, TopicKey } from '@wdr/contracts';
-import type { RawSql, TxCapable } from '../db.js';
+import pg from 'pg';
+import type { RawSql } from '../db.js';
 import type { Logger } from '../log.js';
 import type { KafkaBus } from './bus.js';
 
@@ -36,34 +37,65 @@ export async function enqueueMany(tx: RawSql, messages: readonly { topic: TopicK
 }
 
 interface OutboxRow {
-  id: bigint;
+  id: string;
   topic: string;
   message_key: string;
   envelope: Envelope;
 }
 
+/** The channel every service's `outbox_messages` trigger notifies, with its schema as the payload. */
+export const OUTBOX_CHANNEL = 'wdr_outbox';
+
+/**
+ * Publishes committed outbox rows. It wakes when a transaction that inserted rows commits: each
+ * service's `outbox_messages` has a statement trigger that sends `NOTIFY wdr_outbox, '<schema>'`,
+ * which Postgres delivers at commit to every replica listening (and drops on rollback), and
+ * `nudge()` is the same signal within the process. `pollMs` is only the safety net (a notification
+ * lost while the listening connection was down). While rows keep coming it drains batch after
+ * batch; with nothing to publish it costs nothing but the slow poll.
+ *
+ * It reads and marks rows with node-postgres on a pool of its own (two connections: one drains, one
+ * listens) rather than through Prisma: the relay's three statements per batch are the fleet's most
+ * frequent, and the listening connection needs a plain driver anyway.
+ */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
   private inFlight: Promise<void> | undefined;
   private wakeRequested = false;
   private lastSuccessAt = Date.now();
+  private readonly pool: pg.Pool;
+  private listener: pg.Client | undefined;
+  private listenRetry: NodeJS.Timeout | undefined;
+  private readonly schema: string;
+  private readonly connection: pg.ClientConfig;
 
   constructor(
     private readonly opts: {
-      db: TxCapable;
+      /** The service's database URL (with `?schema=`, as Prisma takes it). */
+      databaseUrl: string;
       bus: KafkaBus;
       log: Logger;
+      /** Safety-net poll when no notification arrives. */
       pollMs: number;
       batchSize?: number;
       /** Published rows older than this are deleted. */
       retainMs?: number;
     },
-  ) {}
+  ) {
+    const url = new URL(opts.databaseUrl);
+    this.schema = url.searchParams.get('schema') ?? 'public';
+    url.searchParams.delete('schema');
+    this.connection = { connectionString: url.toString(), options: `-c search_path=${this.schema}`, connectionTimeoutMillis: 5_000 };
+    this.pool = new pg.Pool({ ...this.connection, max: 1 });
+    // A pooled connection that breaks while idle is discarded by the pool; the error must not crash.
+    this.pool.on('error', (err) => opts.log.warn({ err }, 'outbox: idle database connection failed'));
+  }
 
   start(): void {
     if (this.running) return;
     this.running = true;
+    void this.listen();
     this.schedule(0);
   }
 
@@ -79,15 +111,51 @@ export class OutboxRelay {
 
   /** True while the relay keeps draining; a relay stuck for a minute makes the service unready. */
   healthy(): boolean {
-    return this.running && Date.now() - this.lastSuccessAt < 60_000;
+    return this.running && Date.now() - this.lastSuccessAt < Math.max(60_000, this.opts.pollMs * 3);
   }
 
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearTimeout(this.timer);
+    if (this.listenRetry) clearTimeout(this.listenRetry);
+    await this.listener?.end().catch(() => undefined);
+    this.listener = undefined;
     await this.inFlight;
     // One last drain so a graceful stop leaves nothing committed but unpublished.
     await this.drainOnce().catch((err: unknown) => this.opts.log.warn({ err }, 'outbox: final drain failed'));
+    await this.pool.end().catch(() => undefined);
+  }
+
+  /** LISTEN on a connection of its own; reconnects after a second when it breaks. */
+  private async listen(): Promise<void> {
+    if (!this.running) return;
+    const client = new pg.Client(this.connection);
+    const retry = (err?: unknown) => {
+      if (err) this.opts.log.warn({ err }, 'outbox: listening connection lost, reconnecting');
+      client.removeAllListeners();
+      client.on('error', () => undefined);
+      void client.end().catch(() => undefined);
+      if (this.listener === client) this.listener = undefined;
+      if (!this.running || this.listenRetry) return;
+      this.listenRetry = setTimeout(() => {
+        this.listenRetry = undefined;
+        void this.listen();
+      }, 1_000);
+    };
+    client.on('error', retry);
+    client.on('end', () => retry());
+    client.on('notification', (n) => {
+      if (n.channel === OUTBOX_CHANNEL && n.payload === this.schema) this.nudge();
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${OUTBOX_CHANNEL}`);
+      this.listener = client;
+      // Rows committed while nobody listened are published now rather than at the next poll.
+      this.nudge();
+    } catch (err) {
+      retry(err);
+    }
   }
 
   private schedule(ms: number): void {
@@ -101,57 +169,58 @@ export class OutboxRelay {
 
   private async tick(): Promise<void> {
     let published = 0;
+    let failed = false;
     try {
       published = await this.drainOnce();
       this.lastSuccessAt = Date.now();
       if (Math.random() < 0.01) await this.purge();
     } catch (err) {
+      failed = true;
       this.opts.log.warn({ err }, 'outbox: publish failed, will retry');
     }
     if (!this.running) return;
     const again = published > 0 || this.wakeRequested;
     this.wakeRequested = false;
-    this.schedule(again ? 0 : this.opts.pollMs);
+    // After a failure, retry within a second rather than at the slow poll.
+    this.schedule(again && !failed ? 0 : failed ? Math.min(1_000, this.opts.pollMs) : this.opts.pollMs);
   }
 
   /** Publish one batch; returns how many rows were published. */
   async drainOnce(): Promise<number> {
-    const batch = this.opts.batchSize ?? 200;
-    return this.opts.db.$transaction(
-      async (tx) => {
-        const rows = await tx.$queryRawUnsafe<OutboxRow[]>(
-          `SELECT id, topic, message_key, envelope FROM outbox_messages
+    const batch = this.opts.batchSize ?? 500;
+    const client = await this.pool.connect();
+    let broken = false;
+    try {
+      await client.query('BEGIN');
+      try {
+        const { rows } = await client.query<OutboxRow>(
+          `SELECT id::text, topic, message_key, envelope FROM outbox_messages
             WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-          batch,
+          [batch],
         );
-        if (rows.length === 0) return 0;
-        const byTopic = new Map<string, OutboxRow[]>();
-        for (const row of rows) {
-          const list = byTopic.get(row.topic) ?? [];
-          list.push(row);
-          byTopic.set(row.topic, list);
+        if (rows.length > 0) {
+          // One produce request for the whole batch, whatever its topics, in table order per topic.
+          await this.opts.bus.sendBatch(rows.map((r) => ({ topic: this.opts.bus.topic(r.topic as TopicKey), key: r.message_key, envelope: r.envelope })));
+          await client.query('UPDATE outbox_messages SET published_at = now() WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
         }
-        for (const [topic, list] of byTopic) {
-          await this.opts.bus.send(
-            this.opts.bus.topic(topic as TopicKey),
-            list.map((r) => ({ key: r.message_key, envelope: r.envelope })),
-          );
-        }
-        await tx.$executeRawUnsafe(
-          'UPDATE outbox_messages SET published_at = now() WHERE id = ANY($1::bigint[])',
-          rows.map((r) => r.id.toString()),
-        );
+        await client.query('COMMIT');
         return rows.length;
-      },
-      { timeout: 30_000, maxWait: 10_000 },
-    );
+      } catch (err) {
+        await client.query('ROLLBACK').catch(() => {
+          broken = true;
+        });
+        throw err;
+      }
+    } finally {
+      client.release(broken);
+    }
   }
 
   private async purge(): Promise<void> {
     const retainMs = this.opts.retainMs ?? 24 * 3600 * 1000;
-    await this.opts.db.$executeRawUnsafe(
+    await this.pool.query(
       `DELETE FROM outbox_messages WHERE published_at IS NOT NULL AND published_at < now() - ($1::int * interval '1 millisecond')`,
-      retainMs,
+      [retainMs],
     );
   }
 }
