@@ -53,7 +53,13 @@ export interface Fleet {
  * The whole fleet as real processes (`node apps/<service>/dist/main.js`) on free ports, each with
  * its own cloned database, sharing one topic prefix on the real broker.
  */
-export async function startFleet(opts: { env?: Partial<Record<ServiceName | 'all', Record<string, string>>> } = {}): Promise<Fleet> {
+export async function startFleet(
+  opts: {
+    env?: Partial<Record<ServiceName | 'all', Record<string, string>>>;
+    /** Reach Postgres through this local port (a TcpProxy the test can cut) instead of directly. */
+    postgresPort?: number;
+  } = {},
+): Promise<Fleet> {
   const topicPrefix = uniqueTopicPrefix();
   const databases = {} as Record<ServiceName, TestDatabase>;
   const members = new Map<ServiceName, Member>();
@@ -84,7 +90,9 @@ export async function startFleet(opts: { env?: Partial<Record<ServiceName | 'all
     SHUTDOWN_GRACE_MS: '10000',
   };
   for (const m of members.values()) {
-    m.env = { ...shared, ...(opts.env?.all ?? {}), ...(opts.env?.[m.service] ?? {}), PORT: String(m.port), DATABASE_URL: databases[m.service].url };
+    const databaseUrl = new URL(databases[m.service].url);
+    if (opts.postgresPort !== undefined) databaseUrl.port = String(opts.postgresPort);
+    m.env = { ...shared, ...(opts.env?.all ?? {}), ...(opts.env?.[m.service] ?? {}), PORT: String(m.port), DATABASE_URL: databaseUrl.toString() };
   }
 
   const start = async (service: ServiceName) => {

@@ -5,3 +5,4 @@ export * from './fleet.js';
 export * from './pg-tx.js';
 export * from './lifecycle.js';
 export * from './process.js';
+export * from './tcp-proxy.js';

@@ -190,6 +190,14 @@ export class OutboxRelay {
     const batch = this.opts.batchSize ?? 500;
     const client = await this.pool.connect();
     let broken = false;
+    // A checked-out client has no pool listener: a socket that breaks between queries (say while the
+    // batch is being produced) would emit an unhandled 'error' and end the process. Record it; the next
+    // query fails and the connection is discarded on release.
+    const onError = (err: Error) => {
+      broken = true;
+      this.opts.log.warn({ err }, 'outbox: database connection lost mid-batch');
+    };
+    client.on('error', onError);
     try {
       await client.query('BEGIN');
       try {
@@ -212,6 +220,7 @@ export class OutboxRelay {
         throw err;
       }
     } finally {
+      client.removeListener('error', onError);
       client.release(broken);
     }
   }

@@ -1,0 +1,62 @@
+import { createServer, connect, type Server, type Socket } from 'node:net';
+
+/**
+ * A TCP relay the test owns between the fleet and a real server (Postgres, say), so a test can cut
+ * the fleet's connections for real, every open one reset and every new one refused, without
+ * touching the shared server, and then restore them.
+ */
+export interface TcpProxy {
+  port: number;
+  /** Reset every open connection and every new one until `restore()`. */
+  cut: () => void;
+  restore: () => void;
+  /** Connections relayed so far (to see that traffic really went through). */
+  connections: () => number;
+  close: () => Promise<void>;
+}
+
+export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+  const open = new Set<Socket>();
+  let down = false;
+  let relayed = 0;
+  const server: Server = createServer((client) => {
+    if (down) {
+      client.resetAndDestroy();
+      return;
+    }
+    relayed++;
+    const upstream = connect(target.port, target.host);
+    open.add(client);
+    open.add(upstream);
+    const drop = () => {
+      open.delete(client);
+      open.delete(upstream);
+      client.destroy();
+      upstream.destroy();
+    };
+    client.on('error', drop);
+    upstream.on('error', drop);
+    client.on('close', drop);
+    upstream.on('close', drop);
+    client.pipe(upstream);
+    upstream.pipe(client);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const port = (server.address() as { port: number }).port;
+  return {
+    port,
+    cut: () => {
+      down = true;
+      for (const s of open) s.resetAndDestroy();
+      open.clear();
+    },
+    restore: () => {
+      down = false;
+    },
+    connections: () => relayed,
+    close: async () => {
+      for (const s of open) s.destroy();
+      await new Promise<void>((resolve) => server.close(() => resolve()));
+    },
+  };
+}
