@@ -233,8 +233,15 @@ const site = await startFixtureSite();
 const fleet = await startFleet({
   env: {
     gateway: { REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`, RATE_LIMIT_SUBMISSIONS: '10000000', CONCURRENCY_LIMIT: '10000000' },
-    // Production settings where the test fleet's differ (the outbox poll is the services' default).
-    all: { LOG_LEVEL: 'error', OUTBOX_POLL_MS: '250', ...(process.env.BENCH_OUTBOX_POLL_MS ? { OUTBOX_POLL_MS: process.env.BENCH_OUTBOX_POLL_MS } : {}), ...(CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}` } : {}) },
+    // Production settings where the test fleet's differ: the services' defaults for the outbox's
+    // safety poll (5 s) and the consumer session (30 s), production mode, quiet logs.
+    all: {
+      NODE_ENV: 'production',
+      LOG_LEVEL: 'error',
+      OUTBOX_POLL_MS: process.env.BENCH_OUTBOX_POLL_MS ?? '5000',
+      KAFKA_SESSION_TIMEOUT_MS: '30000',
+      ...(CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}` } : {}),
+    },
   },
 });
 let idleFigures;

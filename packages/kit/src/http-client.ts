@@ -73,6 +73,13 @@ export function createServiceClient(opts: {
     errorThresholdPercentage: opts.breaker?.errorThresholdPercentage ?? 50,
     resetTimeout: opts.breaker?.resetTimeout ?? 5_000,
     volumeThreshold: opts.breaker?.volumeThreshold ?? 10,
+    // The failure rate is judged over the last 10 s in two 5 s buckets: opossum rotates buckets on
+    // a timer, so ten 1 s buckets (its default) woke every caller's process each second for nothing.
+    // No per-second snapshot events and no latency percentiles: nothing reads them.
+    rollingCountTimeout: 10_000,
+    rollingCountBuckets: 2,
+    enableSnapshots: false,
+    rollingPercentilesEnabled: false,
     // Domain answers (4xx PublicErrors) are not failures of the dependency.
     errorFilter: (err: unknown) => err instanceof PublicError && !(err instanceof DependencyUnavailableError) && err.status < 500,
   });

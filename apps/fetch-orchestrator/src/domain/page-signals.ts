@@ -1,4 +1,4 @@
-import { load } from 'cheerio';
+import { loadHtml } from './html.js';
 import { challengeVendorOf } from '@wdr/kit/protection';
 
 /**
@@ -33,7 +33,7 @@ export function classifyHttpPage(answer: {
 
 /** A page whose HTML carries scripts but (almost) no readable text of its own. */
 function isJsShell(html: string): boolean {
-  const $ = load(html);
+  const $ = loadHtml(html);
   if ($('script').length === 0) return false;
   $('script, style, noscript, template, head').remove();
   const text = $('body').text().replace(/\s+/g, ' ').trim();

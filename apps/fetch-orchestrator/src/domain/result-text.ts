@@ -1,4 +1,4 @@
-import { load } from 'cheerio';
+import { loadHtml } from './html.js';
 
 /** Elements whose content is not readable text. */
 const NOT_TEXT = 'script, style, noscript, template, svg, canvas, iframe, object, head';
@@ -31,7 +31,7 @@ const isMarkup = (contentType: string | null) => contentType === null || /html|x
 export function textOfPage(body: Buffer, contentType: string | null, selector?: string): string {
   const source = decode(body, contentType);
   if (!isMarkup(contentType)) return source;
-  const $ = load(source);
+  const $ = loadHtml(source);
   $(NOT_TEXT).remove();
   $('br').replaceWith('\n');
   $(BLOCKS).each((_, el) => {

@@ -60,9 +60,6 @@ export class LiveRequestEvents {
       wants: (key) => (this.subscribers.get(key)?.size ?? 0) > 0,
       onEvent: (envelope) => this.dispatch(envelope),
       onJoin: () => this.resyncAll(),
-      // A short idle fetch wait: a stopping instance waits for the fetch in flight (kafkajs), and
-      // events arriving meanwhile are answered at once whatever the wait.
-      maxWaitTimeInMs: 1_000,
     });
   }
 

@@ -11,8 +11,10 @@ import { createRequire } from 'node:module';
  * nothing pending and no throttle in force there is nothing to check (a new request calls the check
  * itself when it is queued); otherwise the same schedule as before.
  * 2. Request timeouts are enforced by a 100 ms interval per connection, awake whether or not a
- * request is in flight. Checked every second instead: a request's timeout (30 s; a fetch's is its
- * wait plus that) is then enforced within a second of expiring, not a tenth of one.
+ * request is in flight. Replaced by one timer per connection armed for the earliest deadline of the
+ * requests in flight (30 s; a fetch's is its wait plus that), re-armed when it fires and something
+ * is still in flight, cleared when the last answer arrives: a connection wakes when a request could have
+ * timed out, not ten times a second. A request still times out at its deadline (within a few ms).
  *
  * Applied once per process, and only to the version it was written against: another version is
  * left alone (and `idleLoopFixApplied` says so, which a test checks).
@@ -20,13 +22,16 @@ import { createRequire } from 'node:module';
 const FIXED_VERSION = '2.2.4';
 const CHECK_PENDING_REQUESTS_INTERVAL = 10;
 
-const REQUEST_TIMEOUT_CHECK_MS = 1_000;
+interface InflightRequest {
+  sentAt: number | null;
+  requestTimeout: number;
+  timeoutRequest(): void;
+}
 
 interface RequestQueueLike {
   enforceRequestTimeout: boolean;
-  requestTimeout: number;
   requestTimeoutIntervalId: NodeJS.Timeout | undefined;
-  inflight: Map<number, { sentAt: number; requestTimeout: number; timeoutRequest(): void }>;
+  inflight: Map<number, InflightRequest>;
   isConnected(): boolean;
   destroy(): void;
   scheduleRequestTimeoutCheck(): void;
@@ -35,6 +40,55 @@ interface RequestQueueLike {
   throttleCheckTimeoutId: NodeJS.Timeout | null;
   checkPendingRequests(): void;
   scheduleCheckPendingRequests(): void;
+}
+
+/** The in-flight map of a queue: adding a request arms the queue's deadline timer. */
+class DeadlineMap extends Map<number, InflightRequest> {
+  constructor(
+    private readonly queue: RequestQueueLike,
+    entries: Iterable<[number, InflightRequest]>,
+  ) {
+    super(entries);
+  }
+
+  override set(key: number, value: InflightRequest): this {
+    super.set(key, value);
+    armDeadline(this.queue);
+    return this;
+  }
+
+  override delete(key: number): boolean {
+    const deleted = super.delete(key);
+    // Nothing left in flight: nothing can time out, so nothing needs to wake the process.
+    if (this.size === 0 && this.queue.requestTimeoutIntervalId) {
+      clearTimeout(this.queue.requestTimeoutIntervalId);
+      this.queue.requestTimeoutIntervalId = undefined;
+    }
+    return deleted;
+  }
+}
+
+/** Arm the queue's timer for the earliest deadline in flight, unless it is armed already. */
+function armDeadline(queue: RequestQueueLike): void {
+  if (queue.requestTimeoutIntervalId || queue.inflight.size === 0) return;
+  const now = Date.now();
+  let earliest = Infinity;
+  // `sentAt` is set just after the request joins the map: a missing one means "now".
+  for (const r of queue.inflight.values()) earliest = Math.min(earliest, (r.sentAt ?? now) + r.requestTimeout);
+  const timer = setTimeout(
+    () => {
+      queue.requestTimeoutIntervalId = undefined;
+      const at = Date.now();
+      queue.inflight.forEach((r) => {
+        if (r.sentAt !== null && at - r.sentAt > r.requestTimeout) r.timeoutRequest();
+      });
+      if (queue.isConnected()) armDeadline(queue);
+    },
+    Math.max(1, earliest - now + 1),
+  );
+  // Like the interval it replaces, the timer alone does not keep the process alive.
+  timer.unref();
+  queue.requestTimeoutIntervalId = timer;
 }
 
 const require = createRequire(import.meta.url);
@@ -58,15 +112,13 @@ export function applyKafkajsIdleLoopFix(): boolean {
   RequestQueue.prototype.scheduleRequestTimeoutCheck = function scheduleRequestTimeoutCheck(this: RequestQueueLike) {
     if (!this.enforceRequestTimeout) return;
     this.destroy();
-    this.requestTimeoutIntervalId = setInterval(
-      () => {
-        this.inflight.forEach((request) => {
-          if (Date.now() - request.sentAt > request.requestTimeout) request.timeoutRequest();
-        });
-        if (!this.isConnected()) this.destroy();
-      },
-      Math.min(this.requestTimeout, REQUEST_TIMEOUT_CHECK_MS),
-    );
+    if (!(this.inflight instanceof DeadlineMap)) this.inflight = new DeadlineMap(this, this.inflight);
+    armDeadline(this);
+  };
+  const destroy = RequestQueue.prototype.destroy;
+  RequestQueue.prototype.destroy = function destroyQueueTimers(this: RequestQueueLike) {
+    destroy.call(this);
+    this.requestTimeoutIntervalId = undefined;
   };
   applied = true;
   return true;

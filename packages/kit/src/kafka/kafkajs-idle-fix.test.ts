@@ -1,0 +1,107 @@
+import { createRequire } from 'node:module';
+import net from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Kafka, logLevel } from 'kafkajs';
+import { KAFKA_BROKERS } from '@wdr/testkit';
+import { applyKafkajsIdleLoopFix, idleLoopFixApplied } from './kafkajs-idle-fix.js';
+
+/**
+ * The patched request queue must still do what kafkajs's own did: time a request out when the
+ * broker never answers, and leave no timer behind when nothing is in flight.
+ */
+interface QueueView {
+  inflight: Map<number, unknown>;
+  requestTimeoutIntervalId: NodeJS.Timeout | undefined;
+  scheduleRequestTimeoutCheck(): void;
+}
+
+/** Every request queue that connected during the test (recorded on the patched prototype). */
+const queues = new Set<QueueView>();
+let silent: net.Server;
+let silentPort = 0;
+const sockets = new Set<net.Socket>();
+
+beforeAll(async () => {
+  applyKafkajsIdleLoopFix();
+  const RequestQueue = createRequire(import.meta.url)('kafkajs/src/network/requestQueue/index.js') as { prototype: QueueView };
+  const schedule = RequestQueue.prototype.scheduleRequestTimeoutCheck;
+  RequestQueue.prototype.scheduleRequestTimeoutCheck = function record(this: QueueView) {
+    queues.add(this);
+    schedule.call(this);
+  };
+  // Accepts connections and never answers a byte: every request sent to it must time out.
+  silent = net.createServer((s) => {
+    sockets.add(s);
+    s.on('close', () => sockets.delete(s));
+  });
+  await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+  silentPort = (silent.address() as net.AddressInfo).port;
+});
+
+afterAll(async () => {
+  for (const s of sockets) s.destroy();
+  await new Promise((r) => silent.close(r));
+});
+
+describe('kafkajs request queue fix', () => {
+  it('is applied to the pinned kafkajs version', () => {
+    expect(idleLoopFixApplied()).toBe(true);
+  });
+
+  it('still times out a request the broker never answers, at its deadline', async () => {
+    const kafka = new Kafka({
+      clientId: 'idle-fix-test',
+      brokers: [`127.0.0.1:${silentPort}`],
+      requestTimeout: 1_500,
+      connectionTimeout: 1_000,
+      retry: { retries: 0 },
+      logLevel: logLevel.NOTHING,
+    });
+    const admin = kafka.admin();
+    const started = Date.now();
+    const err = (await admin.connect().then(
+      () => undefined,
+      (e: unknown) => e,
+    )) as Error | undefined;
+    const took = Date.now() - started;
+    await admin.disconnect().catch(() => undefined);
+    // kafkajs wraps the request's timeout; the original sits somewhere in the cause chain.
+    const chain: string[] = [];
+    for (let e: unknown = err; e; e = (e as { cause?: unknown; originalError?: unknown }).originalError ?? (e as { cause?: unknown }).cause) {
+      chain.push(`${(e as Error).name}: ${(e as Error).message}`);
+    }
+    expect(chain.join(' <- ')).toMatch(/KafkaJSRequestTimeoutError|Request .* timed out/);
+    expect(took).toBeGreaterThanOrEqual(1_400);
+    expect(took).toBeLessThan(10_000);
+  }, 20_000);
+
+  it('holds no timeout timer on a connection with nothing in flight, and one while a request is out', async () => {
+    const kafka = new Kafka({ clientId: 'idle-fix-test', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
+    const admin = kafka.admin();
+    await admin.connect();
+    try {
+      await admin.listTopics();
+      expect(queues.size).toBeGreaterThan(0);
+      for (const q of queues) {
+        expect(q.inflight.size).toBe(0);
+        expect(q.requestTimeoutIntervalId).toBeUndefined();
+      }
+      // A request in flight arms the timer; its answer lets it lapse without re-arming.
+      let answered = false;
+      const pending = admin.fetchTopicMetadata({ topics: [] }).finally(() => {
+        answered = true;
+      });
+      let armedWhileOut = false;
+      while (!answered && !armedWhileOut) {
+        armedWhileOut = [...queues].some((q) => q.inflight.size > 0 && q.requestTimeoutIntervalId !== undefined);
+        await new Promise((r) => setImmediate(r));
+      }
+      await pending;
+      expect(armedWhileOut).toBe(true);
+      for (const q of queues) expect(q.requestTimeoutIntervalId).toBeUndefined();
+    } finally {
+      await admin.disconnect();
+    }
+  }, 20_000);
+});
+

@@ -1,0 +1,96 @@
+import pg from 'pg';
+import type { Logger } from './log.js';
+
+/** Connection settings for a service's database URL (with `?schema=`, as Prisma takes it). */
+export function pgConnectionFor(databaseUrl: string): { schema: string; config: pg.ClientConfig } {
+  const url = new URL(databaseUrl);
+  const schema = url.searchParams.get('schema') ?? 'public';
+  url.searchParams.delete('schema');
+  return { schema, config: { connectionString: url.toString(), options: `-c search_path=${schema}`, connectionTimeoutMillis: 5_000 } };
+}
+
+/**
+ * One `LISTEN` connection of its own, kept open: reconnects a second after it breaks. Postgres
+ * delivers a `NOTIFY` at commit (never for a rolled-back transaction) to every session listening
+ * at that moment; one sent while this connection was down is lost, so `onListening` runs after
+ * every (re)connection for the caller to catch up (drain, or drop what it cached).
+ */
+export class PgListener {
+  private client: pg.Client | undefined;
+  private retry: NodeJS.Timeout | undefined;
+  private running = false;
+
+  constructor(
+    private readonly opts: {
+      connection: pg.ClientConfig;
+      channel: string;
+      log: Logger;
+      onNotify: (payload: string) => void;
+      onListening?: () => void;
+      /** Runs when a listening connection is lost (before the reconnection). */
+      onLost?: () => void;
+    },
+  ) {
+    if (!/^[a-z_][a-z0-9_]*$/.test(opts.channel)) throw new Error(`not a plain channel name: ${opts.channel}`);
+  }
+
+  start(): void {
+    if (this.running) return;
+    this.running = true;
+    void this.connect();
+  }
+
+  /** True while a connection is listening: every notification from now on will arrive. */
+  listening(): boolean {
+    return this.client !== undefined;
+  }
+
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.retry) clearTimeout(this.retry);
+    this.retry = undefined;
+    const client = this.client;
+    this.client = undefined;
+    await client?.end().catch(() => undefined);
+  }
+
+  private async connect(): Promise<void> {
+    if (!this.running) return;
+    const client = new pg.Client(this.opts.connection);
+    let lost = false;
+    const reconnect = (err?: unknown) => {
+      if (lost) return;
+      lost = true;
+      if (err && this.running) this.opts.log.warn({ err, channel: this.opts.channel }, 'listening connection lost, reconnecting');
+      client.removeAllListeners();
+      client.on('error', () => undefined);
+      void client.end().catch(() => undefined);
+      if (this.client === client) {
+        this.client = undefined;
+        this.opts.onLost?.();
+      }
+      if (!this.running || this.retry) return;
+      this.retry = setTimeout(() => {
+        this.retry = undefined;
+        void this.connect();
+      }, 1_000);
+    };
+    client.on('error', reconnect);
+    client.on('end', () => reconnect());
+    client.on('notification', (n) => {
+      if (n.channel === this.opts.channel) this.opts.onNotify(n.payload ?? '');
+    });
+    try {
+      await client.connect();
+      await client.query(`LISTEN ${this.opts.channel}`);
+      if (lost || !this.running) {
+        await client.end().catch(() => undefined);
+        return;
+      }
+      this.client = client;
+      this.opts.onListening?.();
+    } catch (err) {
+      reconnect(err);
+    }
+  }
+}
