@@ -6,8 +6,10 @@ import { createLogger, type Logger } from '@wdr/kit/log';
 import { createMetrics, type ServiceMetrics } from '@wdr/kit/metrics';
 import { createHttpShell, type ServiceLifecycle } from '@wdr/kit/service';
 import { KafkaBus } from '@wdr/kit/kafka';
+import { PgListener, pgConnectionFor } from '@wdr/kit/pg-listen';
 import { PrismaClient } from './generated/prisma/client.js';
 import { publicValidationError } from './api/validation-errors.js';
+import { CREDENTIALS_CHANNEL, CredentialCache } from './domain/auth/credential-cache.js';
 import { withLimiterScripts, type LimiterRedis } from './domain/limits/redis-scripts.js';
 import type { GatewayEnv } from './env.js';
 import { RegisterRoutes } from './routes/routes.js';
@@ -27,6 +29,10 @@ export interface GatewayDeps {
   metrics: ServiceMetrics;
   /** request.lifecycle events from Kafka, fanned out to the open event streams. */
   liveEvents: LiveRequestEvents;
+  /** Recently verified credentials, dropped per tenant when the database says they changed. */
+  credentials: CredentialCache;
+  /** Keeps `credentials` told of changes (LISTEN wdr_credentials). */
+  credentialChanges: PgListener;
 }
 
 /** Wire the real dependencies from configuration (tests and main.ts both use this). */
@@ -37,8 +43,19 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
   redis.on('error', (err: unknown) => log.warn({ err }, 'redis connection error'));
   const metrics = createMetrics('gateway');
   const bus = new KafkaBus({ clientId: 'gateway', brokers: env.KAFKA_BROKERS, prefix: env.KAFKA_TOPIC_PREFIX, log });
+  const credentials = new CredentialCache({ ttlMs: env.AUTH_CACHE_TTL_MS, maxEntries: env.AUTH_CACHE_MAX_ENTRIES });
+  const credentialChanges = new PgListener({
+    connection: pgConnectionFor(env.DATABASE_URL).config,
+    channel: CREDENTIALS_CHANNEL,
+    log,
+    onNotify: (tenantId) => credentials.invalidateTenant(tenantId),
+    onListening: () => credentials.trust(true),
+    onLost: () => credentials.trust(false),
+  });
   return {
     env,
+    credentials,
+    credentialChanges,
     liveEvents: new LiveRequestEvents({ bus, log, metrics }),
     db: new PrismaClient(prismaClientOptions(env.DATABASE_URL)),
     orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, timeoutMs: 10_000 }),
@@ -56,6 +73,7 @@ export function createGatewayService(deps: GatewayDeps): ServiceLifecycle {
     app: createApp(deps),
     start: async () => {
       await deps.db.$connect();
+      deps.credentialChanges.start();
       // Redis is not required to serve (limits fail open); ioredis keeps reconnecting in the background.
       await deps.redis.connect().catch((err: unknown) => deps.log.warn({ err }, 'redis unavailable at start'));
       await deps.liveEvents.start();
@@ -64,6 +82,8 @@ export function createGatewayService(deps: GatewayDeps): ServiceLifecycle {
     beforeClose: () => deps.liveEvents.closeAll(),
     stop: async () => {
       await deps.liveEvents.stop();
+      await deps.credentialChanges.stop();
+      deps.credentials.trust(false);
       deps.redis.disconnect();
       await deps.db.$disconnect();
     },

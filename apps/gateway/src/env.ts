@@ -29,6 +29,13 @@ export const gatewayEnv = {
   RATE_LIMIT_WINDOW_SECONDS: positiveInt(60, 86_400),
   /** Default ceiling on a tenant's non-terminal requests; a tenant_limits row overrides it. */
   CONCURRENCY_LIMIT: positiveInt(100, 10_000_000),
+  /**
+   * How long a verified API key or cabinet token is answered from memory. Changes still take effect
+   * at once (the database notifies every replica, see domain/auth/credential-cache.ts); 0 turns the
+   * cache off.
+   */
+  AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
+  AUTH_CACHE_MAX_ENTRIES: positiveInt(10_000, 1_000_000),
   /** Cabinet tokens expire after this many days unless the admin command says otherwise. */
   CABINET_TOKEN_TTL_DAYS: positiveInt(90, 3650),
   /**

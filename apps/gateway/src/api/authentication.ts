@@ -15,9 +15,9 @@ export async function expressAuthentication(req: Request, securityName: string):
   try {
     switch (securityName) {
       case 'api_key':
-        return await authenticateApiKey(deps.db, req.header('x-api-key'), deps.env.API_KEY_PEPPER);
+        return await authenticateApiKey(deps.db, req.header('x-api-key'), deps.env.API_KEY_PEPPER, deps.credentials);
       case 'bearer':
-        return await authenticateCabinetToken(deps.db, req.header('authorization'), deps.env.API_KEY_PEPPER);
+        return await authenticateCabinetToken(deps.db, req.header('authorization'), deps.env.API_KEY_PEPPER, deps.credentials);
       default:
         throw new PublicError('UNAUTHENTICATED', 'Unsupported credential.');
     }

@@ -1,7 +1,8 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { PublicError } from '@wdr/kit/errors';
 import type { PrismaClient } from '../../generated/prisma/client.js';
-import { hashApiKey, keyMatches } from '../tenants/api-keys.js';
+import { digestMatches, hashApiKey, keyMatches } from '../tenants/api-keys.js';
+import type { CredentialCache } from './credential-cache.js';
 import { limitsOf, type AuthenticatedTenant } from '../tenants/tenants.js';
 
 /**
@@ -35,16 +36,22 @@ export async function authenticateCabinetToken(
   db: PrismaClient,
   authorization: string | undefined,
   pepper: string,
+  cache?: CredentialCache,
   now = new Date(),
 ): Promise<AuthenticatedTenant> {
   const token = bearerTokenOf(authorization);
   const prefix = token ? cabinetTokenPrefixOf(token) : undefined;
   if (!token || !prefix) throw unauthenticated();
-  const row = await db.cabinetToken.findUnique({ where: { prefix }, include: { tenant: { include: { limits: true } } } });
-  if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now) || row.tenant.status !== 'active' || !keyMatches(token, row.hash, pepper)) {
-    throw unauthenticated();
-  }
-  return { tenantId: row.tenantId, credential: 'cabinet_token', limits: limitsOf(row.tenant.limits) };
+  const digest = hashApiKey(token, pepper);
+  const load = async () => {
+    const row = await db.cabinetToken.findUnique({ where: { prefix }, include: { tenant: { include: { limits: true } } } });
+    if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now) || row.tenant.status !== 'active' || !digestMatches(digest, row.hash)) {
+      throw unauthenticated();
+    }
+    // Cached no longer than the token lives.
+    return { tenant: { tenantId: row.tenantId, credential: 'cabinet_token' as const, limits: limitsOf(row.tenant.limits) }, credentialExpiresAt: row.expiresAt };
+  };
+  return cache ? cache.resolve(`cabinet_token:${digest}`, load) : (await load()).tenant;
 }
 
 export async function issueCabinetToken(

@@ -29,7 +29,12 @@ export function prefixOf(key: string): string | undefined {
 }
 
 export function keyMatches(key: string, storedHash: string, pepper: string): boolean {
-  const a = Buffer.from(hashApiKey(key, pepper), 'hex');
+  return digestMatches(hashApiKey(key, pepper), storedHash);
+}
+
+/** A presented credential's digest (`hashApiKey`) against the stored one, in constant time. */
+export function digestMatches(digest: string, storedHash: string): boolean {
+  const a = Buffer.from(digest, 'hex');
   const b = Buffer.from(storedHash, 'hex');
   return a.length === b.length && timingSafeEqual(a, b);
 }

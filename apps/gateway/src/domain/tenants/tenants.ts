@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { PublicError } from '@wdr/kit/errors';
 import type { PrismaClient, TenantLimits } from '../../generated/prisma/client.js';
-import { issueApiKey, keyMatches, prefixOf } from './api-keys.js';
+import type { CredentialCache } from '../auth/credential-cache.js';
+import { digestMatches, hashApiKey, issueApiKey, prefixOf } from './api-keys.js';
 
 /** Per-tenant overrides of the admission limits; a missing value means the gateway default. */
 export interface LimitOverrides {
@@ -25,14 +26,19 @@ export function limitsOf(row: TenantLimits | null): LimitOverrides {
   };
 }
 
-export async function authenticateApiKey(db: PrismaClient, key: string | undefined, pepper: string): Promise<AuthenticatedTenant> {
+const badKey = () => new PublicError('UNAUTHENTICATED', 'A valid X-API-Key header is required.');
+
+/** The tenant of a valid, unrevoked key of an active tenant; answered from `cache` when it holds the key. */
+export async function authenticateApiKey(db: PrismaClient, key: string | undefined, pepper: string, cache?: CredentialCache): Promise<AuthenticatedTenant> {
   const prefix = key ? prefixOf(key) : undefined;
-  if (!key || !prefix) throw new PublicError('UNAUTHENTICATED', 'A valid X-API-Key header is required.');
-  const row = await db.apiKey.findUnique({ where: { prefix }, include: { tenant: { include: { limits: true } } } });
-  if (!row || row.revokedAt || row.tenant.status !== 'active' || !keyMatches(key, row.hash, pepper)) {
-    throw new PublicError('UNAUTHENTICATED', 'A valid X-API-Key header is required.');
-  }
-  return { tenantId: row.tenantId, credential: 'api_key', limits: limitsOf(row.tenant.limits) };
+  if (!key || !prefix) throw badKey();
+  const digest = hashApiKey(key, pepper);
+  const load = async () => {
+    const row = await db.apiKey.findUnique({ where: { prefix }, include: { tenant: { include: { limits: true } } } });
+    if (!row || row.revokedAt || row.tenant.status !== 'active' || !digestMatches(digest, row.hash)) throw badKey();
+    return { tenant: { tenantId: row.tenantId, credential: 'api_key' as const, limits: limitsOf(row.tenant.limits) } };
+  };
+  return cache ? cache.resolve(`api_key:${digest}`, load) : (await load()).tenant;
 }
 
 export async function createTenant(db: PrismaClient, name: string, pepper: string): Promise<{ tenantId: string; apiKey: string }> {
