@@ -1,5 +1,7 @@
 import { parseArgs } from 'node:util';
+import { ledgerApi } from '@wdr/contracts';
 import { createServiceClient } from '@wdr/kit/http-client';
+import { callInternal } from '@wdr/kit/internal-call';
 import { prismaClientOptions } from '@wdr/kit/db';
 import { PrismaClient } from './generated/prisma/client.js';
 import { loadGatewayEnv } from './env.js';
@@ -65,7 +67,7 @@ const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER
 
 async function grant(tenantId: string, amount: number, reference: string) {
   if (amount === 0) return null;
-  return ledger.post<{ balance_tokens: number }>(`/internal/v1/accounts/${tenantId}/grants`, { amount, reference });
+  return callInternal(ledger, ledgerApi.grant, { params: { tenantId }, body: { amount, reference } });
 }
 
 try {
@@ -88,7 +90,7 @@ try {
         // Keys are stored hashed, so a re-run issues a fresh key rather than printing the old one.
         // The demo credits were granted when the tenant was created; a re-run only reads the balance.
         const apiKey = await issueKeyFor(db, existing.id, env.API_KEY_PEPPER, 'seed-demo');
-        const balance = await ledger.get<{ balance_tokens: number }>(`/internal/v1/accounts/${existing.id}/balance`);
+        const balance = await callInternal(ledger, ledgerApi.balance, { params: { tenantId: existing.id } });
         console.log(JSON.stringify({ tenant_id: existing.id, api_key: apiKey, balance_tokens: balance.balance_tokens }));
       } else {
         const t = await createTenant(db, 'demo', env.API_KEY_PEPPER);

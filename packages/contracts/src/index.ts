@@ -4,3 +4,8 @@ export type * as Api from './openapi/types.js';
 export type { components, paths, operations } from './openapi/types.js';
 export * from './browser/actions.js';
 export * from './internal/render.js';
+export * from './vocabulary.js';
+export * from './internal/endpoint.js';
+export * from './internal/orchestrator.js';
+export * from './internal/ledger.js';
+export * from './internal/renderer.js';

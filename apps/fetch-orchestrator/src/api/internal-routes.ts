@@ -1,5 +1,5 @@
 import { Router } from 'express';
-import { z } from 'zod';
+import { orchestratorApi as api } from '@wdr/contracts';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
 import type { OrchestratorDeps } from '../app.js';
 import { createRequest, readRequest } from '../domain/requests.js';
@@ -8,20 +8,6 @@ import { batchRoutes } from './batch-routes.js';
 import { renderJobRoutes } from './render-job-routes.js';
 import { requestReadRoutes } from './request-read-routes.js';
 
-const uuid = z.uuid();
-
-const createBody = z.object({
-  request_id: uuid,
-  tenant_id: uuid,
-  url: z.url({ protocol: /^https?$/ }).max(4096),
-  route_mode: z.enum(['direct', 'auto', 'browser', 'http', 'residential', 'residential_browser']),
-  proxy_type: z.enum(['datacenter', 'residential', 'premium']).nullable(),
-  max_credits: z.number().int().min(1).nullable(),
-  options: z.record(z.string(), z.unknown()),
-  input_hash: z.string().length(64),
-});
-
-
 /** Internal API used by the gateway; not exposed outside the cluster. */
 export function internalRoutes(deps: OrchestratorDeps, onCreated: () => void): Router {
   const r = Router();
@@ -29,15 +15,15 @@ export function internalRoutes(deps: OrchestratorDeps, onCreated: () => void): R
   r.use(requestReadRoutes(deps, onCreated));
   r.use(batchRoutes(deps, onCreated));
   r.use(renderJobRoutes(deps, onCreated));
-  r.post('/internal/v1/requests', async (req, res) => {
-    const cmd = parse(createBody, req.body);
+  r.post(api.createRequest.route, async (req, res) => {
+    const cmd = parse(api.createRequest.body, req.body);
     const view = await createRequest(deps.admission, cmd);
     if (!view.idempotent_replay) onCreated();
     res.status(view.idempotent_replay ? 200 : 201).json(view);
   });
-  r.get('/internal/v1/requests/:id', async (req, res) => {
-    const id = parse(uuid, req.params['id']);
-    const tenantId = parse(uuid, req.query['tenant_id']);
+  r.get(api.readRequest.route, async (req, res) => {
+    const id = parse(api.readRequest.params.id, req.params['id']);
+    const tenantId = parse(api.readRequest.query.shape.tenant_id, req.query['tenant_id']);
     res.json(await readRequest(deps.db, tenantId, id));
   });
   return r;

@@ -1,9 +1,10 @@
 import { createHash } from 'node:crypto';
 import { PublicError } from '@wdr/kit/errors';
 import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
-import type { components } from '@wdr/contracts';
+import { ledgerApi, type components, type ProxyNetworkTypeName, type RouteModeName } from '@wdr/contracts';
+import { callInternal } from '@wdr/kit/internal-call';
 import { Prisma, type Batch as BatchRow, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
-import { finish, TERMINAL, type AdmissionDeps, type LedgerReservation } from './requests.js';
+import { finish, TERMINAL, type AdmissionDeps } from './requests.js';
 import { firstJobOf, firstStageOf, routeUnavailable } from './stages.js';
 
 export type CabinetBatchResponse = components['schemas']['CabinetBatchResponse'];
@@ -61,14 +62,19 @@ export async function createBatch(
   if (existing) return replayOf(deps.db, existing, cmd);
 
   const ids = cmd.jobs.map((_, i) => jobIdOf(cmd.batch_id, i));
-  const reserved = await deps.ledger.post<{ items: LedgerReservation[]; balance_tokens: number }>(
-    '/internal/v1/reservations/batch',
-    {
+  const reserved = await callInternal(deps.ledger, ledgerApi.reserveBatch, {
+    body: {
       tenant_id: cmd.tenant_id,
-      items: cmd.jobs.map((j, i) => ({ request_id: ids[i], route_mode: j.route_mode, proxy_type: j.proxy_type, max_credits: j.max_credits })),
+      // Parsed with the same vocabulary on the way in (orchestratorApi.createBatch).
+      items: cmd.jobs.map((j, i) => ({
+        request_id: ids[i]!,
+        route_mode: j.route_mode as RouteModeName,
+        proxy_type: j.proxy_type as ProxyNetworkTypeName | null,
+        max_credits: j.max_credits,
+      })),
     },
-    { timeoutMs: 60_000 },
-  );
+    timeoutMs: 60_000,
+  });
   const byId = new Map(reserved.items.map((r) => [r.request_id, r]));
   const reservationOf = (id: string) => {
     const r = byId.get(id);

@@ -1,4 +1,6 @@
+import { ledgerApi } from '@wdr/contracts';
 import type { ServiceClient } from '@wdr/kit/http-client';
+import { callInternal } from '@wdr/kit/internal-call';
 import { enqueue, PoisonMessageError, type HandlerContext } from '@wdr/kit/kafka';
 import type { Logger } from '@wdr/kit/log';
 import type { Sealer } from '@wdr/kit/sealing';
@@ -10,14 +12,6 @@ import { appendEvent, finish, TERMINAL } from './requests.js';
 import { renderJobOf } from './stages.js';
 
 type Tx = Prisma.TransactionClient;
-
-/** The ledger's answer to POST /internal/v1/reservations/{id}/steps. */
-interface StepAnswer {
-  allowed: boolean;
-  reason: 'budget_exhausted' | 'insufficient_credits' | null;
-  projected_tokens: number;
-  max_credits: number | null;
-}
 
 export interface HttpStageDeps {
   db: PrismaClient;
@@ -165,7 +159,7 @@ export async function lockUnlessTerminal(tx: Tx, requestId: string): Promise<boo
  * transaction that records this message as processed.
  */
 async function escalateToBrowser(deps: HttpStageDeps, request: DataRequest, signal: Exclude<PageSignal, { kind: 'page' }>, ctx: HandlerContext<Tx>): Promise<void> {
-  const step = await deps.ledger.post<StepAnswer>(`/internal/v1/reservations/${request.id}/steps`, { step_id: 'escalate:browser', stage: 'browser' });
+  const step = await callInternal(deps.ledger, ledgerApi.authorizeStep, { params: { requestId: request.id }, body: { step_id: 'escalate:browser', stage: 'browser' } });
   const isProtected = signal.kind === 'challenge';
   await ctx.transaction(async (tx) => {
     if (!(await lockUnlessTerminal(tx, request.id))) return;

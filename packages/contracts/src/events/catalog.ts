@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { PROXY_NETWORK_TYPES, SETTLED_TOKEN_STATES, STAGES, TERMINAL_REQUEST_STATUSES } from '../vocabulary.js';
 
 /**
  * The map of the fleet: every Kafka topic once, who produces it, who consumes it, its key, and the
@@ -53,7 +54,7 @@ export const RequestEventAppended = z.object({
 export const SettlementRequested = z.object({
   request_id: requestId,
   /** `completed` posts the actual cost and releases the rest; `failed` and `cancelled` refund. */
-  outcome: z.enum(['completed', 'failed', 'cancelled']),
+  outcome: z.enum(TERMINAL_REQUEST_STATUSES),
   /** Route mode of the terminal stage: what the base price is taken from. */
   route_mode: z.string(),
   /** Legacy: CAPTCHA tokens priced by the sender; used only when `captcha_solves` is absent. */
@@ -61,13 +62,13 @@ export const SettlementRequested = z.object({
   /** Why execution ended early. `budget_exhausted` (max_credits_per_request reached) is charged, capped at the ceiling, not refunded. */
   reason: z.enum(['budget_exhausted']).optional(),
   /** For `auto`: the stage it ended in; the base price is that stage's tariff (default `http`). */
-  terminal_stage: z.enum(['http', 'browser']).optional(),
+  terminal_stage: z.enum(STAGES).optional(),
   /** CAPTCHA solves performed; the ledger prices them from its tables. */
   captcha_solves: z.number().int().min(0).optional(),
   /** Proxy traffic of the request; absent when no proxy was used. `measured` false: counted as unmeasured, never as zero bytes. */
   traffic: z
     .object({
-      proxy_type: z.enum(['datacenter', 'residential', 'premium']),
+      proxy_type: z.enum(PROXY_NETWORK_TYPES),
       measured: z.boolean(),
       request_bytes: z.number().int().min(0),
       response_bytes: z.number().int().min(0),
@@ -77,7 +78,7 @@ export const SettlementRequested = z.object({
 
 export const ReservationResolved = z.object({
   request_id: requestId,
-  token_state: z.enum(['settled', 'refunded']),
+  token_state: z.enum(SETTLED_TOKEN_STATES),
   charged_tokens: tokens,
   /** The cost lines of `charged_tokens` (base of the terminal stage, CAPTCHA, proxy traffic). */
   base_tokens: tokens.optional(),

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { browserActionSchema } from '../browser/actions.js';
+import { PROXY_NETWORK_TYPES, RESOURCE_POLICIES, ROUTE_MODES } from '../vocabulary.js';
 
 /**
  * The internal HTTP contract between browser-renderer and fetch-orchestrator for one render job.
@@ -21,9 +22,8 @@ export const RENDER_PATHS = {
   debugArtifact: (requestId: string, name: string) => `/internal/v1/debug-artifacts/${requestId}/${name}`,
 } as const;
 
-export const ROUTE_MODES = ['direct', 'auto', 'browser', 'http', 'residential', 'residential_browser'] as const;
-export const PROXY_NETWORK_TYPES = ['datacenter', 'residential', 'premium'] as const;
-export const RESOURCE_POLICIES = ['adaptive', 'compatible'] as const;
+// Spelled once in ../vocabulary.ts; re-exported here for the importers of this module.
+export { PROXY_NETWORK_TYPES, RESOURCE_POLICIES, ROUTE_MODES };
 
 /**
  * How the browser reaches the target. Filled by the proxy layer; `proxy: null` goes direct and

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { orchestratorApi, type CreateBatchBody } from '@wdr/contracts';
 import { PublicError, type FieldIssue } from '@wdr/kit/errors';
+import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
 import type { Batch, CabinetBatchResponse } from '../../api/models-reads.js';
 import { takeSubmissionRate } from '../limits/admission.js';
@@ -11,13 +13,7 @@ import { requireUuid } from '../reads/request-reads.js';
 export const MAX_BATCH_JOBS = 1000;
 
 /** One job as the orchestrator takes it: the same command as a single submission, minus ids. */
-interface BatchJobCommand {
-  url: string;
-  route_mode: string;
-  proxy_type: string | null;
-  max_credits: number | null;
-  options: Record<string, unknown>;
-}
+type BatchJobCommand = CreateBatchBody['jobs'][number];
 
 /**
  * Validate every job with the single-submission rules; all problems are reported at once, each
@@ -66,18 +62,17 @@ export async function submitBatch(deps: GatewayDeps, ctx: SubmissionContext, bod
   // its jobs queue in the fleet (a batch larger than the ceiling could never be admitted otherwise);
   // its jobs do count as active requests for later single submissions.
   await takeSubmissionRate(deps, tenant, ctx.setHeader);
-  return deps.orchestrator.post<CabinetBatchResponse>(
-    '/internal/v1/batches',
-    {
+  return callInternal(deps.orchestrator, orchestratorApi.createBatch, {
+    body: {
       batch_id: requestIdFor(tenantId, `batch\u0000${idempotencyKey ?? randomUUID()}`),
       tenant_id: tenantId,
       input_hash: inputHashOf({ jobs }),
       jobs,
     },
-    { timeoutMs: 60_000 },
-  );
+    timeoutMs: 60_000,
+  });
 }
 
 export async function getBatch(deps: GatewayDeps, tenantId: string, id: string): Promise<Batch> {
-  return deps.orchestrator.get<Batch>(`/internal/v1/batches/${requireUuid(id)}`, { searchParams: { tenant_id: tenantId } });
+  return callInternal(deps.orchestrator, orchestratorApi.readBatch, { params: { id: requireUuid(id) }, query: { tenant_id: tenantId } });
 }

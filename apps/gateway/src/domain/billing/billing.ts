@@ -1,4 +1,6 @@
+import { ledgerApi } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
+import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
 import type { ProxyTrafficUsage, StatementPage, TokenBalance } from '../../api/models-billing.js';
 
@@ -7,11 +9,11 @@ import type { ProxyTrafficUsage, StatementPage, TokenBalance } from '../../api/m
  * exactly the public shapes; nothing about providers, routes or the operator's accounts is in them.
  */
 export async function readUsage(deps: Pick<GatewayDeps, 'ledger'>, tenantId: string): Promise<ProxyTrafficUsage> {
-  return deps.ledger.get<ProxyTrafficUsage>(`/internal/v1/accounts/${tenantId}/usage`);
+  return callInternal(deps.ledger, ledgerApi.usage, { params: { tenantId } });
 }
 
 export async function readBalance(deps: Pick<GatewayDeps, 'ledger'>, tenantId: string): Promise<TokenBalance> {
-  const b = await deps.ledger.get<TokenBalance>(`/internal/v1/accounts/${tenantId}/balance`);
+  const b = await callInternal(deps.ledger, ledgerApi.balance, { params: { tenantId } });
   return { balance_tokens: b.balance_tokens, reserved_tokens: b.reserved_tokens, plan_id: b.plan_id, low_balance_threshold_tokens: b.low_balance_threshold_tokens };
 }
 
@@ -29,7 +31,8 @@ export async function readStatement(
   if (q.cursor !== undefined && !/^[A-Za-z0-9_-]{1,500}$/.test(q.cursor)) {
     throw new PublicError('VALIDATION_FAILED', 'The cursor is not valid.', { details: [{ field: 'cursor', issue: 'not a cursor from this API' }] });
   }
-  return deps.ledger.get<StatementPage>(`/internal/v1/accounts/${tenantId}/statement`, {
-    searchParams: { limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) },
+  return callInternal(deps.ledger, ledgerApi.statement, {
+    params: { tenantId },
+    query: { limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) },
   });
 }

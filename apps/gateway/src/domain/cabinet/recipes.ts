@@ -1,5 +1,7 @@
 import { z } from 'zod';
+import { ledgerApi } from '@wdr/contracts';
 import { parseOrThrow } from '@wdr/kit/errors';
+import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
 import type { DataRecipeList, RecipeCapabilities, RecipeList } from '../../api/models.js';
 
@@ -42,7 +44,7 @@ export async function listRecipes(
  */
 export async function recipeCapabilities(deps: Pick<GatewayDeps, 'env' | 'ledger'>, tenantId: string): Promise<RecipeCapabilities> {
   const env = deps.env;
-  const plan = await deps.ledger.get<{ recipe_billing: RecipeCapabilities['billing'] }>(`/internal/v1/accounts/${tenantId}/plan`);
+  const plan = await callInternal(deps.ledger, ledgerApi.plan, { params: { tenantId } });
   return {
     enabled: env.RECIPES_ENABLED,
     dsl_version: 1,

@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { orchestratorApi } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
+import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';
 
@@ -111,8 +113,9 @@ export async function enterConcurrency(
     }
   };
   try {
-    const { active } = await deps.orchestrator.get<{ active: number }>(`/internal/v1/tenants/${tenant.tenantId}/active-requests`, {
-      searchParams: { limit: limit + 1 },
+    const { active } = await callInternal(deps.orchestrator, orchestratorApi.activeRequests, {
+      params: { tenantId: tenant.tenantId },
+      query: { limit: limit + 1 },
     });
     if (active + inflight > limit && !(existingRequestId && (await requestExists(deps, tenant.tenantId, existingRequestId)))) {
       refused(deps, 'concurrency_limited');
@@ -129,7 +132,7 @@ export async function enterConcurrency(
 
 async function requestExists(deps: GatewayDeps, tenantId: string, id: string): Promise<boolean> {
   try {
-    await deps.orchestrator.get(`/internal/v1/requests/${id}`, { searchParams: { tenant_id: tenantId } });
+    await callInternal(deps.orchestrator, orchestratorApi.readRequest, { params: { id }, query: { tenant_id: tenantId } });
     return true;
   } catch (err) {
     if (err instanceof PublicError && err.code === 'NOT_FOUND') return false;

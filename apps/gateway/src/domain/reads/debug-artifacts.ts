@@ -1,5 +1,6 @@
 import { PublicError } from '@wdr/kit/errors';
-import { DebugArtifactBody, RENDER_PATHS } from '@wdr/contracts';
+import { DebugArtifactBody, rendererApi } from '@wdr/contracts';
+import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
 import { requireUuid } from './request-reads.js';
 import type { RequestResultBody } from './request-reads.js';
@@ -16,7 +17,7 @@ export async function readDebugArtifact(deps: GatewayDeps, tenantId: string, id:
   if (!NAME_RE.test(name)) {
     throw new PublicError('VALIDATION_FAILED', 'The artifact name is not valid.', { details: [{ field: 'name', issue: 'must be an artifact name such as screenshot.png' }] });
   }
-  const raw = await deps.renderer.get<unknown>(RENDER_PATHS.debugArtifact(requestId, name), { searchParams: { tenant_id: tenantId }, timeoutMs: 15_000 });
+  const raw: unknown = await callInternal(deps.renderer, rendererApi.debugArtifact, { params: { requestId, name }, query: { tenant_id: tenantId }, timeoutMs: 15_000 });
   const artifact = DebugArtifactBody.parse(raw);
   return { contentType: artifact.content_type, body: Buffer.from(artifact.body_base64, 'base64') };
 }

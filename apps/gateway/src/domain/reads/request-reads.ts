@@ -1,4 +1,6 @@
+import { orchestratorApi, type RequestStatusName } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
+import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
 import type { DataJobStatus, RequestDetail } from '../../api/models.js';
 import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../../api/models-reads.js';
@@ -34,11 +36,12 @@ export async function listDataRequests(deps: GatewayDeps, tenantId: string, q: L
   if (q.status !== undefined && !(JOB_STATUSES as readonly string[]).includes(q.status)) {
     throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ field: 'status', issue: `must be one of ${JOB_STATUSES.join(', ')}` }] });
   }
-  return deps.orchestrator.get<RequestPage>('/internal/v1/requests', {
-    searchParams: {
+  return callInternal(deps.orchestrator, orchestratorApi.listRequests, {
+    query: {
       tenant_id: tenantId,
       limit,
-      ...(q.status !== undefined ? { status: q.status } : {}),
+      // Checked against JOB_STATUSES above.
+      ...(q.status !== undefined ? { status: q.status as RequestStatusName } : {}),
       ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
     },
   });
@@ -51,8 +54,9 @@ export interface StoredEventHistory {
 
 /** The stored history of one request of the tenant after `afterId` (0: all of it). */
 export async function storedEventsOf(deps: GatewayDeps, tenantId: string, id: string, afterId = 0): Promise<StoredEventHistory> {
-  return deps.orchestrator.get<StoredEventHistory>(`/internal/v1/requests/${requireUuid(id)}/events`, {
-    searchParams: { tenant_id: tenantId, after: afterId },
+  return callInternal(deps.orchestrator, orchestratorApi.requestEvents, {
+    params: { id: requireUuid(id) },
+    query: { tenant_id: tenantId, after: afterId },
   });
 }
 
@@ -74,8 +78,9 @@ export async function readRequestResult(deps: GatewayDeps, tenantId: string, id:
   if (f !== 'html' && f !== 'text') {
     throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ field: 'format', issue: 'must be one of html, text' }] });
   }
-  const r = await deps.orchestrator.get<{ content_type: string; body_base64: string }>(`/internal/v1/requests/${requireUuid(id)}/result`, {
-    searchParams: { tenant_id: tenantId, format: f },
+  const r = await callInternal(deps.orchestrator, orchestratorApi.requestResult, {
+    params: { id: requireUuid(id) },
+    query: { tenant_id: tenantId, format: f },
     timeoutMs: 30_000,
   });
   return { contentType: r.content_type, body: Buffer.from(r.body_base64, 'base64') };
@@ -83,7 +88,7 @@ export async function readRequestResult(deps: GatewayDeps, tenantId: string, id:
 
 /** Cancel a pending or running request of the tenant; cancelling a cancelled request answers it again. */
 export async function cancelDataRequest(deps: GatewayDeps, tenantId: string, id: string): Promise<RequestDetail> {
-  return deps.orchestrator.post<RequestDetail>(`/internal/v1/requests/${requireUuid(id)}/cancel`, { tenant_id: tenantId });
+  return callInternal(deps.orchestrator, orchestratorApi.cancelRequest, { params: { id: requireUuid(id) }, body: { tenant_id: tenantId } });
 }
 
 /**
@@ -100,10 +105,13 @@ export async function retryDataRequest(deps: GatewayDeps, ctx: SubmissionContext
   await takeSubmissionRate(deps, ctx.tenant, ctx.setHeader);
   const ticket = await enterConcurrency(deps, ctx.tenant, ctx.idempotencyKey !== undefined ? requestId : undefined);
   try {
-    return await deps.orchestrator.post<RetrySubmissionResponse>(`/internal/v1/requests/${sourceId}/retry`, {
-      tenant_id: tenantId,
-      request_id: requestId,
-      input_hash: inputHashOf({ retry_of: sourceId }),
+    return await callInternal(deps.orchestrator, orchestratorApi.retryRequest, {
+      params: { id: sourceId },
+      body: {
+        tenant_id: tenantId,
+        request_id: requestId,
+        input_hash: inputHashOf({ retry_of: sourceId }),
+      },
     });
   } finally {
     await ticket.release();

@@ -1,5 +1,7 @@
 import { createHash, randomUUID } from 'node:crypto';
+import { orchestratorApi } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
+import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
 import type { CabinetRequestResponse, CreateDataRequestBody, RequestDetail, RequestMode, SubmissionResponse } from '../../api/models.js';
 import { enterConcurrency, takeSubmissionRate, type SetHeader } from '../limits/admission.js';
@@ -88,15 +90,17 @@ export async function submitRequest(deps: GatewayDeps, ctx: SubmissionContext, b
   const ticket = await enterConcurrency(deps, ctx.tenant, ctx.idempotencyKey !== undefined ? requestId : undefined);
   try {
     const { url, max_credits_per_request, ...options } = normalized;
-    return await deps.orchestrator.post<SubmissionResponse>('/internal/v1/requests', {
-      request_id: requestId,
-      tenant_id: tenantId,
-      url,
-      route_mode: resolveRouteMode(normalized),
-      proxy_type: normalized.proxy_type ?? null,
-      max_credits: max_credits_per_request ?? null,
-      options,
-      input_hash: inputHashOf(normalized),
+    return await callInternal(deps.orchestrator, orchestratorApi.createRequest, {
+      body: {
+        request_id: requestId,
+        tenant_id: tenantId,
+        url,
+        route_mode: resolveRouteMode(normalized),
+        proxy_type: normalized.proxy_type ?? null,
+        max_credits: max_credits_per_request ?? null,
+        options,
+        input_hash: inputHashOf(normalized),
+      },
     });
   } finally {
     await ticket.release();
@@ -128,5 +132,5 @@ export async function getDataRequest(deps: GatewayDeps, tenantId: string, id: st
   if (!UUID_RE.test(id)) {
     throw new PublicError('VALIDATION_FAILED', 'The request id is not valid.', { details: [{ field: 'id', issue: 'must be a uuid' }] });
   }
-  return deps.orchestrator.get<RequestDetail>(`/internal/v1/requests/${id}`, { searchParams: { tenant_id: tenantId } });
+  return callInternal(deps.orchestrator, orchestratorApi.readRequest, { params: { id }, query: { tenant_id: tenantId } });
 }

@@ -1,0 +1,149 @@
+import { describe, expect, it } from '@jest/globals';
+import type { AnyInternalEndpoint } from './endpoint.js';
+import { ledgerApi } from './ledger.js';
+import { orchestratorApi } from './orchestrator.js';
+import { RENDER_PATHS } from './render.js';
+import { rendererApi } from './renderer.js';
+
+const ID = '0b4f5a4e-8d1c-4c3e-9f65-1a2b3c4d5e6f';
+const TENANT = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
+const HASH = 'a'.repeat(64);
+
+/** The request path Express would match `route` against: `:name` matches one segment. */
+function matches(route: string, path: string): Record<string, string> | null {
+  const names: string[] = [];
+  const re = new RegExp(
+    `^${route.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace(/:([A-Za-z_][A-Za-z0-9_]*)/g, (_, n: string) => (names.push(n), '([^/]+)'))}$`,
+  );
+  const m = re.exec(path);
+  return m ? Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)])) : null;
+}
+
+const sample: Record<string, string> = { id: ID, requestId: ID, tenantId: TENANT, name: 'screenshot.png' };
+
+/** Every endpoint, with the path its builder must produce for `sample` (spelled out, as callers had it). */
+const expected: [string, AnyInternalEndpoint, string][] = [
+  ['orchestrator.createRequest', orchestratorApi.createRequest, '/internal/v1/requests'],
+  ['orchestrator.readRequest', orchestratorApi.readRequest, `/internal/v1/requests/${ID}`],
+  ['orchestrator.listRequests', orchestratorApi.listRequests, '/internal/v1/requests'],
+  ['orchestrator.requestEvents', orchestratorApi.requestEvents, `/internal/v1/requests/${ID}/events`],
+  ['orchestrator.requestResult', orchestratorApi.requestResult, `/internal/v1/requests/${ID}/result`],
+  ['orchestrator.cancelRequest', orchestratorApi.cancelRequest, `/internal/v1/requests/${ID}/cancel`],
+  ['orchestrator.retryRequest', orchestratorApi.retryRequest, `/internal/v1/requests/${ID}/retry`],
+  ['orchestrator.activeRequests', orchestratorApi.activeRequests, `/internal/v1/tenants/${TENANT}/active-requests`],
+  ['orchestrator.createBatch', orchestratorApi.createBatch, '/internal/v1/batches'],
+  ['orchestrator.readBatch', orchestratorApi.readBatch, `/internal/v1/batches/${ID}`],
+  ['orchestrator.startRenderJob', orchestratorApi.startRenderJob, RENDER_PATHS.start(ID)],
+  ['orchestrator.renderJobResult', orchestratorApi.renderJobResult, RENDER_PATHS.result(ID)],
+  ['ledger.reserve', ledgerApi.reserve, '/internal/v1/reservations'],
+  ['ledger.reserveBatch', ledgerApi.reserveBatch, '/internal/v1/reservations/batch'],
+  ['ledger.readReservation', ledgerApi.readReservation, `/internal/v1/reservations/${ID}`],
+  ['ledger.authorizeStep', ledgerApi.authorizeStep, `/internal/v1/reservations/${ID}/steps`],
+  ['ledger.grant', ledgerApi.grant, `/internal/v1/accounts/${TENANT}/grants`],
+  ['ledger.topUp', ledgerApi.topUp, `/internal/v1/accounts/${TENANT}/top-ups`],
+  ['ledger.correction', ledgerApi.correction, `/internal/v1/accounts/${TENANT}/corrections`],
+  ['ledger.balance', ledgerApi.balance, `/internal/v1/accounts/${TENANT}/balance`],
+  ['ledger.statement', ledgerApi.statement, `/internal/v1/accounts/${TENANT}/statement`],
+  ['ledger.usage', ledgerApi.usage, `/internal/v1/accounts/${TENANT}/usage`],
+  ['ledger.plan', ledgerApi.plan, `/internal/v1/accounts/${TENANT}/plan`],
+  ['renderer.debugArtifact', rendererApi.debugArtifact, RENDER_PATHS.debugArtifact(ID, 'screenshot.png')],
+];
+
+describe('internal endpoints', () => {
+  it('lists every endpoint of the three APIs once', () => {
+    const all = [...Object.values(orchestratorApi), ...Object.values(ledgerApi), ...Object.values(rendererApi)];
+    const listed = expected.map(([, ep]) => ep);
+    expect(listed).toHaveLength(all.length);
+    for (const ep of all) expect(listed).toContain(ep);
+    const keys = all.map((ep) => `${ep.method} ${ep.route}`);
+    expect(new Set(keys).size).toBe(keys.length);
+  });
+
+  it.each(expected)('%s: the path builder gives the spelled-out path, and the route pattern matches it', (_, ep, path) => {
+    expect(ep.route.startsWith('/internal/v1/')).toBe(true);
+    const names = [...ep.route.matchAll(/:([A-Za-z_][A-Za-z0-9_]*)/g)].map((m) => m[1]!);
+    // A schema for each path parameter, and no other.
+    expect(Object.keys(ep.params).sort()).toEqual([...names].sort());
+    const values = Object.fromEntries(names.map((n) => [n, sample[n]!]));
+    const built = ep.path(values as never);
+    expect(built).toBe(path);
+    expect(matches(ep.route, built)).toEqual(values);
+    // The sample values are valid for the callee's parameter schemas.
+    for (const n of names) expect((ep.params as Record<string, { safeParse(v: unknown): { success: boolean } }>)[n]!.safeParse(sample[n]).success).toBe(true);
+  });
+
+  it('encodes path values, and refuses a missing one', () => {
+    expect(orchestratorApi.readRequest.path({ id: 'a/b' })).toBe('/internal/v1/requests/a%2Fb');
+    expect(() => orchestratorApi.readRequest.path({} as never)).toThrow(/id is missing/);
+  });
+});
+
+describe('orchestrator schemas', () => {
+  const create = {
+    request_id: ID,
+    tenant_id: TENANT,
+    url: 'https://example.com/a',
+    route_mode: 'auto',
+    proxy_type: null,
+    max_credits: null,
+    options: {},
+    input_hash: HASH,
+  };
+
+  it('takes a well-formed create and refuses what the orchestrator must refuse', () => {
+    expect(orchestratorApi.createRequest.body.safeParse(create).success).toBe(true);
+    expect(orchestratorApi.createRequest.body.safeParse({ ...create, url: 'ftp://example.com/' }).success).toBe(false);
+    expect(orchestratorApi.createRequest.body.safeParse({ ...create, route_mode: 'mixed' }).success).toBe(false);
+    expect(orchestratorApi.createRequest.body.safeParse({ ...create, max_credits: 0 }).success).toBe(false);
+    expect(orchestratorApi.createRequest.body.safeParse({ ...create, input_hash: 'abc' }).success).toBe(false);
+    expect(orchestratorApi.createRequest.body.safeParse({ ...create, url: `https://example.com/${'a'.repeat(4096)}` }).success).toBe(false);
+  });
+
+  it('refuses an empty or oversized batch', () => {
+    const job = { url: 'https://example.com/', route_mode: 'http', proxy_type: 'datacenter', max_credits: 5, options: {} };
+    const batch = { batch_id: ID, tenant_id: TENANT, input_hash: HASH, jobs: [job] };
+    expect(orchestratorApi.createBatch.body.safeParse(batch).success).toBe(true);
+    expect(orchestratorApi.createBatch.body.safeParse({ ...batch, jobs: [] }).success).toBe(false);
+    expect(orchestratorApi.createBatch.body.safeParse({ ...batch, jobs: Array.from({ length: 1001 }, () => job) }).success).toBe(false);
+  });
+
+  it('coerces query strings and applies their defaults', () => {
+    expect(orchestratorApi.listRequests.query.parse({ tenant_id: TENANT })).toEqual({ tenant_id: TENANT, limit: 50 });
+    expect(orchestratorApi.listRequests.query.parse({ tenant_id: TENANT, limit: '7', status: 'solving_captcha' }).limit).toBe(7);
+    expect(orchestratorApi.listRequests.query.safeParse({ tenant_id: TENANT, limit: '101' }).success).toBe(false);
+    // The list filter is DataJobStatus: the waiting statuses of a detail are not filters.
+    expect(orchestratorApi.listRequests.query.safeParse({ tenant_id: TENANT, status: 'queued' }).success).toBe(false);
+    expect(orchestratorApi.requestEvents.query.parse({ tenant_id: TENANT })).toEqual({ tenant_id: TENANT, after: 0 });
+    expect(orchestratorApi.requestEvents.query.safeParse({ tenant_id: TENANT, after: '-1' }).success).toBe(false);
+    expect(orchestratorApi.requestResult.query.safeParse({ tenant_id: TENANT, format: 'pdf' }).success).toBe(false);
+    expect(orchestratorApi.activeRequests.query.shape.limit.parse(undefined)).toBe(1000);
+    expect(orchestratorApi.activeRequests.query.shape.limit.safeParse('10000002').success).toBe(false);
+    expect(orchestratorApi.readRequest.query.shape.tenant_id.safeParse('not-a-uuid').success).toBe(false);
+  });
+});
+
+describe('ledger schemas', () => {
+  it('refuses a reservation without a tenant, a step without an id, and a zero correction', () => {
+    const item = { request_id: ID, route_mode: 'browser', proxy_type: 'residential', max_credits: null };
+    expect(ledgerApi.reserve.body.safeParse({ ...item, tenant_id: TENANT }).success).toBe(true);
+    expect(ledgerApi.reserve.body.safeParse(item).success).toBe(false);
+    expect(ledgerApi.reserve.body.safeParse({ ...item, tenant_id: TENANT, proxy_type: 'mobile' }).success).toBe(false);
+    expect(ledgerApi.reserveBatch.body.safeParse({ tenant_id: TENANT, items: [] }).success).toBe(false);
+    expect(ledgerApi.authorizeStep.body.parse({ step_id: 's' })).toEqual({ step_id: 's', captcha_solves: 0, traffic_bytes: 0 });
+    expect(ledgerApi.authorizeStep.body.safeParse({ step_id: '' }).success).toBe(false);
+    expect(ledgerApi.correction.body.safeParse({ amount: 0, reference: 'r', memo: 'why' }).success).toBe(false);
+    expect(ledgerApi.correction.body.safeParse({ amount: -5, reference: 'r', memo: 'why' }).success).toBe(true);
+    expect(ledgerApi.grant.body.safeParse({ amount: -5, reference: 'r' }).success).toBe(false);
+    expect(ledgerApi.grant.body.safeParse({ amount: 5, reference: 'r'.repeat(201) }).success).toBe(false);
+    expect(ledgerApi.statement.query.parse({ limit: '20' })).toEqual({ limit: 20 });
+    expect(ledgerApi.statement.query.safeParse({ limit: '0' }).success).toBe(false);
+  });
+});
+
+describe('renderer schemas', () => {
+  it('refuses an artifact name that could leave its directory', () => {
+    expect(rendererApi.debugArtifact.params.name.safeParse('screenshot.png').success).toBe(true);
+    expect(rendererApi.debugArtifact.params.name.safeParse('../secrets').success).toBe(false);
+    expect(rendererApi.debugArtifact.query.safeParse({}).success).toBe(false);
+  });
+});

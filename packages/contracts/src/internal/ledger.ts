@@ -1,0 +1,157 @@
+import { z } from 'zod';
+import type { components } from '../openapi/types.js';
+import { PROXY_NETWORK_TYPES, ROUTE_MODES, STAGES, type TokenStateName } from '../vocabulary.js';
+import { endpoint } from './endpoint.js';
+
+/**
+ * The internal HTTP API of billing-ledger (`/internal/v1/*`): reservations and steps (called by
+ * fetch-orchestrator), accounts (called by the gateway and its admin CLI). Amounts are tokens.
+ */
+
+type Schemas = components['schemas'];
+
+const uuid = z.uuid();
+const reference = z.string().min(1).max(200);
+
+/** One request to reserve the base price of. */
+export const ReserveItem = z.object({
+  request_id: uuid,
+  route_mode: z.enum(ROUTE_MODES),
+  proxy_type: z.enum(PROXY_NETWORK_TYPES).nullable(),
+  max_credits: z.number().int().min(1).nullable(),
+});
+
+export const ReserveBody = ReserveItem.extend({ tenant_id: uuid });
+export type ReserveBody = z.infer<typeof ReserveBody>;
+
+export const ReserveBatchBody = z.object({
+  tenant_id: uuid,
+  items: z.array(ReserveItem).min(1).max(1000),
+});
+
+/** A further paid step of a request (CAPTCHA solves, the browser stage of `auto`, traffic); totals so far. */
+export const StepBody = z.object({
+  step_id: z.string().min(1).max(100),
+  stage: z.enum(STAGES).optional(),
+  captcha_solves: z.number().int().min(0).default(0),
+  traffic_bytes: z.number().int().min(0).default(0),
+});
+
+/** Grants and top-ups credit the tenant; `reference` makes them idempotent. */
+export const FundingBody = z.object({
+  amount: z.number().int().min(1).max(1_000_000_000),
+  reference,
+  memo: z.string().max(500).optional(),
+});
+
+/** A correction moves tokens either way and always says why. */
+export const CorrectionBody = z.object({
+  amount: z
+    .number()
+    .int()
+    .min(-1_000_000_000)
+    .max(1_000_000_000)
+    .refine((n) => n !== 0, 'must not be 0'),
+  reference,
+  memo: z.string().min(1).max(500),
+});
+
+export const StatementQuery = z.object({
+  cursor: z.string().max(500).optional(),
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+});
+
+/** The admission quote (guarded pricing policy only). */
+export interface LedgerQuote {
+  policy: 'guarded';
+  pricing_version: number;
+  estimate_tokens: number;
+  worst_case_tokens: number;
+  max_credits_per_request: number | null;
+  balance_after_tokens: number;
+}
+
+/** The ledger's answer to a reservation (single, or one item of a batch). */
+export interface LedgerReservation {
+  request_id: string;
+  pricing_version: number;
+  plan_id: string;
+  route_mode: string;
+  proxy_type: string;
+  /** Base tokens held at admission: the submission's base_tokens. */
+  base_tokens: number;
+  held_tokens: number;
+  /** Tokens charged by this call: 0 when it replays an existing reservation. */
+  charged_tokens: number;
+  balance_tokens: number;
+  quote: LedgerQuote | null;
+  replay: boolean;
+  token_state: Exclude<TokenStateName, 'settlement_pending'>;
+}
+
+export interface LedgerReservationBatch {
+  items: LedgerReservation[];
+  balance_tokens: number;
+  base_tokens: number;
+  charged_tokens: number;
+  held_tokens: number;
+  replay: boolean;
+}
+
+export interface LedgerReservationDetail extends Omit<LedgerReservation, 'charged_tokens' | 'replay'> {
+  tenant_id: string;
+  max_credits: number | null;
+  end_reason: string | null;
+  charged_tokens: number | null;
+  charged_base_tokens: number;
+  captcha_solves: number;
+  captcha_tokens: number;
+  traffic_tokens: number;
+  uncollected_tokens: number;
+  created_at: string;
+  resolved_at: string | null;
+}
+
+/** May the request take its next step? */
+export interface LedgerStepAnswer {
+  allowed: boolean;
+  reason: 'budget_exhausted' | 'insufficient_credits' | null;
+  projected_tokens: number;
+  held_tokens: number;
+  max_credits: number | null;
+  remaining_tokens: number | null;
+}
+
+export interface LedgerFundingResult {
+  transfer_id: string;
+  created: boolean;
+  balance_tokens: number;
+}
+
+/** The tenant's plan: prices of the pricing version and the recipe `billing` object. */
+export interface LedgerPlan {
+  plan_id: string;
+  pricing_version: number;
+  guarded_pricing: boolean;
+  low_balance_threshold_tokens: number;
+  prices: { network_class: string; tariff: string; tokens: number }[];
+  recipe_billing: Schemas['RecipeBilling'];
+}
+
+const reservationPath = '/internal/v1/reservations/:requestId';
+const accountPath = '/internal/v1/accounts/:tenantId';
+const tenant = { tenantId: uuid };
+
+export const ledgerApi = {
+  reserve: endpoint<LedgerReservation>()({ method: 'POST', route: '/internal/v1/reservations', params: {}, body: ReserveBody }),
+  reserveBatch: endpoint<LedgerReservationBatch>()({ method: 'POST', route: '/internal/v1/reservations/batch', params: {}, body: ReserveBatchBody }),
+  readReservation: endpoint<LedgerReservationDetail>()({ method: 'GET', route: reservationPath, params: { requestId: uuid } }),
+  authorizeStep: endpoint<LedgerStepAnswer>()({ method: 'POST', route: `${reservationPath}/steps`, params: { requestId: uuid }, body: StepBody }),
+  grant: endpoint<LedgerFundingResult>()({ method: 'POST', route: `${accountPath}/grants`, params: tenant, body: FundingBody }),
+  topUp: endpoint<LedgerFundingResult>()({ method: 'POST', route: `${accountPath}/top-ups`, params: tenant, body: FundingBody }),
+  correction: endpoint<LedgerFundingResult>()({ method: 'POST', route: `${accountPath}/corrections`, params: tenant, body: CorrectionBody }),
+  balance: endpoint<Schemas['TokenBalance']>()({ method: 'GET', route: `${accountPath}/balance`, params: tenant }),
+  statement: endpoint<Schemas['StatementPage']>()({ method: 'GET', route: `${accountPath}/statement`, params: tenant, query: StatementQuery }),
+  usage: endpoint<Schemas['ProxyTrafficUsage']>()({ method: 'GET', route: `${accountPath}/usage`, params: tenant }),
+  plan: endpoint<LedgerPlan>()({ method: 'GET', route: `${accountPath}/plan`, params: tenant }),
+} as const;

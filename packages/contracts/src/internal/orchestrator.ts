@@ -1,0 +1,116 @@
+import { z } from 'zod';
+import type { components } from '../openapi/types.js';
+import { PROXY_NETWORK_TYPES, REQUEST_STATUSES, RESULT_FORMATS, ROUTE_MODES } from '../vocabulary.js';
+import { endpoint } from './endpoint.js';
+import { RenderResult, type RenderResultAnswer, type RenderStartAnswer } from './render.js';
+
+/**
+ * The internal HTTP API of fetch-orchestrator (`/internal/v1/*`), called by the gateway (requests,
+ * batches, reads, admission) and by browser-renderer (render jobs, see ./render.ts). Every call
+ * names the tenant; another tenant's request or batch is a 404.
+ */
+
+type Schemas = components['schemas'];
+
+const uuid = z.uuid();
+const inputHash = z.string().length(64);
+const targetUrl = z.url({ protocol: /^https?$/ }).max(4096);
+const maxCredits = z.number().int().min(1).nullable();
+
+/** Body of POST /internal/v1/requests: one submission, normalized and routed by the gateway. */
+export const CreateRequestBody = z.object({
+  request_id: uuid,
+  tenant_id: uuid,
+  url: targetUrl,
+  route_mode: z.enum(ROUTE_MODES),
+  proxy_type: z.enum(PROXY_NETWORK_TYPES).nullable(),
+  max_credits: maxCredits,
+  options: z.record(z.string(), z.unknown()),
+  input_hash: inputHash,
+});
+export type CreateRequestBody = z.infer<typeof CreateRequestBody>;
+
+/** Body of POST /internal/v1/batches: all jobs are admitted together or none. */
+export const CreateBatchBody = z.object({
+  batch_id: uuid,
+  tenant_id: uuid,
+  input_hash: inputHash,
+  jobs: z
+    .array(
+      z.object({
+        url: targetUrl,
+        route_mode: z.enum(ROUTE_MODES),
+        proxy_type: z.enum(PROXY_NETWORK_TYPES).nullable(),
+        max_credits: maxCredits,
+        options: z.record(z.string(), z.unknown()),
+      }),
+    )
+    .min(1)
+    .max(1000),
+});
+export type CreateBatchBody = z.infer<typeof CreateBatchBody>;
+
+/** The tenant a read or a cancel is for. */
+export const TenantScope = z.object({ tenant_id: uuid });
+
+export const ListRequestsQuery = z.object({
+  tenant_id: uuid,
+  limit: z.coerce.number().int().min(1).max(100).default(50),
+  status: z.enum(REQUEST_STATUSES).optional(),
+  cursor: z.string().optional(),
+});
+
+export const RequestEventsQuery = z.object({ tenant_id: uuid, after: z.coerce.number().int().min(0).max(2_147_483_647).default(0) });
+export const RequestResultQuery = z.object({ tenant_id: uuid, format: z.enum(RESULT_FORMATS).default('html') });
+export const RetryRequestBody = z.object({ tenant_id: uuid, request_id: uuid, input_hash: inputHash });
+
+/** `limit`: the count stops there (the gateway asks for its ceiling + 1). */
+export const ActiveRequestsQuery = z.object({ limit: z.coerce.number().int().min(1).max(10_000_001).default(1_000) });
+
+/** A stored request event, in the shape `request.event_appended` carries on `request.lifecycle`. */
+export interface StoredRequestEvent {
+  event_id: number;
+  kind: string;
+  status: string;
+  payload: Record<string, unknown>;
+  created_at: string;
+}
+
+export interface StoredEventHistory {
+  /** Status of the request in the same snapshot as `events`. */
+  request_status: string;
+  events: StoredRequestEvent[];
+}
+
+/** A stored result; JSON keeps the internal client one shape (results are capped at MAX_RESULT_BYTES). */
+export interface StoredResultBody {
+  content_type: string;
+  body_base64: string;
+}
+
+const requestPath = '/internal/v1/requests/:id';
+
+export const orchestratorApi = {
+  createRequest: endpoint<Schemas['SubmissionResponse']>()({ method: 'POST', route: '/internal/v1/requests', params: {}, body: CreateRequestBody }),
+  /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
+  readRequest: endpoint<Schemas['RequestDetail']>()({ method: 'GET', route: requestPath, params: { id: uuid }, query: TenantScope }),
+  listRequests: endpoint<Schemas['RequestPage']>()({ method: 'GET', route: '/internal/v1/requests', params: {}, query: ListRequestsQuery }),
+  requestEvents: endpoint<StoredEventHistory>()({ method: 'GET', route: `${requestPath}/events`, params: { id: uuid }, query: RequestEventsQuery }),
+  requestResult: endpoint<StoredResultBody>()({ method: 'GET', route: `${requestPath}/result`, params: { id: uuid }, query: RequestResultQuery }),
+  cancelRequest: endpoint<Schemas['RequestDetail']>()({ method: 'POST', route: `${requestPath}/cancel`, params: { id: uuid }, body: TenantScope }),
+  retryRequest: endpoint<Schemas['RetrySubmissionResponse']>()({ method: 'POST', route: `${requestPath}/retry`, params: { id: uuid }, body: RetryRequestBody }),
+  /** The limit query is parsed on its own (`query.shape.limit`). */
+  activeRequests: endpoint<{ active: number }>()({
+    method: 'GET',
+    route: '/internal/v1/tenants/:tenantId/active-requests',
+    params: { tenantId: uuid },
+    query: ActiveRequestsQuery,
+  }),
+  createBatch: endpoint<Schemas['CabinetBatchResponse']>()({ method: 'POST', route: '/internal/v1/batches', params: {}, body: CreateBatchBody }),
+  /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
+  readBatch: endpoint<Schemas['Batch']>()({ method: 'GET', route: '/internal/v1/batches/:id', params: { id: uuid }, query: TenantScope }),
+  /** browser-renderer claims a render job (see ./render.ts); the body is empty. */
+  startRenderJob: endpoint<RenderStartAnswer>()({ method: 'POST', route: '/internal/v1/render-jobs/:id/start', params: { id: uuid } }),
+  /** browser-renderer hands a render job's outcome back. */
+  renderJobResult: endpoint<RenderResultAnswer>()({ method: 'POST', route: '/internal/v1/render-jobs/:id/result', params: { id: uuid }, body: RenderResult }),
+} as const;
