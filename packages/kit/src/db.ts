@@ -47,3 +47,16 @@ export async function databaseReachable(db: RawSql): Promise<boolean> {
   await db.$queryRawUnsafe('SELECT 1');
   return true;
 }
+
+/**
+ * A duplicate key: Prisma's model API says P2002; raw SQL through the driver adapter fails with
+ * the adapter's UniqueConstraintViolation or SQLSTATE 23505 somewhere in the error's metadata.
+ */
+export function isUniqueViolation(err: unknown): boolean {
+  if (err === null || typeof err !== 'object') return false;
+  const e = err as { name?: unknown; code?: unknown; meta?: unknown; message?: unknown };
+  if (e.name !== 'PrismaClientKnownRequestError') return false;
+  if (e.code === 'P2002') return true;
+  const meta = JSON.stringify(e.meta ?? {});
+  return meta.includes('23505') || meta.includes('UniqueConstraintViolation') || (typeof e.message === 'string' && /unique constraint/i.test(e.message));
+}

@@ -1,3 +1,4 @@
+import { isUniqueViolation } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import { Prisma, type PrismaClient, type Reservation } from '../generated/prisma/client.js';
 import { availableBalance, credit, debit, debitWithAlert, insertTransfers, REVENUE_ACCOUNT, tenantAccount, tenantAccountId } from './accounts.js';
@@ -80,14 +81,6 @@ class Refused extends PublicError {
   ) {
     super('INSUFFICIENT_CREDITS', message);
   }
-}
-
-/** A duplicate key, from Prisma's model API (P2002) or from raw SQL (SQLSTATE 23505). */
-function isUniqueViolation(err: unknown): boolean {
-  if (!(err instanceof Prisma.PrismaClientKnownRequestError)) return false;
-  if (err.code === 'P2002') return true;
-  const meta = JSON.stringify(err.meta ?? {});
-  return meta.includes('23505') || /unique constraint/i.test(err.message);
 }
 
 /** The facts of a reservation its views are made of (a stored row, or one just written). */

@@ -1,7 +1,9 @@
 import { PublicError } from '@wdr/kit/errors';
+import { isUniqueViolation } from '@wdr/kit/db';
 import { enqueue, makeEnvelope } from '@wdr/kit/kafka';
 import type { ServiceClient } from '@wdr/kit/http-client';
-import type { components } from '@wdr/contracts';
+import { ledgerApi, type components, type Envelope, type ProxyNetworkTypeName, type RouteModeName, type TopicKey } from '@wdr/contracts';
+import { callInternal } from '@wdr/kit/internal-call';
 import { Prisma, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
 import type { Sealer } from '@wdr/kit/sealing';
 import { firstJobOf, routeUnavailable } from './stages.js';
@@ -32,17 +34,6 @@ export interface AdmissionDeps {
   targetRetentionHours: number;
 }
 
-/** The ledger's answer to a reservation (single or one item of a batch). */
-export interface LedgerReservation {
-  request_id?: string;
-  pricing_version: number;
-  proxy_type: string;
-  base_tokens: number;
-  charged_tokens: number;
-  /** The ledger's admission quote (guarded pricing policy), or null. */
-  quote?: Record<string, unknown> | null;
-}
-
 /**
  * Append one event to a request's history, inside the caller's transaction, and mirror it on the
  * `request.lifecycle` topic through the outbox. The per-request sequence number is the SSE id.
@@ -62,20 +53,23 @@ export async function appendEvent(
   const event = await tx.requestEvent.create({
     data: { requestId: request.id, seq: lastEventSeq, kind, status, payload: payload as Prisma.InputJsonObject },
   });
-  await enqueue(
-    tx,
-    'requestLifecycle',
-    request.id,
-    makeEnvelope('requestLifecycle', 'request.event_appended', request.tenantId, {
-      request_id: request.id,
-      event_id: lastEventSeq,
-      kind,
-      status,
-      payload,
-      created_at: event.createdAt.toISOString(),
-    }),
-  );
+  await enqueue(tx, 'requestLifecycle', request.id, lifecycleEnvelope(request, { seq: lastEventSeq, kind, status, payload, createdAt: event.createdAt }));
   return lastEventSeq;
+}
+
+/** The `request.lifecycle` message that mirrors one stored event. */
+function lifecycleEnvelope(
+  request: { id: string; tenantId: string },
+  event: { seq: number; kind: string; status: string; payload: Record<string, unknown>; createdAt: Date },
+): Envelope {
+  return makeEnvelope('requestLifecycle', 'request.event_appended', request.tenantId, {
+    request_id: request.id,
+    event_id: event.seq,
+    kind: event.kind,
+    status: event.status,
+    payload: event.payload,
+    created_at: event.createdAt.toISOString(),
+  });
 }
 
 /**
@@ -91,48 +85,115 @@ export async function createRequest(
   const existing = await deps.db.dataRequest.findUnique({ where: { id: cmd.request_id } });
   if (existing) return replayOf(existing, cmd);
 
-  const reservation = await deps.ledger.post<LedgerReservation>('/internal/v1/reservations', {
-    request_id: cmd.request_id,
-    tenant_id: cmd.tenant_id,
-    route_mode: cmd.route_mode,
-    proxy_type: cmd.proxy_type,
-    max_credits: cmd.max_credits,
+  const reservation = await callInternal(deps.ledger, ledgerApi.reserve, {
+    body: {
+      request_id: cmd.request_id,
+      tenant_id: cmd.tenant_id,
+      // Parsed with the same vocabulary on the way in (orchestratorApi.createRequest).
+      route_mode: cmd.route_mode as RouteModeName,
+      proxy_type: cmd.proxy_type as ProxyNetworkTypeName | null,
+      max_credits: cmd.max_credits,
+    },
   });
 
   const target = new URL(cmd.url);
+  const row: DataRequest = {
+    id: cmd.request_id,
+    tenantId: cmd.tenant_id,
+    batchId: null,
+    batchIndex: null,
+    retriedFromId: opts.retriedFromId ?? null,
+    urlOrigin: target.origin,
+    targetSealed: deps.sealer.seal(cmd.url, cmd.request_id),
+    targetPurgeAt: new Date(Date.now() + deps.targetRetentionHours * 3600_000),
+    status: 'pending',
+    routeMode: cmd.route_mode,
+    proxyType: reservation.proxy_type,
+    pricingVersion: reservation.pricing_version,
+    baseTokens: reservation.base_tokens,
+    protectedTokens: 0,
+    captchaTokens: 0,
+    captchaType: null,
+    tokenState: 'reserved',
+    cached: false,
+    protected: false,
+    options: { ...cmd.options, input_hash: cmd.input_hash, max_credits_per_request: cmd.max_credits, admission_quote: reservation.quote ?? null } as Prisma.JsonObject,
+    error: null,
+    userError: null,
+    resultMeta: null,
+    proxyUsed: null,
+    debugArtifacts: null,
+    lastEventSeq: 0,
+    attempts: 0,
+    createdAt: new Date(),
+    startedAt: null,
+    finishedAt: null,
+    resultExpiresAt: null,
+  };
+  const job = firstJobOf(row);
   try {
-    const created = await deps.db.$transaction(async (tx) => {
-      const row = await tx.dataRequest.create({
-        data: {
-          id: cmd.request_id,
-          tenantId: cmd.tenant_id,
-          urlOrigin: target.origin,
-          targetSealed: deps.sealer.seal(cmd.url, cmd.request_id),
-          targetPurgeAt: new Date(Date.now() + deps.targetRetentionHours * 3600_000),
-          status: 'pending',
-          routeMode: cmd.route_mode,
-          proxyType: reservation.proxy_type,
-          pricingVersion: reservation.pricing_version,
-          baseTokens: reservation.base_tokens,
-          tokenState: 'reserved',
-          options: { ...cmd.options, input_hash: cmd.input_hash, max_credits_per_request: cmd.max_credits, admission_quote: reservation.quote ?? null } as Prisma.InputJsonObject,
-          retriedFromId: opts.retriedFromId ?? null,
-        },
-      });
-      await appendEvent(tx, row, 'request.accepted', 'pending', { route_mode: row.routeMode, base_tokens: row.baseTokens });
-      const job = firstJobOf(row);
-      if (!job) return finish(tx, row, routeUnavailable(row.routeMode));
-      await enqueue(tx, job.topic, job.key, job.envelope);
-      return row;
+    if (job) {
+      await insertAccepted(deps.db, row, job);
+      return submissionView(row, reservation.charged_tokens, false);
+    }
+    // A route the platform cannot run: stored, failed and refunded at once (rare; the general path).
+    const failed = await deps.db.$transaction(async (tx) => {
+      const { lastEventSeq: _seq, createdAt: _at, ...data } = row;
+      const stored = await tx.dataRequest.create({ data: { ...data, options: data.options as Prisma.InputJsonObject } as Prisma.DataRequestUncheckedCreateInput });
+      await appendEvent(tx, stored, 'request.accepted', 'pending', acceptedPayload(stored));
+      return finish(tx, stored, routeUnavailable(stored.routeMode));
     });
-    return submissionView(created, reservation.charged_tokens, false);
+    return submissionView(failed, reservation.charged_tokens, false);
   } catch (err) {
-    if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
+    if (isUniqueViolation(err)) {
       const winner = await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
       return replayOf(winner, cmd);
     }
     throw err;
   }
+}
+
+const acceptedPayload = (r: Pick<DataRequest, 'routeMode' | 'baseTokens'>) => ({ route_mode: r.routeMode, base_tokens: r.baseTokens });
+
+/**
+ * Store an accepted request, its first event (`request.accepted`, seq 1) and its outbox messages
+ * (the event's mirror, then the first stage's job) in one statement: atomic like the transaction it
+ * replaces, in one round trip and without Prisma's query engine on the hottest write of the fleet.
+ * A duplicate id fails the whole statement with a unique violation (a concurrent replay).
+ */
+async function insertAccepted(db: PrismaClient, row: DataRequest, job: { topic: TopicKey; key: string; envelope: Envelope }): Promise<void> {
+  const payload = acceptedPayload(row);
+  const accepted = lifecycleEnvelope(row, { seq: 1, kind: 'request.accepted', status: 'pending', payload, createdAt: row.createdAt });
+  row.lastEventSeq = 1;
+  await db.$executeRawUnsafe(
+    `WITH r AS (
+       INSERT INTO data_requests (id, tenant_id, retried_from_id, url_origin, target_sealed, target_purge_at, status, route_mode, proxy_type,
+                                  pricing_version, base_tokens, token_state, options, last_event_seq, created_at)
+       VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, 'pending', $7, $8, $9, $10, 'reserved', $11::jsonb, 1, $12::timestamptz)
+       RETURNING id
+     ), e AS (
+       INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
+       SELECT id, 1, 'request.accepted', 'pending', $13::jsonb, $12::timestamptz FROM r
+     )
+     INSERT INTO outbox_messages (topic, message_key, envelope)
+     SELECT m.t, m.k, m.e::jsonb FROM r, unnest($14::text[], $15::text[], $16::text[]) WITH ORDINALITY AS m(t, k, e, n) ORDER BY m.n`,
+    row.id,
+    row.tenantId,
+    row.retriedFromId,
+    row.urlOrigin,
+    row.targetSealed,
+    row.targetPurgeAt,
+    row.routeMode,
+    row.proxyType,
+    row.pricingVersion,
+    row.baseTokens,
+    JSON.stringify(row.options),
+    row.createdAt,
+    JSON.stringify(payload),
+    ['requestLifecycle', job.topic],
+    [row.id, job.key],
+    [JSON.stringify(accepted), JSON.stringify(job.envelope)],
+  );
 }
 
 export function replayOf(existing: DataRequest, cmd: Pick<CreateCommand, 'tenant_id' | 'input_hash'>): SubmissionResponse {

@@ -1,0 +1,124 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
+import { pgAdapterFor } from '@wdr/kit/db';
+import type { ServiceClient } from '@wdr/kit/http-client';
+import { Sealer } from '@wdr/kit/sealing';
+import { PrismaClient } from '../src/generated/prisma/client.js';
+import { appendEvent, createRequest, type AdmissionDeps, type CreateCommand } from '../src/domain/requests.js';
+import { readEvents } from '../src/domain/request-reads.js';
+
+/**
+ * Admission's write against the real Postgres: the request, its first event and its outbox
+ * messages land together or not at all, and concurrent creates of one id make one request. The
+ * ledger is a separate service; here a client answering its reservation contract stands for it.
+ */
+let database: TestDatabase;
+let db: PrismaClient;
+let deps: AdmissionDeps;
+const reservations: string[] = [];
+
+const ledger = {
+  post: async (_path: string, body: unknown) => {
+    const { request_id } = body as { request_id: string };
+    reservations.push(request_id);
+    return { request_id, pricing_version: 2, proxy_type: 'datacenter', base_tokens: 1, charged_tokens: 1, quote: null };
+  },
+  get: async () => {
+    throw new Error('not used');
+  },
+} as unknown as ServiceClient;
+
+beforeAll(async () => {
+  database = await createTestDatabase('fetch-orchestrator');
+  db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
+  deps = { db, ledger, sealer: Sealer.fromBase64(Buffer.alloc(32, 3).toString('base64')), targetRetentionHours: 24 };
+}, 60_000);
+
+afterAll(async () => {
+  await db?.$disconnect();
+  await database?.drop();
+}, 60_000);
+
+const command = (over: Partial<CreateCommand> = {}): CreateCommand => ({
+  request_id: randomUUID(),
+  tenant_id: randomUUID(),
+  url: 'http://127.0.0.1:9/page?secret=1',
+  route_mode: 'http',
+  proxy_type: null,
+  max_credits: null,
+  options: { timeout_ms: 45_000 },
+  input_hash: 'a'.repeat(64),
+  ...over,
+});
+
+const outboxOf = (id: string) =>
+  db.$queryRawUnsafe<{ topic: string; envelope: { type: string; data: Record<string, unknown> } }[]>(
+    'SELECT topic, envelope FROM outbox_messages WHERE message_key = $1 ORDER BY id',
+    id,
+  );
+
+describe('createRequest', () => {
+  it('stores the request, its accepted event and both outbox messages (event mirror, then the job) together', async () => {
+    const cmd = command();
+    const view = await createRequest(deps, cmd);
+    expect(view).toMatchObject({ id: cmd.request_id, status: 'pending', route_mode: 'http', base_tokens: 1, charged_tokens: 1, idempotent_replay: false });
+
+    const row = await db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
+    expect(row).toMatchObject({ tenantId: cmd.tenant_id, urlOrigin: 'http://127.0.0.1:9', status: 'pending', tokenState: 'reserved', lastEventSeq: 1, proxyType: 'datacenter' });
+    expect(row.targetSealed).not.toContain('secret');
+    expect(deps.sealer.open(row.targetSealed!, row.id)).toBe(cmd.url);
+    expect(row.options).toMatchObject({ timeout_ms: 45_000, input_hash: cmd.input_hash, max_credits_per_request: null, admission_quote: null });
+    expect(row.createdAt.toISOString()).toBe(view.created_at);
+
+    const history = await readEvents(db, cmd.tenant_id, cmd.request_id);
+    expect(history.events.map((e) => [e.event_id, e.kind, e.status])).toEqual([[1, 'request.accepted', 'pending']]);
+
+    const out = await outboxOf(cmd.request_id);
+    expect(out.map((m) => [m.topic, m.envelope.type])).toEqual([
+      ['requestLifecycle', 'request.event_appended'],
+      ['fetchJobs', 'fetch.job_requested'],
+    ]);
+    expect(out[0]!.envelope.data).toMatchObject({ request_id: cmd.request_id, event_id: 1, kind: 'request.accepted', created_at: view.created_at });
+
+    // The next event continues the sequence.
+    expect(await db.$transaction((tx) => appendEvent(tx, row, 'request.running', 'running', {}))).toBe(2);
+  });
+
+  it('browser routes start with a render job', async () => {
+    const cmd = command({ route_mode: 'browser' });
+    await createRequest(deps, cmd);
+    expect((await outboxOf(cmd.request_id)).map((m) => m.topic)).toEqual(['requestLifecycle', 'renderJobs']);
+  });
+
+  it('concurrent creates of one id make one request and answer the others as replays', async () => {
+    const cmd = command();
+    const answers = await Promise.all(Array.from({ length: 12 }, () => createRequest(deps, cmd)));
+    expect(answers.filter((a) => !a.idempotent_replay)).toHaveLength(1);
+    expect(new Set(answers.map((a) => a.id))).toEqual(new Set([cmd.request_id]));
+    expect(await db.requestEvent.count({ where: { requestId: cmd.request_id } })).toBe(1);
+    expect(await outboxOf(cmd.request_id)).toHaveLength(2);
+  });
+
+  it('the same id with another body is an IDEMPOTENCY_CONFLICT and changes nothing', async () => {
+    const cmd = command();
+    const results = await Promise.allSettled([createRequest(deps, cmd), createRequest(deps, { ...cmd, input_hash: 'b'.repeat(64) })]);
+    expect(results.filter((r) => r.status === 'fulfilled')).toHaveLength(1);
+    const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
+    expect(refused.reason).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
+    expect(await outboxOf(cmd.request_id)).toHaveLength(2);
+  });
+
+  it('a route the platform cannot run is stored failed with ROUTE_UNAVAILABLE and its settlement asked for', async () => {
+    const cmd = command({ route_mode: 'residential_browser' });
+    const view = await createRequest(deps, cmd);
+    expect(view.status).toBe('failed');
+    const row = await db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
+    expect(row.userError).toMatchObject({ code: 'ROUTE_UNAVAILABLE' });
+    expect((await outboxOf(cmd.request_id)).map((m) => m.envelope.type)).toEqual([
+      'request.event_appended',
+      'request.event_appended',
+      'billing.settlement_requested',
+    ]);
+  });
+});
