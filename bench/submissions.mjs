@@ -157,6 +157,8 @@ async function startBaseline() {
   const url = new URL(PG_ADMIN_URL);
   url.pathname = `/${database}`;
   const pool = new pg.Pool({ connectionString: url.toString(), max: 10 });
+  // The database is dropped WITH (FORCE) at the end: a connection the pool still holds then must not end the bench.
+  pool.on('error', () => undefined);
   await pool.query('CREATE TABLE submissions (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), url text NOT NULL, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())');
 
   const topic = `bench.baseline.${suffix}`;

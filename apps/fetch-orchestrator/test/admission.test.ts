@@ -85,6 +85,20 @@ describe('createRequest', () => {
     expect(await db.$transaction((tx) => appendEvent(tx, row, 'request.running', 'running', {}))).toBe(2);
   });
 
+  it('events appended at once take consecutive numbers, each stored and mirrored once under its number', async () => {
+    const cmd = command();
+    await createRequest(deps, cmd);
+    const row = await db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
+    const seqs = await Promise.all(Array.from({ length: 10 }, (_, i) => db.$transaction((tx) => appendEvent(tx, row, `request.note_${i}`, 'running', { i }))));
+    expect([...seqs].sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
+    const history = await readEvents(db, cmd.tenant_id, cmd.request_id);
+    const mirrors = (await outboxOf(cmd.request_id)).filter((m) => m.topic === 'requestLifecycle').map((m) => m.envelope.data);
+    expect(mirrors.map((d) => d['event_id'])).toEqual(history.events.map((e) => e.event_id));
+    for (const e of history.events.slice(1)) {
+      expect(mirrors.find((d) => d['event_id'] === e.event_id)).toMatchObject({ kind: e.kind, payload: e.payload, created_at: e.created_at });
+    }
+  });
+
   it('browser routes start with a render job', async () => {
     const cmd = command({ route_mode: 'browser' });
     await createRequest(deps, cmd);

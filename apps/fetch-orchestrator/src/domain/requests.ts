@@ -1,11 +1,12 @@
 import { PublicError } from '@wdr/kit/errors';
-import { isUniqueViolation } from '@wdr/kit/db';
+import { isUniqueViolation, type RawSql } from '@wdr/kit/db';
 import { enqueue, makeEnvelope } from '@wdr/kit/kafka';
 import type { ServiceClient } from '@wdr/kit/http-client';
-import { ledgerApi, type components, type Envelope, type ProxyNetworkTypeName, type RouteModeName, type TopicKey } from '@wdr/contracts';
+import { ledgerApi, type components, type ConcurrencyCeiling, type Envelope, type ProxyNetworkTypeName, type RouteModeName, type TopicKey } from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
 import { Prisma, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
 import type { Sealer } from '@wdr/kit/sealing';
+import { admissionSnapshot, enforceCeiling } from './admission.js';
 import { firstJobOf, routeUnavailable } from './stages.js';
 
 type Tx = Prisma.TransactionClient;
@@ -24,6 +25,8 @@ export interface CreateCommand {
   max_credits: number | null;
   options: Record<string, unknown>;
   input_hash: string;
+  /** The tenant's concurrency ceiling, when the caller asks for it to be enforced. */
+  concurrency?: ConcurrencyCeiling;
 }
 
 /** What admission needs: its database, the ledger to reserve with, the sealer and the URL retention. */
@@ -37,24 +40,41 @@ export interface AdmissionDeps {
 /**
  * Append one event to a request's history, inside the caller's transaction, and mirror it on the
  * `request.lifecycle` topic through the outbox. The per-request sequence number is the SSE id.
+ *
+ * One statement: it takes the next number from the request's counter (the row lock orders
+ * concurrent appends), stores the event and its outbox message with that number (the mirror is
+ * built here and its `event_id` set by the statement), and answers the number.
  */
 export async function appendEvent(
-  tx: Tx,
+  tx: RawSql,
   request: { id: string; tenantId: string },
   kind: string,
   status: string,
   payload: Record<string, unknown>,
 ): Promise<number> {
-  const { lastEventSeq } = await tx.dataRequest.update({
-    where: { id: request.id },
-    data: { lastEventSeq: { increment: 1 } },
-    select: { lastEventSeq: true },
-  });
-  const event = await tx.requestEvent.create({
-    data: { requestId: request.id, seq: lastEventSeq, kind, status, payload: payload as Prisma.InputJsonObject },
-  });
-  await enqueue(tx, 'requestLifecycle', request.id, lifecycleEnvelope(request, { seq: lastEventSeq, kind, status, payload, createdAt: event.createdAt }));
-  return lastEventSeq;
+  const createdAt = new Date();
+  const mirror = lifecycleEnvelope(request, { seq: 1, kind, status, payload, createdAt });
+  const rows = await tx.$queryRawUnsafe<{ seq: number }[]>(
+    `WITH s AS (
+       UPDATE data_requests SET last_event_seq = last_event_seq + 1 WHERE id = $1::uuid RETURNING last_event_seq AS seq
+     ), e AS (
+       INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
+       SELECT $1::uuid, s.seq, $2, $3, $4::jsonb, $5::timestamptz FROM s
+     ), o AS (
+       INSERT INTO outbox_messages (topic, message_key, envelope)
+       SELECT 'requestLifecycle', $1, jsonb_set($6::jsonb, '{data,event_id}', to_jsonb(s.seq)) FROM s
+     )
+     SELECT seq FROM s`,
+    request.id,
+    kind,
+    status,
+    JSON.stringify(payload),
+    createdAt,
+    JSON.stringify(mirror),
+  );
+  const seq = rows[0]?.seq;
+  if (seq === undefined) throw new Error(`request ${request.id} does not exist`);
+  return Number(seq);
 }
 
 /** The `request.lifecycle` message that mirrors one stored event. */
@@ -73,17 +93,19 @@ function lifecycleEnvelope(
 }
 
 /**
- * Accept a request: reserve its base price with the ledger (idempotent per request id), then store
- * the request, its first event and its job in one transaction. A create that repeats an id is a
- * replay (same body) or an IDEMPOTENCY_CONFLICT (different body).
+ * Accept a request: check the tenant's concurrency ceiling (when given), reserve the base price with
+ * the ledger (idempotent per request id), then store the request, its first event and its job in one
+ * statement. A create that repeats an id is a replay (same body) or an IDEMPOTENCY_CONFLICT
+ * (different body), and is never refused for concurrency.
  */
 export async function createRequest(
   deps: AdmissionDeps,
   cmd: CreateCommand,
   opts: { retriedFromId?: string } = {},
 ): Promise<SubmissionResponse> {
-  const existing = await deps.db.dataRequest.findUnique({ where: { id: cmd.request_id } });
-  if (existing) return replayOf(existing, cmd);
+  const seen = await admissionSnapshot(deps.db, cmd.request_id, cmd.tenant_id, cmd.concurrency);
+  if (seen.exists) return replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd);
+  enforceCeiling(cmd.concurrency, seen.active);
 
   const reservation = await callInternal(deps.ledger, ledgerApi.reserve, {
     body: {

@@ -1,3 +1,4 @@
+import type { ConcurrencyCeiling } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { createRequest, replayOf, type AdmissionDeps, type SubmissionResponse } from './requests.js';
 
@@ -7,6 +8,7 @@ export interface RetryCommand {
   /** Id of the new request (derived from the tenant's Idempotency-Key by the gateway). */
   request_id: string;
   input_hash: string;
+  concurrency?: ConcurrencyCeiling;
 }
 
 /**
@@ -41,6 +43,7 @@ export async function retryRequest(
       max_credits: typeof maxCredits === 'number' ? maxCredits : null,
       options,
       input_hash: cmd.input_hash,
+      ...(cmd.concurrency ? { concurrency: cmd.concurrency } : {}),
     },
     { retriedFromId: source.id },
   );

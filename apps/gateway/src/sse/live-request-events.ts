@@ -60,6 +60,10 @@ export class LiveRequestEvents {
       wants: (key) => (this.subscribers.get(key)?.size ?? 0) > 0,
       onEvent: (envelope) => this.dispatch(envelope),
       onJoin: () => this.resyncAll(),
+      // A short idle fetch wait: a stopping instance waits for the fetch in flight (kafkajs), so a
+      // deploy's SIGTERM ends within a second; events arriving meanwhile are answered at once
+      // whatever the wait. At rest this is one small fetch a second.
+      maxWaitTimeInMs: 1_000,
     });
   }
 

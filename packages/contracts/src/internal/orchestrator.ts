@@ -17,6 +17,18 @@ const inputHash = z.string().length(64);
 const targetUrl = z.url({ protocol: /^https?$/ }).max(4096);
 const maxCredits = z.number().int().min(1).nullable();
 
+/**
+ * The tenant's concurrency ceiling, checked by the orchestrator (which owns requests) in the same
+ * step as the create: refused with CONCURRENCY_LIMITED when the tenant's non-terminal requests plus
+ * `others_in_flight` (admissions of the tenant the gateway holds right now, besides this one) reach
+ * `limit`. A replay of an existing request is never refused.
+ */
+export const ConcurrencyCeiling = z.object({
+  limit: z.number().int().min(1).max(10_000_000),
+  others_in_flight: z.number().int().min(0).max(10_000_000),
+});
+export type ConcurrencyCeiling = z.infer<typeof ConcurrencyCeiling>;
+
 /** Body of POST /internal/v1/requests: one submission, normalized and routed by the gateway. */
 export const CreateRequestBody = z.object({
   request_id: uuid,
@@ -27,6 +39,7 @@ export const CreateRequestBody = z.object({
   max_credits: maxCredits,
   options: z.record(z.string(), z.unknown()),
   input_hash: inputHash,
+  concurrency: ConcurrencyCeiling.optional(),
 });
 export type CreateRequestBody = z.infer<typeof CreateRequestBody>;
 
@@ -62,10 +75,7 @@ export const ListRequestsQuery = z.object({
 
 export const RequestEventsQuery = z.object({ tenant_id: uuid, after: z.coerce.number().int().min(0).max(2_147_483_647).default(0) });
 export const RequestResultQuery = z.object({ tenant_id: uuid, format: z.enum(RESULT_FORMATS).default('html') });
-export const RetryRequestBody = z.object({ tenant_id: uuid, request_id: uuid, input_hash: inputHash });
-
-/** `limit`: the count stops there (the gateway asks for its ceiling + 1). */
-export const ActiveRequestsQuery = z.object({ limit: z.coerce.number().int().min(1).max(10_000_001).default(1_000) });
+export const RetryRequestBody = z.object({ tenant_id: uuid, request_id: uuid, input_hash: inputHash, concurrency: ConcurrencyCeiling.optional() });
 
 /** A stored request event, in the shape `request.event_appended` carries on `request.lifecycle`. */
 export interface StoredRequestEvent {
@@ -99,13 +109,6 @@ export const orchestratorApi = {
   requestResult: endpoint<StoredResultBody>()({ method: 'GET', route: `${requestPath}/result`, params: { id: uuid }, query: RequestResultQuery }),
   cancelRequest: endpoint<Schemas['RequestDetail']>()({ method: 'POST', route: `${requestPath}/cancel`, params: { id: uuid }, body: TenantScope }),
   retryRequest: endpoint<Schemas['RetrySubmissionResponse']>()({ method: 'POST', route: `${requestPath}/retry`, params: { id: uuid }, body: RetryRequestBody }),
-  /** The limit query is parsed on its own (`query.shape.limit`). */
-  activeRequests: endpoint<{ active: number }>()({
-    method: 'GET',
-    route: '/internal/v1/tenants/:tenantId/active-requests',
-    params: { tenantId: uuid },
-    query: ActiveRequestsQuery,
-  }),
   createBatch: endpoint<Schemas['CabinetBatchResponse']>()({ method: 'POST', route: '/internal/v1/batches', params: {}, body: CreateBatchBody }),
   /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
   readBatch: endpoint<Schemas['Batch']>()({ method: 'GET', route: '/internal/v1/batches/:id', params: { id: uuid }, query: TenantScope }),

@@ -1,7 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { orchestratorApi } from '@wdr/contracts';
+import type { ConcurrencyCeiling } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
-import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';
 
@@ -12,7 +11,8 @@ import type { AuthenticatedTenant } from '../tenants/tenants.js';
  *    passed validation counts, replays included. Answered with RateLimit-Limit / -Remaining /
  *    -Reset / -Policy on every submission, and 429 RATE_LIMITED + Retry-After when refused.
  * 2. Concurrency: at most C non-terminal requests. The orchestrator, which owns requests, counts
- *    the tenant's non-terminal ones; admissions still in flight are counted from a Redis set, so
+ *    the tenant's non-terminal ones when it creates the request (the gateway passes the ceiling);
+ *    admissions still in flight are counted from a Redis set, so
  *    two racing submissions cannot both take the last slot (a request is counted in the set until
  *    its create has returned, and by the orchestrator from its commit on: never by neither).
  *    Refused with 429 CONCURRENCY_LIMITED + Retry-After. A replay of an existing request under its
@@ -31,14 +31,8 @@ export interface EffectiveLimits {
 
 export type SetHeader = (name: string, value: string) => void;
 
-/** What a caller holds while it creates the request; release it whatever the outcome. */
-export interface AdmissionTicket {
-  release: () => Promise<void>;
-}
-
 /** How long an in-flight admission counts if its gateway dies before releasing it. */
 const TICKET_TTL_MS = 30_000;
-const CONCURRENCY_RETRY_AFTER_S = 1;
 
 export function effectiveLimits(deps: Pick<GatewayDeps, 'env'>, tenant: AuthenticatedTenant): EffectiveLimits {
   return {
@@ -84,15 +78,13 @@ export async function takeSubmissionRate(deps: GatewayDeps, tenant: Authenticate
 }
 
 /**
- * Hold a concurrency slot while the request is created. `existingRequestId` is the id a keyed
- * submission would replay: when the tenant is at its limit and that request already exists, the
- * submission goes through (the orchestrator answers the replay or the IDEMPOTENCY_CONFLICT).
+ * Create a request while holding one of the tenant's concurrency slots: the admission is counted in
+ * Redis (so concurrent admissions of the tenant, on any gateway, see each other) for as long as
+ * `create` runs, and `create` passes the ceiling to the orchestrator, which counts the tenant's
+ * non-terminal requests and refuses with CONCURRENCY_LIMITED in the same call that creates the
+ * request (one round trip; a replay of an existing request is never refused).
  */
-export async function enterConcurrency(
-  deps: GatewayDeps,
-  tenant: AuthenticatedTenant,
-  existingRequestId: string | undefined,
-): Promise<AdmissionTicket> {
+export async function withConcurrencySlot<T>(deps: GatewayDeps, tenant: AuthenticatedTenant, create: (ceiling: ConcurrencyCeiling) => Promise<T>): Promise<T> {
   const { maxConcurrentRequests: limit } = effectiveLimits(deps, tenant);
   const key = inflightKey(deps, tenant.tenantId);
   const ticket = randomUUID();
@@ -104,38 +96,18 @@ export async function enterConcurrency(
   } catch (err) {
     limiterFailed(deps, 'concurrency', err);
   }
-  const release = async () => {
-    if (!entered) return;
-    try {
-      await deps.redis.zrem(key, ticket);
-    } catch (err) {
-      limiterFailed(deps, 'concurrency', err);
-    }
-  };
   try {
-    const { active } = await callInternal(deps.orchestrator, orchestratorApi.activeRequests, {
-      params: { tenantId: tenant.tenantId },
-      query: { limit: limit + 1 },
-    });
-    if (active + inflight > limit && !(existingRequestId && (await requestExists(deps, tenant.tenantId, existingRequestId)))) {
-      refused(deps, 'concurrency_limited');
-      throw new PublicError('CONCURRENCY_LIMITED', `Too many requests in progress: at most ${limit} non-terminal requests.`, {
-        retryAfterSeconds: CONCURRENCY_RETRY_AFTER_S,
-      });
+    return await create({ limit, others_in_flight: Math.max(0, inflight - 1) });
+  } catch (err) {
+    if (err instanceof PublicError && err.code === 'CONCURRENCY_LIMITED') refused(deps, 'concurrency_limited');
+    throw err;
+  } finally {
+    if (entered) {
+      try {
+        await deps.redis.zrem(key, ticket);
+      } catch (err) {
+        limiterFailed(deps, 'concurrency', err);
+      }
     }
-  } catch (err) {
-    await release();
-    throw err;
-  }
-  return { release };
-}
-
-async function requestExists(deps: GatewayDeps, tenantId: string, id: string): Promise<boolean> {
-  try {
-    await callInternal(deps.orchestrator, orchestratorApi.readRequest, { params: { id }, query: { tenant_id: tenantId } });
-    return true;
-  } catch (err) {
-    if (err instanceof PublicError && err.code === 'NOT_FOUND') return false;
-    throw err;
   }
 }

@@ -4,7 +4,7 @@ import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
 import type { DataJobStatus, RequestDetail } from '../../api/models.js';
 import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../../api/models-reads.js';
-import { enterConcurrency, takeSubmissionRate } from '../limits/admission.js';
+import { takeSubmissionRate, withConcurrencySlot } from '../limits/admission.js';
 import { inputHashOf, requestIdFor, validateIdempotencyKey, type SubmissionContext } from '../requests/data-requests.js';
 import { publicEventOf, type StoredRequestEvent } from './request-events.js';
 
@@ -103,17 +103,15 @@ export async function retryDataRequest(deps: GatewayDeps, ctx: SubmissionContext
   const tenantId = ctx.tenant.tenantId;
   const requestId = requestIdFor(tenantId, ctx.idempotencyKey);
   await takeSubmissionRate(deps, ctx.tenant, ctx.setHeader);
-  const ticket = await enterConcurrency(deps, ctx.tenant, ctx.idempotencyKey !== undefined ? requestId : undefined);
-  try {
-    return await callInternal(deps.orchestrator, orchestratorApi.retryRequest, {
+  return withConcurrencySlot(deps, ctx.tenant, (concurrency) =>
+    callInternal(deps.orchestrator, orchestratorApi.retryRequest, {
       params: { id: sourceId },
       body: {
         tenant_id: tenantId,
         request_id: requestId,
         input_hash: inputHashOf({ retry_of: sourceId }),
+        concurrency,
       },
-    });
-  } finally {
-    await ticket.release();
-  }
+    }),
+  );
 }

@@ -4,7 +4,7 @@ import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
 import type { CabinetRequestResponse, CreateDataRequestBody, RequestDetail, RequestMode, SubmissionResponse } from '../../api/models.js';
-import { enterConcurrency, takeSubmissionRate, type SetHeader } from '../limits/admission.js';
+import { takeSubmissionRate, withConcurrencySlot, type SetHeader } from '../limits/admission.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';
 import { normalizeSubmission } from '../validation/submission-body.js';
 
@@ -87,10 +87,9 @@ export async function submitRequest(deps: GatewayDeps, ctx: SubmissionContext, b
   const requestId = requestIdFor(tenantId, key);
 
   await takeSubmissionRate(deps, ctx.tenant, ctx.setHeader);
-  const ticket = await enterConcurrency(deps, ctx.tenant, ctx.idempotencyKey !== undefined ? requestId : undefined);
-  try {
-    const { url, max_credits_per_request, ...options } = normalized;
-    return await callInternal(deps.orchestrator, orchestratorApi.createRequest, {
+  const { url, max_credits_per_request, ...options } = normalized;
+  return withConcurrencySlot(deps, ctx.tenant, (concurrency) =>
+    callInternal(deps.orchestrator, orchestratorApi.createRequest, {
       body: {
         request_id: requestId,
         tenant_id: tenantId,
@@ -100,11 +99,10 @@ export async function submitRequest(deps: GatewayDeps, ctx: SubmissionContext, b
         max_credits: max_credits_per_request ?? null,
         options,
         input_hash: inputHashOf(normalized),
+        concurrency,
       },
-    });
-  } finally {
-    await ticket.release();
-  }
+    }),
+  );
 }
 
 /** The cabinet's view of a submission: the spec's Cabinet request response fields, nothing more. */
