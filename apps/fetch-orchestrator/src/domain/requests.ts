@@ -247,7 +247,8 @@ export interface Termination {
  * the event, and ask the ledger (through the outbox) to resolve the reservation.
  */
 export async function finish(tx: Tx, request: DataRequest, t: Termination): Promise<DataRequest> {
-  const updated = await tx.dataRequest.updateMany({
+  // One statement moves and answers the row; a request already terminal is answered as it is.
+  const [row] = await tx.dataRequest.updateManyAndReturn({
     where: { id: request.id, status: { notIn: [...TERMINAL] } },
     data: {
       status: t.status,
@@ -262,8 +263,7 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
       ...(t.debugArtifacts ? { debugArtifacts: t.debugArtifacts as Prisma.InputJsonObject } : {}),
     },
   });
-  const row = await tx.dataRequest.findUniqueOrThrow({ where: { id: request.id } });
-  if (updated.count === 0) return row;
+  if (!row) return tx.dataRequest.findUniqueOrThrow({ where: { id: request.id } });
   await appendEvent(tx, row, `request.${t.status}`, t.status, {
     ...(t.userError ? { error: t.userError } : {}),
     ...(t.resultMeta ? { result: t.resultMeta } : {}),

@@ -35,13 +35,12 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
 
   // Guarded: a request cancelled (or finished) since it was read must not come back to running.
   const started = await deps.db.$transaction(async (tx) => {
-    const moved = await tx.dataRequest.updateMany({
+    const [row] = await tx.dataRequest.updateManyAndReturn({
       where: { id: request.id, status: { notIn: [...TERMINAL] } },
       data: { status: 'running', startedAt: request.startedAt ?? new Date(), attempts: { increment: 1 } },
     });
-    if (moved.count === 0) return null;
-    const row = await tx.dataRequest.findUniqueOrThrow({ where: { id: request.id } });
-    await appendEvent(tx, row, 'request.running', 'running', { stage: 'http', attempt: row.attempts });
+    if (!row) return null;
+    row.lastEventSeq = await appendEvent(tx, row, 'request.running', 'running', { stage: 'http', attempt: row.attempts });
     return row;
   });
   if (!started) {

@@ -19,13 +19,12 @@ export const onFetchJobRequested =
 export const onReservationResolved: EventHandler<Tx> = async (envelope, ctx) => {
   const data = envelope.data as z.infer<typeof ReservationResolved>;
   await ctx.transaction(async (tx) => {
-    const row = await tx.dataRequest.findUnique({ where: { id: data.request_id } });
-    if (!row) return; // a reservation whose request was never stored: nothing to reflect
     // The ledger's cost lines are the truth for CAPTCHA tokens charged (debited at settlement).
-    await tx.dataRequest.update({
-      where: { id: row.id },
+    const [row] = await tx.dataRequest.updateManyAndReturn({
+      where: { id: data.request_id },
       data: { tokenState: data.token_state, ...(data.captcha_tokens !== undefined ? { captchaTokens: data.captcha_tokens } : {}) },
     });
+    if (!row) return; // a reservation whose request was never stored: nothing to reflect
     await appendEvent(tx, row, `tokens.${data.token_state}`, row.status, { charged_tokens: data.charged_tokens });
   });
 };
