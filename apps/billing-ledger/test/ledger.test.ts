@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { eventually, withDatabase } from '@wdr/testkit';
+import { reservePaths } from '../src/domain/reservations.js';
 import { balance, HEALTHY, invariants, newTenant, reserveBody, sendAndWait, settlementEnvelope, startLedger, type LedgerHarness } from './support.js';
 
 /** The ledger in-process against the real Postgres and Kafka. */
@@ -55,6 +56,80 @@ describe('admission', () => {
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 100, reserved_tokens: 0 });
     const written = await withDatabase(h.database.url, async (c) => (await c.query("SELECT count(*)::int AS n FROM transfers WHERE debit_account_id = $1", [`tenant:${tenant}`])).rows[0].n);
     expect(written).toBe(0);
+  });
+});
+
+describe('admission in one statement', () => {
+  const rowsOf = (url: string, tenant: string) =>
+    withDatabase(url, async (c) => ({
+      reservations: (
+        await c.query(
+          `SELECT amount::int, held_tokens::int, route_mode, proxy_type, pricing_version, plan_id, policy, estimate_tokens::int, worst_case_tokens::int, max_credits, state
+             FROM reservations WHERE tenant_id = $1 ORDER BY created_at, request_id`,
+          [tenant],
+        )
+      ).rows,
+      transfers: (await c.query(`SELECT amount::int, kind, code FROM transfers WHERE debit_account_id = $1 AND kind = 'pending' ORDER BY created_at, id`, [`tenant:${tenant}`])).rows,
+    }));
+
+  it('writes for a known account exactly what the transaction writes', async () => {
+    for (const plan of ['standard', 'business']) {
+      const tenant = await newTenant(h, 5_000, plan);
+      const before = { ...reservePaths };
+      const bodies = [
+        reserveBody(tenant, { route_mode: 'browser' }),
+        reserveBody(tenant, { route_mode: 'browser' }),
+        reserveBody(tenant, { route_mode: 'auto', max_credits: 7 }),
+        reserveBody(tenant, { route_mode: 'auto', max_credits: 7 }),
+      ];
+      const answers = [];
+      for (const b of bodies) answers.push((await api().post('/internal/v1/reservations').send(b).expect(201)).body);
+      // The first of the account goes through the transaction (and teaches the process the plan), the rest in one statement.
+      expect(reservePaths.transaction - before.transaction).toBe(1);
+      expect(reservePaths.oneStatement - before.oneStatement).toBe(3);
+      const strip = (a: Record<string, unknown>) => ({ ...a, request_id: undefined, balance_tokens: undefined, quote: a['quote'] ? { ...(a['quote'] as object), balance_after_tokens: undefined } : null });
+      expect(strip(answers[1])).toEqual(strip(answers[0]));
+      expect(strip(answers[3])).toEqual(strip(answers[2]));
+      const { reservations, transfers } = await rowsOf(h.database.url, tenant);
+      expect(reservations[1]).toEqual(reservations[0]);
+      expect(reservations[3]).toEqual(reservations[2]);
+      expect(transfers.map((t) => t.amount)).toEqual(answers.map((a) => a.held_tokens));
+      const held = answers.reduce((n, a) => n + (a.held_tokens as number), 0);
+      expect(await balance(h, tenant)).toEqual({ balance_tokens: 5_000 - held, reserved_tokens: held });
+      expect(answers[3].balance_tokens).toBe(5_000 - held);
+    }
+    expect(await invariants(h.database.url)).toEqual(HEALTHY);
+  });
+
+  it('leaves to the transaction what it cannot decide alone: a plan change, a balance near its threshold, a replay', async () => {
+    const tenant = await newTenant(h, 1_000);
+    await api().post('/internal/v1/reservations').send(reserveBody(tenant)).expect(201);
+    // The standard plan does not price premium; moved to business, the next premium request is priced at once.
+    await api().post('/internal/v1/reservations').send(reserveBody(tenant, { proxy_type: 'premium' })).expect(422);
+    await withDatabase(h.database.url, (c) => c.query(`UPDATE accounts SET plan_id = 'business' WHERE id = $1`, [`tenant:${tenant}`]));
+    const premium = await api().post('/internal/v1/reservations').send(reserveBody(tenant, { proxy_type: 'premium' })).expect(201);
+    expect(premium.body).toMatchObject({ plan_id: 'business', proxy_type: 'premium', base_tokens: 50, quote: { policy: 'guarded' } });
+
+    // Standard plan, threshold 100: the reservation that takes the balance under it announces balance_low.
+    const low = await newTenant(h, 110);
+    await api().post('/internal/v1/reservations').send(reserveBody(low)).expect(201);
+    const before = { ...reservePaths };
+    // 109 -> 104: still above the threshold, one statement; 104 -> 99: crosses it, the transaction announces it.
+    await api().post('/internal/v1/reservations').send(reserveBody(low, { route_mode: 'browser' })).expect(201);
+    await api().post('/internal/v1/reservations').send(reserveBody(low, { route_mode: 'browser' })).expect(201);
+    expect(reservePaths.oneStatement - before.oneStatement).toBe(1);
+    expect(reservePaths.transaction - before.transaction).toBe(1);
+    const alerts = await withDatabase(h.database.url, async (c) =>
+      (await c.query(`SELECT envelope->>'type' AS type FROM outbox_messages WHERE envelope->>'tenant_id' = $1 ORDER BY id`, [low])).rows.map((r) => r.type),
+    );
+    expect(alerts).toEqual(['billing.balance_low']);
+
+    // A replay of a reservation made in one statement is still free.
+    const body = reserveBody(tenant, { route_mode: 'browser' });
+    await api().post('/internal/v1/reservations').send(body).expect(201);
+    const again = await api().post('/internal/v1/reservations').send(body).expect(200);
+    expect(again.body).toMatchObject({ replay: true, charged_tokens: 0 });
+    expect(await invariants(h.database.url)).toEqual(HEALTHY);
   });
 });
 

@@ -1,9 +1,9 @@
 import { isUniqueViolation } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import { Prisma, type PrismaClient, type Reservation } from '../generated/prisma/client.js';
-import { availableBalance, credit, debit, debitWithAlert, insertTransfers, REVENUE_ACCOUNT, tenantAccount, tenantAccountId } from './accounts.js';
+import { availableBalance, credit, debit, debitWithAlert, insertTransfers, REVENUE_ACCOUNT, tenantAccount, tenantAccountId, type TenantAccount } from './accounts.js';
 import { applyBalanceAlert, noteExhaustedOnRefusal, reviewBalanceAlert } from './balance-alerts.js';
-import { admissionOf, priceBookWith, type Admission } from './pricing.js';
+import { admissionOf, priceBookWith, type Admission, type PriceBook } from './pricing.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -95,12 +95,24 @@ export type ReservationFacts = Pick<
  * cannot cover it or the ceiling is below the base price. Idempotent per request id: the hot path
  * does not look for an earlier reservation first; the primary key finds it, and any refusal checks
  * for one before answering, so a replay is free whatever the balance is now.
+ *
+ * Two ways to the same effects. The common case, a tenant whose plan this process has seen and
+ * whose balance stays above its low-balance threshold, is one statement (`reserveInOneStatement`);
+ * everything else (first sight of the account, a plan change, a balance near or below the
+ * threshold, a refusal) runs the general transaction below.
  */
 export async function reserve(db: PrismaClient, pricingVersion: number, cmd: ReserveCommand): Promise<ReservationView> {
   try {
+    const known = knownAccounts.get(knownKey(cmd.tenant_id, pricingVersion));
+    if (known && known.until > Date.now()) {
+      const fast = await reserveInOneStatement(db, pricingVersion, known, cmd);
+      if (fast) return fast;
+    }
+    reservePaths.transaction++;
     return await db.$transaction(async (tx) => {
       const account = await tenantAccount(tx, cmd.tenant_id, pricingVersion);
       const book = await priceBookWith(tx, account.plan.id, pricingVersion, account.overrides);
+      remember(cmd.tenant_id, pricingVersion, account, book);
       const admission = admissionOf(book, account.plan, cmd);
       const debited = await debitWithAlert(tx, account.id, BigInt(admission.hold), 'pending');
       if (!debited) throw new Refused(account.id, admission.minBase, refusalMessage(admission.hold, account.plan.guardedPricing));
@@ -121,6 +133,109 @@ export async function reserve(db: PrismaClient, pricingVersion: number, cmd: Res
     }
     throw err;
   }
+}
+
+/**
+ * A tenant's account as last read (its plan's terms and price book for one pricing version). Plans
+ * and their prices only change with migrations; which plan an account is on can change at any time
+ * (`set-plan`), so the one-statement path re-checks the account's plan id and falls back when it
+ * moved. Entries are dropped after a minute and the map is bounded.
+ */
+/** How many reservations took each path in this process (read by the tests and bench/ledger.mjs). */
+export const reservePaths = { oneStatement: 0, transaction: 0 };
+
+interface KnownAccount {
+  account: TenantAccount;
+  book: PriceBook;
+  until: number;
+}
+const knownAccounts = new Map<string, KnownAccount>();
+const KNOWN_ACCOUNT_TTL_MS = 60_000;
+const KNOWN_ACCOUNTS_MAX = 50_000;
+const knownKey = (tenantId: string, pricingVersion: number) => `${tenantId}:${pricingVersion}`;
+
+function remember(tenantId: string, pricingVersion: number, account: TenantAccount, book: PriceBook): void {
+  const key = knownKey(tenantId, pricingVersion);
+  knownAccounts.delete(key);
+  if (knownAccounts.size >= KNOWN_ACCOUNTS_MAX) {
+    const oldest = knownAccounts.keys().next();
+    if (!oldest.done) knownAccounts.delete(oldest.value);
+  }
+  knownAccounts.set(key, { account, book, until: Date.now() + KNOWN_ACCOUNT_TTL_MS });
+}
+
+/**
+ * The general transaction's effects in one statement, for the case where it has nothing else to do:
+ * debit the hold (only while the account is on the plan it was priced with, its balance alert is
+ * `none` and the balance stays at or above the plan's low-balance threshold, so no alert can
+ * change), insert the pending transfer and the reservation, and credit revenue's pending side.
+ * Answers null, having written nothing, when any of those conditions does not hold: the caller then
+ * runs the general transaction, which also words a refusal. A duplicate request id fails the whole
+ * statement with a unique violation (a replay), as in the general path.
+ */
+async function reserveInOneStatement(db: PrismaClient, pricingVersion: number, known: KnownAccount, cmd: ReserveCommand): Promise<ReservationView | null> {
+  const { account } = known;
+  let a: Admission;
+  try {
+    a = admissionOf(known.book, account.plan, cmd);
+  } catch {
+    // Priced with terms that may be stale (the account may have moved plan): the general path decides.
+    return null;
+  }
+  const guarded = account.plan.guardedPricing;
+  const rows = await db.$queryRawUnsafe<{ available: bigint }[]>(
+    `WITH d AS (
+       UPDATE accounts SET debits_pending = debits_pending + $4
+        WHERE id = $2 AND plan_id = $11 AND balance_alert = 'none'
+          AND credits_posted - debits_posted - debits_pending - $4 >= GREATEST($16::bigint, 1)
+        RETURNING credits_posted - debits_posted - debits_pending AS available
+     ), t AS (
+       INSERT INTO transfers (id, debit_account_id, credit_account_id, amount, kind, code, request_id)
+       SELECT $1, $2, $3, $4, 'pending', 'reservation', $5::uuid FROM d
+     ), r AS (
+       INSERT INTO reservations (request_id, tenant_id, transfer_id, amount, held_tokens, route_mode, proxy_type, pricing_version, plan_id, policy,
+                                 estimate_tokens, worst_case_tokens, max_credits, state)
+       SELECT $5::uuid, $6::uuid, $1, $7, $4, $8, $9, $10, $11, $12, $13, $14, $15, 'reserved' FROM d
+     ), c AS (
+       UPDATE accounts SET credits_pending = credits_pending + $4 WHERE id = $3 AND EXISTS (SELECT 1 FROM d)
+     )
+     SELECT available FROM d`,
+    reservationTransferId(cmd.request_id),
+    account.id,
+    REVENUE_ACCOUNT,
+    BigInt(a.hold),
+    cmd.request_id,
+    cmd.tenant_id,
+    BigInt(a.base),
+    cmd.route_mode,
+    a.networkClass,
+    pricingVersion,
+    account.plan.id,
+    guarded ? 'guarded' : 'standard',
+    guarded ? BigInt(a.estimate) : null,
+    guarded ? BigInt(a.worstCase) : null,
+    cmd.max_credits,
+    BigInt(account.plan.lowBalanceThresholdTokens),
+  );
+  const row = rows[0];
+  if (!row) return null;
+  reservePaths.oneStatement++;
+  const facts: ReservationFacts = {
+    requestId: cmd.request_id,
+    tenantId: cmd.tenant_id,
+    pricingVersion,
+    planId: account.plan.id,
+    routeMode: cmd.route_mode,
+    proxyType: a.networkClass,
+    amount: BigInt(a.base),
+    heldTokens: BigInt(a.hold),
+    policy: guarded ? 'guarded' : 'standard',
+    estimateTokens: guarded ? BigInt(a.estimate) : null,
+    worstCaseTokens: guarded ? BigInt(a.worstCase) : null,
+    maxCredits: cmd.max_credits,
+    state: 'reserved',
+  };
+  return view(facts, Number(row.available), false);
 }
 
 /** The pending transfer and the reservation, in one statement. */
