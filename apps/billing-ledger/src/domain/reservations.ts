@@ -1,3 +1,4 @@
+import type { LedgerQuote, LedgerReservation, LedgerReservationBatch, LedgerReservationDetail } from '@wdr/contracts';
 import { isUniqueViolation } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import { Prisma, type PrismaClient, type Reservation } from '../generated/prisma/client.js';
@@ -26,49 +27,14 @@ export interface ReserveCommand extends ReserveItem {
  * - balance_after_tokens: the available balance once the worst case is held;
  * - policy: `guarded`.
  */
-export interface Quote {
-  policy: 'guarded';
-  pricing_version: number;
-  estimate_tokens: number;
-  worst_case_tokens: number;
-  max_credits_per_request: number | null;
-  balance_after_tokens: number;
-}
+export type Quote = LedgerQuote;
 
 export type TokenState = 'reserved' | 'settled' | 'refunded';
 
-export interface ReservationView {
-  request_id: string;
-  pricing_version: number;
-  plan_id: string;
-  route_mode: string;
-  proxy_type: string;
-  /** Base tokens held at admission: the submission's base_tokens. */
-  base_tokens: number;
-  /** Everything held for this request now (base, or the worst case, plus step holds). */
-  held_tokens: number;
-  /** Tokens charged by this call: 0 when it replays an existing reservation. */
-  charged_tokens: number;
-  balance_tokens: number;
-  quote: Quote | null;
-  replay: boolean;
-  token_state: TokenState;
-}
+/** What a reservation call answers (the internal contract's shape). */
+export type ReservationView = LedgerReservation;
 
-export interface ReservationDetail extends Omit<ReservationView, 'charged_tokens' | 'replay'> {
-  tenant_id: string;
-  max_credits: number | null;
-  end_reason: string | null;
-  /** Settled total and its lines; null / 0 until resolved. */
-  charged_tokens: number | null;
-  charged_base_tokens: number;
-  captcha_solves: number;
-  captcha_tokens: number;
-  traffic_tokens: number;
-  uncollected_tokens: number;
-  created_at: string;
-  resolved_at: string | null;
-}
+export type ReservationDetail = LedgerReservationDetail;
 
 export const reservationTransferId = (requestId: string) => `reserve:${requestId}`;
 
@@ -182,7 +148,7 @@ async function reserveInOneStatement(db: PrismaClient, pricingVersion: number, k
     // Priced with terms that may be stale (the account may have moved plan): the general path decides.
     return null;
   }
-  const guarded = account.plan.guardedPricing;
+  const facts = factsOf(cmd, account.plan.id, pricingVersion, account.plan.guardedPricing, a);
   const rows = await db.$queryRawUnsafe<{ available: bigint }[]>(
     `WITH d AS (
        UPDATE accounts SET debits_pending = debits_pending + $4
@@ -200,56 +166,37 @@ async function reserveInOneStatement(db: PrismaClient, pricingVersion: number, k
        UPDATE accounts SET credits_pending = credits_pending + $4 WHERE id = $3 AND EXISTS (SELECT 1 FROM d)
      )
      SELECT available FROM d`,
-    reservationTransferId(cmd.request_id),
-    account.id,
-    REVENUE_ACCOUNT,
-    BigInt(a.hold),
-    cmd.request_id,
-    cmd.tenant_id,
-    BigInt(a.base),
-    cmd.route_mode,
-    a.networkClass,
-    pricingVersion,
-    account.plan.id,
-    guarded ? 'guarded' : 'standard',
-    guarded ? BigInt(a.estimate) : null,
-    guarded ? BigInt(a.worstCase) : null,
-    cmd.max_credits,
+    ...reservationParams(facts, account.id),
     BigInt(account.plan.lowBalanceThresholdTokens),
   );
   const row = rows[0];
   if (!row) return null;
   reservePaths.oneStatement++;
-  const facts: ReservationFacts = {
-    requestId: cmd.request_id,
-    tenantId: cmd.tenant_id,
-    pricingVersion,
-    planId: account.plan.id,
-    routeMode: cmd.route_mode,
-    proxyType: a.networkClass,
-    amount: BigInt(a.base),
-    heldTokens: BigInt(a.hold),
-    policy: guarded ? 'guarded' : 'standard',
-    estimateTokens: guarded ? BigInt(a.estimate) : null,
-    worstCaseTokens: guarded ? BigInt(a.worstCase) : null,
-    maxCredits: cmd.max_credits,
-    state: 'reserved',
-  };
   return view(facts, Number(row.available), false);
 }
 
-/** The pending transfer and the reservation, in one statement. */
-async function insertReservation(
-  tx: Tx,
-  accountId: string,
-  item: ReserveCommand,
-  planId: string,
-  pricingVersion: number,
-  guarded: boolean,
-  a: Admission,
-): Promise<ReservationFacts> {
-  const transferId = reservationTransferId(item.request_id);
-  const facts: ReservationFacts = {
+/** $1..$15 of both reservation inserts: the transfer's id and accounts, then the reservation's columns. */
+const reservationParams = (f: ReservationFacts, accountId: string) => [
+  reservationTransferId(f.requestId),
+  accountId,
+  REVENUE_ACCOUNT,
+  f.heldTokens,
+  f.requestId,
+  f.tenantId,
+  f.amount,
+  f.routeMode,
+  f.proxyType,
+  f.pricingVersion,
+  f.planId,
+  f.policy,
+  f.estimateTokens,
+  f.worstCaseTokens,
+  f.maxCredits,
+];
+
+/** What a new reservation records, from its admission. */
+function factsOf(item: ReserveCommand, planId: string, pricingVersion: number, guarded: boolean, a: Admission): ReservationFacts {
+  return {
     requestId: item.request_id,
     tenantId: item.tenant_id,
     pricingVersion,
@@ -264,6 +211,19 @@ async function insertReservation(
     maxCredits: item.max_credits,
     state: 'reserved',
   };
+}
+
+/** The pending transfer and the reservation, in one statement. */
+async function insertReservation(
+  tx: Tx,
+  accountId: string,
+  item: ReserveCommand,
+  planId: string,
+  pricingVersion: number,
+  guarded: boolean,
+  a: Admission,
+): Promise<ReservationFacts> {
+  const facts = factsOf(item, planId, pricingVersion, guarded, a);
   await tx.$executeRawUnsafe(
     `WITH t AS (
        INSERT INTO transfers (id, debit_account_id, credit_account_id, amount, kind, code, request_id)
@@ -272,21 +232,7 @@ async function insertReservation(
      INSERT INTO reservations (request_id, tenant_id, transfer_id, amount, held_tokens, route_mode, proxy_type, pricing_version, plan_id, policy,
                                estimate_tokens, worst_case_tokens, max_credits, state)
      VALUES ($5::uuid, $6::uuid, $1, $7, $4, $8, $9, $10, $11, $12, $13, $14, $15, 'reserved')`,
-    transferId,
-    accountId,
-    REVENUE_ACCOUNT,
-    facts.heldTokens,
-    facts.requestId,
-    facts.tenantId,
-    facts.amount,
-    facts.routeMode,
-    facts.proxyType,
-    pricingVersion,
-    planId,
-    facts.policy,
-    facts.estimateTokens,
-    facts.worstCaseTokens,
-    facts.maxCredits,
+    ...reservationParams(facts, accountId),
   );
   return facts;
 }
@@ -296,15 +242,7 @@ export interface BatchCommand {
   items: ReserveItem[];
 }
 
-export interface BatchView {
-  items: ReservationView[];
-  balance_tokens: number;
-  /** Sums over the items: base tokens of all of them, and tokens charged by this call. */
-  base_tokens: number;
-  charged_tokens: number;
-  held_tokens: number;
-  replay: boolean;
-}
+export type BatchView = LedgerReservationBatch;
 
 /**
  * Reserve every job of a batch, all or none: one debit of the sum (so the balance check is one

@@ -1,3 +1,4 @@
+import type { LedgerStepAnswer } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { enqueue, makeEnvelope } from '@wdr/kit/kafka';
 import type { Prisma, PrismaClient, Reservation } from '../generated/prisma/client.js';
@@ -183,15 +184,7 @@ export interface StepCommand {
   traffic_bytes: number;
 }
 
-export interface StepAnswer {
-  allowed: boolean;
-  /** Why not: the ceiling would be crossed, or the balance cannot hold the step. */
-  reason: 'budget_exhausted' | 'insufficient_credits' | null;
-  projected_tokens: number;
-  held_tokens: number;
-  max_credits: number | null;
-  remaining_tokens: number | null;
-}
+export type StepAnswer = LedgerStepAnswer;
 
 /**
  * May the request take its next step (a CAPTCHA solve, the browser stage of `auto`, more proxy

@@ -1,22 +1,12 @@
+import type { StoredEventHistory, StoredRequestEvent } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { TERMINAL } from './requests.js';
 import { textOfPage } from './result-text.js';
 
-/** A stored event, in the shape `request.event_appended` carries on `request.lifecycle`. */
-export interface StoredEvent {
-  event_id: number;
-  kind: string;
-  status: string;
-  payload: Record<string, unknown>;
-  created_at: string;
-}
-
-export interface EventHistory {
-  /** Status of the request in the same snapshot as `events`. */
-  request_status: string;
-  events: StoredEvent[];
-}
+/** A stored event and a request's history: the shapes of the internal contract. */
+export type StoredEvent = StoredRequestEvent;
+export type EventHistory = StoredEventHistory;
 
 const notFound = () => new PublicError('NOT_FOUND', 'No such request.');
 

@@ -80,6 +80,7 @@ export interface LedgerReservation {
   proxy_type: string;
   /** Base tokens held at admission: the submission's base_tokens. */
   base_tokens: number;
+  /** Everything held for this request now (base, or the worst case, plus step holds). */
   held_tokens: number;
   /** Tokens charged by this call: 0 when it replays an existing reservation. */
   charged_tokens: number;

@@ -1,3 +1,4 @@
+import { TERMINAL_REQUEST_STATUSES, VISIBLE_REQUEST_STATUSES, type StoredRequestEvent } from '@wdr/contracts';
 import type { DataVisibleStatus } from '../../api/models.js';
 import type { RequestEvent } from '../../api/models-reads.js';
 
@@ -5,17 +6,11 @@ import type { RequestEvent } from '../../api/models-reads.js';
  * A request event as the orchestrator stores it and publishes it on `request.lifecycle`
  * (`request.event_appended`): the internal record, before it is made public.
  */
-export interface StoredRequestEvent {
-  event_id: number;
-  kind: string;
-  status: string;
-  payload: Record<string, unknown>;
-  created_at: string;
-}
+export type { StoredRequestEvent };
 
-export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(['completed', 'failed', 'cancelled']);
+export const TERMINAL_STATUSES: ReadonlySet<string> = new Set(TERMINAL_REQUEST_STATUSES);
 
-const VISIBLE_STATUSES: ReadonlySet<string> = new Set(['pending', 'running', 'solving_captcha', 'completed', 'failed', 'cancelled', 'waiting_for_page', 'queued']);
+const VISIBLE_STATUSES: ReadonlySet<string> = new Set(VISIBLE_REQUEST_STATUSES);
 
 /**
  * What of an event payload may reach a tenant, field by field. Anything not listed is dropped:
