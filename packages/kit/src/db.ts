@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import { PrismaPg } from '@prisma/adapter-pg';
 
 /**
@@ -11,8 +12,38 @@ export function pgAdapterFor(databaseUrl: string, opts: { max?: number } = {}): 
   return new PrismaPg(
     // search_path makes the kit's raw SQL (outbox, processed_messages) land in the service's schema.
     { connectionString: url.toString(), max: opts.max ?? 10, connectionTimeoutMillis: 5_000, options: `-c search_path=${schema}` },
-    { schema },
+    // An empty name is node-postgres's unnamed statement (parsed on every call).
+    { schema, statementNameGenerator: (query) => preparedStatementName(query) ?? '' },
   );
+}
+
+/**
+ * Statements the service runs again and again are prepared once per connection (a named statement:
+ * Postgres parses it once and can keep its plan) instead of parsed on every call. A statement is
+ * named from its third use on, by a hash of its text, so one-off texts (a multi-row insert of an
+ * unusual size) never become prepared statements; at most MAX_PREPARED texts get a name per process,
+ * which bounds what each connection keeps on the server. Raw SQL therefore names its columns
+ * rather than `SELECT *`: a prepared statement whose result columns change under it (a migration
+ * while an older pod still runs) fails instead of adapting.
+ */
+const MAX_PREPARED = 500;
+const SEEN_BEFORE_PREPARING = 2;
+const statementNames = new Map<string, string>();
+const statementUses = new Map<string, number>();
+
+export function preparedStatementName(query: { sql: string }): string | undefined {
+  const known = statementNames.get(query.sql);
+  if (known !== undefined || statementNames.size >= MAX_PREPARED) return known;
+  const uses = (statementUses.get(query.sql) ?? 0) + 1;
+  if (uses <= SEEN_BEFORE_PREPARING) {
+    if (statementUses.size >= 10 * MAX_PREPARED) statementUses.clear();
+    statementUses.set(query.sql, uses);
+    return undefined;
+  }
+  statementUses.delete(query.sql);
+  const name = `wdr_${createHash('sha256').update(query.sql).digest('hex').slice(0, 24)}`;
+  statementNames.set(query.sql, name);
+  return name;
 }
 
 /**

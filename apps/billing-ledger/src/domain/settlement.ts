@@ -50,7 +50,8 @@ interface Locked {
  */
 async function lockReservation(tx: Tx, requestId: string): Promise<Locked | null> {
   const rows = await tx.$queryRawUnsafe<(Record<string, unknown> & { overrides: unknown; holds: unknown })[]>(
-    `SELECT r.*,
+    `SELECT r.request_id, r.tenant_id, r.transfer_id, r.amount, r.held_tokens, r.route_mode, r.proxy_type, r.pricing_version, r.plan_id, r.policy,
+            r.max_credits, r.state,
             COALESCE((SELECT json_agg(json_build_array(pp.network_class, pp.tariff, pp.tokens)) FROM plan_prices pp
                        WHERE pp.plan_id = r.plan_id AND pp.pricing_version = r.pricing_version), '[]'::json) AS overrides,
             COALESCE((SELECT json_agg(json_build_array(t.id, t.amount::text, t.credit_account_id) ORDER BY t.created_at, t.id) FROM transfers t
