@@ -6,6 +6,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { KAFKA_BROKERS, SERVICE_NAMES, type ServiceName } from './services.js';
+import { signalTree } from './process-tree.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -126,7 +127,7 @@ export async function startFleet(
     const proc = members.get(service)!.proc;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return proc?.exitCode ?? null;
     const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
-    proc.kill(signal);
+    signalTree(proc, signal);
     return exited;
   };
 

@@ -4,6 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './fleet.js';
 import type { ServiceName } from './services.js';
+import { signalTree } from './process-tree.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -59,7 +60,7 @@ export async function startServiceProcess(service: ServiceName, env: Record<stri
     const proc = child;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return;
     const exited = new Promise<void>((resolve) => proc.once('exit', () => resolve()));
-    proc.kill(signal);
+    signalTree(proc, signal);
     await exited;
   };
 
