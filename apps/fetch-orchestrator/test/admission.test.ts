@@ -7,6 +7,7 @@ import { Sealer } from '@wdr/kit/sealing';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { appendEvent, createRequest, type AdmissionDeps, type CreateCommand } from '../src/domain/requests.js';
 import { readEvents } from '../src/domain/request-reads.js';
+import { admissionSnapshot, countActiveRequests } from '../src/domain/admission.js';
 
 /**
  * Admission's write against the real Postgres: the request, its first event and its outbox
@@ -121,6 +122,23 @@ describe('createRequest', () => {
     const refused = results.find((r) => r.status === 'rejected') as PromiseRejectedResult;
     expect(refused.reason).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
     expect(await outboxOf(cmd.request_id)).toHaveLength(2);
+  });
+
+  it('refuses a create past the concurrency ceiling before reserving, never a replay, and keeps the previous count for old gateways', async () => {
+    const tenant_id = randomUUID();
+    const ceiling = { limit: 2, others_in_flight: 0 };
+    const first = command({ tenant_id, concurrency: ceiling });
+    await createRequest(deps, first);
+    await createRequest(deps, command({ tenant_id, concurrency: ceiling }));
+    const before = reservations.length;
+    await expect(createRequest(deps, command({ tenant_id, concurrency: ceiling }))).rejects.toMatchObject({ code: 'CONCURRENCY_LIMITED', retryAfterSeconds: 1 });
+    // Admissions the gateway holds elsewhere count too.
+    await expect(createRequest(deps, command({ tenant_id, concurrency: { limit: 3, others_in_flight: 1 } }))).rejects.toMatchObject({ code: 'CONCURRENCY_LIMITED' });
+    expect(reservations.length).toBe(before);
+    // A replay at the ceiling is answered.
+    expect(await createRequest(deps, first)).toMatchObject({ id: first.request_id, idempotent_replay: true });
+    expect(await admissionSnapshot(db, first.request_id, tenant_id, ceiling)).toEqual({ exists: true, active: 2 });
+    expect(await countActiveRequests(db, tenant_id, 10)).toBe(2);
   });
 
   it('a route the platform cannot run is stored failed with ROUTE_UNAVAILABLE and its settlement asked for', async () => {

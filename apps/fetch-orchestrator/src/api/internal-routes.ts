@@ -3,6 +3,7 @@ import { orchestratorApi as api } from '@wdr/contracts';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
 import type { OrchestratorDeps } from '../app.js';
 import { createRequest, readRequest } from '../domain/requests.js';
+import { admissionRoutes } from './admission-routes.js';
 import { batchRoutes } from './batch-routes.js';
 import { renderJobRoutes } from './render-job-routes.js';
 import { requestReadRoutes } from './request-read-routes.js';
@@ -10,6 +11,7 @@ import { requestReadRoutes } from './request-read-routes.js';
 /** Internal API used by the gateway; not exposed outside the cluster. */
 export function internalRoutes(deps: OrchestratorDeps, onCreated: () => void): Router {
   const r = Router();
+  r.use(admissionRoutes(deps));
   r.use(requestReadRoutes(deps, onCreated));
   r.use(batchRoutes(deps, onCreated));
   r.use(renderJobRoutes(deps, onCreated));

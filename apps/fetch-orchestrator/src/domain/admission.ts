@@ -9,6 +9,11 @@ import type { PrismaClient } from '../generated/prisma/client.js';
  */
 export const NON_TERMINAL_STATUSES = ['pending', 'running', 'solving_captcha', 'waiting_for_page', 'queued'] as const;
 
+/** Deprecated with its route (api/admission-routes.ts): the previous release's gateway asks for this count. */
+export async function countActiveRequests(db: PrismaClient, tenantId: string, limit: number): Promise<number> {
+  return db.dataRequest.count({ where: { tenantId, status: { in: [...NON_TERMINAL_STATUSES] } }, take: limit });
+}
+
 /** How long a tenant refused for concurrency is told to wait before trying again. */
 const CONCURRENCY_RETRY_AFTER_S = 1;
 

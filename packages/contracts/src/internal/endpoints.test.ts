@@ -30,6 +30,7 @@ const expected: [string, AnyInternalEndpoint, string][] = [
   ['orchestrator.requestResult', orchestratorApi.requestResult, `/internal/v1/requests/${ID}/result`],
   ['orchestrator.cancelRequest', orchestratorApi.cancelRequest, `/internal/v1/requests/${ID}/cancel`],
   ['orchestrator.retryRequest', orchestratorApi.retryRequest, `/internal/v1/requests/${ID}/retry`],
+  ['orchestrator.activeRequests', orchestratorApi.activeRequests, `/internal/v1/tenants/${TENANT}/active-requests`],
   ['orchestrator.createBatch', orchestratorApi.createBatch, '/internal/v1/batches'],
   ['orchestrator.readBatch', orchestratorApi.readBatch, `/internal/v1/batches/${ID}`],
   ['orchestrator.startRenderJob', orchestratorApi.startRenderJob, RENDER_PATHS.start(ID)],
@@ -115,6 +116,8 @@ describe('orchestrator schemas', () => {
     expect(orchestratorApi.requestEvents.query.parse({ tenant_id: TENANT })).toEqual({ tenant_id: TENANT, after: 0 });
     expect(orchestratorApi.requestEvents.query.safeParse({ tenant_id: TENANT, after: '-1' }).success).toBe(false);
     expect(orchestratorApi.requestResult.query.safeParse({ tenant_id: TENANT, format: 'pdf' }).success).toBe(false);
+    expect(orchestratorApi.activeRequests.query.shape.limit.parse(undefined)).toBe(1000);
+    expect(orchestratorApi.activeRequests.query.shape.limit.safeParse('10000002').success).toBe(false);
     const create = { request_id: ID, tenant_id: TENANT, url: 'https://example.com/', route_mode: 'http', proxy_type: null, max_credits: null, options: {}, input_hash: 'a'.repeat(64) };
     expect(orchestratorApi.createRequest.body.safeParse({ ...create, concurrency: { limit: 3, others_in_flight: 0 } }).success).toBe(true);
     expect(orchestratorApi.createRequest.body.safeParse({ ...create, concurrency: { limit: 0, others_in_flight: 0 } }).success).toBe(false);

@@ -77,6 +77,9 @@ export const RequestEventsQuery = z.object({ tenant_id: uuid, after: z.coerce.nu
 export const RequestResultQuery = z.object({ tenant_id: uuid, format: z.enum(RESULT_FORMATS).default('html') });
 export const RetryRequestBody = z.object({ tenant_id: uuid, request_id: uuid, input_hash: inputHash, concurrency: ConcurrencyCeiling.optional() });
 
+/** `limit`: the count stops there (the previous release's gateway asks for its ceiling + 1). */
+export const ActiveRequestsQuery = z.object({ limit: z.coerce.number().int().min(1).max(10_000_001).default(1_000) });
+
 /** A stored request event, in the shape `request.event_appended` carries on `request.lifecycle`. */
 export interface StoredRequestEvent {
   event_id: number;
@@ -109,6 +112,17 @@ export const orchestratorApi = {
   requestResult: endpoint<StoredResultBody>()({ method: 'GET', route: `${requestPath}/result`, params: { id: uuid }, query: RequestResultQuery }),
   cancelRequest: endpoint<Schemas['RequestDetail']>()({ method: 'POST', route: `${requestPath}/cancel`, params: { id: uuid }, body: TenantScope }),
   retryRequest: endpoint<Schemas['RetrySubmissionResponse']>()({ method: 'POST', route: `${requestPath}/retry`, params: { id: uuid }, body: RetryRequestBody }),
+  /**
+   * Deprecated, kept for one release: the previous release's gateway counts a tenant's running
+   * requests here before each create (the orchestrator is rolled out first). The limit query is
+   * parsed on its own (`query.shape.limit`). Remove with the next release.
+   */
+  activeRequests: endpoint<{ active: number }>()({
+    method: 'GET',
+    route: '/internal/v1/tenants/:tenantId/active-requests',
+    params: { tenantId: uuid },
+    query: ActiveRequestsQuery,
+  }),
   createBatch: endpoint<Schemas['CabinetBatchResponse']>()({ method: 'POST', route: '/internal/v1/batches', params: {}, body: CreateBatchBody }),
   /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
   readBatch: endpoint<Schemas['Batch']>()({ method: 'GET', route: '/internal/v1/batches/:id', params: { id: uuid }, query: TenantScope }),
