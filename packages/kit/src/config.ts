@@ -51,6 +51,12 @@ export const kafkaEnv = {
    * delay before a crashed consumer's work resumes elsewhere. Tests use the broker's minimum (6 s).
    */
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
+  /**
+   * Processed-event records are kept this long, then purged hourly. Keep it above the retention
+   * (`retention.ms`, 7 days by default) of every topic the service consumes: a record purged while
+   * its message can still be redelivered would let that message's effects happen twice.
+   */
+  PROCESSED_RETENTION_HOURS: z.coerce.number().int().min(1).max(100_000).default(192),
 };
 
 export const envFlag = bool;

@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../log.js';
 import { createMetrics, type ServiceMetrics } from '../metrics.js';
 import { createHttpShell, type ReadinessCheck, type ServiceLifecycle } from '../service.js';
 import { KafkaBus } from './bus.js';
+import { PROCESSED_PURGE_EVERY_MS, purgeProcessed } from './processed-retention.js';
 import { startConsumer, type ConsumerHandle, type EventHandler } from './consumer.js';
 import { OutboxRelay } from './outbox.js';
 
@@ -40,6 +41,7 @@ export interface KafkaServiceEnv {
   /** Overrides the catalog's per-topic retry policy when set. */
   KAFKA_CONSUMER_MAX_ATTEMPTS?: number | undefined;
   KAFKA_SESSION_TIMEOUT_MS: number;
+  PROCESSED_RETENTION_HOURS: number;
 }
 
 /** Build the common dependencies from configuration; `makeDb` wraps the service's own Prisma client. */
@@ -82,6 +84,7 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
   // Prisma's client satisfies the kit's raw-SQL surface; its overloaded $transaction needs the cast.
   const db = parts.deps.db as unknown as TxCapable<Tx> & ConnectableDb;
   const relay = new OutboxRelay({ databaseUrl: env.DATABASE_URL, bus, log, pollMs: env.OUTBOX_POLL_MS });
+  let purgeTimer: NodeJS.Timeout | undefined;
   const running: ConsumerHandle[] = [];
   const shell = createHttpShell({
     metrics,
@@ -123,8 +126,17 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
         );
       }
       await parts.background?.start();
+      if (parts.consumers.length > 0) {
+        purgeTimer = setInterval(() => {
+          purgeProcessed(db, env.PROCESSED_RETENTION_HOURS)
+            .then((n) => n > 0 && log.info({ deleted: n }, 'processed-event records past their retention purged'))
+            .catch((err: unknown) => log.warn({ err }, 'purging processed-event records failed; next try in an hour'));
+        }, PROCESSED_PURGE_EVERY_MS);
+        purgeTimer.unref();
+      }
     },
     stop: async () => {
+      if (purgeTimer) clearInterval(purgeTimer);
       await parts.background?.stop();
       await Promise.all(running.map((c) => c.stop()));
       await relay.stop();
