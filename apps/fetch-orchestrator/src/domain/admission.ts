@@ -1,4 +1,4 @@
-import type { ConcurrencyCeiling } from '@wdr/contracts';
+import { TERMINAL_REQUEST_STATUSES, VISIBLE_REQUEST_STATUSES, type ConcurrencyCeiling } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import type { PrismaClient } from '../generated/prisma/client.js';
 
@@ -7,11 +7,16 @@ import type { PrismaClient } from '../generated/prisma/client.js';
  * positively (not `NOT IN terminal`) so the count is a few range scans of the
  * (tenant_id, status, ...) index instead of a walk over the tenant's whole history.
  */
-export const NON_TERMINAL_STATUSES = ['pending', 'running', 'solving_captcha', 'waiting_for_page', 'queued'] as const;
+export const NON_TERMINAL_STATUSES: readonly string[] = VISIBLE_REQUEST_STATUSES.filter((s) => !(TERMINAL_REQUEST_STATUSES as readonly string[]).includes(s));
+
+/** SQL of the tenant's non-terminal requests counted up to a limit, with the placeholders given. */
+const activeCount = (tenantId: string, limit: string, statuses: string) =>
+  `(SELECT count(*)::int FROM (SELECT 1 FROM data_requests WHERE tenant_id = ${tenantId}::uuid AND status = ANY(${statuses}::text[]) LIMIT ${limit}::int) a)`;
 
 /** Deprecated with its route (api/admission-routes.ts): the previous release's gateway asks for this count. */
 export async function countActiveRequests(db: PrismaClient, tenantId: string, limit: number): Promise<number> {
-  return db.dataRequest.count({ where: { tenantId, status: { in: [...NON_TERMINAL_STATUSES] } }, take: limit });
+  const [row] = await db.$queryRawUnsafe<{ active: number }[]>(`SELECT ${activeCount('$1', '$2', '$3')} AS active`, tenantId, limit, [...NON_TERMINAL_STATUSES]);
+  return Number(row?.active ?? 0);
 }
 
 /** How long a tenant refused for concurrency is told to wait before trying again. */
@@ -25,9 +30,7 @@ const CONCURRENCY_RETRY_AFTER_S = 1;
 export async function admissionSnapshot(db: PrismaClient, requestId: string, tenantId: string, ceiling: ConcurrencyCeiling | undefined): Promise<{ exists: boolean; active: number }> {
   const [row] = await db.$queryRawUnsafe<{ exists: boolean; active: number }[]>(
     `SELECT EXISTS (SELECT 1 FROM data_requests WHERE id = $1::uuid) AS exists,
-            CASE WHEN $3::int IS NULL THEN 0 ELSE
-              (SELECT count(*)::int FROM (SELECT 1 FROM data_requests WHERE tenant_id = $2::uuid AND status = ANY($4::text[]) LIMIT $3::int) a)
-            END AS active`,
+            CASE WHEN $3::int IS NULL THEN 0 ELSE ${activeCount('$2', '$3', '$4')} END AS active`,
     requestId,
     tenantId,
     ceiling ? ceiling.limit : null,

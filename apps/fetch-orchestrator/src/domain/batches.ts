@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { isUniqueViolation } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
 import { ledgerApi, type components, type ProxyNetworkTypeName, type RouteModeName } from '@wdr/contracts';
@@ -161,7 +162,7 @@ export async function createBatch(
       { timeout: 120_000, maxWait: 10_000 },
     );
   } catch (err) {
-    if (err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002') {
+    if (isUniqueViolation(err)) {
       const winner = await deps.db.batch.findUniqueOrThrow({ where: { id: cmd.batch_id } });
       return replayOf(deps.db, winner, cmd);
     }
