@@ -1,8 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
+import { ledgerApi } from '@wdr/contracts';
+import { createTestDatabase, startServiceProcess, uniqueTopicPrefix, withDatabase, type ServiceProcess, type TestDatabase } from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
-import type { ServiceClient } from '@wdr/kit/http-client';
+import { createServiceClient } from '@wdr/kit/http-client';
+import { callInternal } from '@wdr/kit/internal-call';
 import { Sealer } from '@wdr/kit/sealing';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { appendEvent, createRequest, type AdmissionDeps, type CreateCommand } from '../src/domain/requests.js';
@@ -10,40 +12,51 @@ import { readEvents } from '../src/domain/request-reads.js';
 import { admissionSnapshot, countActiveRequests } from '../src/domain/admission.js';
 
 /**
- * Admission's write against the real Postgres: the request, its first event and its outbox
- * messages land together or not at all, and concurrent creates of one id make one request. The
- * ledger is a separate service; here a client answering its reservation contract stands for it.
+ * Admission against the real Postgres and the real billing-ledger process: the request, its first
+ * event and its outbox messages land together or not at all, concurrent creates of one id make one
+ * request and one reservation, and a refusal for concurrency reserves nothing.
  */
 let database: TestDatabase;
+let ledgerDb: TestDatabase;
+let ledgerProcess: ServiceProcess;
 let db: PrismaClient;
 let deps: AdmissionDeps;
-const reservations: string[] = [];
+/** A tenant with tokens enough for every test that does not name its own. */
+let TENANT: string;
 
-const ledger = {
-  post: async (_path: string, body: unknown) => {
-    const { request_id } = body as { request_id: string };
-    reservations.push(request_id);
-    return { request_id, pricing_version: 2, proxy_type: 'datacenter', base_tokens: 1, charged_tokens: 1, quote: null };
-  },
-  get: async () => {
-    throw new Error('not used');
-  },
-} as unknown as ServiceClient;
+/** A tenant whose ledger account holds `credits` tokens. */
+async function fundedTenant(credits = 1_000_000): Promise<string> {
+  const tenant = randomUUID();
+  await callInternal(deps.ledger, ledgerApi.topUp, { params: { tenantId: tenant }, body: { amount: credits, reference: `admission-test-${tenant}` } });
+  return tenant;
+}
+
+/** Reservations the ledger holds for a tenant. */
+const reservationsOf = (tenant: string) =>
+  withDatabase(ledgerDb.url, async (c) => (await c.query('SELECT count(*)::int AS n FROM reservations WHERE tenant_id = $1', [tenant])).rows[0].n as number);
 
 beforeAll(async () => {
-  database = await createTestDatabase('fetch-orchestrator');
+  [database, ledgerDb] = await Promise.all([createTestDatabase('fetch-orchestrator'), createTestDatabase('billing-ledger')]);
+  ledgerProcess = await startServiceProcess('billing-ledger', { DATABASE_URL: ledgerDb.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'warn' });
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
-  deps = { db, ledger, sealer: Sealer.fromBase64(Buffer.alloc(32, 3).toString('base64')), targetRetentionHours: 24 };
-}, 60_000);
+  deps = {
+    db,
+    ledger: createServiceClient({ name: 'billing-ledger', baseUrl: ledgerProcess.url }),
+    sealer: Sealer.fromBase64(Buffer.alloc(32, 3).toString('base64')),
+    targetRetentionHours: 24,
+  };
+  TENANT = await fundedTenant();
+}, 120_000);
 
 afterAll(async () => {
   await db?.$disconnect();
-  await database?.drop();
+  await ledgerProcess?.kill('SIGTERM');
+  await Promise.all([database?.drop(), ledgerDb?.drop()]);
 }, 60_000);
 
 const command = (over: Partial<CreateCommand> = {}): CreateCommand => ({
   request_id: randomUUID(),
-  tenant_id: randomUUID(),
+  tenant_id: TENANT,
   url: 'http://127.0.0.1:9/page?secret=1',
   route_mode: 'http',
   proxy_type: null,
@@ -113,6 +126,10 @@ describe('createRequest', () => {
     expect(new Set(answers.map((a) => a.id))).toEqual(new Set([cmd.request_id]));
     expect(await db.requestEvent.count({ where: { requestId: cmd.request_id } })).toBe(1);
     expect(await outboxOf(cmd.request_id)).toHaveLength(2);
+    // One reservation, one charge: the ledger answered the others as replays.
+    const held = await withDatabase(ledgerDb.url, async (c) => (await c.query('SELECT count(*)::int AS n FROM reservations WHERE request_id = $1', [cmd.request_id])).rows[0].n);
+    expect(held).toBe(1);
+    expect(answers.reduce((n, a) => n + a.charged_tokens, 0)).toBe(1);
   });
 
   it('the same id with another body is an IDEMPOTENCY_CONFLICT and changes nothing', async () => {
@@ -125,16 +142,16 @@ describe('createRequest', () => {
   });
 
   it('refuses a create past the concurrency ceiling before reserving, never a replay, and keeps the previous count for old gateways', async () => {
-    const tenant_id = randomUUID();
+    const tenant_id = await fundedTenant();
     const ceiling = { limit: 2, others_in_flight: 0 };
     const first = command({ tenant_id, concurrency: ceiling });
     await createRequest(deps, first);
     await createRequest(deps, command({ tenant_id, concurrency: ceiling }));
-    const before = reservations.length;
+    expect(await reservationsOf(tenant_id)).toBe(2);
     await expect(createRequest(deps, command({ tenant_id, concurrency: ceiling }))).rejects.toMatchObject({ code: 'CONCURRENCY_LIMITED', retryAfterSeconds: 1 });
     // Admissions the gateway holds elsewhere count too.
     await expect(createRequest(deps, command({ tenant_id, concurrency: { limit: 3, others_in_flight: 1 } }))).rejects.toMatchObject({ code: 'CONCURRENCY_LIMITED' });
-    expect(reservations.length).toBe(before);
+    expect(await reservationsOf(tenant_id)).toBe(2);
     // A replay at the ceiling is answered.
     expect(await createRequest(deps, first)).toMatchObject({ id: first.request_id, idempotent_replay: true });
     expect(await admissionSnapshot(db, first.request_id, tenant_id, ceiling)).toEqual({ exists: true, active: 2 });
