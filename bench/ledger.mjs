@@ -19,7 +19,7 @@ import { makeEnvelope } from '@wdr/kit/kafka';
 import { createLedgerDeps, createLedgerService } from '../apps/billing-ledger/dist/app.js';
 import { loadLedgerEnv } from '../apps/billing-ledger/dist/env.js';
 import { fund } from '../apps/billing-ledger/dist/domain/funding.js';
-import { reserve, reserveBatch } from '../apps/billing-ledger/dist/domain/reservations.js';
+import { reserve, reserveBatch, reservePaths } from '../apps/billing-ledger/dist/domain/reservations.js';
 import { settle } from '../apps/billing-ledger/dist/domain/settlement.js';
 
 const { values } = parseArgs({
@@ -131,6 +131,8 @@ console.log(`${pad('scenario', 52)}${pad('ops/s', 10)}${pad('p50 ms', 9)}${pad('
 for (const r of results) {
   console.log(`${pad(r.name, 52)}${pad(num(r.perSecond, 0), 10)}${pad(num(r.p50, 2), 9)}${pad(num(r.p99, 2), 9)}${(r.perSecond / baseline).toFixed(2)}x`);
 }
+// Which way the single reservations went (one statement for a known account, or the transaction).
+console.log(`\nreservations: ${reservePaths.oneStatement} in one statement, ${reservePaths.transaction} through the transaction`);
 
 async function serverVersion() {
   const c = new pg.Client({ connectionString: 'postgresql://postgres@127.0.0.1:5432/postgres' });
