@@ -36,7 +36,7 @@ export async function authenticateCabinetToken(
   db: PrismaClient,
   authorization: string | undefined,
   pepper: string,
-  cache?: CredentialCache,
+  cache: CredentialCache,
   now = new Date(),
 ): Promise<AuthenticatedTenant> {
   const token = bearerTokenOf(authorization);
@@ -51,7 +51,7 @@ export async function authenticateCabinetToken(
     // Cached no longer than the token lives.
     return { tenant: { tenantId: row.tenantId, credential: 'cabinet_token' as const, limits: limitsOf(row.tenant.limits) }, credentialExpiresAt: row.expiresAt };
   };
-  return cache ? cache.resolve(`cabinet_token:${digest}`, load) : (await load()).tenant;
+  return cache.resolve(`cabinet_token:${digest}`, load);
 }
 
 export async function issueCabinetToken(

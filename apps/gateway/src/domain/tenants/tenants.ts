@@ -29,7 +29,7 @@ export function limitsOf(row: TenantLimits | null): LimitOverrides {
 const badKey = () => new PublicError('UNAUTHENTICATED', 'A valid X-API-Key header is required.');
 
 /** The tenant of a valid, unrevoked key of an active tenant; answered from `cache` when it holds the key. */
-export async function authenticateApiKey(db: PrismaClient, key: string | undefined, pepper: string, cache?: CredentialCache): Promise<AuthenticatedTenant> {
+export async function authenticateApiKey(db: PrismaClient, key: string | undefined, pepper: string, cache: CredentialCache): Promise<AuthenticatedTenant> {
   const prefix = key ? prefixOf(key) : undefined;
   if (!key || !prefix) throw badKey();
   const digest = hashApiKey(key, pepper);
@@ -38,7 +38,7 @@ export async function authenticateApiKey(db: PrismaClient, key: string | undefin
     if (!row || row.revokedAt || row.tenant.status !== 'active' || !digestMatches(digest, row.hash)) throw badKey();
     return { tenant: { tenantId: row.tenantId, credential: 'api_key' as const, limits: limitsOf(row.tenant.limits) } };
   };
-  return cache ? cache.resolve(`api_key:${digest}`, load) : (await load()).tenant;
+  return cache.resolve(`api_key:${digest}`, load);
 }
 
 export async function createTenant(db: PrismaClient, name: string, pepper: string): Promise<{ tenantId: string; apiKey: string }> {
