@@ -145,7 +145,8 @@ export async function createRequest(
     resultMeta: null,
     proxyUsed: null,
     debugArtifacts: null,
-    lastEventSeq: 0,
+    // `request.accepted` is event 1, written with the row (the general path appends it anew).
+    lastEventSeq: 1,
     attempts: 0,
     createdAt: new Date(),
     startedAt: null,
@@ -186,7 +187,6 @@ const acceptedPayload = (r: Pick<DataRequest, 'routeMode' | 'baseTokens'>) => ({
 async function insertAccepted(db: PrismaClient, row: DataRequest, job: { topic: TopicKey; key: string; envelope: Envelope }): Promise<void> {
   const payload = acceptedPayload(row);
   const accepted = lifecycleEnvelope(row, { seq: 1, kind: 'request.accepted', status: 'pending', payload, createdAt: row.createdAt });
-  row.lastEventSeq = 1;
   await db.$executeRawUnsafe(
     `WITH r AS (
        INSERT INTO data_requests (id, tenant_id, retried_from_id, url_origin, target_sealed, target_purge_at, status, route_mode, proxy_type,
