@@ -32,6 +32,16 @@ describe('CredentialCache', () => {
     expect(cache.size).toBe(0);
   });
 
+  it('AUTH_CACHE_TTL_MS=0 turns it off: every lookup is asked', async () => {
+    const cache = new CredentialCache({ ttlMs: 0, maxEntries: 10 });
+    cache.trust(true);
+    const { calls, load } = loader(() => tenant('t1'));
+    await cache.resolve('d1', load);
+    await cache.resolve('d1', load);
+    expect(calls.n).toBe(2);
+    expect(cache.size).toBe(0);
+  });
+
   it('never stores a refusal', async () => {
     const cache = new CredentialCache({ ttlMs: 60_000, maxEntries: 10 });
     cache.trust(true);
