@@ -1,12 +1,8 @@
-import type { StoredEventHistory, StoredRequestEvent } from '@wdr/contracts';
+import type { StoredEventHistory } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { TERMINAL } from './requests.js';
 import { textOfPage } from './result-text.js';
-
-/** A stored event and a request's history: the shapes of the internal contract. */
-export type StoredEvent = StoredRequestEvent;
-export type EventHistory = StoredEventHistory;
 
 const notFound = () => new PublicError('NOT_FOUND', 'No such request.');
 
@@ -14,7 +10,7 @@ const notFound = () => new PublicError('NOT_FOUND', 'No such request.');
  * A request's events after `afterSeq`, ascending, with its status read in the same snapshot: a
  * terminal status therefore always comes with its terminal event (the stream relies on it).
  */
-export async function readEvents(db: PrismaClient, tenantId: string, id: string, afterSeq = 0): Promise<EventHistory> {
+export async function readEvents(db: PrismaClient, tenantId: string, id: string, afterSeq = 0): Promise<StoredEventHistory> {
   const [request, events] = await db.$transaction(
     [
       db.dataRequest.findUnique({ where: { id }, select: { tenantId: true, status: true } }),
