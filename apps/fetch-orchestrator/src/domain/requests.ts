@@ -240,6 +240,18 @@ export interface Termination {
   protected?: boolean;
   /** What a failed browser stage left for debugging (DebugArtifactListing). */
   debugArtifacts?: Record<string, unknown>;
+  /** Proxy traffic of the execution, counted at the socket; absent when no proxy was used. */
+  traffic?: TrafficReport;
+  /** CAPTCHA solves performed; the ledger prices them (each marks the request `captcha_type: captcha`). */
+  captchaSolves?: number;
+}
+
+/** Bytes over the proxied connection(s) of one execution; `measured: false` is never read as zero. */
+export interface TrafficReport {
+  proxy_type: ProxyNetworkTypeName;
+  measured: boolean;
+  request_bytes: number;
+  response_bytes: number;
 }
 
 /**
@@ -261,6 +273,7 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
       proxyUsed: t.status === 'completed' ? 'platform' : null,
       ...(t.protected ? { protected: true } : {}),
       ...(t.debugArtifacts ? { debugArtifacts: t.debugArtifacts as Prisma.InputJsonObject } : {}),
+      ...(t.captchaSolves ? { captchaType: 'captcha' } : {}),
     },
   });
   if (!row) return tx.dataRequest.findUniqueOrThrow({ where: { id: request.id } });
@@ -279,6 +292,8 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
       captcha_tokens: row.captchaTokens,
       ...(t.terminalStage ? { terminal_stage: t.terminalStage } : {}),
       ...(t.reason ? { reason: t.reason } : {}),
+      ...(t.captchaSolves !== undefined ? { captcha_solves: t.captchaSolves } : {}),
+      ...(t.traffic ? { traffic: t.traffic } : {}),
     }),
   );
   return row;
