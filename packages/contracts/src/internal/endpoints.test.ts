@@ -35,6 +35,8 @@ const expected: [string, AnyInternalEndpoint, string][] = [
   ['orchestrator.readBatch', orchestratorApi.readBatch, `/internal/v1/batches/${ID}`],
   ['orchestrator.startRenderJob', orchestratorApi.startRenderJob, RENDER_PATHS.start(ID)],
   ['orchestrator.renderJobResult', orchestratorApi.renderJobResult, RENDER_PATHS.result(ID)],
+  ['orchestrator.renderJobCaptcha', orchestratorApi.renderJobCaptcha, RENDER_PATHS.captcha(ID)],
+  ['orchestrator.renderJobCaptchaSolved', orchestratorApi.renderJobCaptchaSolved, RENDER_PATHS.captchaSolved(ID)],
   ['ledger.reserve', ledgerApi.reserve, '/internal/v1/reservations'],
   ['ledger.reserveBatch', ledgerApi.reserveBatch, '/internal/v1/reservations/batch'],
   ['ledger.readReservation', ledgerApi.readReservation, `/internal/v1/reservations/${ID}`],
@@ -123,6 +125,27 @@ describe('orchestrator schemas', () => {
     expect(orchestratorApi.createRequest.body.safeParse({ ...create, concurrency: { limit: 0, others_in_flight: 0 } }).success).toBe(false);
     expect(orchestratorApi.createRequest.body.safeParse({ ...create, concurrency: { limit: 3, others_in_flight: -1 } }).success).toBe(false);
     expect(orchestratorApi.readRequest.query.shape.tenant_id.safeParse('not-a-uuid').success).toBe(false);
+  });
+});
+
+describe('render schemas', () => {
+  const completed = { outcome: 'completed', status_code: 200, content_type: 'text/html', body_base64: '', text: '' };
+  const meta = { stage: 'browser', elapsed_ms: 1, javascript: true, resource_policy: { requested: 'adaptive', applied: 'full', blocked_requests: {} }, requests: {}, challenge: false, console_errors: 0, country: null };
+
+  it('carries measured traffic and a seen CAPTCHA, and refuses negative bytes or an unknown widget', () => {
+    const traffic = { measured: true, request_bytes: 10, response_bytes: 20 };
+    expect(orchestratorApi.renderJobResult.body.safeParse({ ...completed, meta, traffic }).success).toBe(true);
+    expect(orchestratorApi.renderJobResult.body.safeParse({ ...completed, meta: { ...meta, captcha: { kind: 'hcaptcha', solves: 1 } } }).success).toBe(true);
+    expect(orchestratorApi.renderJobResult.body.safeParse({ ...completed, meta, traffic: { ...traffic, request_bytes: -1 } }).success).toBe(false);
+    expect(orchestratorApi.renderJobResult.body.safeParse({ ...completed, meta: { ...meta, captcha: { kind: 'funcaptcha', solves: 0 } } }).success).toBe(false);
+    const failed = { outcome: 'failed', code: 'CAPTCHA_NOT_SOLVED', message: 'no', caused_by: 'target', traffic: { measured: false, request_bytes: 0, response_bytes: 0 } };
+    expect(orchestratorApi.renderJobResult.body.safeParse(failed).success).toBe(true);
+  });
+
+  it('asks for a CAPTCHA solve with the solves so far', () => {
+    expect(orchestratorApi.renderJobCaptcha.body.safeParse({ captcha_kind: 'turnstile', solves_so_far: 0 }).success).toBe(true);
+    expect(orchestratorApi.renderJobCaptcha.body.safeParse({ captcha_kind: 'turnstile', solves_so_far: -1 }).success).toBe(false);
+    expect(orchestratorApi.renderJobCaptchaSolved.body.safeParse({ captcha_kind: 'recaptcha_v2', solves: 0 }).success).toBe(false);
   });
 });
 

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import type { components } from '../openapi/types.js';
 import { PROXY_NETWORK_TYPES, REQUEST_STATUSES, RESULT_FORMATS, ROUTE_MODES } from '../vocabulary.js';
 import { endpoint } from './endpoint.js';
-import { RenderResult, type RenderResultAnswer, type RenderStartAnswer } from './render.js';
+import { RenderCaptchaBody, RenderCaptchaSolvedBody, RenderResult, type RenderCaptchaAnswer, type RenderResultAnswer, type RenderStartAnswer } from './render.js';
 
 /**
  * The internal HTTP API of fetch-orchestrator (`/internal/v1/*`), called by the gateway (requests,
@@ -130,4 +130,13 @@ export const orchestratorApi = {
   startRenderJob: endpoint<RenderStartAnswer>()({ method: 'POST', route: '/internal/v1/render-jobs/:id/start', params: { id: uuid } }),
   /** browser-renderer hands a render job's outcome back. */
   renderJobResult: endpoint<RenderResultAnswer>()({ method: 'POST', route: '/internal/v1/render-jobs/:id/result', params: { id: uuid }, body: RenderResult }),
+  /** browser-renderer found a CAPTCHA and asks before solving it (the ledger's ceiling; `solving_captcha`). */
+  renderJobCaptcha: endpoint<RenderCaptchaAnswer>()({ method: 'POST', route: '/internal/v1/render-jobs/:id/captcha', params: { id: uuid }, body: RenderCaptchaBody }),
+  /** browser-renderer put the solved token into the page: back to `running`. */
+  renderJobCaptchaSolved: endpoint<{ status: string }>()({
+    method: 'POST',
+    route: '/internal/v1/render-jobs/:id/captcha/solved',
+    params: { id: uuid },
+    body: RenderCaptchaSolvedBody,
+  }),
 } as const;

@@ -9,7 +9,11 @@ import { PROXY_NETWORK_TYPES, RESOURCE_POLICIES, ROUTE_MODES } from '../vocabula
  *   1. claims the job: POST {@link RENDER_PATHS.start} answers the job (full URL, options, route) and
  *      moves the request to `running` with a `request.running` event (stage `browser`), or tells the
  *      renderer to skip a request that is already terminal (a redelivery, a cancel);
- *   2. hands the outcome back: POST {@link RENDER_PATHS.result} carries the page body (claim-check
+ *   2. when the page shows a CAPTCHA widget and a solver is configured, asks before each solve:
+ *      POST {@link RENDER_PATHS.captcha} has the ledger authorize the solve against
+ *      max_credits_per_request and moves the request to `solving_captcha`; POST
+ *      {@link RENDER_PATHS.captchaSolved} moves it back to `running` once the token is in the page;
+ *   3. hands the outcome back: POST {@link RENDER_PATHS.result} carries the page body (claim-check
  *      into the orchestrator's result store, up to MAX_RESULT_BYTES; never through Kafka) or the
  *      failure. The orchestrator stores it and finishes the request in one transaction; a second
  *      result for a terminal request is acknowledged and ignored, so a repeated job never repeats
@@ -18,6 +22,10 @@ import { PROXY_NETWORK_TYPES, RESOURCE_POLICIES, ROUTE_MODES } from '../vocabula
 export const RENDER_PATHS = {
   start: (requestId: string) => `/internal/v1/render-jobs/${requestId}/start`,
   result: (requestId: string) => `/internal/v1/render-jobs/${requestId}/result`,
+  /** A CAPTCHA widget was found: may the renderer solve it (the ledger's ceiling)? See {@link RenderCaptchaBody}. */
+  captcha: (requestId: string) => `/internal/v1/render-jobs/${requestId}/captcha`,
+  /** The CAPTCHA was solved and its token handed to the page: the request runs on. */
+  captchaSolved: (requestId: string) => `/internal/v1/render-jobs/${requestId}/captcha/solved`,
   /** Served by browser-renderer: one stored debug artifact of a failed request. */
   debugArtifact: (requestId: string, name: string) => `/internal/v1/debug-artifacts/${requestId}/${name}`,
 } as const;
@@ -85,6 +93,23 @@ export type RenderStartAnswer = z.infer<typeof RenderStartAnswer>;
 
 const count = z.number().int().min(0);
 
+/** CAPTCHA widgets the browser stage recognises (by their sitekey elements and iframes). */
+export const CAPTCHA_KINDS = ['recaptcha_v2', 'hcaptcha', 'turnstile'] as const;
+export type CaptchaKind = (typeof CAPTCHA_KINDS)[number];
+
+/**
+ * Proxy traffic of one render, counted at the socket between the renderer's local proxy and the
+ * upstream proxy network. Present only when the route had a proxy. `measured: false` means the
+ * counts could not be trusted (a connection whose counters were missing): the bytes are then not
+ * zero, they are unknown, and must never be read or billed as zero.
+ */
+export const RenderTraffic = z.object({
+  measured: z.boolean(),
+  request_bytes: count,
+  response_bytes: count,
+});
+export type RenderTraffic = z.infer<typeof RenderTraffic>;
+
 /**
  * Aggregate diagnostics of one render; they end up in the request's `result_meta`. Never page
  * content, URLs, headers or cookies.
@@ -112,6 +137,11 @@ export const RenderMeta = z.object({
   console_errors: count,
   /** The verified country the context emulated (timezone and geolocation), if any. */
   country: z.string().length(2).nullable(),
+  /**
+   * A CAPTCHA widget was seen on the page: its kind and the solves that put a token into the page
+   * (0 when no solver is configured: the page is delivered as it stands, nothing is charged).
+   */
+  captcha: z.object({ kind: z.enum(CAPTCHA_KINDS), solves: count }).optional(),
 });
 export type RenderMeta = z.infer<typeof RenderMeta>;
 
@@ -136,6 +166,12 @@ export const RENDER_FAILURE_CODES = [
   'PROTECTION_NOT_PASSED',
   'BROWSER_CRASHED',
   'BROWSER_UNAVAILABLE',
+  /** The CAPTCHA solver failed or timed out (refunded). */
+  'CAPTCHA_NOT_SOLVED',
+  /** A CAPTCHA solve would pass max_credits_per_request: charged up to the ceiling, reason `budget_exhausted`. */
+  'BUDGET_EXHAUSTED',
+  /** The balance does not cover a CAPTCHA solve (refunded). */
+  'INSUFFICIENT_CREDITS',
   /** Anything else the browser stage did not expect (logged by the renderer; refunded). */
   'RENDER_FAILED',
 ] as const;
@@ -152,6 +188,7 @@ export const RenderResult = z.discriminatedUnion('outcome', [
     /** Readable text of the page, or of the elements matching result_text_selector. */
     text: z.string(),
     meta: RenderMeta,
+    traffic: RenderTraffic.optional(),
   }),
   z.object({
     outcome: z.literal('failed'),
@@ -164,6 +201,7 @@ export const RenderResult = z.discriminatedUnion('outcome', [
     meta: RenderMeta.partial().optional(),
     /** Present when the submission opted in to debug artifacts and they were stored. */
     debug_artifacts: DebugArtifactListing.optional(),
+    traffic: RenderTraffic.optional(),
   }),
 ]);
 export type RenderResult = z.infer<typeof RenderResult>;
@@ -174,6 +212,32 @@ export const RenderResultAnswer = z.object({
   status: z.string(),
 });
 export type RenderResultAnswer = z.infer<typeof RenderResultAnswer>;
+
+/**
+ * Body of POST {@link RENDER_PATHS.captcha}: the widget found and the solves this render already
+ * made; the orchestrator asks the ledger for solve `solves_so_far + 1` (step `captcha:<n>`), with
+ * the proxy traffic measured so far, so the ceiling covers CAPTCHA and traffic alike.
+ */
+export const RenderCaptchaBody = z.object({
+  captcha_kind: z.enum(CAPTCHA_KINDS),
+  solves_so_far: count.max(100),
+  traffic_bytes: count.optional(),
+});
+export type RenderCaptchaBody = z.infer<typeof RenderCaptchaBody>;
+
+export const RenderCaptchaAnswer = z.discriminatedUnion('state', [
+  /** Solve it: the request is `solving_captcha` now. */
+  z.object({ state: z.literal('allowed') }),
+  /** Do not solve: the render stops and fails with the reason's code (BUDGET_EXHAUSTED, INSUFFICIENT_CREDITS). */
+  z.object({ state: z.literal('refused'), reason: z.enum(['budget_exhausted', 'insufficient_credits']), projected_tokens: count, max_credits: count.nullable() }),
+  /** The request is already terminal (cancelled meanwhile): stop, the result will be ignored. */
+  z.object({ state: z.literal('skip'), status: z.string() }),
+]);
+export type RenderCaptchaAnswer = z.infer<typeof RenderCaptchaAnswer>;
+
+/** Body of POST {@link RENDER_PATHS.captchaSolved}: the solves made so far, this one included. */
+export const RenderCaptchaSolvedBody = z.object({ captcha_kind: z.enum(CAPTCHA_KINDS), solves: count.min(1).max(100) });
+export type RenderCaptchaSolvedBody = z.infer<typeof RenderCaptchaSolvedBody>;
 
 /** A debug artifact as the internal read returns it (the gateway passes the bytes on). */
 export const DebugArtifactBody = z.object({ content_type: z.string(), body_base64: z.string() });
