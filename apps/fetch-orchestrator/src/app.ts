@@ -3,6 +3,7 @@ import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { createKafkaService, kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
 import { internalRoutes } from './api/internal-routes.js';
 import { purgeExpired } from './domain/retention.js';
+import { cacheKeySecretOf, type ResultCacheSettings } from './domain/result-cache.js';
 import type { AdmissionDeps } from './domain/requests.js';
 import { Sealer } from '@wdr/kit/sealing';
 import { TargetPolicy } from '@wdr/kit/target-policy';
@@ -16,6 +17,8 @@ export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, Pris
   policy: TargetPolicy;
   /** Everything create, retry and batch admission need, built once. */
   admission: AdmissionDeps;
+  /** The result cache's key and bounds. */
+  resultCache: ResultCacheSettings;
 }
 
 export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
@@ -27,6 +30,11 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
     ledger,
     sealer,
     policy: new TargetPolicy(env.TARGET_ALLOWLIST),
+    resultCache: {
+      keySecret: cacheKeySecretOf(env.TARGET_URL_KEY),
+      maxEntriesPerTenant: env.RESULT_CACHE_MAX_ENTRIES_PER_TENANT,
+      maxTotalBytes: env.RESULT_CACHE_MAX_BYTES,
+    },
     admission: { db: base.db, ledger, sealer, targetRetentionHours: env.TARGET_URL_RETENTION_HOURS },
   };
 }
@@ -41,6 +49,7 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
     log: deps.log,
     maxResultBytes: deps.env.MAX_RESULT_BYTES,
     resultRetentionHours: deps.env.RESULT_RETENTION_HOURS,
+    resultCache: deps.resultCache,
   };
   return createKafkaService<Prisma.TransactionClient>({
     deps,
@@ -69,7 +78,7 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
     background: {
       start: () => {
         purgeTimer = setInterval(() => {
-          purgeExpired(deps.db).catch((err: unknown) => deps.log.warn({ err }, 'retention purge failed'));
+          purgeExpired(deps.db, new Date(), deps.resultCache).catch((err: unknown) => deps.log.warn({ err }, 'retention purge failed'));
         }, 60_000);
         purgeTimer.unref();
       },

@@ -25,6 +25,10 @@ export const orchestratorEnv = {
   /** HTTP stages run at once by one orchestrator instance (across and within partitions). */
   FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   MAX_RESULT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  /** Result cache (domain/result-cache.ts): entries a tenant may have; a fill evicts its oldest beyond this. */
+  RESULT_CACHE_MAX_ENTRIES_PER_TENANT: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
+  /** Result cache: total size of the results all entries serve; the retention purge evicts the oldest beyond this. */
+  RESULT_CACHE_MAX_BYTES: z.coerce.number().int().min(0).default(1024 * 1024 * 1024),
 };
 
 export type OrchestratorEnv = ReturnType<typeof loadOrchestratorEnv>;

@@ -12,6 +12,7 @@ export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void)
     sealer: deps.sealer,
     maxResultBytes: deps.env.MAX_RESULT_BYTES,
     resultRetentionHours: deps.env.RESULT_RETENTION_HOURS,
+    resultCache: deps.resultCache,
   };
   r.post(api.startRenderJob.route, async (req, res) => {
     const answer = await startRenderJob(renderDeps, parse(api.startRenderJob.params.id, req.params['id']));

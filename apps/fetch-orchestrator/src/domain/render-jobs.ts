@@ -3,6 +3,7 @@ import type { Sealer } from '@wdr/kit/sealing';
 import { RenderOptions, type RenderJob, type RenderResult, type RenderResultAnswer, type RenderStartAnswer } from '@wdr/contracts';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { appendEvent, finish, TERMINAL, type Termination } from './requests.js';
+import { fillResultCache, serveFromCache, type ResultCacheSettings } from './result-cache.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -12,6 +13,8 @@ export interface RenderJobDeps {
   sealer: Sealer;
   maxResultBytes: number;
   resultRetentionHours: number;
+  /** The result cache (domain/result-cache.ts); absent: none. */
+  resultCache?: ResultCacheSettings | undefined;
 }
 
 const notFound = () => new PublicError('NOT_FOUND', 'No such request.');
@@ -27,6 +30,8 @@ async function lockRequest(tx: Tx, requestId: string) {
  * already terminal (a redelivered job, a cancel) is skipped, so a repeated job repeats nothing.
  */
 export async function startRenderJob(deps: RenderJobDeps, requestId: string): Promise<RenderStartAnswer> {
+  // An identical request of the tenant completed within its TTL: this one gets a copy, nothing to render.
+  if (await serveFromCache(deps, requestId)) return { state: 'skip', status: 'completed' };
   return deps.db.$transaction(async (tx) => {
     const locked = await lockRequest(tx, requestId);
     if (!locked) throw notFound();
@@ -134,6 +139,7 @@ export async function acceptRenderResult(deps: RenderJobDeps, requestId: string,
         };
       }
       const done = await finish(tx, row, termination);
+      await fillResultCache(tx, deps, row);
       return { accepted: true, status: done.status };
     },
     { timeout: 30_000, maxWait: 10_000 },

@@ -244,6 +244,8 @@ export interface Termination {
   traffic?: TrafficReport;
   /** CAPTCHA solves performed; the ledger prices them (each marks the request `captcha_type: captcha`). */
   captchaSolves?: number;
+  /** Served from the result cache (domain/result-cache.ts): sets the request's `cached`. */
+  cached?: boolean;
 }
 
 /** Bytes over the proxied connection(s) of one execution; `measured: false` is never read as zero. */
@@ -274,6 +276,7 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
       ...(t.protected ? { protected: true } : {}),
       ...(t.debugArtifacts ? { debugArtifacts: t.debugArtifacts as Prisma.InputJsonObject } : {}),
       ...(t.captchaSolves ? { captchaType: 'captcha' } : {}),
+      ...(t.cached ? { cached: true } : {}),
     },
   });
   if (!row) return tx.dataRequest.findUniqueOrThrow({ where: { id: request.id } });

@@ -10,6 +10,7 @@ import { fetchPage } from './fetcher.js';
 import { classifyHttpPage, type PageSignal } from './page-signals.js';
 import { appendEvent, finish, TERMINAL } from './requests.js';
 import { renderJobOf } from './stages.js';
+import { fillResultCache, serveFromCache, type ResultCacheSettings } from './result-cache.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -22,6 +23,8 @@ export interface HttpStageDeps {
   log: Logger;
   maxResultBytes: number;
   resultRetentionHours: number;
+  /** The result cache (domain/result-cache.ts); absent: none. */
+  resultCache?: ResultCacheSettings | undefined;
 }
 
 /**
@@ -32,6 +35,8 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
   if (await ctx.alreadyProcessed()) return;
   const request = await deps.db.dataRequest.findUnique({ where: { id: requestId } });
   if (!request) throw new PoisonMessageError(`request ${requestId} does not exist`);
+  // An identical request of the tenant completed within its TTL: this one gets a copy, nothing runs.
+  if (await serveFromCache(deps, request)) return;
 
   // Guarded: a request cancelled (or finished) since it was read must not come back to running.
   const started = await deps.db.$transaction(async (tx) => {
@@ -140,6 +145,7 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
       terminalStage: 'http',
       protected: isProtected,
     });
+    await fillResultCache(tx, deps, started);
   });
   deps.log.info({ requestId: started.id, ok: outcome.ok, elapsedMs }, 'http stage finished');
 }

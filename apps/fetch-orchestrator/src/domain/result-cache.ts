@@ -1,0 +1,259 @@
+import { createHmac } from 'node:crypto';
+import type { Sealer } from '@wdr/kit/sealing';
+import type { DataRequest, Prisma, PrismaClient } from '../generated/prisma/client.js';
+import { appendEvent, finish, TERMINAL } from './requests.js';
+import { firstStageOf } from './stages.js';
+
+type Tx = Prisma.TransactionClient;
+
+/**
+ * The result cache. A request whose result an identical earlier request of the same tenant
+ * produced within its `cache_ttl_seconds` is not executed: it gets its own copy of that stored
+ * result and completes with `cached: true` (docs/api.md, "Result cache").
+ *
+ * An entry (`result_cache`) only points at the source request; the page stays in
+ * `request_results`, which is what a hit copies. The entry's key is an HMAC of the tenant, the
+ * normalised URL and every option that changes the result, so the sealed URL never appears in
+ * clear, and a stolen table cannot confirm a guessed URL either.
+ */
+export interface ResultCacheSettings {
+  /** HMAC key of the entries' keys (derived from the at-rest key, see `cacheKeySecretOf`). */
+  keySecret: Buffer;
+  /** Entries one tenant may hold; a fill evicts that tenant's oldest beyond it. */
+  maxEntriesPerTenant: number;
+  /** Total size of the results the entries serve; the retention purge evicts the oldest beyond it. */
+  maxTotalBytes: number;
+}
+
+export interface ResultCacheDeps {
+  db: PrismaClient;
+  sealer: Sealer;
+  resultRetentionHours: number;
+  /** Absent: no result cache (the stage tests that are not about it). */
+  resultCache?: ResultCacheSettings | undefined;
+}
+
+/** `cache_ttl_seconds` when a request does not say (the spec's default). */
+export const DEFAULT_CACHE_TTL_SECONDS = 300;
+
+/** The cache key's own key, derived from the service's at-rest key: rotating that one empties the cache. */
+export function cacheKeySecretOf(targetUrlKeyBase64: string): Buffer {
+  return createHmac('sha256', Buffer.from(targetUrlKeyBase64, 'base64')).update('wdr result cache key v1').digest();
+}
+
+export interface CachePolicy {
+  /** May an entry answer this request? */
+  read: boolean;
+  /** Does its completion make (or replace) an entry? */
+  write: boolean;
+  ttlSeconds: number;
+}
+
+/**
+ * What the cache may do for a request, from its options: browser actions and debug artifacts
+ * bypass it entirely (no read, no write: their point is to run); `cache_ttl_seconds: 0` turns it
+ * off for the request; `skip_cache` does not read but writes a fresh entry.
+ */
+export function cachePolicyOf(options: unknown): CachePolicy {
+  const o = (options ?? {}) as Record<string, unknown>;
+  const ttl = typeof o['cache_ttl_seconds'] === 'number' ? o['cache_ttl_seconds'] : DEFAULT_CACHE_TTL_SECONDS;
+  const actions = o['browser_actions'];
+  const bypass = (Array.isArray(actions) && actions.length > 0) || o['debug_artifacts'] === true;
+  if (bypass || !(ttl > 0)) return { read: false, write: false, ttlSeconds: 0 };
+  return { read: o['skip_cache'] !== true, write: true, ttlSeconds: ttl };
+}
+
+/**
+ * The URL as the cache compares it: scheme and host lower-cased, a default port dropped, the host
+ * in its ASCII form, dot segments resolved (all by the WHATWG parser), the fragment dropped (never
+ * sent to the target). The path keeps its case and the query its parameters in their order: both
+ * can change the answer. A lone `?` counts as no query.
+ */
+export function normaliseTargetUrl(raw: string): string {
+  const u = new URL(raw);
+  return `${u.protocol}//${u.host}${u.pathname}${u.search}`;
+}
+
+/**
+ * Options that can change what a request gets back, besides its route mode and network class.
+ * Left out on purpose: `timeout_ms` (a completed result is the same page however long it could
+ * have taken), `max_credits_per_request` (money, not content), `mode` (resolved into the route
+ * mode), the cache's own fields, and the bookkeeping the orchestrator adds (`input_hash`,
+ * `admission_quote`). `browser_actions` and `debug_artifacts` never reach the key: they bypass
+ * the cache. Browser-only options count in HTTP modes too: a few missed hits rather than a wrong one.
+ */
+export const RESULT_CHANGING_OPTIONS = [
+  'proxy',
+  'geo_country',
+  'javascript',
+  'headers',
+  'cookies',
+  'user_agent',
+  'wait_for_selector',
+  'wait_for_text',
+  'result_text_selector',
+  'resource_policy',
+  'extraction',
+] as const;
+
+/** What the key is made of: tenant, normalised URL, route mode, network class and the result-changing options. */
+export function cacheKeyMaterial(request: Pick<DataRequest, 'tenantId' | 'routeMode' | 'proxyType' | 'options'>, url: string): string {
+  const o = (request.options ?? {}) as Record<string, unknown>;
+  const picked: Record<string, unknown> = {};
+  for (const name of RESULT_CHANGING_OPTIONS) {
+    let v = o[name];
+    if (v === undefined || v === null) continue;
+    // Header names are case-insensitive; cookie names are not.
+    if (name === 'headers' && typeof v === 'object') v = Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k.toLowerCase(), x]));
+    picked[name] = v;
+  }
+  // Spec defaults, so a request stored before they were filled in compares equal to one after.
+  picked['javascript'] ??= true;
+  picked['resource_policy'] ??= 'adaptive';
+  return canonicalJson({ v: 1, tenant: request.tenantId, url: normaliseTargetUrl(url), route_mode: request.routeMode, proxy_type: request.proxyType ?? null, options: picked });
+}
+
+export function cacheKeyOf(secret: Buffer, request: Pick<DataRequest, 'tenantId' | 'routeMode' | 'proxyType' | 'options'>, url: string): string {
+  return createHmac('sha256', secret).update(cacheKeyMaterial(request, url)).digest('hex');
+}
+
+/** JSON with object keys sorted at every level: equal values, equal text. */
+function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (value && typeof value === 'object') {
+    const entries = Object.entries(value as Record<string, unknown>)
+      .filter(([, v]) => v !== undefined)
+      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+  }
+  return JSON.stringify(value);
+}
+
+/** The key of a request that may use the cache the way `want` says, or undefined. */
+function keyFor(settings: ResultCacheSettings, sealer: Sealer, request: DataRequest, want: 'read' | 'write'): { key: string; policy: CachePolicy } | undefined {
+  if (!request.targetSealed) return undefined;
+  const policy = cachePolicyOf(request.options);
+  if (!policy[want]) return undefined;
+  return { key: cacheKeyOf(settings.keySecret, request, sealer.open(request.targetSealed, request.id)), policy };
+}
+
+/** The stage a hit is billed at: the cheapest its route mode can end in (`auto`: HTTP). */
+const hitStageOf = (routeMode: string): 'http' | 'browser' => (firstStageOf(routeMode) === 'browser' ? 'browser' : 'http');
+
+/**
+ * Serve a request from the cache, when execution starts: true when it was (the request is then
+ * completed, with its own copy of the result, events and settlement), false when the caller runs
+ * it as usual. A request that is already terminal, or not allowed to read the cache, is a miss.
+ * Takes the request row, or its id when the caller has not read it yet.
+ */
+export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataRequest | string): Promise<boolean> {
+  const settings = deps.resultCache;
+  if (!settings) return false;
+  const request = typeof requestOrId === 'string' ? await deps.db.dataRequest.findUnique({ where: { id: requestOrId } }) : requestOrId;
+  if (!request || TERMINAL.has(request.status)) return false;
+  const k = keyFor(settings, deps.sealer, request, 'read');
+  if (!k) return false;
+  // Misses (most requests) stop at this one index lookup, without a transaction or a lock.
+  const [entry] = await deps.db.$queryRaw<{ n: number }[]>`
+    SELECT 1 AS n FROM result_cache WHERE tenant_id = ${request.tenantId}::uuid AND key_hash = ${k.key} AND expires_at > now()`;
+  if (!entry) return false;
+
+  return deps.db.$transaction(async (tx) => {
+    // Lock the request; one cancelled or finished since it was read stays as it is.
+    const [row] = await tx.dataRequest.updateManyAndReturn({
+      where: { id: request.id, status: { notIn: [...TERMINAL] } },
+      data: { startedAt: request.startedAt ?? new Date() },
+    });
+    if (!row) return false;
+    const resultExpiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
+    // The entry again (it may have been replaced or evicted since), its source's stored result
+    // (still there, still the same tenant's), copied for this request in the same statement.
+    const [copied] = await tx.$queryRawUnsafe<{ source_request_id: string; stored_at: Date; result_meta: Record<string, unknown> | null }[]>(
+      `WITH src AS (
+         SELECT c.source_request_id, c.stored_at, s.result_meta, x.status_code, x.content_type, x.body, x.bytes, x.text
+           FROM result_cache c
+           JOIN data_requests s ON s.id = c.source_request_id AND s.tenant_id = c.tenant_id AND s.status = 'completed'
+           JOIN request_results x ON x.request_id = s.id AND x.expires_at > now()
+          WHERE c.tenant_id = $1::uuid AND c.key_hash = $2 AND c.expires_at > now()
+       ), ins AS (
+         INSERT INTO request_results (request_id, status_code, content_type, body, bytes, text, expires_at)
+         SELECT $3::uuid, status_code, content_type, body, bytes, text, $4::timestamptz FROM src
+         ON CONFLICT (request_id) DO NOTHING
+         RETURNING request_id
+       )
+       SELECT src.source_request_id::text AS source_request_id, src.stored_at, src.result_meta FROM src WHERE EXISTS (SELECT 1 FROM ins)`,
+      row.tenantId,
+      k.key,
+      row.id,
+      resultExpiresAt,
+    );
+    if (!copied) return false;
+    const ageSeconds = Math.max(0, Math.floor((Date.now() - new Date(copied.stored_at).getTime()) / 1000));
+    await appendEvent(tx, row, 'request.cache_hit', row.status, { cached: true, age_seconds: ageSeconds, source_request_id: copied.source_request_id });
+    // Nothing ran: no CAPTCHA solve, no proxy traffic; billed at the base of the mode's cheapest stage.
+    await finish(tx, row, {
+      status: 'completed',
+      resultExpiresAt,
+      resultMeta: { ...(copied.result_meta ?? {}), cached: true },
+      terminalStage: hitStageOf(row.routeMode),
+      captchaSolves: 0,
+      cached: true,
+    });
+    return true;
+  });
+}
+
+/**
+ * Make (or replace) the entry of a request that has just completed, in the caller's completion
+ * transaction, after `finish`: only a completed request whose page (below 500, no anti-bot
+ * protection detected) is stored, that is allowed to write and was not itself served from the
+ * cache. Then evict the tenant's oldest entries beyond its cap. One statement.
+ */
+export async function fillResultCache(tx: Tx, deps: ResultCacheDeps, request: DataRequest): Promise<void> {
+  const settings = deps.resultCache;
+  if (!settings) return;
+  const k = keyFor(settings, deps.sealer, request, 'write');
+  if (!k) return;
+  await tx.$executeRawUnsafe(
+    `WITH src AS (
+       SELECT r.id, r.tenant_id, x.bytes, LEAST(now() + make_interval(secs => $3::double precision), x.expires_at) AS expires_at
+         FROM data_requests r JOIN request_results x ON x.request_id = r.id
+        WHERE r.id = $1::uuid AND r.status = 'completed' AND NOT r.cached AND NOT r.protected AND x.status_code < 500
+     ), ins AS (
+       INSERT INTO result_cache (tenant_id, key_hash, source_request_id, bytes, stored_at, expires_at)
+       SELECT tenant_id, $2, id, bytes, now(), expires_at FROM src
+       ON CONFLICT (tenant_id, key_hash) DO UPDATE
+          SET source_request_id = EXCLUDED.source_request_id, bytes = EXCLUDED.bytes, stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at
+       RETURNING tenant_id
+     ), old AS (
+       SELECT c.key_hash FROM result_cache c
+        WHERE c.tenant_id = $4::uuid AND c.key_hash <> $2 AND EXISTS (SELECT 1 FROM ins)
+        ORDER BY c.stored_at DESC, c.key_hash
+        OFFSET $5::int
+     )
+     DELETE FROM result_cache c USING old WHERE c.tenant_id = $4::uuid AND c.key_hash = old.key_hash`,
+    request.id,
+    k.key,
+    k.policy.ttlSeconds,
+    request.tenantId,
+    // The new entry is one of the cap.
+    settings.maxEntriesPerTenant - 1,
+  );
+}
+
+/**
+ * The cache's part of the retention purge: expired entries, then the oldest entries beyond the
+ * total bytes cap. Returns how many entries went.
+ */
+export async function purgeResultCache(db: PrismaClient, maxTotalBytes: number | undefined, now = new Date()): Promise<number> {
+  const expired = await db.resultCacheEntry.deleteMany({ where: { expiresAt: { lt: now } } });
+  if (maxTotalBytes === undefined) return expired.count;
+  const evicted = await db.$executeRaw`
+    DELETE FROM result_cache c USING (
+      SELECT tenant_id, key_hash FROM (
+        SELECT tenant_id, key_hash, sum(bytes) OVER (ORDER BY stored_at DESC, tenant_id, key_hash) AS newer_bytes FROM result_cache
+      ) s WHERE s.newer_bytes > ${maxTotalBytes}::bigint
+    ) o
+    WHERE c.tenant_id = o.tenant_id AND c.key_hash = o.key_hash`;
+  return expired.count + evicted;
+}
