@@ -10,6 +10,10 @@ import { TargetPolicy } from '@wdr/kit/target-policy';
 import type { OrchestratorEnv } from './env.js';
 import { PrismaClient, type Prisma } from './generated/prisma/client.js';
 import { onFetchJobRequested, onReservationResolved } from './kafka/handlers.js';
+import { pgConnectionFor } from '@wdr/kit/pg-listen';
+import { GeoVerifier } from './domain/proxies/geo.js';
+import { DEFAULT_POOL_OPTIONS, ProxyPool } from './domain/proxies/pool.js';
+import type { RouteDeps } from './domain/proxies/route.js';
 
 export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, PrismaClient> {
   ledger: ServiceClient;
@@ -19,12 +23,20 @@ export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, Pris
   admission: AdmissionDeps;
   /** The result cache's key and bounds. */
   resultCache: ResultCacheSettings;
+  /** Proxy exits, their health and geo verification. */
+  routes: RouteDeps;
 }
 
 export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
   const base = kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), { poolSize: Math.min(env.FETCH_CONCURRENCY, 8) + 4 });
   const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL });
   const sealer = Sealer.fromBase64(env.TARGET_URL_KEY);
+  const pool = new ProxyPool(base.db, sealer, base.log, { ...DEFAULT_POOL_OPTIONS, resetTimeoutMs: env.PROXY_EXIT_RESET_MS });
+  const routes: RouteDeps = {
+    pool,
+    geo: new GeoVerifier({ echoUrl: env.GEO_ECHO_URL, databasePath: env.GEO_DATABASE_PATH }),
+    maxExitAttempts: env.PROXY_MAX_EXIT_ATTEMPTS,
+  };
   return {
     ...base,
     ledger,
@@ -35,7 +47,8 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
       maxEntriesPerTenant: env.RESULT_CACHE_MAX_ENTRIES_PER_TENANT,
       maxTotalBytes: env.RESULT_CACHE_MAX_BYTES,
     },
-    admission: { db: base.db, ledger, sealer, targetRetentionHours: env.TARGET_URL_RETENTION_HOURS },
+    admission: { db: base.db, ledger, sealer, targetRetentionHours: env.TARGET_URL_RETENTION_HOURS, pool },
+    routes,
   };
 }
 
@@ -50,6 +63,7 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
     maxResultBytes: deps.env.MAX_RESULT_BYTES,
     resultRetentionHours: deps.env.RESULT_RETENTION_HOURS,
     resultCache: deps.resultCache,
+    routes: deps.routes,
   };
   return createKafkaService<Prisma.TransactionClient>({
     deps,
@@ -77,12 +91,16 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
     jsonLimit: '32mb',
     background: {
       start: () => {
+        deps.routes.pool.watch(pgConnectionFor(deps.env.DATABASE_URL).config);
         purgeTimer = setInterval(() => {
           purgeExpired(deps.db, new Date(), deps.resultCache).catch((err: unknown) => deps.log.warn({ err }, 'retention purge failed'));
         }, 60_000);
         purgeTimer.unref();
       },
-      stop: () => clearInterval(purgeTimer),
+      stop: async () => {
+        clearInterval(purgeTimer);
+        await deps.routes.pool.shutdown();
+      },
     },
   });
 }

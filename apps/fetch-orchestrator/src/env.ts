@@ -29,6 +29,18 @@ export const orchestratorEnv = {
   RESULT_CACHE_MAX_ENTRIES_PER_TENANT: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   /** Result cache: total size of the results all entries serve; the retention purge evicts the oldest beyond this. */
   RESULT_CACHE_MAX_BYTES: z.coerce.number().int().min(0).default(1024 * 1024 * 1024),
+  /**
+   * IP echo endpoint fetched through a proxy exit to learn the address it leaves from (plain text,
+   * or JSON with `ip`), for geo_country on exits whose country label is not authoritative. Unset:
+   * only exits with an authoritative country label can serve geo_country.
+   */
+  GEO_ECHO_URL: z.string().url().optional(),
+  /** A MaxMind-format country database (.mmdb); default: the GeoLite2 country file shipped as an npm package. */
+  GEO_DATABASE_PATH: z.string().optional(),
+  /** Exits tried for one execution before it fails with PROXY_UNAVAILABLE (refunded). */
+  PROXY_MAX_EXIT_ATTEMPTS: z.coerce.number().int().min(1).max(10).default(3),
+  /** How long a failing exit stays out of rotation before one trial request. */
+  PROXY_EXIT_RESET_MS: z.coerce.number().int().min(100).default(30_000),
 };
 
 export type OrchestratorEnv = ReturnType<typeof loadOrchestratorEnv>;

@@ -10,6 +10,9 @@ import { PrismaClient } from '../src/generated/prisma/client.js';
 import { appendEvent, createRequest, type AdmissionDeps, type CreateCommand } from '../src/domain/requests.js';
 import { readEvents } from '../src/domain/request-reads.js';
 import { admissionSnapshot, countActiveRequests } from '../src/domain/admission.js';
+import { addExit } from '../src/domain/proxies/exits.js';
+import { ProxyPool } from '../src/domain/proxies/pool.js';
+import { createLogger } from '@wdr/kit/log';
 
 /**
  * Admission against the real Postgres and the real billing-ledger process: the request, its first
@@ -39,11 +42,13 @@ beforeAll(async () => {
   [database, ledgerDb] = await Promise.all([createTestDatabase('fetch-orchestrator'), createTestDatabase('billing-ledger')]);
   ledgerProcess = await startServiceProcess('billing-ledger', { DATABASE_URL: ledgerDb.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'warn' });
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
+  const sealer = Sealer.fromBase64(Buffer.alloc(32, 3).toString('base64'));
   deps = {
     db,
     ledger: createServiceClient({ name: 'billing-ledger', baseUrl: ledgerProcess.url }),
-    sealer: Sealer.fromBase64(Buffer.alloc(32, 3).toString('base64')),
+    sealer,
     targetRetentionHours: 24,
+    pool: new ProxyPool(db, sealer, createLogger('test', 'silent')),
   };
   TENANT = await fundedTenant();
 }, 120_000);
@@ -158,16 +163,22 @@ describe('createRequest', () => {
     expect(await countActiveRequests(db, tenant_id, 10)).toBe(2);
   });
 
-  it('a route the platform cannot run is stored failed with ROUTE_UNAVAILABLE and its settlement asked for', async () => {
+  it('admits residential_browser with a render job: its residential route is chosen when the browser stage starts', async () => {
     const cmd = command({ route_mode: 'residential_browser' });
     const view = await createRequest(deps, cmd);
-    expect(view.status).toBe('failed');
-    const row = await db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
-    expect(row.userError).toMatchObject({ code: 'ROUTE_UNAVAILABLE' });
-    expect((await outboxOf(cmd.request_id)).map((m) => m.envelope.type)).toEqual([
-      'request.event_appended',
-      'request.event_appended',
-      'billing.settlement_requested',
-    ]);
+    expect([view.status, view.proxy_type, view.base_tokens]).toEqual(['pending', 'residential', 25]);
+    expect((await outboxOf(cmd.request_id)).map((m) => m.envelope.type)).toEqual(['request.event_appended', 'render.job_requested']);
+  });
+
+  it('refuses premium before anything is reserved while no premium exit is configured, then leaves the price to the ledger', async () => {
+    const tenant_id = await fundedTenant();
+    const premium = () => command({ tenant_id, proxy_type: 'premium' });
+    await expect(createRequest(deps, premium())).rejects.toMatchObject({ code: 'VALIDATION_FAILED', message: 'The premium network has no available connection.' });
+    expect(await reservationsOf(tenant_id)).toBe(0);
+    await addExit(db, deps.sealer, { label: `premium-${tenant_id}`, networkClass: 'premium', url: 'http://u:p@127.0.0.9:3128' });
+    await deps.pool.reload();
+    // Connected now; the standard plan does not price premium, which the ledger says.
+    await expect(createRequest(deps, premium())).rejects.toMatchObject({ code: 'VALIDATION_FAILED', message: 'The premium network is not priced for this plan.' });
+    expect(await reservationsOf(tenant_id)).toBe(0);
   });
 });

@@ -5,6 +5,8 @@ import { pgAdapterFor } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import { createLogger } from '@wdr/kit/log';
 import type { HandlerContext } from '@wdr/kit/kafka';
+import { GeoVerifier } from '../src/domain/proxies/geo.js';
+import { ProxyPool } from '../src/domain/proxies/pool.js';
 import { PrismaClient, type Prisma } from '../src/generated/prisma/client.js';
 import { cancelRequest } from '../src/domain/cancel.js';
 import { listRequests } from '../src/domain/request-list.js';
@@ -190,7 +192,9 @@ describe('cancelRequest', () => {
     };
     // The ledger is never asked here (the job stops at the cancelled request): an unreachable one.
     const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: 'http://127.0.0.1:9' });
-    const deps = { db, ledger, sealer, policy: new TargetPolicy(['127.0.0.1']), log: createLogger('test', 'silent'), maxResultBytes: 1024, resultRetentionHours: 1 };
+    const log = createLogger('test', 'silent');
+    const routes = { pool: new ProxyPool(db, sealer, log), geo: new GeoVerifier({ echoUrl: undefined }), maxExitAttempts: 1 };
+    const deps = { db, ledger, sealer, policy: new TargetPolicy(['127.0.0.1']), log, maxResultBytes: 1024, resultRetentionHours: 1, routes };
     await runHttpStage(deps, r.id, ctx);
     const row = await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } });
     expect([row.status, row.attempts, row.startedAt]).toEqual(['cancelled', 0, null]);

@@ -162,10 +162,15 @@ export async function startFleet(
  * Run a service's admin command (the gateway's by default, or the ledger's) with the fleet's
  * configuration, as an operator would. Returns the JSON it printed last.
  */
-export async function adminCommand(fleet: Fleet, args: string[], service: 'gateway' | 'billing-ledger' = 'gateway'): Promise<Record<string, unknown>> {
+export async function adminCommand(
+  fleet: Fleet,
+  args: string[],
+  service: 'gateway' | 'billing-ledger' | 'fetch-orchestrator' = 'gateway',
+  extraEnv: Record<string, string> = {},
+): Promise<Record<string, unknown>> {
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [join(REPO, 'apps', service, 'dist', 'admin.js'), ...args], {
-      env: { ...process.env, ...fleet.envOf(service) },
+      env: { ...process.env, ...fleet.envOf(service), ...extraEnv },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';

@@ -6,3 +6,4 @@ export * from './pg-tx.js';
 export * from './lifecycle.js';
 export * from './process.js';
 export * from './tcp-proxy.js';
+export * from './proxy-exits.js';

@@ -5,8 +5,8 @@ import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
 import { ledgerApi, type components, type ProxyNetworkTypeName, type RouteModeName } from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
 import { Prisma, type Batch as BatchRow, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
-import { finish, TERMINAL, type AdmissionDeps } from './requests.js';
-import { firstJobOf, firstStageOf, routeUnavailable } from './stages.js';
+import { finish, refuseUnconnectedPremium, TERMINAL, type AdmissionDeps } from './requests.js';
+import { firstJobOf } from './stages.js';
 
 export type CabinetBatchResponse = components['schemas']['CabinetBatchResponse'];
 export type BatchView = components['schemas']['Batch'];
@@ -63,6 +63,8 @@ export async function createBatch(
   if (existing) return replayOf(deps.db, existing, cmd);
 
   const ids = cmd.jobs.map((_, i) => jobIdOf(cmd.batch_id, i));
+  // All or nothing: one premium job without a premium connection refuses the batch.
+  if (cmd.jobs.some((j) => j.proxy_type === 'premium')) await refuseUnconnectedPremium(deps.pool, 'premium');
   const reserved = await callInternal(deps.ledger, ledgerApi.reserveBatch, {
     body: {
       tenant_id: cmd.tenant_id,
@@ -149,15 +151,9 @@ export async function createBatch(
               created_at: createdAt.toISOString(),
             }),
           },
-          ...[firstJobOf({ id: r.id!, tenantId: cmd.tenant_id, routeMode: r.routeMode })].filter((job) => job !== undefined),
+          firstJobOf({ id: r.id!, tenantId: cmd.tenant_id, routeMode: r.routeMode }),
         ]);
         await enqueueMany(tx, messages);
-        // Jobs in modes without a route fail at once, refunded, as single submissions do.
-        const unavailable = rows.filter((r) => firstStageOf(r.routeMode) === 'unavailable');
-        if (unavailable.length > 0) {
-          const stored = await tx.dataRequest.findMany({ where: { id: { in: unavailable.map((r) => r.id!) } } });
-          for (const row of stored) await finish(tx, row, routeUnavailable(row.routeMode));
-        }
       },
       { timeout: 120_000, maxWait: 10_000 },
     );

@@ -1,3 +1,5 @@
+import type { Agent as HttpAgent } from 'node:http';
+import type { Agent as HttpsAgent } from 'node:https';
 import got, { type RequestError } from 'got';
 import type { TargetPolicy } from '@wdr/kit/target-policy';
 
@@ -7,6 +9,8 @@ export interface FetchInput {
   headers: Record<string, string>;
   cookies: Record<string, string>;
   userAgent: string | undefined;
+  /** Tunnel through a proxy exit (domain/proxies/transport.ts); absent: direct. */
+  agents?: { http: HttpAgent; https: HttpsAgent };
 }
 
 export type FetchOutcome =
@@ -28,7 +32,9 @@ export type FetchFailureCode =
   | 'TARGET_TIMEOUT'
   | 'TARGET_SERVER_ERROR'
   | 'TARGET_TOO_LARGE'
-  | 'TOO_MANY_REDIRECTS';
+  | 'TOO_MANY_REDIRECTS'
+  /** The proxy exit itself failed (refused, reset, rejected the credentials): try another exit. */
+  | 'EXIT_FAILED';
 
 const DEFAULT_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, like Gecko) Chrome/140.0 Safari/537.36';
 
@@ -38,7 +44,8 @@ const DEFAULT_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, l
  * or a challenge page means); transport failures come back as their failure code.
  */
 export async function fetchPage(input: FetchInput, policy: TargetPolicy, maxBytes: number): Promise<FetchOutcome> {
-  const first = policy.checkUrl(new URL(input.url));
+  const proxied = input.agents !== undefined;
+  const first = policy.checkUrl(new URL(input.url)) ?? (proxied ? await resolvedProblem(policy, new URL(input.url)) : undefined);
   if (first) return { ok: false, code: 'TARGET_BLOCKED', message: first };
   const cookieHeader = Object.entries(input.cookies)
     .map(([k, v]) => `${k}=${v}`)
@@ -54,6 +61,7 @@ export async function fetchPage(input: FetchInput, policy: TargetPolicy, maxByte
       ...(cookieHeader ? { cookie: cookieHeader } : {}),
     },
     dnsLookup: policy.lookup,
+    ...(input.agents ? { agent: input.agents } : {}),
     timeout: { request: input.timeoutMs },
     retry: { limit: 0 },
     throwHttpErrors: false,
@@ -64,10 +72,10 @@ export async function fetchPage(input: FetchInput, policy: TargetPolicy, maxByte
     signal: abort.signal,
     hooks: {
       beforeRedirect: [
-        (options) => {
+        async (options) => {
           redirects++;
           const url = options.url instanceof URL ? options.url : new URL(String(options.url));
-          const problem = policy.checkUrl(url);
+          const problem = policy.checkUrl(url) ?? (proxied ? await resolvedProblem(policy, url) : undefined);
           if (problem) throw new Error(`redirect refused: ${problem}`);
         },
       ],
@@ -97,8 +105,39 @@ export async function fetchPage(input: FetchInput, policy: TargetPolicy, maxByte
     if (e.code === 'ETARGETBLOCKED' || String(e.message).startsWith('redirect refused')) {
       return { ok: false, code: 'TARGET_BLOCKED', message: 'the target address is not allowed' };
     }
+    if (proxied) {
+      const exitProblem = exitFailureOf(e);
+      if (exitProblem) return { ok: false, code: 'EXIT_FAILED', message: exitProblem };
+    }
     if (e.code === 'ETIMEDOUT') return { ok: false, code: 'TARGET_TIMEOUT', message: `no complete answer within ${input.timeoutMs} ms` };
     if (e.code === 'ERR_TOO_MANY_REDIRECTS') return { ok: false, code: 'TOO_MANY_REDIRECTS', message: 'more than 10 redirects' };
     return { ok: false, code: 'TARGET_UNREACHABLE', message: 'the target could not be reached' };
   }
+}
+
+/**
+ * Through a proxy the exit resolves the target's name, so the address rules are checked here first:
+ * a name that resolves to a private or loopback address is refused before the exit is asked.
+ */
+function resolvedProblem(policy: TargetPolicy, url: URL): Promise<string | undefined> {
+  const host = url.hostname.replace(/^\[|\]$/g, '');
+  return new Promise((resolve) => {
+    policy.lookup(host, { all: true }, (err) => {
+      if (!err) resolve(undefined);
+      else resolve((err as NodeJS.ErrnoException).code === 'ETARGETBLOCKED' ? 'the target address is not allowed' : undefined);
+    });
+  });
+}
+
+/** Failures of the exit itself (as opposed to the target behind it); the text never names the exit. */
+function exitFailureOf(e: RequestError & { code?: string }): string | undefined {
+  const cause = (e as { cause?: { message?: string; code?: string } }).cause;
+  const message = String(cause?.message ?? e.message);
+  const code = cause?.code ?? e.code;
+  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+    return `the proxy exit failed (${code})`;
+  }
+  if (/Bad response: 40[37]/.test(message)) return 'the proxy exit refused the connection';
+  if (/Proxy timeout/.test(message)) return 'the proxy exit did not answer';
+  return undefined;
 }

@@ -7,7 +7,8 @@ import { callInternal } from '@wdr/kit/internal-call';
 import { Prisma, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
 import type { Sealer } from '@wdr/kit/sealing';
 import { admissionSnapshot, enforceCeiling } from './admission.js';
-import { firstJobOf, routeUnavailable } from './stages.js';
+import { firstJobOf } from './stages.js';
+import type { ProxyPool } from './proxies/pool.js';
 
 type Tx = Prisma.TransactionClient;
 /** Create and retry answers; a retry (and its replays) also names its source. */
@@ -35,6 +36,8 @@ export interface AdmissionDeps {
   ledger: ServiceClient;
   sealer: Sealer;
   targetRetentionHours: number;
+  /** Premium is admitted only while a premium exit is configured. */
+  pool: ProxyPool;
 }
 
 /**
@@ -106,6 +109,7 @@ export async function createRequest(
   const seen = await admissionSnapshot(deps.db, cmd.request_id, cmd.tenant_id, cmd.concurrency);
   if (seen.exists) return replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd);
   enforceCeiling(cmd.concurrency, seen.active);
+  await refuseUnconnectedPremium(deps.pool, cmd.proxy_type);
 
   const reservation = await callInternal(deps.ledger, ledgerApi.reserve, {
     body: {
@@ -152,27 +156,31 @@ export async function createRequest(
     startedAt: null,
     finishedAt: null,
     resultExpiresAt: null,
+    trafficCarried: null,
   };
-  const job = firstJobOf(row);
   try {
-    if (job) {
-      await insertAccepted(deps.db, row, job);
-      return submissionView(row, reservation.charged_tokens, false);
-    }
-    // A route the platform cannot run: stored, failed and refunded at once (rare; the general path).
-    const failed = await deps.db.$transaction(async (tx) => {
-      const { lastEventSeq: _seq, createdAt: _at, ...data } = row;
-      const stored = await tx.dataRequest.create({ data: { ...data, options: data.options as Prisma.InputJsonObject } as Prisma.DataRequestUncheckedCreateInput });
-      await appendEvent(tx, stored, 'request.accepted', 'pending', acceptedPayload(stored));
-      return finish(tx, stored, routeUnavailable(stored.routeMode));
-    });
-    return submissionView(failed, reservation.charged_tokens, false);
+    await insertAccepted(deps.db, row, firstJobOf(row));
+    return submissionView(row, reservation.charged_tokens, false);
   } catch (err) {
     if (isUniqueViolation(err)) {
       const winner = await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
       return replayOf(winner, cmd);
     }
     throw err;
+  }
+}
+
+/**
+ * `premium` needs an available connection as well as a plan price (the ledger checks the price):
+ * with no premium exit configured it is refused before anything is reserved.
+ */
+export async function refuseUnconnectedPremium(pool: ProxyPool, proxyType: string | null): Promise<void> {
+  if (proxyType !== 'premium') return;
+  await pool.ready();
+  if (!pool.has('premium')) {
+    throw new PublicError('VALIDATION_FAILED', 'The premium network has no available connection.', {
+      details: [{ field: 'proxy_type', issue: 'premium is not available' }],
+    });
   }
 }
 
@@ -280,6 +288,7 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
     },
   });
   if (!row) return tx.dataRequest.findUniqueOrThrow({ where: { id: request.id } });
+  const traffic = addTraffic(row.trafficCarried as TrafficReport | null, t.traffic);
   await appendEvent(tx, row, `request.${t.status}`, t.status, {
     ...(t.userError ? { error: t.userError } : {}),
     ...(t.resultMeta ? { result: t.resultMeta } : {}),
@@ -296,10 +305,25 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
       ...(t.terminalStage ? { terminal_stage: t.terminalStage } : {}),
       ...(t.reason ? { reason: t.reason } : {}),
       ...(t.captchaSolves !== undefined ? { captcha_solves: t.captchaSolves } : {}),
-      ...(t.traffic ? { traffic: t.traffic } : {}),
+      ...(traffic ? { traffic } : {}),
     }),
   );
   return row;
+}
+
+/**
+ * Traffic of two stages of one request (auto: HTTP, then the browser). Unmeasured anywhere makes
+ * the whole unmeasured: a partial count is never presented as the measurement.
+ */
+export function addTraffic(a: TrafficReport | null | undefined, b: TrafficReport | undefined): TrafficReport | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return {
+    proxy_type: b.proxy_type,
+    measured: a.measured && b.measured,
+    request_bytes: a.request_bytes + b.request_bytes,
+    response_bytes: a.response_bytes + b.response_bytes,
+  };
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);

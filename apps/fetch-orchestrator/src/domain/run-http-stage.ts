@@ -6,9 +6,11 @@ import type { Logger } from '@wdr/kit/log';
 import type { Sealer } from '@wdr/kit/sealing';
 import type { TargetPolicy } from '@wdr/kit/target-policy';
 import type { DataRequest, Prisma, PrismaClient } from '../generated/prisma/client.js';
-import { fetchPage } from './fetcher.js';
+import { fetchPage, type FetchOutcome } from './fetcher.js';
+import { planRoute, runOnRoute, type RouteDeps, type Traffic } from './proxies/route.js';
+import { proxyAgentsFor } from './proxies/transport.js';
 import { classifyHttpPage, type PageSignal } from './page-signals.js';
-import { appendEvent, finish, TERMINAL } from './requests.js';
+import { appendEvent, finish, TERMINAL, type Termination } from './requests.js';
 import { renderJobOf } from './stages.js';
 import { fillResultCache, serveFromCache, type ResultCacheSettings } from './result-cache.js';
 
@@ -25,6 +27,8 @@ export interface HttpStageDeps {
   resultRetentionHours: number;
   /** The result cache (domain/result-cache.ts); absent: none. */
   resultCache?: ResultCacheSettings | undefined;
+  /** The proxy networks: exits, their health, geo verification. */
+  routes: RouteDeps;
 }
 
 /**
@@ -69,29 +73,58 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
     headers?: Record<string, string>;
     cookies?: Record<string, string>;
     user_agent?: string;
+    proxy?: string;
+    geo_country?: string;
+    max_credits_per_request?: number | null;
   };
   const t0 = Date.now();
-  const outcome = await fetchPage(
-    {
-      url: deps.sealer.open(started.targetSealed, started.id),
-      timeoutMs: options.timeout_ms ?? 45_000,
-      headers: options.headers ?? {},
-      cookies: options.cookies ?? {},
-      userAgent: options.user_agent,
-    },
-    deps.policy,
-    deps.maxResultBytes,
-  );
+  const url = deps.sealer.open(started.targetSealed, started.id);
+  // The route first: a class with no usable exit, or a country that cannot be verified, ends here
+  // (refunded) without a byte sent to the target.
+  const routed = await runOnRoute<FetchOutcome>(deps.routes, planRoute(deps.routes.pool, { proxyType: started.proxyType, options }), async (exit) => {
+    const page = await fetchPage(
+      {
+        url,
+        timeoutMs: options.timeout_ms ?? 45_000,
+        headers: options.headers ?? {},
+        cookies: options.cookies ?? {},
+        userAgent: options.user_agent,
+        ...(exit ? { agents: proxyAgentsFor(exit.url) } : {}),
+      },
+      deps.policy,
+      deps.maxResultBytes,
+    );
+    return !page.ok && page.code === 'EXIT_FAILED' ? { exitFailed: page.message } : { done: page };
+  });
   const elapsedMs = Date.now() - t0;
+  if (!routed.ok) {
+    const { code, message } = routed.failure;
+    await ctx.transaction(async (tx) => {
+      if (!(await lockUnlessTerminal(tx, started.id))) return;
+      await finish(tx, started, {
+        status: 'failed',
+        error: { code, message, stage: 'http' },
+        userError: { code, message },
+        terminalStage: 'http',
+        ...(routed.traffic ? { traffic: routed.traffic } : {}),
+      });
+    });
+    deps.log.warn({ requestId: started.id, code }, 'no route for the http stage');
+    return;
+  }
+  const outcome: FetchOutcome = routed.value;
+  const traffic = routed.traffic;
+  const routeMeta = routed.country ? { country: routed.country } : {};
   const signal = outcome.ok ? classifyHttpPage(outcome) : undefined;
 
   if (started.routeMode === 'auto' && signal && signal.kind !== 'page') {
-    await escalateToBrowser(deps, started, signal, ctx);
+    await escalateToBrowser(deps, started, signal, ctx, traffic);
     deps.log.info({ requestId: started.id, signal: signal.kind, elapsedMs }, 'http stage escalated to the browser');
     return;
   }
 
   const isProtected = signal?.kind === 'challenge';
+  const overBudget = outcome.ok ? await trafficOverBudget(deps, started, options.max_credits_per_request ?? null, traffic) : undefined;
   await ctx.transaction(async (tx) => {
     // Cancelled while the page was being fetched: keep it cancelled and store nothing. The row lock
     // orders this against a concurrent cancel.
@@ -102,7 +135,12 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
         error: { code: outcome.code, message: outcome.message, stage: 'http', ...(outcome.statusCode ? { status_code: outcome.statusCode } : {}) },
         userError: { code: outcome.code, message: outcome.message },
         terminalStage: 'http',
+        ...(traffic ? { traffic } : {}),
       });
+      return;
+    }
+    if (overBudget) {
+      await finish(tx, started, { ...overBudget, protected: isProtected });
       return;
     }
     if (outcome.statusCode >= 500) {
@@ -114,6 +152,7 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
         userError: { code: 'TARGET_SERVER_ERROR', message },
         terminalStage: 'http',
         protected: isProtected,
+        ...(traffic ? { traffic } : {}),
       });
       return;
     }
@@ -141,9 +180,11 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
         bytes: outcome.body.length,
         redirects: outcome.redirects,
         elapsed_ms: elapsedMs,
+        ...routeMeta,
       },
       terminalStage: 'http',
       protected: isProtected,
+      ...(traffic ? { traffic } : {}),
     });
     await fillResultCache(tx, deps, started);
   });
@@ -163,8 +204,18 @@ export async function lockUnlessTerminal(tx: Tx, requestId: string): Promise<boo
  * stage it ran (never above the ceiling); otherwise the render job is queued in the same
  * transaction that records this message as processed.
  */
-async function escalateToBrowser(deps: HttpStageDeps, request: DataRequest, signal: Exclude<PageSignal, { kind: 'page' }>, ctx: HandlerContext<Tx>): Promise<void> {
-  const step = await callInternal(deps.ledger, ledgerApi.authorizeStep, { params: { requestId: request.id }, body: { step_id: 'escalate:browser', stage: 'browser' } });
+async function escalateToBrowser(
+  deps: HttpStageDeps,
+  request: DataRequest,
+  signal: Exclude<PageSignal, { kind: 'page' }>,
+  ctx: HandlerContext<Tx>,
+  traffic: Traffic | undefined,
+): Promise<void> {
+  const trafficBytes = traffic?.measured ? traffic.request_bytes + traffic.response_bytes : 0;
+  const step = await callInternal(deps.ledger, ledgerApi.authorizeStep, {
+    params: { requestId: request.id },
+    body: { step_id: 'escalate:browser', stage: 'browser', traffic_bytes: trafficBytes },
+  });
   const isProtected = signal.kind === 'challenge';
   await ctx.transaction(async (tx) => {
     if (!(await lockUnlessTerminal(tx, request.id))) return;
@@ -181,10 +232,17 @@ async function escalateToBrowser(deps: HttpStageDeps, request: DataRequest, sign
         terminalStage: 'http',
         protected: isProtected,
         ...(budget ? { reason: 'budget_exhausted' as const } : {}),
+        ...(traffic ? { traffic } : {}),
       });
       return;
     }
-    if (isProtected) await tx.dataRequest.update({ where: { id: request.id }, data: { protected: true } });
+    // The HTTP stage's proxy traffic rides along to the browser stage's settlement.
+    if (isProtected || traffic) {
+      await tx.dataRequest.update({
+        where: { id: request.id },
+        data: { ...(isProtected ? { protected: true } : {}), ...(traffic ? { trafficCarried: { ...traffic } } : {}) },
+      });
+    }
     await appendEvent(tx, request, 'request.escalated', 'running', {
       from: 'http',
       to: 'browser',
@@ -194,4 +252,27 @@ async function escalateToBrowser(deps: HttpStageDeps, request: DataRequest, sign
     const job = renderJobOf(request);
     await enqueue(tx, job.topic, job.key, job.envelope);
   });
+}
+
+/**
+ * Measured proxy traffic is a paid item; under max_credits_per_request the ledger is asked whether
+ * it still fits before the result is delivered. A refusal ends the request with `budget_exhausted`
+ * (charged, capped at the ceiling). Without a ceiling nothing is asked: traffic settles afterwards.
+ */
+async function trafficOverBudget(deps: HttpStageDeps, request: DataRequest, ceiling: number | null, traffic: Traffic | undefined): Promise<Termination | undefined> {
+  if (ceiling === null || !traffic?.measured) return undefined;
+  const step = await callInternal(deps.ledger, ledgerApi.authorizeStep, {
+    params: { requestId: request.id },
+    body: { step_id: 'traffic:http', stage: 'http', traffic_bytes: traffic.request_bytes + traffic.response_bytes },
+  });
+  if (step.allowed || step.reason !== 'budget_exhausted') return undefined;
+  const message = `the page's proxy traffic brings the request to ${step.projected_tokens} tokens, above max_credits_per_request (${step.max_credits})`;
+  return {
+    status: 'failed',
+    error: { code: 'BUDGET_EXHAUSTED', message, stage: 'http', reason: 'budget_exhausted' },
+    userError: { code: 'BUDGET_EXHAUSTED', message, reason: 'budget_exhausted' },
+    terminalStage: 'http',
+    reason: 'budget_exhausted',
+    traffic,
+  };
 }

@@ -1,0 +1,76 @@
+import { parseArgs } from 'node:util';
+import { z } from 'zod';
+import { databaseEnv, loadEnv } from '@wdr/kit/config';
+import { prismaClientOptions } from '@wdr/kit/db';
+import { Sealer } from '@wdr/kit/sealing';
+import { PrismaClient } from './generated/prisma/client.js';
+import { addExit, ExitConfigError, listExits, removeExit, setExitEnabled } from './domain/proxies/exits.js';
+import { orchestratorEnv } from './env.js';
+
+/**
+ * Operator commands for the proxy networks (`./dev admin proxy-…`). The exit URL carries the
+ * proxy's credentials: pass it in PROXY_EXIT_URL rather than --url so it stays out of the process
+ * list and shell history. It is sealed at rest and never printed back; listings show host:port.
+ * Every orchestrator replica picks a change up at once (NOTIFY wdr_proxy_exits). Output is JSON.
+ */
+const usage = `usage: admin <command> [options]
+  proxy-add --label L --class datacenter|residential|premium [--url URL | env PROXY_EXIT_URL] [--country CC] [--authoritative]
+  proxy-list
+  proxy-disable --label L
+  proxy-enable --label L
+  proxy-remove --label L`;
+
+const env = loadEnv({ ...databaseEnv, TARGET_URL_KEY: orchestratorEnv.TARGET_URL_KEY, PROXY_EXIT_URL: z.string().optional() }, process.env);
+const { positionals, values } = parseArgs({
+  allowPositionals: true,
+  options: {
+    label: { type: 'string' },
+    class: { type: 'string' },
+    url: { type: 'string' },
+    country: { type: 'string' },
+    authoritative: { type: 'boolean', default: false },
+  },
+});
+
+const db = new PrismaClient(prismaClientOptions(env.DATABASE_URL, { max: 1 }));
+const sealer = Sealer.fromBase64(env.TARGET_URL_KEY);
+const label = () => {
+  if (!values.label) throw new ExitConfigError('--label is required');
+  return values.label;
+};
+
+try {
+  switch (positionals[0]) {
+    case 'proxy-add': {
+      const url = values.url ?? env.PROXY_EXIT_URL;
+      if (!url) throw new ExitConfigError('the exit URL is required: PROXY_EXIT_URL=http://user:pass@host:port (or --url)');
+      if (!values.class) throw new ExitConfigError('--class is required');
+      const exit = await addExit(db, sealer, { label: label(), networkClass: values.class, url, country: values.country ?? null, countryAuthoritative: values.authoritative });
+      console.log(JSON.stringify(exit));
+      break;
+    }
+    case 'proxy-list':
+      console.log(JSON.stringify({ items: await listExits(db, sealer) }));
+      break;
+    case 'proxy-disable':
+    case 'proxy-enable': {
+      const enabled = positionals[0] === 'proxy-enable';
+      if (!(await setExitEnabled(db, label(), enabled))) throw new ExitConfigError(`no exit labelled ${values.label}`);
+      console.log(JSON.stringify({ label: values.label, enabled }));
+      break;
+    }
+    case 'proxy-remove':
+      if (!(await removeExit(db, label()))) throw new ExitConfigError(`no exit labelled ${values.label}`);
+      console.log(JSON.stringify({ label: values.label, removed: true }));
+      break;
+    default:
+      console.error(usage);
+      process.exitCode = 2;
+  }
+} catch (err) {
+  // Configuration errors are the operator's to fix; anything else is reported without detail that could hold the URL.
+  console.error(err instanceof ExitConfigError ? err.message : `failed: ${err instanceof Error ? err.name : 'error'}`);
+  process.exitCode = 1;
+} finally {
+  await db.$disconnect();
+}
