@@ -9,6 +9,10 @@ import { cancelRequest } from '../src/domain/cancel.js';
 import { readEvents, readResult } from '../src/domain/request-reads.js';
 import { acceptRenderResult, startRenderJob } from '../src/domain/render-jobs.js';
 import { appendEvent, detailView } from '../src/domain/requests.js';
+import { GeoVerifier } from '../src/domain/proxies/geo.js';
+import { ProxyPool } from '../src/domain/proxies/pool.js';
+import type { RouteDeps } from '../src/domain/proxies/route.js';
+import { createLogger } from '@wdr/kit/log';
 
 /**
  * The orchestrator's half of the render-job contract against the real Postgres: claim, hand back,
@@ -17,11 +21,13 @@ import { appendEvent, detailView } from '../src/domain/requests.js';
 let database: TestDatabase;
 let db: PrismaClient;
 const sealer = Sealer.fromBase64(Buffer.alloc(32, 7).toString('base64'));
-const deps = () => ({ db, sealer, maxResultBytes: 1024 * 1024, resultRetentionHours: 1 });
+let routes: RouteDeps;
+const deps = () => ({ db, sealer, maxResultBytes: 1024 * 1024, resultRetentionHours: 1, routes });
 
 beforeAll(async () => {
   database = await createTestDatabase('fetch-orchestrator');
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
+  routes = { pool: new ProxyPool(db, sealer, createLogger('test', 'silent')), geo: new GeoVerifier({ echoUrl: undefined }), maxExitAttempts: 3 };
 }, 60_000);
 
 afterAll(async () => {

@@ -13,6 +13,7 @@ export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void)
     maxResultBytes: deps.env.MAX_RESULT_BYTES,
     resultRetentionHours: deps.env.RESULT_RETENTION_HOURS,
     resultCache: deps.resultCache,
+    routes: deps.routes,
   };
   r.post(api.startRenderJob.route, async (req, res) => {
     const answer = await startRenderJob(renderDeps, parse(api.startRenderJob.params.id, req.params['id']));

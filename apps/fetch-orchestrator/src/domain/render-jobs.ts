@@ -4,6 +4,8 @@ import { RenderOptions, type RenderJob, type RenderResult, type RenderResultAnsw
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { appendEvent, finish, TERMINAL, type Termination } from './requests.js';
 import { fillResultCache, serveFromCache, type ResultCacheSettings } from './result-cache.js';
+import { browserRouteFor } from './proxies/browser-route.js';
+import type { RouteDeps } from './proxies/route.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -15,6 +17,8 @@ export interface RenderJobDeps {
   resultRetentionHours: number;
   /** The result cache (domain/result-cache.ts); absent: none. */
   resultCache?: ResultCacheSettings | undefined;
+  /** The proxy networks the browser goes out through. */
+  routes: RouteDeps;
 }
 
 const notFound = () => new PublicError('NOT_FOUND', 'No such request.');
@@ -32,6 +36,12 @@ async function lockRequest(tx: Tx, requestId: string) {
 export async function startRenderJob(deps: RenderJobDeps, requestId: string): Promise<RenderStartAnswer> {
   // An identical request of the tenant completed within its TTL: this one gets a copy, nothing to render.
   if (await serveFromCache(deps, requestId)) return { state: 'skip', status: 'completed' };
+  // The route is chosen (and a country verified through it) before the row is locked: network I/O.
+  const planned = await deps.db.dataRequest.findUnique({ where: { id: requestId }, select: { proxyType: true, options: true, status: true } });
+  const route =
+    planned && !TERMINAL.has(planned.status)
+      ? await browserRouteFor(deps.routes, { proxyType: planned.proxyType, options: planned.options as Record<string, unknown> })
+      : undefined;
   return deps.db.$transaction(async (tx) => {
     const locked = await lockRequest(tx, requestId);
     if (!locked) throw notFound();
@@ -76,6 +86,12 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
       });
       return { state: 'skip', status: done.status };
     }
+    if (route && !route.ok) {
+      // No usable exit of the class, or the country could not be verified: nothing reached the target.
+      const { code, message } = route.failure;
+      const done = await finish(tx, row, { status: 'failed', error: { code, message, stage: 'browser' }, userError: { code, message }, terminalStage: 'browser' });
+      return { state: 'skip', status: done.status };
+    }
     await appendEvent(tx, row, 'request.running', 'running', { stage: 'browser', attempt: row.attempts, ...(reason === 'escalated' ? { escalated: true } : {}) });
     const job: RenderJob = {
       request_id: row.id,
@@ -86,7 +102,7 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
       reason,
       options: options.data,
       // The proxy layer fills the route (upstream exit and verified country); today it is direct.
-      route: { proxy: null, country: null },
+      route: route?.ok ? route.route : { proxy: null, country: null },
       max_result_bytes: deps.maxResultBytes,
     };
     return { state: 'run', job };

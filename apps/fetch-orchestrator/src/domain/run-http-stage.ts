@@ -81,6 +81,7 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
   const url = deps.sealer.open(started.targetSealed, started.id);
   // The route first: a class with no usable exit, or a country that cannot be verified, ends here
   // (refunded) without a byte sent to the target.
+  await deps.routes.pool.ready();
   const routed = await runOnRoute<FetchOutcome>(deps.routes, planRoute(deps.routes.pool, { proxyType: started.proxyType, options }), async (exit) => {
     const page = await fetchPage(
       {
