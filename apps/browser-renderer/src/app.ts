@@ -41,18 +41,21 @@ export function createRendererService(deps: RendererDeps) {
       stop: () => clearInterval(purgeTimer),
     },
   });
-  // The pool outlives the consumers on both ends: browsers are up before the first job arrives,
+  // The pool (and the proxy meter its proxied contexts use) outlives the consumers on both ends:
+  // browsers are up before the first job arrives,
   // and on SIGTERM the renders in flight finish (and are handed back and committed) before the
   // browsers close, so a rolling deploy never fails a request.
   return {
     ...service,
     start: async () => {
+      await deps.meter.start();
       await deps.pool.start();
       await service.start();
     },
     stop: async () => {
       await service.stop();
       await deps.pool.stop();
+      await deps.meter.stop();
     },
   };
 }

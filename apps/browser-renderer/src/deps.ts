@@ -3,6 +3,8 @@ import { kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
 import { Sealer } from '@wdr/kit/sealing';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { BrowserPool } from './domain/browser-pool.js';
+import { CaptchaSolver } from './domain/captcha-solver.js';
+import { ProxyMeter } from './domain/proxy-meter.js';
 import type { RendererEnv } from './env.js';
 import { PrismaClient } from './generated/prisma/client.js';
 
@@ -11,10 +13,18 @@ export interface RendererDeps extends KafkaServiceDeps<RendererEnv, PrismaClient
   pool: BrowserPool;
   policy: TargetPolicy;
   artifactSealer: Sealer;
+  /** Every proxied render goes through it: proxy traffic counted at the socket. */
+  meter: ProxyMeter;
+  /** Absent when no CAPTCHA provider is configured. */
+  captchaSolver: CaptchaSolver | undefined;
 }
 
 export function createRendererDeps(env: RendererEnv): RendererDeps {
   const base = kafkaServiceDeps('browser-renderer', env, (options) => new PrismaClient(options));
+  if ((env.CAPTCHA_SOLVER_URL === undefined) !== (env.CAPTCHA_SOLVER_KEY === undefined)) {
+    throw new Error('CAPTCHA_SOLVER_URL and CAPTCHA_SOLVER_KEY are set together or not at all');
+  }
+  const policy = new TargetPolicy(env.TARGET_ALLOWLIST);
   return {
     ...base,
     orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL }),
@@ -28,7 +38,12 @@ export function createRendererDeps(env: RendererEnv): RendererDeps {
       log: base.log,
       metrics: base.metrics,
     }),
-    policy: new TargetPolicy(env.TARGET_ALLOWLIST),
+    policy,
     artifactSealer: Sealer.fromBase64(env.DEBUG_ARTIFACT_KEY),
+    meter: new ProxyMeter({ policy, log: base.log }),
+    captchaSolver:
+      env.CAPTCHA_SOLVER_URL && env.CAPTCHA_SOLVER_KEY
+        ? new CaptchaSolver({ baseUrl: env.CAPTCHA_SOLVER_URL, clientKey: env.CAPTCHA_SOLVER_KEY, pollMs: env.CAPTCHA_SOLVER_POLL_MS, timeoutMs: env.CAPTCHA_SOLVER_TIMEOUT_MS })
+        : undefined,
   };
 }

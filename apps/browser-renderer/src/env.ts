@@ -2,6 +2,11 @@ import { z } from 'zod';
 import { baseEnv, databaseEnv, internalUrl, kafkaEnv, loadEnv } from '@wdr/kit/config';
 
 const int = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
+/** Unset and empty (how manifests often leave a secret out) mean the same: absent. */
+const optionalText = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v.trim()));
 
 export const envRenderer = {
   ...baseEnv,
@@ -30,6 +35,17 @@ export const envRenderer = {
   DEBUG_ARTIFACT_KEY: z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded'),
   /** Debug artifacts of failed requests are purged after this long. */
   DEBUG_ARTIFACT_RETENTION_HOURS: int(1, 168, 24),
+  /**
+   * CAPTCHA solving provider speaking the createTask / getTaskResult API (2Captcha, CapSolver,
+   * Anti-Captcha style): its base URL and client key. Both or neither; without them a CAPTCHA is
+   * reported in result_meta and not solved.
+   */
+  CAPTCHA_SOLVER_URL: optionalText.pipe(z.url().optional()),
+  CAPTCHA_SOLVER_KEY: optionalText,
+  /** How often a task's result is polled. */
+  CAPTCHA_SOLVER_POLL_MS: int(50, 60_000, 5_000),
+  /** A solve gives up after this long (and always within the request's timeout_ms). */
+  CAPTCHA_SOLVER_TIMEOUT_MS: int(1_000, 300_000, 120_000),
 };
 
 export type RendererEnv = ReturnType<typeof loadRendererEnv>;

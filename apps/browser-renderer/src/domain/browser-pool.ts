@@ -135,7 +135,7 @@ export class BrowserPool {
    * Run `fn` with a fresh context on a browser with a free page slot, then close the context. A
    * crash of that browser during `fn` surfaces as BrowserCrashedError.
    */
-  async withContext<T>(fn: (context: BrowserContext) => Promise<T>, opts: { proxyServer?: string; waitMs: number }): Promise<T> {
+  async withContext<T>(fn: (context: BrowserContext) => Promise<T>, opts: { proxyServer?: string; proxyBypassList?: string[]; waitMs: number }): Promise<T> {
     const t0 = performance.now();
     const entry = await this.acquire(opts.waitMs);
     this.queueWait.observe((performance.now() - t0) / 1000);
@@ -144,6 +144,7 @@ export class BrowserPool {
       context = await entry.browser.createBrowserContext({
         downloadBehavior: { policy: 'deny' },
         ...(opts.proxyServer ? { proxyServer: opts.proxyServer } : {}),
+        ...(opts.proxyBypassList ? { proxyBypassList: opts.proxyBypassList } : {}),
       });
       return await fn(context);
     } catch (err) {

@@ -1,18 +1,26 @@
 import { lookup } from 'node:dns/promises';
 import { isIP } from 'node:net';
-import type { BrowserContext, HTTPRequest, Page } from 'puppeteer-core';
-import type { RenderFailureCode, RenderJob, RenderMeta, RenderResult } from '@wdr/contracts';
+import type { BrowserContext, HTTPRequest, HTTPResponse, Page } from 'puppeteer-core';
+import type { RenderFailureCode, RenderJob, RenderMeta, RenderResult, RenderTraffic } from '@wdr/contracts';
 import { challengeVendorOf } from '@wdr/kit/protection';
+import type { Logger } from '@wdr/kit/log';
 import type { TargetPolicy } from '@wdr/kit/target-policy';
 import { ActionFailedError, runActions, waitForText, type ActionOutcome, type GuardCounters } from './browser-actions.js';
 import type { BrowserPool } from './browser-pool.js';
+import { findCaptcha, injectToken, websiteUrlOf, type CaptchaHooks, type CaptchaWidget } from './captcha.js';
+import { CaptchaSolveError } from './captcha-solver.js';
 import { geoProfileOf } from './geo-profiles.js';
+import type { MeteredRoute, ProxyMeter } from './proxy-meter.js';
 import { siteLightBlocks } from './resource-policy.js';
 
 /** The spec's bound on wait_for_selector (and, here, on every wait): min(timeout_ms, 30 s). */
 const WAIT_BOUND_MS = 30_000;
 /** Network quiet time after `load` that counts as the page having settled. */
 export const SETTLE_IDLE_MS = 200;
+/** CAPTCHAs solved at most per render: a page that keeps asking is delivered as it stands. */
+const MAX_CAPTCHA_SOLVES = 3;
+/** Time a render keeps after a solve for the rest of its work (waits, text, the hand-back). */
+const AFTER_SOLVE_RESERVE_MS = 3_000;
 
 /** What a failed render leaves for its debug artifacts (never page content, URLs, headers or cookies). */
 export interface FailureEvidence {
@@ -38,13 +46,39 @@ class RenderFailure extends Error {
   }
 }
 
+/** What a render may use besides the pool: the traffic meter for proxied routes, CAPTCHA solving. */
+export interface RenderServices {
+  /** Proxied routes go through it (and are measured); without it Chromium talks to the upstream directly, unmeasured. */
+  meter?: ProxyMeter | undefined;
+  /** Without it a CAPTCHA is reported in the meta and left alone. */
+  captcha?: CaptchaHooks | undefined;
+  /** For what the tenant must not see but an operator needs (a solver's error code). */
+  log?: Logger | undefined;
+}
+
 /**
- * Render one job in a fresh isolated context of the pool: navigate, wait, run the actions, take
- * the rendered DOM and its text. Every outcome the tenant can cause or the target can answer is a
- * `failed` result with its code; a crash of the browser propagates (BrowserCrashedError) so the
- * caller can retry the attempt.
+ * Render one job in a fresh isolated context of the pool: navigate, wait, solve a CAPTCHA, run the
+ * actions, take the rendered DOM and its text. Every outcome the tenant can cause or the target can
+ * answer is a `failed` result with its code; a crash of the browser propagates
+ * (BrowserCrashedError) so the caller can retry the attempt. A proxied render reports its proxy
+ * traffic in both outcomes.
  */
-export async function renderJob(pool: BrowserPool, job: RenderJob, policy: TargetPolicy): Promise<RenderOutput> {
+export async function renderJob(pool: BrowserPool, job: RenderJob, policy: TargetPolicy, services: RenderServices = {}): Promise<RenderOutput> {
+  const metered = job.route.proxy && services.meter ? services.meter.open(job.route.proxy) : undefined;
+  let output: RenderOutput;
+  let traffic: RenderTraffic | undefined;
+  try {
+    output = await renderIn(pool, job, policy, services, metered);
+  } finally {
+    // Counted after the context is closed: nothing more can flow for this render.
+    if (metered) traffic = await metered.settle();
+  }
+  // A proxied route without the meter went to the upstream directly: its bytes are unknown, not zero.
+  if (job.route.proxy) output.result.traffic = traffic ?? { measured: false, request_bytes: 0, response_bytes: 0 };
+  return output;
+}
+
+async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy, services: RenderServices, metered: MeteredRoute | undefined): Promise<RenderOutput> {
   const o = job.options;
   const t0 = Date.now();
   const deadline = t0 + o.timeout_ms;
@@ -58,6 +92,7 @@ export async function renderJob(pool: BrowserPool, job: RenderJob, policy: Targe
   const outcomes: ActionOutcome[] = [];
   let page: Page | undefined;
   let country: string | null = null;
+  let captcha: { kind: CaptchaWidget['kind']; solves: number } | undefined;
 
   const meta = (): RenderMeta => ({
     stage: 'browser',
@@ -78,6 +113,7 @@ export async function renderJob(pool: BrowserPool, job: RenderJob, policy: Targe
     challenge,
     console_errors: consoleErrors,
     country,
+    ...(captcha ? { captcha: { ...captcha } } : {}),
   });
 
   const evidence = async (): Promise<FailureEvidence | undefined> => {
@@ -152,7 +188,8 @@ export async function renderJob(pool: BrowserPool, job: RenderJob, policy: Targe
     if (Object.keys(o.headers).length > 0) await p.setExtraHTTPHeaders(o.headers);
     const cookies = Object.entries(o.cookies);
     if (cookies.length > 0) await context.setCookie(...cookies.map(([name, value]) => ({ name, value, domain: target.hostname, path: '/' })));
-    if (job.route.proxy?.username !== undefined) await p.authenticate({ username: job.route.proxy.username, password: job.route.proxy.password ?? '' });
+    if (metered) await p.authenticate({ username: metered.username, password: metered.password });
+    else if (job.route.proxy?.username !== undefined) await p.authenticate({ username: job.route.proxy.username, password: job.route.proxy.password ?? '' });
     const geo = geoProfileOf(job.route.country);
     if (geo) {
       await p.emulateTimezone(geo.timezone);
@@ -206,6 +243,12 @@ export async function renderJob(pool: BrowserPool, job: RenderJob, policy: Targe
 
     let status = 200;
     let contentType: string | null = 'text/html';
+    /** The last main-document answer: a solved CAPTCHA's callback may submit and load another page. */
+    let lastMain: HTTPResponse | undefined;
+    p.on('response', (res) => {
+      const req = res.request();
+      if (req.isNavigationRequest() && req.frame() === p.mainFrame()) lastMain = res;
+    });
     try {
       const response = await p.goto(job.url, { waitUntil: 'load', timeout: Math.max(1, deadline - Date.now()) });
       if (response) {
@@ -226,6 +269,56 @@ export async function renderJob(pool: BrowserPool, job: RenderJob, policy: Targe
     await p.waitForNetworkIdle({ idleTime: SETTLE_IDLE_MS, timeout: Math.max(1, Math.min(5_000, deadline - Date.now() - 500)) }).catch(() => undefined);
     timings['settled'] = Date.now() - t0;
     if (status >= 500 && !challenge) throw new RenderFailure('TARGET_SERVER_ERROR', `the target answered ${status}`, 'target', status);
+
+    // A CAPTCHA widget is always reported; it is solved when a solver is configured and the ledger
+    // allows the solve within the request's ceiling. What the tenant waits for comes after it.
+    const solveCaptchas = async (hooks: CaptchaHooks | undefined) => {
+      for (;;) {
+        const widget = await findCaptcha(p);
+        if (!widget) return;
+        captcha = { kind: widget.kind, solves: captcha?.solves ?? 0 };
+        const solver = hooks?.solver;
+        if (!hooks || !solver || captcha.solves >= MAX_CAPTCHA_SOLVES) return;
+        if (!widget.sitekey) throw new RenderFailure('CAPTCHA_NOT_SOLVED', 'the CAPTCHA widget names no site key', 'target', status);
+        const soFar = metered?.soFar();
+        const answer = await hooks.authorize(widget.kind, captcha.solves, soFar?.measured ? soFar.request_bytes + soFar.response_bytes : undefined).catch((err: unknown) => {
+          services.log?.warn({ err, requestId: job.request_id }, 'a CAPTCHA solve could not be authorized');
+          throw new RenderFailure('CAPTCHA_NOT_SOLVED', 'the CAPTCHA solve could not be authorized', 'platform', status);
+        });
+        if (answer.state === 'refused') {
+          if (answer.reason === 'budget_exhausted') {
+            const message = `solving the CAPTCHA (${answer.projected_tokens} tokens in all) would pass max_credits_per_request (${answer.max_credits})`;
+            throw new RenderFailure('BUDGET_EXHAUSTED', message, 'tenant', status);
+          }
+          throw new RenderFailure('INSUFFICIENT_CREDITS', 'the balance does not cover solving the CAPTCHA', 'tenant', status);
+        }
+        if (answer.state === 'skip') throw new RenderFailure('RENDER_FAILED', `the request is already ${answer.status}`, 'platform');
+        let token: string;
+        try {
+          token = await solver.solve({ kind: widget.kind, websiteURL: websiteUrlOf(p.url()), websiteKey: widget.sitekey }, deadline - AFTER_SOLVE_RESERVE_MS);
+        } catch (err) {
+          if (!(err instanceof CaptchaSolveError)) throw err;
+          services.log?.warn({ requestId: job.request_id, kind: widget.kind, reason: err.detail }, 'CAPTCHA not solved');
+          throw new RenderFailure('CAPTCHA_NOT_SOLVED', `the CAPTCHA was not solved: ${err.message}`, 'target', status);
+        }
+        timings[`captcha_${captcha.solves + 1}`] = Date.now() - t0;
+        // The widget's callback may submit a form: the page may load once more, as for a person.
+        loaded = false;
+        const before = lastMain;
+        await injectToken(p, widget, token).catch((err: unknown) => {
+          if (!/context was destroyed|navigat/i.test(String((err as { message?: string }).message ?? err))) throw err;
+        });
+        captcha.solves++;
+        await hooks.solved(widget.kind, captcha.solves).catch((err: unknown) => services.log?.warn({ err, requestId: job.request_id }, 'could not report a solved CAPTCHA'));
+        await p.waitForNetworkIdle({ idleTime: 500, timeout: Math.max(1, Math.min(10_000, deadline - Date.now() - 1_000)) }).catch(() => undefined);
+        loaded = true;
+        if (lastMain && lastMain !== before) {
+          status = lastMain.status();
+          contentType = lastMain.headers()['content-type'] ?? null;
+        }
+      }
+    };
+    await solveCaptchas(services.captcha);
 
     const boundMs = () => Math.max(1, Math.min(o.timeout_ms, WAIT_BOUND_MS, deadline - Date.now()));
     if (o.wait_for_selector) {
@@ -332,7 +425,12 @@ export async function renderJob(pool: BrowserPool, job: RenderJob, policy: Targe
       }
       return first;
     },
-    { ...(job.route.proxy ? { proxyServer: job.route.proxy.server } : {}), waitMs: Math.max(o.timeout_ms, 60_000) },
+    {
+      // Through the meter when there is one; loopback too (Chromium bypasses proxies for it by
+      // default), so nothing of a proxied render goes direct.
+      ...(metered ? { proxyServer: metered.proxyServer, proxyBypassList: ['<-loopback>'] } : job.route.proxy ? { proxyServer: job.route.proxy.server } : {}),
+      waitMs: Math.max(o.timeout_ms, 60_000),
+    },
   );
 }
 

@@ -1,10 +1,12 @@
 import type { z } from 'zod';
 import type { EventHandler } from '@wdr/kit/kafka';
-import { RENDER_PATHS, RenderResultAnswer, RenderStartAnswer, type RenderJobRequested, type RenderResult } from '@wdr/contracts';
+import { orchestratorApi, RenderCaptchaAnswer, RENDER_PATHS, RenderResultAnswer, RenderStartAnswer, type RenderJobRequested, type RenderResult } from '@wdr/contracts';
+import { callInternal } from '@wdr/kit/internal-call';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { RendererDeps } from '../deps.js';
 import { BrowserCrashedError, BrowserUnavailableError } from '../domain/browser-pool.js';
 import { storeDebugArtifacts } from '../domain/debug-artifacts.js';
+import type { CaptchaHooks } from '../domain/captcha.js';
 import { renderJob, type RenderOutput } from '../domain/render-job.js';
 
 type Tx = Prisma.TransactionClient;
@@ -30,10 +32,25 @@ export function onRenderJobRequested(deps: RendererDeps): EventHandler<Tx> {
     }
     const job = claim.job;
     const t0 = performance.now();
+    const captcha: CaptchaHooks = {
+      solver: deps.captchaSolver,
+      authorize: async (kind, solvesSoFar, trafficBytes) =>
+        RenderCaptchaAnswer.parse(
+          await callInternal(deps.orchestrator, orchestratorApi.renderJobCaptcha, {
+            params: { id: requestId },
+            body: { captcha_kind: kind, solves_so_far: solvesSoFar, ...(trafficBytes !== undefined ? { traffic_bytes: trafficBytes } : {}) },
+            // The orchestrator asks the ledger in turn.
+            timeoutMs: 15_000,
+          }),
+        ),
+      solved: async (kind, solves) => {
+        await callInternal(deps.orchestrator, orchestratorApi.renderJobCaptchaSolved, { params: { id: requestId }, body: { captcha_kind: kind, solves } });
+      },
+    };
     let output: RenderOutput | undefined;
     for (let attempt = 1; !output; attempt++) {
       try {
-        output = await renderJob(deps.pool, job, deps.policy);
+        output = await renderJob(deps.pool, job, deps.policy, { meter: deps.meter, captcha, log: deps.log });
       } catch (err) {
         if (err instanceof BrowserCrashedError && attempt < RENDER_ATTEMPTS) {
           deps.log.warn({ requestId, attempt }, 'browser crashed during the render; trying again in a fresh browser');
