@@ -2,6 +2,7 @@ import { Router } from 'express';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
 import { orchestratorApi as api } from '@wdr/contracts';
 import type { OrchestratorDeps } from '../app.js';
+import { authorizeCaptchaSolve, captchaSolved } from '../domain/render-captcha.js';
 import { acceptRenderResult, startRenderJob } from '../domain/render-jobs.js';
 
 /** Internal routes browser-renderer calls for each render job (contract: @wdr/contracts RENDER_PATHS, orchestratorApi). */
@@ -24,6 +25,18 @@ export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void)
     const id = parse(api.renderJobResult.params.id, req.params['id']);
     const answer = await acceptRenderResult(renderDeps, id, parse(api.renderJobResult.body, req.body));
     if (answer.accepted) onCommitted();
+    res.json(answer);
+  });
+  r.post(api.renderJobCaptcha.route, async (req, res) => {
+    const id = parse(api.renderJobCaptcha.params.id, req.params['id']);
+    const answer = await authorizeCaptchaSolve({ db: deps.db, ledger: deps.ledger }, id, parse(api.renderJobCaptcha.body, req.body));
+    if (answer.state === 'allowed') onCommitted();
+    res.json(answer);
+  });
+  r.post(api.renderJobCaptchaSolved.route, async (req, res) => {
+    const id = parse(api.renderJobCaptchaSolved.params.id, req.params['id']);
+    const answer = await captchaSolved({ db: deps.db }, id, parse(api.renderJobCaptchaSolved.body, req.body));
+    onCommitted();
     res.json(answer);
   });
   return r;

@@ -1,7 +1,8 @@
 import { PublicError } from '@wdr/kit/errors';
 import type { Sealer } from '@wdr/kit/sealing';
-import { RenderOptions, type RenderJob, type RenderResult, type RenderResultAnswer, type RenderStartAnswer } from '@wdr/contracts';
+import { RenderOptions, type ProxyNetworkTypeName, type RenderJob, type RenderResult, type RenderResultAnswer, type RenderStartAnswer } from '@wdr/contracts';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
+import { authorizedSolves } from './render-captcha.js';
 import { appendEvent, finish, TERMINAL, type Termination } from './requests.js';
 import { fillResultCache, serveFromCache, type ResultCacheSettings } from './result-cache.js';
 import { browserRouteFor } from './proxies/browser-route.js';
@@ -135,31 +136,49 @@ export async function acceptRenderResult(deps: RenderJobDeps, requestId: string,
             update: {},
           });
           if (result.meta.challenge) await appendEvent(tx, row, 'request.protected', 'running', { stage: 'browser' });
+          const solves = await captchaSolvesOf(tx, requestId, result);
           termination = {
             status: 'completed',
             resultExpiresAt: expiresAt,
             resultMeta: { ...result.meta, status_code: result.status_code, content_type: result.content_type, bytes: body.length },
             terminalStage: 'browser',
             protected: result.meta.challenge,
+            ...(solves > 0 ? { captchaSolves: solves } : {}),
           };
         }
       } else {
+        // The ledger refused a CAPTCHA solve at max_credits_per_request: the tenant's own ceiling,
+        // so charged (what ran, solves already made included), capped, not refunded.
+        const budget = result.code === 'BUDGET_EXHAUSTED';
+        const solves = budget ? await captchaSolvesOf(tx, requestId, result) : 0;
+        const t = failed(result.code, result.message, {
+          caused_by: result.caused_by,
+          ...(result.status_code !== undefined ? { status_code: result.status_code } : {}),
+          ...(budget ? { reason: 'budget_exhausted' } : {}),
+        });
         termination = {
-          ...failed(result.code, result.message, {
-            caused_by: result.caused_by,
-            ...(result.status_code !== undefined ? { status_code: result.status_code } : {}),
-          }),
+          ...t,
+          ...(budget ? { userError: { ...t.userError, reason: 'budget_exhausted' }, reason: 'budget_exhausted' as const } : {}),
+          ...(solves > 0 ? { captchaSolves: solves } : {}),
           ...(result.meta ? { resultMeta: { stage: 'browser', ...result.meta } } : {}),
           ...(result.debug_artifacts ? { debugArtifacts: result.debug_artifacts } : {}),
           protected: result.meta?.challenge === true,
         };
       }
+      // Proxy traffic as the renderer measured it at the socket (unmeasured is passed on as such).
+      if (result.traffic && row.proxyType) termination.traffic = { proxy_type: row.proxyType as ProxyNetworkTypeName, ...result.traffic };
       const done = await finish(tx, row, termination);
       await fillResultCache(tx, deps, row);
       return { accepted: true, status: done.status };
     },
     { timeout: 30_000, maxWait: 10_000 },
   );
+}
+
+/** CAPTCHA solves to bill: those the render made, never more than the ledger was asked to allow. */
+async function captchaSolvesOf(tx: Tx, requestId: string, result: RenderResult): Promise<number> {
+  const made = result.meta?.captcha?.solves ?? 0;
+  return made > 0 ? Math.min(made, await authorizedSolves(tx, requestId)) : 0;
 }
 
 function failed(code: string, message: string, extra: Record<string, unknown>): Termination {
