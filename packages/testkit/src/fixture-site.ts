@@ -1,5 +1,6 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
+import { captchaPage } from './captcha-pages.js';
 
 export interface FixtureSite {
   /** Base URL, e.g. http://127.0.0.1:41234 */
@@ -18,9 +19,10 @@ export interface FixtureSite {
  *   /bytes?n=N          N bytes of text
  * and pages for the browser stage (see BROWSER_PAGES below): /js-page, /js-shell, /late, /actions,
  * /file.bin, /cookies/set, /cookies/show, /images, /img/N.png, /big, /challenge, /ua, /headers,
- * /geo, /console-errors.
+ * /geo, /console-errors; and CAPTCHA pages (/captcha/recaptcha, /captcha/hcaptcha, /captcha/turnstile,
+ * see ./captcha-pages.ts).
  */
-export async function startFixtureSite(): Promise<FixtureSite> {
+export async function startFixtureSite(opts: { captchaVerifyUrl?: string } = {}): Promise<FixtureSite> {
   const hits = new Map<string, number>();
   const handler = (req: IncomingMessage, res: ServerResponse) => {
     const u = new URL(req.url ?? '/', 'http://fixture');
@@ -57,6 +59,8 @@ export async function startFixtureSite(): Promise<FixtureSite> {
       return;
     }
     if (browserPage(u, req, res)) return;
+    // CAPTCHA pages (./captcha-pages.ts); their tokens are checked at `captchaVerifyUrl` (a CaptchaSolverServer's verifyUrl).
+    if (captchaPage(u, req, res, opts.captchaVerifyUrl)) return;
     res.writeHead(404, { 'content-type': 'text/plain' });
     res.end('not found');
   };

@@ -1,6 +1,8 @@
 export * from './services.js';
 export * from './databases.js';
 export * from './fixture-site.js';
+export * from './captcha-solver.js';
+export { CAPTCHA_PROTECTED_TEXT } from './captcha-pages.js';
 export * from './fleet.js';
 export * from './pg-tx.js';
 export * from './lifecycle.js';
