@@ -153,9 +153,13 @@ export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataReq
   if (!request || TERMINAL.has(request.status)) return false;
   const k = keyFor(settings, deps.sealer, request, 'read');
   if (!k) return false;
-  // Misses (most requests) stop at this one index lookup, without a transaction or a lock.
+  // Misses (most requests) stop at this one index lookup, without a transaction or a lock. An
+  // entry must be younger than this request's own TTL too: `cache_ttl_seconds: 5` never gets a
+  // copy older than 5 s, whatever TTL the request that made it had.
   const [entry] = await deps.db.$queryRaw<{ n: number }[]>`
-    SELECT 1 AS n FROM result_cache WHERE tenant_id = ${request.tenantId}::uuid AND key_hash = ${k.key} AND expires_at > now()`;
+    SELECT 1 AS n FROM result_cache
+     WHERE tenant_id = ${request.tenantId}::uuid AND key_hash = ${k.key} AND expires_at > now()
+       AND stored_at > now() - make_interval(secs => ${k.policy.ttlSeconds}::double precision)`;
   if (!entry) return false;
 
   return deps.db.$transaction(async (tx) => {
@@ -175,6 +179,7 @@ export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataReq
            JOIN data_requests s ON s.id = c.source_request_id AND s.tenant_id = c.tenant_id AND s.status = 'completed'
            JOIN request_results x ON x.request_id = s.id AND x.expires_at > now()
           WHERE c.tenant_id = $1::uuid AND c.key_hash = $2 AND c.expires_at > now()
+            AND c.stored_at > now() - make_interval(secs => $5::double precision)
        ), ins AS (
          INSERT INTO request_results (request_id, status_code, content_type, body, bytes, text, expires_at)
          SELECT $3::uuid, status_code, content_type, body, bytes, text, $4::timestamptz FROM src
@@ -186,6 +191,7 @@ export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataReq
       k.key,
       row.id,
       resultExpiresAt,
+      k.policy.ttlSeconds,
     );
     if (!copied) return false;
     const ageSeconds = Math.max(0, Math.floor((Date.now() - new Date(copied.stored_at).getTime()) / 1000));

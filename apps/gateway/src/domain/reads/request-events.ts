@@ -35,8 +35,11 @@ const PUBLIC_FIELDS: Allow = {
   to: true,
   protection: true,
   escalated: true,
+  // request.cache_hit: served from the result cache, and how old the copy was.
+  cached: true,
+  age_seconds: true,
   error: ERROR,
-  result: { stage: true, status_code: true, content_type: true, bytes: true, redirects: true, elapsed_ms: true },
+  result: { stage: true, status_code: true, content_type: true, bytes: true, redirects: true, elapsed_ms: true, cached: true },
 };
 
 function pick(value: Record<string, unknown>, allow: Allow): Record<string, unknown> {
