@@ -289,7 +289,8 @@ describe('a Chromium that dies mid-render', () => {
     const d = await settledDetail(s.id, 90_000);
     if (d.status === 'completed') expect(d.token_state).toBe('settled');
     else expect([d.status, d.token_state, (d['user_error'] as { code: string }).code]).toEqual(['failed', 'refunded', 'BROWSER_CRASHED']);
-    const next = await submit({ url: `${site.url}/js-page` });
+    // skip_cache: the first test rendered this page already; this one must really render.
+    const next = await submit({ url: `${site.url}/js-page`, skip_cache: true });
     expect((await settledDetail(next.id, 90_000)).status).toBe('completed');
     expect(await textOf(next.id)).toContain('Rendered by JavaScript');
   }, 180_000);
