@@ -9,7 +9,7 @@ import { loadGatewayEnv } from '../src/env.js';
 import { createTenant } from '../src/domain/tenants/tenants.js';
 
 /**
- * GET /api/v1/data/usage, /balance and /statement: the gateway in-process in front of the real
+ * GET /api/v1/data/balance and /statement: the gateway in-process in front of the real
  * billing-ledger process, real Postgres and Kafka (settlements arrive over billing.commands).
  */
 let gatewayDb: TestDatabase;
@@ -45,29 +45,17 @@ afterAll(async () => {
 
 const get = (path: string, key = apiKey) => request(app).get(path).set('X-API-Key', key);
 
-async function runRequest(route_mode: string, traffic?: { proxy_type: 'datacenter' | 'residential'; measured: boolean; request_bytes: number; response_bytes: number }) {
+async function runRequest(route_mode: string) {
   const request_id = randomUUID();
   await request(ledger.url).post('/internal/v1/reservations').send({ request_id, tenant_id: tenantId, route_mode, proxy_type: null, max_credits: null }).expect(201);
-  const envelope = makeEnvelope('billingCommands', 'billing.settlement_requested', tenantId, { request_id, outcome: 'completed', route_mode, captcha_tokens: 0, ...(traffic ? { traffic } : {}) });
+  const envelope = makeEnvelope('billingCommands', 'billing.settlement_requested', tenantId, { request_id, outcome: 'completed', route_mode, captcha_tokens: 0 });
   await bus.send(bus.topic('billingCommands'), [{ key: request_id, envelope }]);
   await eventually(async () => (await request(ledger.url).get(`/internal/v1/reservations/${request_id}`)).body.token_state, (s) => s === 'settled', 30_000, 50);
   return request_id;
 }
 
 describe('usage, balance and statement', () => {
-  it('reports proxy traffic of the last 30 days by type, unmeasured jobs apart, without provider details', async () => {
-    await runRequest('residential', { proxy_type: 'residential', measured: true, request_bytes: 1200, response_bytes: 800_000 });
-    await runRequest('residential', { proxy_type: 'residential', measured: false, request_bytes: 0, response_bytes: 0 });
-    const res = await get('/api/v1/data/usage').expect(200);
-    expect(res.body.period_days).toBe(30);
-    expect(res.body.proxy_traffic).toMatchObject({ request_bytes: 1200, response_bytes: 800_000, total_bytes: 801_200, charged_tokens: 2, charged_jobs: 1, measurement_unavailable_jobs: 1 });
-    expect(res.body.proxy_traffic.by_proxy_type.map((t: { proxy_type: string }) => t.proxy_type)).toEqual(['datacenter', 'residential', 'premium']);
-    expect(Object.keys(res.body).sort()).toEqual(['period_days', 'period_end', 'period_start', 'proxy_traffic']);
-    expect(Object.keys(res.body.proxy_traffic.by_proxy_type[1]).sort()).toEqual(
-      ['charged_jobs', 'charged_tokens', 'measurement_unavailable_jobs', 'proxy_type', 'request_bytes', 'response_bytes', 'total_bytes'],
-    );
-  }, 60_000);
-
+  // Proxy traffic usage is fed by real proxied requests in test/e2e/proxies.e2e.test.ts.
   it('shows the balance and an itemised statement whose effects add up to it', async () => {
     const requestId = await runRequest('browser');
     const balance = (await get('/api/v1/data/balance').expect(200)).body;

@@ -243,13 +243,14 @@ describe('auto', () => {
   });
 });
 
-describe('routes without a provider', () => {
-  it('fails residential_browser clearly and refunds it instead of billing the residential tariff for a direct render', async () => {
+describe('a proxy network without exits', () => {
+  it('fails residential_browser with PROXY_UNAVAILABLE and refunds it instead of billing the residential tariff for a direct render', async () => {
+    // This fleet has no residential exit configured (proxies.e2e.test.ts runs the browser through one).
     const before = await balance();
     const s = await submit({ url: `${site.url}/page`, mode: 'residential_browser' });
     const d = await settledDetail(s.id);
     expect([d.status, d.token_state]).toEqual(['failed', 'refunded']);
-    expect(d['user_error']).toMatchObject({ code: 'ROUTE_UNAVAILABLE' });
+    expect(d['user_error']).toMatchObject({ code: 'PROXY_UNAVAILABLE' });
     expect(await balance()).toBe(before);
   });
 });

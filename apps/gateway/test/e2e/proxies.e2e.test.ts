@@ -1,0 +1,222 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import {
+  adminCommand,
+  eventually,
+  startFixtureSite,
+  startFleet,
+  startIpEcho,
+  startProxyExit,
+  type FixtureSite,
+  type Fleet,
+  type ProxyExitServer,
+} from '@wdr/testkit';
+
+/**
+ * The proxy networks through the public API, on the real fleet: real upstream proxies
+ * (proxy-chain) on their own loopback addresses, each counting its own bytes, configured with the
+ * operator's admin command; an IP echo endpoint for geo verification. What is checked is what the
+ * exits saw, what the target saw, and what the ledger charged.
+ */
+let fleet: Fleet;
+let site: FixtureSite;
+let echo: Awaited<ReturnType<typeof startIpEcho>>;
+let key: string;
+let exits: Record<'resDe' | 'resFr' | 'resUs' | 'dc1' | 'dc2', ProxyExitServer>;
+
+const gw = () => request(fleet.url('gateway'));
+type Detail = Record<string, unknown> & { status: string; token_state: string; result_meta: Record<string, unknown> | null; user_error: Record<string, unknown> | null };
+
+async function tenant(credits = 2000): Promise<{ key: string; id: string }> {
+  const t = await adminCommand(fleet, ['create-tenant', '--name', 'proxies', '--credits', String(credits)]);
+  return { key: t['api_key'] as string, id: t['tenant_id'] as string };
+}
+
+/** Every request here must really run (the route is what is tested), so none is served from the result cache. */
+async function submit(body: Record<string, unknown>, apiKey = key): Promise<{ id: string }> {
+  const res = await gw().post('/api/v1/data/requests').set('X-API-Key', apiKey).send({ skip_cache: true, ...body });
+  expect([res.status, res.body]).toEqual([202, expect.anything()]);
+  return res.body as { id: string };
+}
+
+const detail = async (id: string, apiKey = key): Promise<Detail> => (await gw().get(`/api/v1/data/requests/${id}`).set('X-API-Key', apiKey).expect(200)).body as Detail;
+const settled = (id: string, apiKey = key, ms = 60_000) => eventually(() => detail(id, apiKey), (d) => ['settled', 'refunded'].includes(d.token_state), ms, 200);
+const charged = async (id: string) => ((await request(fleet.url('billing-ledger')).get(`/internal/v1/reservations/${id}`).expect(200)).body as { charged_tokens: number }).charged_tokens;
+const proxyAdmin = (args: string[], env: Record<string, string> = {}) => adminCommand(fleet, args, 'fetch-orchestrator', env);
+const sawTarget = (exit: ProxyExitServer) => exit.targets.filter((t) => t === new URL(site.url).host).length;
+const allExits = () => Object.values(exits);
+
+beforeAll(async () => {
+  site = await startFixtureSite();
+  exits = {
+    resDe: await startProxyExit({ host: '127.0.0.2' }),
+    resFr: await startProxyExit({ host: '127.0.0.3', username: 'fr-user', password: 'fr-pass' }),
+    resUs: await startProxyExit({ host: '127.0.0.5' }),
+    dc1: await startProxyExit({ host: '127.0.0.4' }),
+    dc2: await startProxyExit({ host: '127.0.0.6' }),
+  };
+  // What each exit's provider would NAT it to: 127.0.0.3 leaves in France, 127.0.0.5 in Japan.
+  echo = await startIpEcho({ '127.0.0.3': '212.27.48.10', '127.0.0.5': '133.242.0.1' });
+  fleet = await startFleet({ env: { 'fetch-orchestrator': { GEO_ECHO_URL: echo.url, PROXY_EXIT_RESET_MS: '60000' } } });
+  key = (await tenant(5000)).key;
+  // The URL (with the exit's password) goes in through the environment, never the command line.
+  await proxyAdmin(['proxy-add', '--label', 'res-de', '--class', 'residential', '--country', 'DE', '--authoritative'], { PROXY_EXIT_URL: exits.resDe.url });
+  await proxyAdmin(['proxy-add', '--label', 'res-unlabelled', '--class', 'residential'], { PROXY_EXIT_URL: exits.resFr.url });
+  // Labelled US by the operator but not vouched for: the IP lookup says Japan.
+  await proxyAdmin(['proxy-add', '--label', 'res-us', '--class', 'residential', '--country', 'US'], { PROXY_EXIT_URL: exits.resUs.url });
+  await proxyAdmin(['proxy-add', '--label', 'dc-1', '--class', 'datacenter', '--url', exits.dc1.url]);
+  await proxyAdmin(['proxy-add', '--label', 'dc-2', '--class', 'datacenter', '--url', exits.dc2.url]);
+}, 180_000);
+
+afterAll(async () => {
+  await fleet?.stop();
+  await Promise.all([site?.close(), echo?.close(), ...Object.values(exits ?? {}).map((e) => e.close())]);
+}, 60_000);
+
+describe('the operator configures exits', () => {
+  it('lists them without credentials', async () => {
+    const list = (await proxyAdmin(['proxy-list']))['items'] as Record<string, unknown>[];
+    expect(list.map((e) => [e['label'], e['network_class'], e['endpoint'], e['has_credentials'], e['country'], e['country_authoritative']])).toEqual([
+      ['dc-1', 'datacenter', `127.0.0.4:${exits.dc1.port}`, true, null, false],
+      ['dc-2', 'datacenter', `127.0.0.6:${exits.dc2.port}`, true, null, false],
+      ['res-de', 'residential', `127.0.0.2:${exits.resDe.port}`, true, 'DE', true],
+      ['res-unlabelled', 'residential', `127.0.0.3:${exits.resFr.port}`, true, null, false],
+      ['res-us', 'residential', `127.0.0.5:${exits.resUs.port}`, true, 'US', false],
+    ]);
+    expect(JSON.stringify(list)).not.toMatch(/exit-pass|fr-pass/);
+  });
+
+  it('refuses a malformed exit without echoing its URL', async () => {
+    await expect(proxyAdmin(['proxy-add', '--label', 'bad', '--class', 'residential'], { PROXY_EXIT_URL: 'socks5://u:secret-pw@127.0.0.9:1080' })).rejects.toThrow(/must be http:\/\/ or https:\/\//);
+    await expect(proxyAdmin(['proxy-add', '--label', 'bad', '--class', 'residential'], { PROXY_EXIT_URL: 'socks5://u:secret-pw@127.0.0.9:1080' })).rejects.not.toThrow(/secret-pw/);
+  });
+});
+
+describe('residential requests', () => {
+  it('leave through a residential exit, and the usage bytes are the bytes the exit itself counted', async () => {
+    const t = await tenant();
+    const before = allExits().map((e) => e.bytes());
+    const hitsBefore = exits.resDe.requests() + exits.resFr.requests() + exits.resUs.requests();
+    const s = await submit({ url: `${site.url}/bytes?n=60000`, mode: 'residential' }, t.key);
+    const d = await settled(s.id, t.key);
+    expect([d.status, d.token_state]).toEqual(['completed', 'settled']);
+    expect(exits.resDe.requests() + exits.resFr.requests() + exits.resUs.requests()).toBe(hitsBefore + 1);
+    const after = allExits().map((e) => e.bytes());
+    const fromClients = after.reduce((n, b, i) => n + b.fromClients - before[i]!.fromClients, 0);
+    const toClients = after.reduce((n, b, i) => n + b.toClients - before[i]!.toClients, 0);
+    expect(toClients).toBeGreaterThan(60_000);
+    const usage = (await gw().get('/api/v1/data/usage').set('X-API-Key', t.key).expect(200)).body as {
+      proxy_traffic: { request_bytes: number; response_bytes: number; charged_jobs: number; measurement_unavailable_jobs: number; by_proxy_type: { proxy_type: string; total_bytes: number }[] };
+    };
+    const traffic = usage.proxy_traffic;
+    // The platform counts on its socket to the exit, the exit on its socket from the platform: the same stream.
+    expect(Math.abs(traffic.request_bytes - fromClients)).toBeLessThanOrEqual(16);
+    expect(Math.abs(traffic.response_bytes - toClients)).toBeLessThanOrEqual(16);
+    expect([traffic.charged_jobs, traffic.measurement_unavailable_jobs]).toEqual([1, 0]);
+    expect(traffic.by_proxy_type.find((p) => p.proxy_type === 'residential')?.total_bytes).toBe(traffic.request_bytes + traffic.response_bytes);
+    expect(traffic.by_proxy_type.map((p) => p.proxy_type)).toEqual(['datacenter', 'residential', 'premium']);
+    expect(Object.keys(usage).sort()).toEqual(['period_days', 'period_end', 'period_start', 'proxy_traffic']);
+    // Residential HTTP is 10 tokens, traffic 2000 tokens per GiB rounded up per request: 1.
+    expect(await charged(s.id)).toBe(11);
+    expect(d['proxy_used']).toBe('platform');
+  });
+
+  it('stop at max_credits_per_request when the measured traffic would pass it: budget_exhausted, charged the ceiling', async () => {
+    const s = await submit({ url: `${site.url}/bytes?n=20000`, mode: 'residential', max_credits_per_request: 10 });
+    const d = await settled(s.id);
+    expect([d.status, d.token_state, d.user_error?.['reason']]).toEqual(['failed', 'settled', 'budget_exhausted']);
+    expect(await charged(s.id)).toBe(10);
+  });
+
+  it('render in the browser through a residential exit (residential_browser)', async () => {
+    const before = exits.resDe.targets.length + exits.resFr.targets.length + exits.resUs.targets.length;
+    const s = await submit({ url: `${site.url}/js-page`, mode: 'residential_browser' });
+    const d = await settled(s.id, key, 90_000);
+    expect([d.status, d.token_state]).toEqual(['completed', 'settled']);
+    expect(exits.resDe.targets.length + exits.resFr.targets.length + exits.resUs.targets.length).toBeGreaterThan(before);
+  }, 120_000);
+});
+
+describe('datacenter requests', () => {
+  it('go through a datacenter exit by default, and never touch one with proxy off', async () => {
+    const dcSeen = () => sawTarget(exits.dc1) + sawTarget(exits.dc2);
+    const before = dcSeen();
+    const viaExit = await submit({ url: `${site.url}/page`, mode: 'http' });
+    expect((await settled(viaExit.id)).status).toBe('completed');
+    expect(dcSeen()).toBe(before + 1);
+    const requestsBefore = allExits().map((e) => e.requests());
+    const direct = await submit({ url: `${site.url}/page`, mode: 'http', proxy: 'off' });
+    const d = await settled(direct.id);
+    expect([d.status, d.token_state]).toEqual(['completed', 'settled']);
+    expect(allExits().map((e) => e.requests())).toEqual(requestsBefore);
+    expect(await charged(direct.id)).toBe(1);
+  });
+
+  it('fail over from a dead exit to a live one', async () => {
+    await exits.dc2.close();
+    const before = sawTarget(exits.dc1);
+    const ids = await Promise.all([1, 2, 3, 4].map((n) => submit({ url: `${site.url}/page?n=${n}`, mode: 'http', proxy: 'random' })));
+    for (const { id } of ids) expect((await settled(id)).status).toBe('completed');
+    expect(sawTarget(exits.dc1)).toBe(before + 4);
+  });
+});
+
+describe('geo_country', () => {
+  it('goes through the exit labelled and vouched for in that country, and the result names the country', async () => {
+    const before = sawTarget(exits.resDe);
+    const s = await submit({ url: `${site.url}/page`, mode: 'residential', geo_country: 'de' });
+    const d = await settled(s.id);
+    expect([d.status, d.result_meta?.['country']]).toEqual(['completed', 'DE']);
+    expect(sawTarget(exits.resDe)).toBe(before + 1);
+  });
+
+  it('verifies an unlabelled exit through the route itself (IP echo + country database)', async () => {
+    const echoes = echo.hits();
+    const before = sawTarget(exits.resFr);
+    const s = await submit({ url: `${site.url}/page`, mode: 'residential', geo_country: 'FR' });
+    const d = await settled(s.id);
+    expect([d.status, d.result_meta?.['country']]).toEqual(['completed', 'FR']);
+    expect(sawTarget(exits.resFr)).toBe(before + 1);
+    expect(echo.hits()).toBeGreaterThan(echoes);
+  });
+
+  it('fails with PROXY_GEO_VERIFICATION_FAILED and refunds, without the target seeing a request, when no exit is in the country', async () => {
+    const path = '/status/204'; // requested by no other test
+    for (const country of ['JP', 'US']) {
+      // JP: no exit is labelled JP, the unlabelled one is in France. US: the exit labelled US is really in Japan.
+      const s = await submit({ url: `${site.url}${path}`, mode: 'residential', geo_country: country });
+      const d = await settled(s.id);
+      expect([country, d.status, d.token_state, d.user_error?.['code']]).toEqual([country, 'failed', 'refunded', 'PROXY_GEO_VERIFICATION_FAILED']);
+      expect(await charged(s.id)).toBe(0);
+    }
+    expect(site.hits.get(path)).toBeUndefined();
+  });
+
+  it('with proxy off is refused: a direct route has no verified country', async () => {
+    const s = await submit({ url: `${site.url}/page`, mode: 'http', proxy: 'off', geo_country: 'DE' });
+    const d = await settled(s.id);
+    expect([d.status, d.token_state, d.user_error?.['code']]).toEqual(['failed', 'refunded', 'PROXY_GEO_VERIFICATION_FAILED']);
+  });
+});
+
+describe('networks without a usable exit', () => {
+  it('premium is refused at admission while no premium exit is configured; nothing is charged', async () => {
+    const res = await gw().post('/api/v1/data/requests').set('X-API-Key', key).send({ url: `${site.url}/page`, mode: 'http', proxy_type: 'premium' });
+    expect([res.status, res.body.code, res.body.message]).toEqual([422, 'VALIDATION_FAILED', 'The premium network has no available connection.']);
+  });
+
+  it('residential with every exit disabled fails PROXY_UNAVAILABLE and is refunded, and comes back when they are enabled', async () => {
+    for (const label of ['res-de', 'res-unlabelled', 'res-us']) await proxyAdmin(['proxy-disable', '--label', label]);
+    const seen = allExits().map((e) => e.requests());
+    // The orchestrator reloads at the commit's NOTIFY; give it a moment to arrive.
+    await new Promise((r) => setTimeout(r, 500));
+    const s = await submit({ url: `${site.url}/page`, mode: 'residential' });
+    const d = await settled(s.id);
+    expect([d.status, d.token_state, d.user_error?.['code']]).toEqual(['failed', 'refunded', 'PROXY_UNAVAILABLE']);
+    expect(allExits().map((e) => e.requests())).toEqual(seen);
+    for (const label of ['res-de', 'res-unlabelled', 'res-us']) await proxyAdmin(['proxy-enable', '--label', label]);
+    await new Promise((r) => setTimeout(r, 500));
+    const again = await submit({ url: `${site.url}/page`, mode: 'residential' });
+    expect((await settled(again.id)).status).toBe('completed');
+  });
+});
