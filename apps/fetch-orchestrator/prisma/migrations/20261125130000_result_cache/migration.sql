@@ -8,7 +8,8 @@ CREATE TABLE "result_cache" (
     "key_hash" TEXT NOT NULL,
     "source_request_id" UUID NOT NULL,
     "bytes" INTEGER NOT NULL,
-    "stored_at" TIMESTAMPTZ(3) NOT NULL DEFAULT CURRENT_TIMESTAMP,
+    -- Microseconds: eviction goes by age, and fills a millisecond apart must not tie.
+    "stored_at" TIMESTAMPTZ(6) NOT NULL DEFAULT CURRENT_TIMESTAMP,
     "expires_at" TIMESTAMPTZ(3) NOT NULL,
 
     CONSTRAINT "result_cache_pkey" PRIMARY KEY ("tenant_id", "key_hash"),
