@@ -18,7 +18,8 @@ export interface FixtureSite {
  *   /redirect?to=PATH   302 to PATH
  *   /bytes?n=N          N bytes of text
  * and pages for the browser stage (see BROWSER_PAGES below): /js-page, /js-shell, /late, /actions,
- * /file.bin, /cookies/set, /cookies/show, /images, /img/N.png, /big, /challenge, /ua, /headers,
+ * /file.bin, /cookies/set, /cookies/show, /images, /img/N.png, /big, /challenge, /blocked/datadome,
+ * /blocked/rate, /unusual-traffic-article, /ua, /headers,
  * /geo, /console-errors; and CAPTCHA pages (/captcha/recaptcha, /captcha/hcaptcha, /captcha/turnstile,
  * see ./captcha-pages.ts).
  */
@@ -168,6 +169,18 @@ function browserPage(u: URL, req: IncomingMessage, res: ServerResponse): boolean
         403,
         { 'cf-mitigated': 'challenge' },
       );
+      return true;
+    case '/blocked/datadome':
+      // A DataDome-style block page: the vendor's captcha script on a 403.
+      html(res, '<!doctype html><html><head><title>blocked</title></head><body><script src="https://ct.captcha-delivery.com/c.js"></script><p>Please enable JS</p></body></html>', 403);
+      return true;
+    case '/blocked/rate':
+      // A rate-limit interstitial: only its 429 makes the phrase a challenge.
+      html(res, '<!doctype html><html><body><h1>Sorry</h1><p>We have detected unusual traffic from your computer network.</p></body></html>', 429);
+      return true;
+    case '/unusual-traffic-article':
+      // The same phrase on an ordinary 200 page is content, not a challenge.
+      html(res, '<!doctype html><html><body><h1>How sites detect unusual traffic from your computer network</h1><p>An article.</p></body></html>');
       return true;
     case '/big': {
       // About `mb` million bytes of HTML (10 MB stays under the 10 MiB result limit).

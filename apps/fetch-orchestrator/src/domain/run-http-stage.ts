@@ -144,6 +144,21 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
       await finish(tx, started, { ...overBudget, protected: isProtected });
       return;
     }
+    if (isProtected) {
+      // An anti-bot challenge or block page is not the page asked for: not delivered, so refunded.
+      // Plain HTTP cannot pass it (auto escalated above); the browser modes can try.
+      await appendEvent(tx, started, 'request.protected', 'running', { stage: 'http', protection: signal.vendor });
+      const message = `The target answered with an anti-bot challenge (${signal.vendor}) that plain HTTP cannot pass; nothing was charged. Use mode auto or browser.`;
+      await finish(tx, started, {
+        status: 'failed',
+        error: { code: 'PROTECTION_NOT_PASSED', message: `challenge page (${signal.vendor})`, stage: 'http', status_code: outcome.statusCode },
+        userError: { code: 'PROTECTION_NOT_PASSED', message },
+        terminalStage: 'http',
+        protected: true,
+        ...(traffic ? { traffic } : {}),
+      });
+      return;
+    }
     if (outcome.statusCode >= 500) {
       // Target 5xx answers fail the stage (refunded).
       const message = `the target answered ${outcome.statusCode}`;
@@ -152,7 +167,6 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
         error: { code: 'TARGET_SERVER_ERROR', message, stage: 'http', status_code: outcome.statusCode },
         userError: { code: 'TARGET_SERVER_ERROR', message },
         terminalStage: 'http',
-        protected: isProtected,
         ...(traffic ? { traffic } : {}),
       });
       return;
@@ -170,7 +184,6 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
       },
       update: {},
     });
-    if (isProtected) await appendEvent(tx, started, 'request.protected', 'running', { stage: 'http', protection: signal.vendor });
     await finish(tx, started, {
       status: 'completed',
       resultExpiresAt: expiresAt,
@@ -184,7 +197,6 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
         ...routeMeta,
       },
       terminalStage: 'http',
-      protected: isProtected,
       ...(traffic ? { traffic } : {}),
     });
     await fillResultCache(tx, deps, started);

@@ -220,3 +220,26 @@ describe('networks without a usable exit', () => {
     expect((await settled(again.id)).status).toBe('completed');
   });
 });
+
+describe('protection in the HTTP stage', () => {
+  const eventsOf = async (id: string) =>
+    ((await gw().get(`/api/v1/data/requests/${id}/events`).set('X-API-Key', key).expect(200)).body as { data: { type: string; data: Record<string, unknown> }[] }).data;
+
+  it.each([
+    ['/challenge', 'cloudflare'],
+    ['/blocked/datadome', 'datadome'],
+    ['/blocked/rate', 'generic'],
+  ])('%s is recognised as %s protection: protected, an event, failed with a clear user_error, refunded', async (path, vendor) => {
+    const s = await submit({ url: `${site.url}${path}`, mode: 'http', proxy: 'off' });
+    const d = await settled(s.id);
+    expect([d.status, d.token_state, d['protected'], d.user_error?.['code']]).toEqual(['failed', 'refunded', true, 'PROTECTION_NOT_PASSED']);
+    expect(String(d.user_error?.['message'])).toMatch(/mode auto or browser/);
+    expect((await eventsOf(s.id)).find((e) => e.type === 'request.protected')?.data).toMatchObject({ stage: 'http', protection: vendor });
+  });
+
+  it('does not take an ordinary page that talks about bots for a challenge', async () => {
+    const s = await submit({ url: `${site.url}/unusual-traffic-article`, mode: 'http', proxy: 'off' });
+    const d = await settled(s.id);
+    expect([d.status, d.token_state, d['protected']]).toEqual(['completed', 'settled', false]);
+  });
+});
