@@ -90,7 +90,12 @@ const entriesOf = (tenantId: string) => db.resultCacheEntry.findMany({ where: { 
 
 describe('the key', () => {
   const secret = cacheKeySecretOf(key);
-  const base = { tenantId: randomUUID(), routeMode: 'http', proxyType: 'datacenter', options: { ...OPTIONS, headers: { 'X-A': '1' } } };
+  const base: { tenantId: string; routeMode: string; proxyType: string; options: Record<string, unknown> } = {
+    tenantId: randomUUID(),
+    routeMode: 'http',
+    proxyType: 'datacenter',
+    options: { ...OPTIONS, headers: { 'X-A': '1' } },
+  };
   const k = (over: Partial<typeof base> = {}, url = 'https://example.com/a?x=1&y=2') => cacheKeyOf(secret, { ...base, ...over }, url);
 
   it('normalises the URL: scheme and host case, default port, fragment; keeps path case and query order', () => {

@@ -96,8 +96,11 @@ export const RESULT_CHANGING_OPTIONS = [
   'extraction',
 ] as const;
 
+/** The parts of a request its key is made of. */
+export type KeyedRequest = Pick<DataRequest, 'tenantId' | 'routeMode' | 'proxyType'> & { options: unknown };
+
 /** What the key is made of: tenant, normalised URL, route mode, network class and the result-changing options. */
-export function cacheKeyMaterial(request: Pick<DataRequest, 'tenantId' | 'routeMode' | 'proxyType' | 'options'>, url: string): string {
+export function cacheKeyMaterial(request: KeyedRequest, url: string): string {
   const o = (request.options ?? {}) as Record<string, unknown>;
   const picked: Record<string, unknown> = {};
   for (const name of RESULT_CHANGING_OPTIONS) {
@@ -113,7 +116,7 @@ export function cacheKeyMaterial(request: Pick<DataRequest, 'tenantId' | 'routeM
   return canonicalJson({ v: 1, tenant: request.tenantId, url: normaliseTargetUrl(url), route_mode: request.routeMode, proxy_type: request.proxyType ?? null, options: picked });
 }
 
-export function cacheKeyOf(secret: Buffer, request: Pick<DataRequest, 'tenantId' | 'routeMode' | 'proxyType' | 'options'>, url: string): string {
+export function cacheKeyOf(secret: Buffer, request: KeyedRequest, url: string): string {
   return createHmac('sha256', secret).update(cacheKeyMaterial(request, url)).digest('hex');
 }
 
