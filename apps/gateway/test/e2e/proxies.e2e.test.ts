@@ -158,6 +158,11 @@ describe('datacenter requests', () => {
     const ids = await Promise.all([1, 2, 3, 4].map((n) => submit({ url: `${site.url}/page?n=${n}`, mode: 'http', proxy: 'random' })));
     for (const { id } of ids) expect((await settled(id)).status).toBe('completed');
     expect(sawTarget(exits.dc1)).toBe(before + 4);
+    // SREs see it: tries through exits by outcome, and the exits by state.
+    const metrics = (await request(fleet.url('fetch-orchestrator')).get('/metrics').expect(200)).text;
+    const value = (re: RegExp) => Number(re.exec(metrics)?.[1] ?? 'NaN');
+    expect(value(/proxy_exit_attempts_total\{[^}]*network_class="datacenter"[^}]*outcome="exit_failed"[^}]*\} (\d+)/)).toBeGreaterThan(0);
+    expect(value(/proxy_exit_attempts_total\{[^}]*network_class="datacenter"[^}]*outcome="ok"[^}]*\} (\d+)/)).toBeGreaterThanOrEqual(4);
   });
 });
 

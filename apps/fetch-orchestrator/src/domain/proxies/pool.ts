@@ -1,6 +1,7 @@
 import CircuitBreaker from 'opossum';
 import type { ProxyNetworkTypeName } from '@wdr/contracts';
 import type { Logger } from '@wdr/kit/log';
+import type { ServiceMetrics } from '@wdr/kit/metrics';
 import { PgListener } from '@wdr/kit/pg-listen';
 import type { Sealer } from '@wdr/kit/sealing';
 import type { PrismaClient } from '../../generated/prisma/client.js';
@@ -37,6 +38,9 @@ export interface PoolOptions {
   volumeThreshold: number;
 }
 
+/** How one try through an exit ended (metrics). */
+export type AttemptOutcome = 'ok' | 'exit_failed' | 'shed' | 'geo_mismatch';
+
 export const DEFAULT_POOL_OPTIONS: PoolOptions = { errorThresholdPercentage: 50, resetTimeoutMs: 30_000, volumeThreshold: 2 };
 
 /**
@@ -53,12 +57,29 @@ export class ProxyPool {
   private listener: PgListener | undefined;
   private timer: NodeJS.Timeout | undefined;
 
+  private readonly attempts: ReturnType<ServiceMetrics['counter']> | undefined;
+  private readonly exitsGauge: ReturnType<ServiceMetrics['gauge']> | undefined;
+
   constructor(
     private readonly db: PrismaClient,
     private readonly sealer: Sealer,
     private readonly log: Logger,
     private readonly opts: PoolOptions = DEFAULT_POOL_OPTIONS,
-  ) {}
+    metrics?: ServiceMetrics,
+  ) {
+    this.attempts = metrics?.counter('proxy_exit_attempts_total', 'Tries through a proxy exit, by network class and outcome (ok, exit_failed, shed by an open breaker, geo_mismatch).', ['network_class', 'outcome']);
+    this.exitsGauge = metrics?.gauge('proxy_exits', 'Enabled proxy exits, by network class and state (healthy, or open: out of rotation after failures).', ['network_class', 'state']);
+  }
+
+  record(networkClass: ProxyNetworkTypeName, outcome: AttemptOutcome): void {
+    this.attempts?.inc({ network_class: networkClass, outcome });
+  }
+
+  private refreshGauge(): void {
+    if (!this.exitsGauge) return;
+    this.exitsGauge.reset();
+    for (const e of this.exits) this.exitsGauge.inc({ network_class: e.networkClass, state: e.breaker.opened ? 'open' : 'healthy' });
+  }
 
   async reload(): Promise<void> {
     const rows = await this.db.proxyExit.findMany({ where: { enabled: true }, orderBy: { label: 'asc' } });
@@ -87,6 +108,7 @@ export class ProxyPool {
     for (const old of before.values()) if (!next.some((e) => e.breaker === old.breaker)) old.breaker.shutdown();
     this.exits = next;
     this.loaded = true;
+    this.refreshGauge();
   }
 
   private breakerFor(label: string): ProxyExit['breaker'] {
@@ -98,8 +120,14 @@ export class ProxyPool {
       rollingCountTimeout: 60_000,
       errorFilter: (err: unknown) => !(err instanceof ExitFailure),
     });
-    breaker.on('open', () => this.log.warn({ exit: label }, 'proxy exit failing: taken out of rotation'));
-    breaker.on('close', () => this.log.info({ exit: label }, 'proxy exit healthy again'));
+    breaker.on('open', () => {
+      this.log.warn({ exit: label }, 'proxy exit failing: taken out of rotation');
+      this.refreshGauge();
+    });
+    breaker.on('close', () => {
+      this.log.info({ exit: label }, 'proxy exit healthy again');
+      this.refreshGauge();
+    });
     return breaker;
   }
 

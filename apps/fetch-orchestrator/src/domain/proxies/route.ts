@@ -113,14 +113,20 @@ export async function runOnRoute<T>(
         return r;
       })) as { done: T } | { geo: string };
       if ('geo' in outcome) {
+        deps.pool.record(networkClass, 'geo_mismatch');
         geoProblem = outcome.geo;
         continue;
       }
+      deps.pool.record(networkClass, 'ok');
       return { ok: true, value: outcome.done, traffic: traffic(), country, exit };
     } catch (err) {
-      if (err instanceof ExitFailure) exitProblem = err.message;
-      else if ((err as { code?: string }).code === 'EOPENBREAKER') exitProblem = 'the proxy exit is out of rotation after repeated failures';
-      else throw err;
+      if (err instanceof ExitFailure) {
+        deps.pool.record(networkClass, 'exit_failed');
+        exitProblem = err.message;
+      } else if ((err as { code?: string }).code === 'EOPENBREAKER') {
+        deps.pool.record(networkClass, 'shed');
+        exitProblem = 'the proxy exit is out of rotation after repeated failures';
+      } else throw err;
     }
   }
   const failure: RouteFailure =
