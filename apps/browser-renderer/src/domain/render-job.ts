@@ -274,11 +274,13 @@ async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy,
     // allows the solve within the request's ceiling. What the tenant waits for comes after it.
     const solveCaptchas = async (hooks: CaptchaHooks | undefined) => {
       for (;;) {
-        const widget = await findCaptcha(p);
+        // A page that navigates away meanwhile has no widget to report.
+        const widget = await findCaptcha(p).catch(() => undefined);
         if (!widget) return;
         captcha = { kind: widget.kind, solves: captcha?.solves ?? 0 };
         const solver = hooks?.solver;
-        if (!hooks || !solver || captcha.solves >= MAX_CAPTCHA_SOLVES) return;
+        // Without JavaScript the widget cannot take a token: reported only.
+        if (!hooks || !solver || !o.javascript || captcha.solves >= MAX_CAPTCHA_SOLVES) return;
         if (!widget.sitekey) throw new RenderFailure('CAPTCHA_NOT_SOLVED', 'the CAPTCHA widget names no site key', 'target', status);
         const soFar = metered?.soFar();
         const answer = await hooks.authorize(widget.kind, captcha.solves, soFar?.measured ? soFar.request_bytes + soFar.response_bytes : undefined).catch((err: unknown) => {
