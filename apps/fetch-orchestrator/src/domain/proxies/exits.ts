@@ -44,7 +44,7 @@ export function parseProxyUrl(raw: string): URL {
     throw new ExitConfigError('the proxy URL does not parse (expected http://user:pass@host:port)');
   }
   if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ExitConfigError('the proxy URL must be http:// or https:// (an HTTP CONNECT proxy)');
-  if (!url.hostname || !url.port) throw new ExitConfigError('the proxy URL needs a host and an explicit port');
+  if (!url.hostname) throw new ExitConfigError('the proxy URL needs a host');
   if (url.pathname !== '/' || url.search || url.hash) throw new ExitConfigError('the proxy URL takes no path, query or fragment');
   return url;
 }
@@ -82,7 +82,7 @@ export async function addExit(db: PrismaClient, sealer: Sealer, input: ExitInput
         id,
         label: input.label,
         networkClass,
-        endpoint: `${url.hostname}:${url.port}`,
+        endpoint: `${url.hostname}:${url.port || (url.protocol === 'https:' ? '443' : '80')}`,
         urlSealed: sealer.seal(url.toString(), sealContext(id)),
         country,
         countryAuthoritative: input.countryAuthoritative ?? false,
