@@ -46,6 +46,7 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
       keySecret: cacheKeySecretOf(env.TARGET_URL_KEY),
       maxEntriesPerTenant: env.RESULT_CACHE_MAX_ENTRIES_PER_TENANT,
       maxTotalBytes: env.RESULT_CACHE_MAX_BYTES,
+      outcomes: base.metrics.counter('result_cache_total', 'Result cache: lookups by outcome (hit, miss, bypass: not allowed to read) and entries evicted at fill.', ['outcome']),
     },
     admission: { db: base.db, ledger, sealer, targetRetentionHours: env.TARGET_URL_RETENTION_HOURS, pool },
     routes,

@@ -23,6 +23,8 @@ export interface ResultCacheSettings {
   maxEntriesPerTenant: number;
   /** Total size of the results the entries serve; the retention purge evicts the oldest beyond it. */
   maxTotalBytes: number;
+  /** `fetch_orchestrator_result_cache_total{outcome}`: hit, miss, bypass (not allowed to read), evicted. */
+  outcomes?: { inc(labels: { outcome: 'hit' | 'miss' | 'bypass' | 'evicted' }, value?: number): void } | undefined;
 }
 
 export interface ResultCacheDeps {
@@ -155,7 +157,10 @@ export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataReq
   const request = typeof requestOrId === 'string' ? await deps.db.dataRequest.findUnique({ where: { id: requestOrId } }) : requestOrId;
   if (!request || TERMINAL.has(request.status)) return false;
   const k = keyFor(settings, deps.sealer, request, 'read');
-  if (!k) return false;
+  if (!k) {
+    settings.outcomes?.inc({ outcome: 'bypass' });
+    return false;
+  }
   // Misses (most requests) stop at this one index lookup, without a transaction or a lock. An
   // entry must be younger than this request's own TTL too: `cache_ttl_seconds: 5` never gets a
   // copy older than 5 s, whatever TTL the request that made it had.
@@ -163,9 +168,12 @@ export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataReq
     SELECT 1 AS n FROM result_cache
      WHERE tenant_id = ${request.tenantId}::uuid AND key_hash = ${k.key} AND expires_at > now()
        AND stored_at > now() - make_interval(secs => ${k.policy.ttlSeconds}::double precision)`;
-  if (!entry) return false;
+  if (!entry) {
+    settings.outcomes?.inc({ outcome: 'miss' });
+    return false;
+  }
 
-  return deps.db.$transaction(async (tx) => {
+  const served = await deps.db.$transaction(async (tx) => {
     // Lock the request; one cancelled or finished since it was read stays as it is.
     const [row] = await tx.dataRequest.updateManyAndReturn({
       where: { id: request.id, status: { notIn: [...TERMINAL] } },
@@ -210,6 +218,9 @@ export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataReq
     });
     return true;
   });
+  // Lost the entry between the lookup and the copy (replaced, evicted, its source result gone).
+  settings.outcomes?.inc({ outcome: served ? 'hit' : 'miss' });
+  return served;
 }
 
 /**
@@ -223,7 +234,7 @@ export async function fillResultCache(tx: Tx, deps: ResultCacheDeps, request: Da
   if (!settings) return;
   const k = keyFor(settings, deps.sealer, request, 'write');
   if (!k) return;
-  await tx.$executeRawUnsafe(
+  const evicted = await tx.$executeRawUnsafe(
     `WITH src AS (
        SELECT r.id, r.tenant_id, x.bytes, LEAST(now() + make_interval(secs => $3::double precision), x.expires_at) AS expires_at
          FROM data_requests r JOIN request_results x ON x.request_id = r.id
@@ -248,6 +259,7 @@ export async function fillResultCache(tx: Tx, deps: ResultCacheDeps, request: Da
     // The new entry is one of the cap.
     settings.maxEntriesPerTenant - 1,
   );
+  if (evicted > 0) settings.outcomes?.inc({ outcome: 'evicted' }, evicted);
 }
 
 /**
