@@ -207,7 +207,8 @@ export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataReq
     if (!copied) return false;
     const ageSeconds = Math.max(0, Math.floor((Date.now() - new Date(copied.stored_at).getTime()) / 1000));
     await appendEvent(tx, row, 'request.cache_hit', row.status, { cached: true, age_seconds: ageSeconds, source_request_id: copied.source_request_id });
-    // Nothing ran: no CAPTCHA solve, no proxy traffic; billed at the base of the mode's cheapest stage.
+    // Nothing runs for it: no CAPTCHA solve, no proxy traffic (`finish` still adds what an `auto` HTTP
+    // stage that ran before carried); billed at the base of the mode's cheapest stage.
     await finish(tx, row, {
       status: 'completed',
       resultExpiresAt,
