@@ -36,4 +36,23 @@ describe('publicEventOf', () => {
     });
     expect(JSON.stringify(e)).not.toMatch(/acme|svc|10\.0\.0\.7|session|cart/i);
   });
+
+  it('shows the CAPTCHA kind and solve count and the verified country, never the solver or the exit', () => {
+    const solving = publicEventOf({
+      event_id: 4,
+      kind: 'request.solving_captcha',
+      status: 'solving_captcha',
+      created_at: at,
+      payload: { stage: 'browser', captcha_kind: 'hcaptcha', solve: 1, solver: 'https://solver.internal', task_id: 'abc' },
+    });
+    expect(solving.data).toEqual({ stage: 'browser', captcha_kind: 'hcaptcha', solve: 1 });
+    const done = publicEventOf({
+      event_id: 6,
+      kind: 'request.completed',
+      status: 'completed',
+      created_at: at,
+      payload: { result: { stage: 'http', status_code: 200, country: 'DE', exit: 'res-de-1', proxy: 'http://u:p@10.0.0.9:3128' } },
+    });
+    expect(done.data).toEqual({ result: { stage: 'http', status_code: 200, country: 'DE' } });
+  });
 });

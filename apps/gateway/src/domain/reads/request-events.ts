@@ -35,11 +35,17 @@ const PUBLIC_FIELDS: Allow = {
   to: true,
   protection: true,
   escalated: true,
+  // request.solving_captcha / request.captcha_solved: the widget kind (recaptcha_v2, hcaptcha,
+  // turnstile) and the solve count; never the solver.
+  captcha_kind: true,
+  solve: true,
+  solves: true,
   // request.cache_hit: served from the result cache, and how old the copy was.
   cached: true,
   age_seconds: true,
   error: ERROR,
-  result: { stage: true, status_code: true, content_type: true, bytes: true, redirects: true, elapsed_ms: true, cached: true },
+  // `country`: the exit country verified for geo_country.
+  result: { stage: true, status_code: true, content_type: true, bytes: true, redirects: true, elapsed_ms: true, cached: true, country: true },
 };
 
 function pick(value: Record<string, unknown>, allow: Allow): Record<string, unknown> {
