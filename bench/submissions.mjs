@@ -268,7 +268,8 @@ try {
   const submit = (mode) => ({
     url: `${fleet.url('gateway')}/api/v1/data/requests`,
     headers: { 'x-api-key': tenant.api_key },
-    body: { url: `${site.url}/page`, mode },
+    // cache_ttl_seconds 0: every submission really runs (no cache read or fill), as before the cache.
+    body: { url: `${site.url}/page`, mode, cache_ttl_seconds: 0 },
     acceptedStatus: 202,
   });
   if (MODES.includes('pipeline')) {

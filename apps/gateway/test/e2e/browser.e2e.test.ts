@@ -220,7 +220,8 @@ describe('auto', () => {
   });
 
   it('ends in budget_exhausted when the escalation would cross max_credits_per_request, charged at most the ceiling', async () => {
-    const s = await submit({ url: `${site.url}/js-shell`, mode: 'auto', max_credits_per_request: 2 });
+    // skip_cache: the escalation test above completed this page; this one must really run.
+    const s = await submit({ url: `${site.url}/js-shell`, mode: 'auto', max_credits_per_request: 2, skip_cache: true });
     const d = await settledDetail(s.id);
     expect([d.status, d.token_state]).toEqual(['failed', 'settled']);
     expect(d['error']).toMatchObject({ reason: 'budget_exhausted' });
