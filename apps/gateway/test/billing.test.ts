@@ -57,17 +57,18 @@ async function runRequest(route_mode: string) {
 describe('usage, balance and statement', () => {
   // Proxy traffic usage is fed by real proxied requests in test/e2e/proxies.e2e.test.ts.
   it('shows the balance and an itemised statement whose effects add up to it', async () => {
+    await runRequest('residential');
     const requestId = await runRequest('browser');
     const balance = (await get('/api/v1/data/balance').expect(200)).body;
-    // 500 - 12 (residential: 10 + 2 traffic) - 10 (residential, unmeasured) - 5 (browser).
-    expect(balance).toEqual({ balance_tokens: 473, reserved_tokens: 0, plan_id: 'standard', low_balance_threshold_tokens: 100 });
+    // 500 - 10 (residential) - 5 (browser).
+    expect(balance).toEqual({ balance_tokens: 485, reserved_tokens: 0, plan_id: 'standard', low_balance_threshold_tokens: 100 });
     const first = (await get('/api/v1/data/statement?limit=3').expect(200)).body;
     expect(first.items).toHaveLength(3);
     expect(first.items[0]).toMatchObject({ request_id: requestId, type: 'settlement', kind: 'post_pending' });
     const rest = (await get(`/api/v1/data/statement?limit=100&cursor=${first.next_cursor}`).expect(200)).body;
     expect(rest.next_cursor).toBeNull();
     const all = [...first.items, ...rest.items];
-    expect(all.reduce((s: number, i: { balance_effect_tokens: number }) => s + i.balance_effect_tokens, 0)).toBe(473);
+    expect(all.reduce((s: number, i: { balance_effect_tokens: number }) => s + i.balance_effect_tokens, 0)).toBe(485);
     expect(all.at(-1)).toMatchObject({ type: 'top_up', amount_tokens: 500 });
   }, 60_000);
 

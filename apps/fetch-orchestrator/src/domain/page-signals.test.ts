@@ -39,4 +39,12 @@ describe('classifyHttpPage', () => {
   it('leaves bodies that are not HTML alone', () => {
     expect(classifyHttpPage({ statusCode: 200, contentType: 'application/json', headers: {}, body: Buffer.from('{"_cf_chl_opt":1}') })).toEqual({ kind: 'page' });
   });
+
+  it('leaves shells alone when asked for challenges only (the HTTP modes), but still sees a challenge', () => {
+    const shell = { statusCode: 200, contentType: 'text/html', headers: {}, body: Buffer.from('<html><body><div id="root"></div><script src="/app.js"></script></body></html>') };
+    expect(classifyHttpPage(shell)).toEqual({ kind: 'js_shell' });
+    expect(classifyHttpPage(shell, { shells: false })).toEqual({ kind: 'page' });
+    const challenge = { ...shell, statusCode: 403, body: Buffer.from('<html><script>window._cf_chl_opt={}</script></html>') };
+    expect(classifyHttpPage(challenge, { shells: false })).toEqual({ kind: 'challenge', vendor: 'cloudflare' });
+  });
 });

@@ -16,17 +16,24 @@ const SHELL_TEXT_CHARS = 40;
 /** Pages larger than this are classified on their first part. */
 const SCAN_BYTES = 256 * 1024;
 
-export function classifyHttpPage(answer: {
-  statusCode: number;
-  contentType: string | null;
-  headers: Record<string, string | string[] | undefined>;
-  body: Buffer;
-}): PageSignal {
+export function classifyHttpPage(
+  answer: {
+    statusCode: number;
+    contentType: string | null;
+    headers: Record<string, string | string[] | undefined>;
+    body: Buffer;
+  },
+  /**
+   * Look for a JavaScript-only shell too. Only `auto` acts on it (it escalates), and it takes an
+   * HTML parse, so the HTTP modes skip it: their pages are only scanned for challenge markers.
+   */
+  opts: { shells: boolean } = { shells: true },
+): PageSignal {
   const isHtml = answer.contentType === null || /html/i.test(answer.contentType);
   const head = isHtml ? answer.body.subarray(0, SCAN_BYTES).toString('utf8') : '';
   const vendor = challengeVendorOf({ statusCode: answer.statusCode, headers: answer.headers, html: head });
   if (vendor) return { kind: 'challenge', vendor };
-  if (!isHtml) return { kind: 'page' };
+  if (!isHtml || !opts.shells) return { kind: 'page' };
   if (answer.statusCode >= 200 && answer.statusCode < 300 && isJsShell(head)) return { kind: 'js_shell' };
   return { kind: 'page' };
 }

@@ -116,7 +116,7 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
   const outcome: FetchOutcome = routed.value;
   const traffic = routed.traffic;
   const routeMeta = routed.country ? { country: routed.country } : {};
-  const signal = outcome.ok ? classifyHttpPage(outcome) : undefined;
+  const signal = outcome.ok ? classifyHttpPage(outcome, { shells: started.routeMode === 'auto' }) : undefined;
 
   if (started.routeMode === 'auto' && signal && signal.kind !== 'page') {
     await escalateToBrowser(deps, started, signal, ctx, traffic);

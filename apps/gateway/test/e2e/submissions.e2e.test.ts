@@ -256,6 +256,13 @@ describe('the body table', () => {
 });
 
 describe('mode resolution through the API', () => {
+  // Its own tenant: these requests run (or fail and are refunded) after the test has moved on, and
+  // the balance checks of other tests must not see their settlements land.
+  let modesKey: string;
+  beforeAll(async () => {
+    modesKey = (await adminCommand(fleet, ['create-tenant', '--name', 'modes', '--credits', '10000']))['api_key'] as string;
+  });
+
   it.each([
     [{}, 'browser'],
     [{ javascript: true }, 'browser'],
@@ -273,7 +280,7 @@ describe('mode resolution through the API', () => {
     [{ mode: 'residential', debug_artifacts: true }, 'residential_browser'],
     [{ mode: 'residential', browser_actions: [{ type: 'wait', ms: 5 }] }, 'residential_browser'],
   ])('%j runs as %s', async (options, routeMode) => {
-    const res = await submit({ url: `${site.url}/page`, ...options });
+    const res = await submit({ url: `${site.url}/page`, ...options }, modesKey);
     expect(res.status).toBe(202);
     expect(res.body.route_mode).toBe(routeMode);
   });
