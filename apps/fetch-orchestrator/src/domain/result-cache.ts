@@ -1,4 +1,5 @@
 import { createHmac } from 'node:crypto';
+import { canonicalJson } from '@wdr/kit/canonical-json';
 import type { Sealer } from '@wdr/kit/sealing';
 import type { DataRequest, Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { appendEvent, finish, TERMINAL } from './requests.js';
@@ -122,17 +123,6 @@ export function cacheKeyOf(secret: Buffer, request: KeyedRequest, url: string): 
   return createHmac('sha256', secret).update(cacheKeyMaterial(request, url)).digest('hex');
 }
 
-/** JSON with object keys sorted at every level: equal values, equal text. */
-function canonicalJson(value: unknown): string {
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
-  if (value && typeof value === 'object') {
-    const entries = Object.entries(value as Record<string, unknown>)
-      .filter(([, v]) => v !== undefined)
-      .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
-  }
-  return JSON.stringify(value);
-}
 
 /** The key of a request that may use the cache the way `want` says, or undefined. */
 function keyFor(settings: ResultCacheSettings, sealer: Sealer, request: DataRequest, want: 'read' | 'write'): { key: string; policy: CachePolicy } | undefined {
