@@ -175,6 +175,16 @@ describe('geo_country', () => {
     expect(sawTarget(exits.resDe)).toBe(before + 1);
   });
 
+  it('renders in the browser through the verified exit, and the context lives in that country (time zone)', async () => {
+    const before = sawTarget(exits.resDe);
+    const s = await submit({ url: `${site.url}/geo`, mode: 'residential_browser', geo_country: 'DE' });
+    const d = await settled(s.id, key, 90_000);
+    expect([d.status, d.result_meta?.['country']]).toEqual(['completed', 'DE']);
+    expect(sawTarget(exits.resDe)).toBeGreaterThan(before);
+    const text = (await gw().get(`/api/v1/data/requests/${s.id}/result?format=text`).set('X-API-Key', key).expect(200)).text;
+    expect(text).toContain('tz Europe/Berlin');
+  }, 120_000);
+
   it('verifies an unlabelled exit through the route itself (IP echo + country database)', async () => {
     const echoes = echo.hits();
     const before = sawTarget(exits.resFr);
