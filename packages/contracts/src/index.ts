@@ -9,3 +9,6 @@ export * from './internal/endpoint.js';
 export * from './internal/orchestrator.js';
 export * from './internal/ledger.js';
 export * from './internal/renderer.js';
+export * from './internal/recipes.js';
+export * from './internal/webhooks.js';
+export * from './events/public-request-event.js';

@@ -101,9 +101,18 @@ export const RenderJobRequested = z.object({
   request_id: requestId,
 });
 
+/**
+ * The page of a request that asked for extraction reached a terminal state. The page itself stays
+ * in the orchestrator's result store (claim-check): recipe-extractor reads it by request id through
+ * `orchestratorApi.requestResult`, never from Kafka.
+ */
 export const ExtractionJobRequested = z.object({
   request_id: requestId,
   recipe_id: z.uuid().nullable(),
+  /** The version the submission pinned, when it named one (otherwise the run's reserved version). */
+  version_id: z.uuid().optional(),
+  /** How the page fetch ended: only `completed` has a page to extract from. */
+  page_status: z.enum(TERMINAL_REQUEST_STATUSES).optional(),
 });
 
 const defaultRetry = { maxAttempts: 5, backoffMs: 200 } as const;
@@ -175,7 +184,7 @@ export const TOPICS = {
     consumers: ['recipe-extractor'],
     retry: defaultRetry,
     events: {
-      'extraction.job_requested': { version: 1, schema: ExtractionJobRequested, description: 'A fetched page awaits structured extraction.' },
+      'extraction.job_requested': { version: 1, schema: ExtractionJobRequested, description: 'The page of an extraction request reached a terminal state; run (or fail) its extraction.' },
     },
   },
 } as const satisfies Record<string, TopicSpec>;
