@@ -1,21 +1,35 @@
-import { createKafkaService, kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
-import type { DispatcherEnv } from './env.js';
-import { PrismaClient, type Prisma } from './generated/prisma/client.js';
+import { createKafkaService } from '@wdr/kit/kafka';
+import type { Prisma } from './generated/prisma/client.js';
+import { internalRoutes } from './api/internal-routes.js';
+import type { DispatcherDeps } from './deps.js';
+import { DeliverySender } from './domain/sender.js';
+import { onBalanceAlert } from './kafka/balance-alert.js';
+import { onRequestEventAppended } from './kafka/request-event-appended.js';
 
-export type DispatcherDeps = KafkaServiceDeps<DispatcherEnv, PrismaClient>;
-
-export function createDispatcherDeps(env: DispatcherEnv): DispatcherDeps {
-  return kafkaServiceDeps('webhook-dispatcher', env, (options) => new PrismaClient(options));
-}
+export { createDispatcherDeps, type DispatcherDeps } from './deps.js';
 
 /**
- * Part of the fleet from day one: it boots, migrates, joins its consumer group and reports health.
- * Its event handlers arrive with its features; until then events are consumed, recorded and
- * counted as `ignored` (see webhook_dispatcher_kafka_messages_total).
+ * Consumers turn events into messages (fan-out, in the consumer's transaction); the sender delivers
+ * due messages from the database. The two meet only in Postgres: a consumer never waits on a receiver.
  */
 export function createDispatcherService(deps: DispatcherDeps) {
-  return createKafkaService<Prisma.TransactionClient>({
+  const sender = new DeliverySender(deps);
+  const service = createKafkaService<Prisma.TransactionClient>({
     deps,
-    consumers: [{ group: 'webhook-dispatcher', topics: ['requestLifecycle', 'billingEvents'], handlers: {} }],
+    consumers: [
+      {
+        group: 'webhook-dispatcher',
+        topics: ['requestLifecycle', 'billingEvents'],
+        handlers: {
+          'request.event_appended': onRequestEventAppended,
+          'billing.balance_low': onBalanceAlert,
+          'billing.balance_exhausted': onBalanceAlert,
+        },
+      },
+    ],
+    routes: () => internalRoutes(deps),
+    readiness: [{ name: 'delivery_sender', check: () => sender.healthy() }],
+    background: { start: () => sender.start(), stop: () => sender.stop() },
   });
+  return Object.assign(service, { sender });
 }

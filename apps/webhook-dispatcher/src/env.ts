@@ -6,6 +6,24 @@ export const envDispatcher = {
   ...databaseEnv,
   ...kafkaEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8085),
+  /** AES-256-GCM key (base64, 32 bytes) sealing endpoint URLs and `whsec_` signing secrets at rest. */
+  WEBHOOK_SECRET_KEY: z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded'),
+  /**
+   * Hosts or IPs endpoint URLs may resolve to even though they are private or loopback (comma
+   * separated), as the orchestrator's TARGET_ALLOWLIST. Empty in production; tests allow 127.0.0.1.
+   */
+  TARGET_ALLOWLIST: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+  /** Whole-attempt timeout of one delivery (connect, send, first bytes of the answer). */
+  WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(500).max(60_000).default(10_000),
+  /** Deliveries in flight at once in one dispatcher process, across endpoints. */
+  WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_024).default(64),
+  /** Deliveries in flight at once to one endpoint (per process): a slow receiver holds only its own slots. */
+  WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /** Safety-net poll of the schedule; senders also wake on NOTIFY wdr_webhooks and when a slot frees. */
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
 };
 
 export type DispatcherEnv = ReturnType<typeof loadDispatcherEnv>;

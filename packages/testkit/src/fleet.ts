@@ -84,6 +84,7 @@ export async function startFleet(
     API_KEY_PEPPER: 'test-pepper-not-secret-0123456789',
     TARGET_URL_KEY: Buffer.alloc(32, 7).toString('base64'),
     DEBUG_ARTIFACT_KEY: Buffer.alloc(32, 9).toString('base64'),
+    WEBHOOK_SECRET_KEY: Buffer.alloc(32, 11).toString('base64'),
     // One browser with two pages per test fleet: enough to show concurrency, light on a 2-core machine.
     BROWSER_POOL_SIZE: '1',
     BROWSER_PAGES_PER_BROWSER: '2',

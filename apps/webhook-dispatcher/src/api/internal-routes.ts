@@ -1,0 +1,51 @@
+import { Router } from 'express';
+import { webhooksApi } from '@wdr/contracts';
+import { parseOrThrow as parse } from '@wdr/kit/errors';
+import type { DispatcherDeps } from '../deps.js';
+import { createEndpoint } from '../domain/create-endpoint.js';
+import { deleteEndpoint, disableEndpointManually, rotateSecret, updateEndpoint } from '../domain/change-endpoint.js';
+import { endpointOf, endpointView } from '../domain/endpoint-views.js';
+import { listAttempts, listEndpoints } from '../domain/reads.js';
+import { redeliver } from '../domain/redeliver.js';
+
+/** Internal API (`webhooksApi` in @wdr/contracts), reachable only inside the cluster. */
+export function internalRoutes(deps: DispatcherDeps): Router {
+  const r = Router();
+  const api = webhooksApi;
+  const endpointIdOf = (req: { params: Record<string, string | undefined> }) => parse(api.readEndpoint.params.endpointId, req.params['endpointId']);
+
+  r.post(api.createEndpoint.route, async (req, res) => {
+    res.status(201).json(await createEndpoint(deps, parse(api.createEndpoint.body, req.body)));
+  });
+  r.get(api.listEndpoints.route, async (req, res) => {
+    res.json(await listEndpoints(deps.db, parse(api.listEndpoints.query, req.query)));
+  });
+  r.get(api.readEndpoint.route, async (req, res) => {
+    const { tenant_id } = parse(api.readEndpoint.query, req.query);
+    res.json(endpointView(await endpointOf(deps.db, tenant_id, endpointIdOf(req))));
+  });
+  r.post(api.updateEndpoint.route, async (req, res) => {
+    res.json(await updateEndpoint(deps, endpointIdOf(req), parse(api.updateEndpoint.body, req.body)));
+  });
+  r.post(api.disableEndpoint.route, async (req, res) => {
+    const { tenant_id } = parse(api.disableEndpoint.body, req.body);
+    res.json(await disableEndpointManually(deps, tenant_id, endpointIdOf(req)));
+  });
+  r.post(api.deleteEndpoint.route, async (req, res) => {
+    const { tenant_id } = parse(api.deleteEndpoint.body, req.body);
+    res.json(await deleteEndpoint(deps, tenant_id, endpointIdOf(req)));
+  });
+  r.post(api.rotateSecret.route, async (req, res) => {
+    const b = parse(api.rotateSecret.body, req.body);
+    res.json(await rotateSecret(deps, b.tenant_id, endpointIdOf(req), b.previous_valid_seconds));
+  });
+  r.get(api.listAttempts.route, async (req, res) => {
+    res.json(await listAttempts(deps.db, endpointIdOf(req), parse(api.listAttempts.query, req.query)));
+  });
+  r.post(api.redeliver.route, async (req, res) => {
+    const { tenant_id } = parse(api.redeliver.body, req.body);
+    const messageId = parse(api.redeliver.params.messageId, req.params['messageId']);
+    res.json(await redeliver(deps.db, tenant_id, endpointIdOf(req), messageId));
+  });
+  return r;
+}

@@ -1,0 +1,334 @@
+import { randomUUID } from 'node:crypto';
+import http from 'node:http';
+import https from 'node:https';
+import { performance } from 'node:perf_hooks';
+import got, { type RequestError } from 'got';
+import { redactUrls } from '@wdr/contracts';
+import { pgConnectionFor, PgListener } from '@wdr/kit/pg-listen';
+import { sealedSecretAad, sealedUrlAad, type DispatcherDeps } from '../deps.js';
+import { disableEndpoint } from './disable-endpoint.js';
+import { parseRetryAfter, retryDelayMs } from './schedule.js';
+import { signedHeaders, webhookIdOf } from './signing.js';
+
+/** A message a sender holds (its lease is `claimed_until`), with what it needs to send it. */
+interface Claim {
+  id: string;
+  claim_token: string;
+  endpoint_id: string;
+  body: string;
+  attempts: number;
+  schedule_step: number;
+  first_attempt_at: Date;
+  url_sealed: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
+interface AttemptResult {
+  statusCode: number | null;
+  retryAfterMs: number | null;
+  excerpt: string | null;
+  error: string | null;
+}
+
+/** Bytes of a receiver's answer read at most (the rest is not waited for); the excerpt keeps less. */
+const MAX_RESPONSE_BYTES = 64 * 1024;
+const EXCERPT_CHARS = 256;
+
+/**
+ * The sender: claims due messages from Postgres and delivers them. The database is the only source
+ * of truth for what is due (`next_attempt_at`); the process keeps nothing but what it is sending.
+ *
+ * Claim: `FOR UPDATE SKIP LOCKED` over the due messages of each enabled endpoint, at most
+ * `WEBHOOK_ENDPOINT_CONCURRENCY` held per endpoint (counted from the leases in the table, so the
+ * bound holds across replicas up to the race of two simultaneous claims) and at most the free slots
+ * of this process. A claim sets a lease (`claimed_until` = `next_attempt_at` = now + timeout + 30 s):
+ * a sender that dies mid-delivery leaves the message due again when the lease ends, and another
+ * sender sends it again (at least once). Every attempt's result, the message's new state and the
+ * endpoint's consequences (410, exhausted schedule) commit in one transaction; a delivered message
+ * is never claimed again.
+ *
+ * Wakes on `NOTIFY wdr_webhooks` (the fan-out's insert trigger, redeliveries), when a delivery ends
+ * (a slot is free), and every WEBHOOK_POLL_MS (retries falling due, lost notifications).
+ */
+export class DeliverySender {
+  private running = false;
+  private draining = false;
+  private again = false;
+  private inFlight = 0;
+  private readonly sending = new Set<Promise<void>>();
+  private timer: NodeJS.Timeout | undefined;
+  private lastDrainAt = Date.now();
+  private readonly listener: PgListener;
+  private readonly schema: string;
+  private readonly agents = {
+    http: new http.Agent({ keepAlive: true, maxSockets: 256 }),
+    https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
+  };
+  private readonly deliveries;
+  private readonly duration;
+  private readonly disabled;
+
+  constructor(private readonly deps: DispatcherDeps) {
+    const { schema, config } = pgConnectionFor(deps.env.DATABASE_URL);
+    this.schema = schema;
+    this.listener = new PgListener({
+      connection: config,
+      channel: 'wdr_webhooks',
+      log: deps.log,
+      onNotify: (payload) => payload === this.schema && this.kick(),
+      onListening: () => this.kick(),
+    });
+    this.deliveries = deps.metrics.counter('deliveries_total', 'Webhook delivery attempts, by outcome (delivered, retry, exhausted).', ['outcome']);
+    this.duration = deps.metrics.histogram('delivery_duration_seconds', 'Webhook delivery attempts: time to the receiver\'s answer or failure.', ['outcome'], [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
+    this.disabled = deps.metrics.counter('endpoints_disabled_total', 'Webhook endpoints disabled by the sender, by reason (gone, sustained_failure).', ['reason']);
+  }
+
+  start(): void {
+    this.running = true;
+    this.listener.start();
+    this.timer = setInterval(() => this.kick(), this.deps.env.WEBHOOK_POLL_MS);
+    this.kick();
+  }
+
+  /** Stops claiming; deliveries in flight finish and record their result. */
+  async stop(): Promise<void> {
+    this.running = false;
+    if (this.timer) clearInterval(this.timer);
+    await this.listener.stop();
+    await Promise.allSettled([...this.sending]);
+    this.agents.http.destroy();
+    this.agents.https.destroy();
+  }
+
+  /** Claims keep succeeding (a sender that cannot read its schedule for a minute is unready). */
+  healthy(): boolean {
+    return this.running && Date.now() - this.lastDrainAt < Math.max(60_000, this.deps.env.WEBHOOK_POLL_MS * 3);
+  }
+
+  kick(): void {
+    if (!this.running) return;
+    if (this.draining) {
+      this.again = true;
+      return;
+    }
+    this.draining = true;
+    void this.drain().finally(() => {
+      this.draining = false;
+    });
+  }
+
+  private async drain(): Promise<void> {
+    do {
+      this.again = false;
+      try {
+        for (;;) {
+          const free = this.deps.env.WEBHOOK_CONCURRENCY - this.inFlight;
+          if (!this.running || free <= 0) break;
+          const claims = await this.claim(free);
+          for (const c of claims) this.launch(c);
+          if (claims.length < free) break;
+        }
+        this.lastDrainAt = Date.now();
+      } catch (err) {
+        this.deps.log.warn({ err }, 'claiming due webhook messages failed; next try at the next poll');
+        return;
+      }
+    } while (this.again && this.running);
+  }
+
+  private launch(c: Claim): void {
+    this.inFlight++;
+    const p = this.deliver(c)
+      .catch((err: unknown) => this.deps.log.error({ err, message: webhookIdOf(c.id) }, 'recording a webhook attempt failed; the lease will hand it out again'))
+      .finally(() => {
+        this.inFlight--;
+        this.sending.delete(p);
+        this.kick();
+      });
+    this.sending.add(p);
+  }
+
+  private claim(limit: number): Promise<Claim[]> {
+    const leaseMs = this.deps.env.WEBHOOK_TIMEOUT_MS + 30_000;
+    return this.deps.db.$queryRawUnsafe<Claim[]>(
+      `WITH ready AS (
+         SELECT ep.id AS endpoint_id,
+                $2::int - (SELECT count(*) FROM webhook_messages f
+                           WHERE f.endpoint_id = ep.id AND f.status = 'pending' AND f.claimed_until > now())::int AS free
+         FROM webhook_endpoints ep
+         WHERE ep.status = 'enabled'
+           AND EXISTS (SELECT 1 FROM webhook_messages d WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.next_attempt_at <= now())
+       ), picked AS (
+         SELECT m.id FROM ready r CROSS JOIN LATERAL (
+           SELECT d.id FROM webhook_messages d
+           WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
+           ORDER BY d.next_attempt_at, d.id
+           LIMIT GREATEST(r.free, 0)
+           FOR UPDATE OF d SKIP LOCKED
+         ) m
+         LIMIT $1
+       )
+       UPDATE webhook_messages m
+       SET claimed_until = now() + $3 * interval '1 millisecond', next_attempt_at = now() + $3 * interval '1 millisecond',
+           claim_token = $4::uuid, first_attempt_at = COALESCE(m.first_attempt_at, now())
+       FROM picked p, webhook_endpoints ep
+       WHERE m.id = p.id AND ep.id = m.endpoint_id
+       RETURNING m.id::text, m.claim_token::text, m.endpoint_id::text, m.body, m.attempts, m.schedule_step, m.first_attempt_at,
+                 ep.url_sealed, ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_expires_at`,
+      limit,
+      this.deps.env.WEBHOOK_ENDPOINT_CONCURRENCY,
+      leaseMs,
+      // The lease's owner: a result recorded after the lease moved on to another sender changes no schedule.
+      randomUUID(),
+    );
+  }
+
+  private async deliver(c: Claim): Promise<void> {
+    const { sealer } = this.deps;
+    const url = sealer.open(c.url_sealed, sealedUrlAad(c.endpoint_id));
+    const secrets = [sealer.open(c.secret_sealed, sealedSecretAad(c.endpoint_id))];
+    if (c.previous_secret_sealed && c.previous_secret_expires_at && c.previous_secret_expires_at.getTime() > Date.now()) {
+      secrets.push(sealer.open(c.previous_secret_sealed, sealedSecretAad(c.endpoint_id)));
+    }
+    const webhookId = webhookIdOf(c.id);
+    const started = performance.now();
+    const result = await this.post(url, c.body, {
+      'content-type': 'application/json',
+      'user-agent': 'wdr-webhooks/1',
+      ...signedHeaders(secrets, webhookId, Math.floor(Date.now() / 1000), c.body),
+    });
+    const latencyMs = Math.round(performance.now() - started);
+    const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const outcome = await this.record(c, result, latencyMs, delivered);
+    this.deliveries.inc({ outcome });
+    this.duration.observe({ outcome }, latencyMs / 1000);
+  }
+
+  private async post(url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
+    const problem = this.deps.policy.checkUrl(new URL(url));
+    if (problem) return { statusCode: null, retryAfterMs: null, excerpt: null, error: 'target_blocked' };
+    const abort = new AbortController();
+    let tooLarge = false;
+    const request = got.post(url, {
+      body,
+      headers,
+      // Every new connection resolves through the policy: a name that now points at a private address is refused.
+      dnsLookup: this.deps.policy.lookup,
+      agent: this.agents,
+      timeout: { request: this.deps.env.WEBHOOK_TIMEOUT_MS },
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+      followRedirect: false,
+      decompress: true,
+      responseType: 'buffer',
+      signal: abort.signal,
+    });
+    request.on('downloadProgress', (p) => {
+      if (p.transferred > MAX_RESPONSE_BYTES && !tooLarge) {
+        tooLarge = true;
+        abort.abort();
+      }
+    });
+    try {
+      const res = await request;
+      const retryAfter = res.headers['retry-after'];
+      return {
+        statusCode: res.statusCode,
+        retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
+        excerpt: excerptOf(Buffer.from(res.body)),
+        error: res.statusCode >= 300 && res.statusCode < 400 ? 'redirect' : null,
+      };
+    } catch (err) {
+      if (tooLarge) return { statusCode: null, retryAfterMs: null, excerpt: null, error: 'response_too_large' };
+      return { statusCode: null, retryAfterMs: null, excerpt: null, error: transportErrorOf(err as RequestError) };
+    }
+  }
+
+  /** The attempt, the message's next state and the endpoint's consequences, in one transaction. */
+  private record(c: Claim, r: AttemptResult, latencyMs: number, delivered: boolean): Promise<'delivered' | 'retry' | 'exhausted'> {
+    return this.deps.db.$transaction(async (tx) => {
+      await tx.$executeRawUnsafe(
+        `INSERT INTO webhook_attempts (id, message_id, endpoint_id, attempt, outcome, status_code, latency_ms, response_excerpt, error)
+         VALUES (gen_random_uuid(), $1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8)`,
+        c.id,
+        c.endpoint_id,
+        c.attempts + 1,
+        delivered ? 'delivered' : 'failed',
+        r.statusCode,
+        latencyMs,
+        r.excerpt,
+        r.error,
+      );
+      const owned = `id = $1::uuid AND claim_token = $2::uuid AND status = 'pending'`;
+      if (delivered) {
+        await tx.$executeRawUnsafe(
+          `UPDATE webhook_messages SET status = 'delivered', attempts = attempts + 1, delivered_at = now(),
+             next_attempt_at = NULL, claimed_until = NULL, claim_token = NULL WHERE ${owned}`,
+          c.id,
+          c.claim_token,
+        );
+        await tx.$executeRawUnsafe('UPDATE webhook_endpoints SET last_success_at = now() WHERE id = $1::uuid', c.endpoint_id);
+        return 'delivered';
+      }
+      if (r.statusCode === 410 && (await disableEndpoint(tx, c.endpoint_id, 'gone'))) this.disabled.inc({ reason: 'gone' });
+      const step = c.schedule_step + 1;
+      const delay = retryDelayMs(step, r.retryAfterMs);
+      if (delay !== null) {
+        await tx.$executeRawUnsafe(
+          `UPDATE webhook_messages SET attempts = attempts + 1, schedule_step = $3, next_attempt_at = now() + $4 * interval '1 millisecond',
+             claimed_until = NULL, claim_token = NULL WHERE ${owned}`,
+          c.id,
+          c.claim_token,
+          step,
+          delay,
+        );
+        return 'retry';
+      }
+      const n = await tx.$executeRawUnsafe(
+        `UPDATE webhook_messages SET status = 'failed', attempts = attempts + 1, schedule_step = $3,
+           next_attempt_at = NULL, claimed_until = NULL, claim_token = NULL WHERE ${owned}`,
+        c.id,
+        c.claim_token,
+        step,
+      );
+      // Sustained failure: the schedule ran out and the endpoint took nothing since this message's first attempt.
+      const silent = await tx.$queryRawUnsafe<unknown[]>(
+        'SELECT 1 FROM webhook_endpoints WHERE id = $1::uuid AND (last_success_at IS NULL OR last_success_at < $2)',
+        c.endpoint_id,
+        c.first_attempt_at,
+      );
+      if (n > 0 && silent.length > 0 && (await disableEndpoint(tx, c.endpoint_id, 'sustained_failure'))) {
+        this.disabled.inc({ reason: 'sustained_failure' });
+        this.deps.log.warn({ endpoint: c.endpoint_id }, 'webhook endpoint disabled: its retry schedule ran out without a success');
+      }
+      return 'exhausted';
+    });
+  }
+}
+
+/** The start of a receiver's answer, printable, URLs reduced to their origin, secrets masked. */
+function excerptOf(body: Buffer): string | null {
+  if (body.length === 0) return null;
+  const text = body
+    .subarray(0, 4 * EXCERPT_CHARS)
+    .toString('utf8')
+    // eslint-disable-next-line no-control-regex
+    .replace(/[\u0000-\u0008\u000b-\u001f\u007f]/g, ' ');
+  return redactUrls(text)
+    .replace(/whsec_[A-Za-z0-9+/=]+/g, 'whsec_[redacted]')
+    .replace(/\b(bearer|basic)\s+[A-Za-z0-9._~+/=-]+/gi, '$1 [redacted]')
+    .slice(0, EXCERPT_CHARS);
+}
+
+function transportErrorOf(e: RequestError): string {
+  const code = e.code ?? (e.cause as { code?: string } | undefined)?.code ?? '';
+  if (code === 'ETARGETBLOCKED') return 'target_blocked';
+  if (code === 'ETIMEDOUT') return 'timeout';
+  if (code === 'ECONNREFUSED') return 'connection_refused';
+  if (code === 'ECONNRESET' || code === 'EPIPE') return 'connection_reset';
+  if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
+  if (/CERT|TLS|SSL|SELF_SIGNED/.test(code)) return 'tls';
+  return 'network';
+}

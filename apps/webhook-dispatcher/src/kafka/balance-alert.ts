@@ -1,0 +1,20 @@
+import type { EventHandler } from '@wdr/kit/kafka';
+import type { Prisma } from '../generated/prisma/client.js';
+import { recordMessages } from '../domain/fan-out.js';
+
+/**
+ * `billing.balance_low` / `billing.balance_exhausted` (billing.events): a tenant-level fact, sent to
+ * every endpoint of the tenant that subscribes to it, project-scoped ones included.
+ */
+export const onBalanceAlert: EventHandler<Prisma.TransactionClient> = async (envelope, ctx) => {
+  await ctx.transaction(async (tx) => {
+    await recordMessages(tx, {
+      tenantId: envelope.tenant_id,
+      eventId: envelope.id,
+      type: envelope.type as 'billing.balance_low' | 'billing.balance_exhausted',
+      occurredAt: envelope.occurred_at,
+      data: envelope.data as Record<string, unknown>,
+      scope: 'tenant',
+    });
+  });
+};
