@@ -23,6 +23,8 @@ export interface GatewayDeps {
   ledger: ServiceClient;
   /** browser-renderer: debug artifacts of failed requests. */
   renderer: ServiceClient;
+  /** recipe-extractor: recipes, their capabilities, and the extraction runs of requests. */
+  extractor: ServiceClient;
   /** Rate-limit and admission counters only; nothing durable lives in Redis. */
   redis: LimiterRedis;
   log: Logger;
@@ -61,6 +63,7 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
     orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, timeoutMs: 10_000 }),
     ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL }),
     renderer: createServiceClient({ name: 'browser-renderer', baseUrl: env.RENDERER_URL }),
+    extractor: createServiceClient({ name: 'recipe-extractor', baseUrl: env.EXTRACTOR_URL }),
     redis,
     log,
     metrics,

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { baseEnv, databaseEnv, envFlag, internalUrl, kafkaEnv, loadEnv } from '@wdr/kit/config';
+import { baseEnv, databaseEnv, internalUrl, kafkaEnv, loadEnv } from '@wdr/kit/config';
 
 const positiveInt = (fallback: number, max: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 
@@ -18,6 +18,8 @@ export const gatewayEnv = {
   ORCHESTRATOR_URL: internalUrl('http://127.0.0.1:8081'),
   LEDGER_URL: internalUrl('http://127.0.0.1:8082'),
   RENDERER_URL: internalUrl('http://127.0.0.1:8083'),
+  /** recipe-extractor: recipes, capabilities and extraction runs. */
+  EXTRACTOR_URL: internalUrl('http://127.0.0.1:8084'),
   /** Secret mixed into API key and cabinet token hashes, so a leaked table alone cannot be brute-forced offline. */
   API_KEY_PEPPER: z.string().min(16),
   /** Redis holds the rate-limit and admission counters; nothing durable. */
@@ -38,11 +40,6 @@ export const gatewayEnv = {
   AUTH_CACHE_MAX_ENTRIES: positiveInt(10_000, 1_000_000),
   /** Cabinet tokens expire after this many days unless the admin command says otherwise. */
   CABINET_TOKEN_TTL_DAYS: positiveInt(90, 3650),
-  /**
-   * Recipe capabilities reported by GET /api/v1/client/recipes/capabilities until recipe-extractor
-   * and billing-ledger serve them (see domain/cabinet/recipe-capabilities.ts).
-   */
-  RECIPES_ENABLED: envFlag.default(false),
 };
 
 export type GatewayEnv = ReturnType<typeof loadGatewayEnv>;

@@ -1,21 +1,40 @@
-import { createKafkaService, kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
-import type { ExtractorEnv } from './env.js';
-import { PrismaClient, type Prisma } from './generated/prisma/client.js';
+import type { Prisma } from './generated/prisma/client.js';
+import { createKafkaService } from '@wdr/kit/kafka';
+import { internalRoutes } from './api/internal-routes.js';
+import type { ExtractorDeps } from './deps.js';
+import { purgeIdempotencyRecords } from './domain/idempotency.js';
+import { onExtractionJobRequested } from './kafka/handlers.js';
 
-export type ExtractorDeps = KafkaServiceDeps<ExtractorEnv, PrismaClient>;
-
-export function createExtractorDeps(env: ExtractorEnv): ExtractorDeps {
-  return kafkaServiceDeps('recipe-extractor', env, (options) => new PrismaClient(options));
-}
+export { createExtractorDeps, type ExtractorDeps } from './deps.js';
 
 /**
- * Part of the fleet from day one: it boots, migrates, joins its consumer group and reports health.
- * Its event handlers arrive with its features; until then events are consumed, recorded and
- * counted as `ignored` (see recipe_extractor_kafka_messages_total).
+ * Recipes and versions (internal HTTP for the gateway), and extraction runs: reserved at admission
+ * over HTTP, run when `extraction.jobs` says the page is done.
  */
 export function createExtractorService(deps: ExtractorDeps) {
+  let purgeTimer: NodeJS.Timeout | undefined;
   return createKafkaService<Prisma.TransactionClient>({
     deps,
-    consumers: [{ group: 'recipe-extractor', topics: ['extractionJobs'], handlers: {} }],
+    consumers: [
+      {
+        group: 'recipe-extractor',
+        topics: ['extractionJobs'],
+        handlers: { 'extraction.job_requested': onExtractionJobRequested(deps) },
+        // Runs are independent: every partition at once, a few runs per partition (each reads its
+        // page over HTTP before its CPU-bound extraction).
+        concurrency: 6,
+        inFlight: 4,
+      },
+    ],
+    routes: () => internalRoutes(deps),
+    background: {
+      start: () => {
+        purgeTimer = setInterval(() => {
+          purgeIdempotencyRecords(deps.db, deps.env.IDEMPOTENCY_RETENTION_HOURS).catch((err: unknown) => deps.log.warn({ err }, 'idempotency purge failed'));
+        }, 3_600_000);
+        purgeTimer.unref();
+      },
+      stop: () => clearInterval(purgeTimer),
+    },
   });
 }

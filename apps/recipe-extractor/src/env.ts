@@ -1,11 +1,32 @@
 import { z } from 'zod';
-import { baseEnv, databaseEnv, kafkaEnv, loadEnv } from '@wdr/kit/config';
+import { baseEnv, databaseEnv, envFlag, internalUrl, kafkaEnv, loadEnv } from '@wdr/kit/config';
+
+const limit = (fallback: number, max: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 
 export const envExtractor = {
   ...baseEnv,
   ...databaseEnv,
   ...kafkaEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8084),
+  /** Where an extraction run reads its page (the orchestrator's result store, by request id). */
+  ORCHESTRATOR_URL: internalUrl('http://127.0.0.1:8081'),
+  /** false: capabilities say `enabled: false` and submissions naming a recipe are refused. */
+  RECIPES_ENABLED: envFlag.default(true),
+  /** The limits GET /client/recipes/capabilities reports, and the ones definitions are held to. */
+  RECIPE_MAX_SCHEMA_BYTES: limit(65_536, 1_048_576),
+  RECIPE_MAX_RULES: limit(100, 10_000),
+  RECIPE_MAX_SELECTORS_PER_RULE: limit(5, 100),
+  RECIPE_MAX_OBJECT_NESTING_DEPTH: limit(2, 10),
+  /** Reported for generation (a later release): the prompt length and the attempts it will make. */
+  RECIPE_MAX_PROMPT_LENGTH: limit(4_000, 100_000),
+  RECIPE_GENERATION_MAX_ATTEMPTS: limit(3, 20),
+  /** Reported for auto-repair (a later release); `enabled` stays false until it exists. */
+  RECIPE_AUTO_REPAIRS_PER_WINDOW: limit(3, 1_000),
+  RECIPE_REPAIR_WINDOW_HOURS: limit(24, 24 * 365),
+  /** A page larger than this is not extracted (the run fails with PAGE_TOO_LARGE). */
+  EXTRACTION_MAX_PAGE_BYTES: limit(10 * 1024 * 1024, 100 * 1024 * 1024),
+  /** Idempotency records of recipe writes are kept this long. */
+  IDEMPOTENCY_RETENTION_HOURS: limit(24, 24 * 365),
 };
 
 export type ExtractorEnv = ReturnType<typeof loadExtractorEnv>;

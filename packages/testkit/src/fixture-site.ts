@@ -17,12 +17,23 @@ export interface FixtureSite {
  *   /status/CODE        answers with that status
  *   /redirect?to=PATH   302 to PATH
  *   /bytes?n=N          N bytes of text
+ *   /product            a product page (title, price, JSON-LD, OpenGraph, reviews) for extraction
  * and pages for the browser stage (see BROWSER_PAGES below): /js-page, /js-shell, /late, /actions,
  * /file.bin, /cookies/set, /cookies/show, /images, /img/N.png, /big, /challenge, /blocked/datadome,
  * /blocked/rate, /unusual-traffic-article, /ua, /headers,
  * /geo, /console-errors; and CAPTCHA pages (/captcha/recaptcha, /captcha/hcaptcha, /captcha/turnstile,
  * see ./captcha-pages.ts).
  */
+/** A product page for structured extraction: markup, JSON-LD and OpenGraph, a review list; no SKU element. */
+const PRODUCT_PAGE = `<!doctype html><html><head><title>Trail Shoe X</title>
+<meta property="og:title" content="Trail Shoe X">
+<script type="application/ld+json">{"@context":"https://schema.org","@type":"Product","name":"Trail Shoe X","brand":{"@type":"Brand","name":"Peak"},"offers":{"@type":"Offer","price":"129.90","priceCurrency":"EUR"}}</script>
+</head><body><h1 class="title">Trail Shoe X</h1><p class="price">€129,90</p><span class="stock">In stock</span>
+<img class="main" src="/img/1.png" alt="">
+<section class="review"><span class="author">Ann</span><span class="stars">5</span></section>
+<section class="review"><span class="author">Bob</span><span class="stars">4</span></section>
+</body></html>`;
+
 export async function startFixtureSite(opts: { captchaVerifyUrl?: string } = {}): Promise<FixtureSite> {
   const hits = new Map<string, number>();
   const handler = (req: IncomingMessage, res: ServerResponse) => {
@@ -31,6 +42,11 @@ export async function startFixtureSite(opts: { captchaVerifyUrl?: string } = {})
     if (u.pathname === '/page') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
       res.end('<!doctype html><html><head><title>Fixture page</title></head><body><h1>Hello from the fixture site</h1><p class="price">42.00</p></body></html>');
+      return;
+    }
+    if (u.pathname === '/product') {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(PRODUCT_PAGE);
       return;
     }
     if (u.pathname === '/slow') {

@@ -308,6 +308,22 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
       ...(traffic ? { traffic } : {}),
     }),
   );
+  // A request that asked for extraction hands its page over to recipe-extractor (by request id:
+  // the page stays in request_results, the claim-check recipe-extractor reads it from).
+  const extraction = (row.options as { extraction?: { recipe_id?: string; version_id?: string } | null }).extraction;
+  if (extraction?.recipe_id) {
+    await enqueue(
+      tx,
+      'extractionJobs',
+      row.id,
+      makeEnvelope('extractionJobs', 'extraction.job_requested', row.tenantId, {
+        request_id: row.id,
+        recipe_id: extraction.recipe_id,
+        ...(extraction.version_id ? { version_id: extraction.version_id } : {}),
+        page_status: t.status,
+      }),
+    );
+  }
   return row;
 }
 

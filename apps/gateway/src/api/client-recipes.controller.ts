@@ -1,10 +1,27 @@
 import type { Request as ExRequest } from 'express';
-import { Controller, Get, Query, Request, Response, Route, Security, Tags } from '@tsoa/runtime';
+import { Body, Controller, Delete, Get, Header, Patch, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
-import { listRecipes, recipeCapabilities } from '../domain/cabinet/recipes.js';
+import { listRecipes, readRecipe, recipeCapabilities } from '../domain/recipes/recipe-reads.js';
+import { activateRecipeVersion, createRecipe, createRecipeVersion, deleteRecipe, updateRecipe } from '../domain/recipes/recipe-writes.js';
 import { tenantOf } from './authentication.js';
-import type { PublicErrorBody, RecipeCapabilities, RecipeList } from './models.js';
+import type {
+  CreateRecipeBody,
+  CreateRecipeVersionBody,
+  PublicErrorBody,
+  RecipeCapabilities,
+  RecipeDetail,
+  RecipeList,
+  RecipeVersion,
+  UpdateRecipeBody,
+} from './models.js';
 
+/**
+ * The tenant's extraction recipes. The listing and the capabilities are the spec's; the writes
+ * (create, read, update, delete, versions, activation) are this service's design, documented in
+ * docs/api.md "Recipes". Every write takes an optional Idempotency-Key (8..200): the same key with
+ * the same write replays its answer, with another write it is 409 IDEMPOTENCY_CONFLICT; without it
+ * every call is a new write.
+ */
 @Route('api/v1/client/recipes')
 @Tags('Client API: recipes')
 @Security('bearer')
@@ -15,7 +32,7 @@ export class ClientRecipesController extends Controller {
   }
 
   /**
-   * The tenant's extraction recipes, as an offset page.
+   * The tenant's extraction recipes, oldest first, as an offset page.
    * @param limit Page size, 1..100.
    * @param offset Items to skip, >= 0.
    * @isInt limit
@@ -34,5 +51,97 @@ export class ClientRecipesController extends Controller {
   @Get('capabilities')
   public async getRecipeCapabilities(@Request() req: ExRequest): Promise<RecipeCapabilities> {
     return recipeCapabilities(this.deps, tenantOf(req).tenantId);
+  }
+
+  /**
+   * Create a recipe (status `draft`). With `definition` its version 1 is created too (checked
+   * against DSL v1 and the capability limits: 422 VALIDATION_FAILED names each offending rule), and
+   * `activate: true` makes it active at once.
+   * @param idempotencyKey Length 8..200.
+   */
+  @Post()
+  @SuccessResponse(201, 'Created')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'Validation failed')
+  public async createClientRecipe(@Request() req: ExRequest, @Body() body: CreateRecipeBody, @Header('Idempotency-Key') idempotencyKey?: string): Promise<RecipeDetail> {
+    const recipe = await createRecipe(this.deps, tenantOf(req).tenantId, idempotencyKey, body);
+    this.setStatus(201);
+    return recipe;
+  }
+
+  /** One recipe of the tenant with all its versions, newest first. Another tenant's recipe is a 404. */
+  @Get('{id}')
+  @Response<PublicErrorBody>(404, 'No such recipe')
+  @Response<PublicErrorBody>(422, 'The id is not a uuid')
+  public async getClientRecipe(@Request() req: ExRequest, @Path() id: string): Promise<RecipeDetail> {
+    return readRecipe(this.deps, tenantOf(req).tenantId, id);
+  }
+
+  /**
+   * Change a recipe's name, description, sample URL or flags. Its rules change by adding a version.
+   * @param idempotencyKey Length 8..200.
+   */
+  @Patch('{id}')
+  @Response<PublicErrorBody>(404, 'No such recipe')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'Validation failed')
+  public async updateClientRecipe(
+    @Request() req: ExRequest,
+    @Path() id: string,
+    @Body() body: UpdateRecipeBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<RecipeDetail> {
+    return updateRecipe(this.deps, tenantOf(req).tenantId, idempotencyKey, id, body);
+  }
+
+  /**
+   * Delete a recipe and its versions. Extraction results already stored stay readable; a request
+   * still waiting for its page when its recipe is deleted ends with a failed run (RECIPE_VERSION_GONE).
+   * @param idempotencyKey Length 8..200.
+   */
+  @Delete('{id}')
+  @SuccessResponse(204, 'Deleted')
+  @Response<PublicErrorBody>(404, 'No such recipe')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  public async deleteClientRecipe(@Request() req: ExRequest, @Path() id: string, @Header('Idempotency-Key') idempotencyKey?: string): Promise<void> {
+    await deleteRecipe(this.deps, tenantOf(req).tenantId, idempotencyKey, id);
+    this.setStatus(204);
+  }
+
+  /**
+   * Add a version (the next number) with new rules; `activate: true` makes it the active one.
+   * @param idempotencyKey Length 8..200.
+   */
+  @Post('{id}/versions')
+  @SuccessResponse(201, 'Created')
+  @Response<PublicErrorBody>(404, 'No such recipe')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'Validation failed')
+  public async createClientRecipeVersion(
+    @Request() req: ExRequest,
+    @Path() id: string,
+    @Body() body: CreateRecipeVersionBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<RecipeVersion> {
+    const version = await createRecipeVersion(this.deps, tenantOf(req).tenantId, idempotencyKey, id, body);
+    this.setStatus(201);
+    return version;
+  }
+
+  /**
+   * Make a version the active one (status becomes `active`); also how to roll back to an earlier version.
+   * Submissions naming the recipe without a version use the active one.
+   * @param idempotencyKey Length 8..200.
+   */
+  @Post('{id}/versions/{versionId}/activate')
+  @Response<PublicErrorBody>(404, 'No such recipe or version')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  public async activateClientRecipeVersion(
+    @Request() req: ExRequest,
+    @Path() id: string,
+    @Path() versionId: string,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<RecipeDetail> {
+    return activateRecipeVersion(this.deps, tenantOf(req).tenantId, idempotencyKey, id, versionId);
   }
 }

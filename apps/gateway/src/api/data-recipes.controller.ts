@@ -1,7 +1,7 @@
 import type { Request as ExRequest } from 'express';
 import { Controller, Get, Query, Request, Response, Route, Security, Tags } from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
-import { listRecipes } from '../domain/cabinet/recipes.js';
+import { listRecipes } from '../domain/recipes/recipe-reads.js';
 import { tenantOf } from './authentication.js';
 import type { DataRecipeList, PublicErrorBody } from './models.js';
 

@@ -290,8 +290,8 @@ export interface CreateDataRequestBody {
    * @default 300
    */
   cache_ttl_seconds?: number;
-  /** Structured extraction settings, at most 64 KiB as JSON. */
-  extraction?: Record<string, unknown> | null;
+  /** Structured extraction: run a recipe over the fetched page (see GET .../{id}/extraction). */
+  extraction?: ExtractionSettings | null;
 }
 
 /** Response of create and retry. */
@@ -380,6 +380,16 @@ export interface RequestDetail {
   finished_at: string | null;
   /** @format date-time */
   result_expires_at: string | null;
+  /** Extraction requests only. */
+  result_kind?: 'extraction';
+  /** Extraction requests only: the page fetch's status (`status` is the extraction run's). */
+  page_status?: DataJobStatus;
+  /** Extraction requests only: the page fetch's `error` (`error` is the run's). */
+  page_error?: Record<string, unknown> | null;
+  /** Extraction requests only: the page fetch's `user_error`. */
+  page_user_error?: Record<string, unknown> | null;
+  /** Extraction requests only. */
+  extraction?: ExtractionState;
 }
 
 export interface FieldIssue {
@@ -425,13 +435,14 @@ export interface CabinetRequestResponse {
 
 export interface RecipeField {
   name: string;
+  /** A scalar type (`string`, `number`, `integer`, `boolean`, `url`, `date`) or `object`. */
   type: string;
   required: boolean;
   multiple: boolean;
   description: string;
 }
 
-/** An extraction recipe. */
+/** An extraction recipe. Its `fields` are those of its active version (while a draft, of its latest version). */
 export interface Recipe {
   /** @format uuid */
   id: string;
@@ -441,29 +452,234 @@ export interface Recipe {
   sample_url: string;
   fields: RecipeField[];
   advanced_schema: boolean;
-  /** `draft` is one value. */
+  /** `draft` until a version is activated, then `active`. */
   status: string;
-  /** @format uuid */
-  active_version_id: string;
+  /**
+   * Null while no version is active.
+   * @format uuid
+   */
+  active_version_id: string | null;
   auto_repair_enabled: boolean;
-  /** @format date-time */
-  continuous_repair_confirmed_at: string;
+  /**
+   * When continuous repair was confirmed; null when it was not.
+   * @format date-time
+   */
+  continuous_repair_confirmed_at: string | null;
   /** @format date-time */
   created_at: string;
   /** @format date-time */
   updated_at: string;
 }
 
-/** A recipe version with its field schema (data API listings include the active one). */
+/** Scalar types of DSL v1; values found in the page are coerced to them. */
+export type RecipeScalarType = 'string' | 'number' | 'integer' | 'boolean' | 'url' | 'date';
+
+/** The matched element's text (whitespace collapsed). */
+export interface TextSource {
+  type: 'text';
+}
+/** The matched element's inner HTML. */
+export interface HtmlSource {
+  type: 'html';
+}
+/** One attribute of the matched element (`href`, `src`, `content`, `datetime`...). */
+export interface AttributeSource {
+  type: 'attribute';
+  /**
+   * @minLength 1
+   * @maxLength 200
+   */
+  name: string;
+}
+/** A dotted path (`offers.price`) into the page's JSON-LD, in the first object of `item_type` when given. Takes no selectors. */
+export interface JsonLdSource {
+  type: 'json_ld';
+  /**
+   * @minLength 1
+   * @maxLength 500
+   */
+  path: string;
+  /**
+   * @minLength 1
+   * @maxLength 200
+   */
+  item_type?: string;
+}
+/** The first `[itemprop]` of that name (inside the collection item when in one): its `content`, `href`/`src`, or text. Takes no selectors. */
+export interface MicrodataSource {
+  type: 'microdata';
+  /**
+   * @minLength 1
+   * @maxLength 200
+   */
+  itemprop: string;
+}
+/** `<meta property="og:...">` content. Takes no selectors. */
+export interface OpenGraphSource {
+  type: 'opengraph';
+  /**
+   * @minLength 1
+   * @maxLength 200
+   */
+  property: string;
+}
+export type ExtractionSource = TextSource | HtmlSource | AttributeSource | JsonLdSource | MicrodataSource | OpenGraphSource;
+
+/**
+ * One rule of DSL v1: a field of the output and how to find it. Scalar fields read `source`
+ * (default text) from the first of `selectors` that matches (all matches when `multiple`).
+ * `object` fields find their items with the CSS `scope` and read their own `fields` inside each
+ * (one object, or an array when `multiple`), nested at most `max_object_nesting_depth` deep.
+ */
+export interface RecipeFieldRule {
+  /** @pattern ^[A-Za-z_][A-Za-z0-9_]{0,63}$ */
+  name: string;
+  type: RecipeScalarType | 'object';
+  /** A required field that is not found fails the run. */
+  required?: boolean;
+  multiple?: boolean;
+  /** @maxLength 1000 */
+  description?: string;
+  /** CSS selectors tried in order (at most `max_selectors_per_rule`, counting `scope`). */
+  selectors?: string[];
+  source?: ExtractionSource;
+  /** Object fields only: the CSS selector of each item. */
+  scope?: string;
+  /** Object fields only. */
+  fields?: RecipeFieldRule[];
+}
+
+/** A recipe version's rules (DSL v1), at most `max_schema_bytes` as JSON and `max_rules` rules in all. */
+export interface RecipeDefinition {
+  /** Only 1. */
+  dsl_version: number;
+  /** @minItems 1 */
+  fields: RecipeFieldRule[];
+}
+
+/** A recipe version with its rules and field schema (data API listings include the active one). */
 export interface RecipeVersion {
   /** @format uuid */
   id: string;
   /** @isInt */
   version: number;
+  /** @isInt */
+  dsl_version: number;
   fields: RecipeField[];
+  /** JSON Schema (2020-12) of a run's output. */
   schema: Record<string, unknown>;
+  definition: RecipeDefinition;
+  /** Why the version exists: `created` by the tenant. */
+  reason: string;
   /** @format date-time */
   created_at: string;
+}
+
+/** A recipe with all its versions, newest first. */
+export interface RecipeDetail extends Recipe {
+  versions: RecipeVersion[];
+}
+
+/** Body of POST /api/v1/client/recipes. */
+export interface CreateRecipeBody {
+  /**
+   * @minLength 1
+   * @maxLength 200
+   */
+  name: string;
+  /** @maxLength 2000 */
+  description?: string;
+  /**
+   * @format uri
+   * @maxLength 4096
+   */
+  sample_url: string;
+  advanced_schema?: boolean;
+  auto_repair_enabled?: boolean;
+  /** Creates version 1 with the recipe. */
+  definition?: RecipeDefinition;
+  /** Activate version 1 at once (default false: the recipe stays a `draft`). */
+  activate?: boolean;
+}
+
+/** Body of PATCH /api/v1/client/recipes/{id}: only the fields given change. */
+export interface UpdateRecipeBody {
+  /**
+   * @minLength 1
+   * @maxLength 200
+   */
+  name?: string;
+  /** @maxLength 2000 */
+  description?: string;
+  /**
+   * @format uri
+   * @maxLength 4096
+   */
+  sample_url?: string;
+  advanced_schema?: boolean;
+  auto_repair_enabled?: boolean;
+  /** true records now as `continuous_repair_confirmed_at`; false clears it. */
+  continuous_repair_confirmed?: boolean;
+}
+
+/** Body of POST /api/v1/client/recipes/{id}/versions. */
+export interface CreateRecipeVersionBody {
+  definition: RecipeDefinition;
+  /** Activate the new version at once (default false). */
+  activate?: boolean;
+}
+
+/** `extraction` of a submission: run this recipe over the fetched page. */
+export interface ExtractionSettings {
+  /** @format uuid */
+  recipe_id: string;
+  /**
+   * A version of the recipe; default its active version (when it has none, the submission is refused).
+   * @format uuid
+   */
+  version_id?: string;
+}
+
+/** Status of an extraction run: waiting for its page, queued, running, then completed or failed. */
+export type ExtractionRunStatus = 'waiting_for_page' | 'queued' | 'running' | 'completed' | 'failed';
+
+/** Why a run failed: `REQUIRED_FIELDS_MISSING` (details name each field), `PAGE_NOT_COMPLETED`, `PAGE_UNAVAILABLE`, `PAGE_TOO_LARGE`, `RECIPE_VERSION_GONE`, `SCHEMA_VIOLATION`. */
+export interface ExtractionError {
+  code: string;
+  message: string;
+  details?: FieldIssue[];
+}
+
+/** The extraction state of a request (in its detail). */
+export interface ExtractionState {
+  /** @format uuid */
+  run_id: string;
+  /** @format uuid */
+  recipe_id: string;
+  /** @format uuid */
+  version_id: string;
+  status: ExtractionRunStatus;
+  error: ExtractionError | null;
+  /** @format uuid */
+  retried_from_run_id: string | null;
+}
+
+/** Response of GET /api/v1/data/requests/{id}/extraction. */
+export interface ExtractionResult extends ExtractionState {
+  /** @format uuid */
+  request_id: string;
+  /** Status of the page fetch. */
+  page_status: DataJobStatus;
+  /** The extracted object, valid against the version's field schema; null unless completed. */
+  data: Record<string, unknown> | null;
+  /** Optional fields that were not found or not of their type (null or left out of a list). */
+  warnings: FieldIssue[];
+  /** @format date-time */
+  created_at: string;
+  /** @format date-time */
+  started_at: string | null;
+  /** @format date-time */
+  finished_at: string | null;
 }
 
 export interface DataRecipe extends Recipe {

@@ -11,7 +11,8 @@ import {
 } from '../domain/reads/request-reads.js';
 import { readDebugArtifact } from '../domain/reads/debug-artifacts.js';
 import { submissionContext, tenantOf } from './authentication.js';
-import type { DataJobStatus, PublicErrorBody, RequestDetail } from './models.js';
+import type { DataJobStatus, ExtractionResult, PublicErrorBody, RequestDetail } from './models.js';
+import { getExtractionResult } from '../domain/requests/data-requests.js';
 import type { RequestEventList, RequestPage, RetrySubmissionResponse } from './models-reads.js';
 
 /** Reading the tenant's requests, following their events, and the cancel and retry operations. */
@@ -106,6 +107,20 @@ export class RequestReadsController extends Controller {
     this.setHeader('X-Content-Type-Options', 'nosniff');
     this.setHeader('Cache-Control', 'private, no-store');
     return Readable.from([result.body]);
+  }
+
+  /**
+   * The structured result of an extraction request (beyond the spec): the run's `data`, validated
+   * against its recipe version's field schema, once the run is `completed`; or, for a `failed` run,
+   * its `error` (e.g. `REQUIRED_FIELDS_MISSING` with one detail per missing field, while the page
+   * itself may have completed: see `page_status`).
+   */
+  @Get('{id}/extraction')
+  @Response<PublicErrorBody>(404, 'No such request, or it did not ask for extraction')
+  @Response<PublicErrorBody>(409, 'RESULT_NOT_READY while the run waits for its page, is queued or running')
+  @Response<PublicErrorBody>(422, 'The id is not a uuid')
+  public async getExtraction(@Request() req: ExRequest, @Path() id: string): Promise<ExtractionResult> {
+    return getExtractionResult(this.deps, tenantOf(req).tenantId, id);
   }
 
   /**

@@ -150,7 +150,7 @@ describe('recipes', () => {
   it.each([
     ['client', '/api/v1/client/recipes', () => ({ Authorization: `Bearer ${a.token}` })],
     ['data', '/api/v1/data/recipes', () => ({ 'X-API-Key': a.apiKey })],
-  ])('the %s API lists an empty page with the envelope and the paging defaults', async (_n, path, auth) => {
+  ])('the %s API lists an empty page for a tenant without recipes, with the envelope and the paging defaults (pages with recipes: recipes.e2e.test.ts)', async (_n, path, auth) => {
     const res = await gateway().get(path).set(auth());
     expect(res.status).toBe(200);
     expect(res.body).toEqual({ total: 0, limit: 20, offset: 0, has_more: false, items: [] });

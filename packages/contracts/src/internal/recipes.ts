@@ -245,12 +245,19 @@ export const CreateVersionBody = z.object({ ...write, version: z.unknown() });
 export const ActivateVersionBody = z.object(write);
 export const RecipeScope = z.object(tenantScoped);
 
-/** Reserve the extraction run of a request at admission: resolves the recipe's version, or refuses. */
+/**
+ * The extraction run of a request. Admission calls it twice: with `validate_only` before the
+ * request is created (a bad recipe is refused before anything is charged; nothing is written),
+ * then for real once the request exists (idempotent by request id).
+ */
 export const CreateRunBody = z.object({
+  validate_only: z.boolean().optional(),
   tenant_id: uuid,
   request_id: uuid,
   recipe_id: uuid,
   version_id: uuid.optional(),
+  /** The target's origin (never its path): what relative URLs in the page resolve against. */
+  page_origin: z.url().max(4096).optional(),
   retried_from_run_id: uuid.optional(),
 });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
@@ -273,7 +280,7 @@ export const extractorApi = {
     params: { id: uuid, versionId: uuid },
     body: ActivateVersionBody,
   }),
-  createRun: endpoint<ExtractionRunView>()({ method: 'POST', route: '/internal/v1/extraction-runs', params: {}, body: CreateRunBody }),
+  createRun: endpoint<ExtractionRunView | null>()({ method: 'POST', route: '/internal/v1/extraction-runs', params: {}, body: CreateRunBody }),
   /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
   readRun: endpoint<ExtractionRunView>()({ method: 'GET', route: runPath, params: { requestId: uuid }, query: RecipeScope }),
 } as const;

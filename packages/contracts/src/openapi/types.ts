@@ -29,10 +29,15 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The tenant's extraction recipes, as an offset page. */
+        /** @description The tenant's extraction recipes, oldest first, as an offset page. */
         get: operations["ListClientRecipes"];
         put?: never;
-        post?: never;
+        /**
+         * @description Create a recipe (status `draft`). With `definition` its version 1 is created too (checked
+         *     against DSL v1 and the capability limits: 422 VALIDATION_FAILED names each offending rule), and
+         *     `activate: true` makes it active at once.
+         */
+        post: operations["CreateClientRecipe"];
         delete?: never;
         options?: never;
         head?: never;
@@ -50,6 +55,65 @@ export interface paths {
         get: operations["GetRecipeCapabilities"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/recipes/{id}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description One recipe of the tenant with all its versions, newest first. Another tenant's recipe is a 404. */
+        get: operations["GetClientRecipe"];
+        put?: never;
+        post?: never;
+        /**
+         * @description Delete a recipe and its versions. Extraction results already stored stay readable; a request
+         *     still waiting for its page when its recipe is deleted ends with a failed run (RECIPE_VERSION_GONE).
+         */
+        delete: operations["DeleteClientRecipe"];
+        options?: never;
+        head?: never;
+        /** @description Change a recipe's name, description, sample URL or flags. Its rules change by adding a version. */
+        patch: operations["UpdateClientRecipe"];
+        trace?: never;
+    };
+    "/api/v1/client/recipes/{id}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Add a version (the next number) with new rules; `activate: true` makes it the active one. */
+        post: operations["CreateClientRecipeVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/recipes/{id}/versions/{versionId}/activate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Make a version the active one (status becomes `active`); also how to roll back to an earlier version.
+         *     Submissions naming the recipe without a version use the active one.
+         */
+        post: operations["ActivateClientRecipeVersion"];
         delete?: never;
         options?: never;
         head?: never;
@@ -289,6 +353,28 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/data/requests/{id}/extraction": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description The structured result of an extraction request (beyond the spec): the run's `data`, validated
+         *     against its recipe version's field schema, once the run is `completed`; or, for a `failed` run,
+         *     its `error` (e.g. `REQUIRED_FIELDS_MISSING` with one detail per missing field, while the page
+         *     itself may have completed: see `page_status`).
+         */
+        get: operations["GetExtraction"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/data/requests/{id}/result": {
         parameters: {
             query?: never;
@@ -377,6 +463,12 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description One attribute of the matched element (`href`, `src`, `content`, `datetime`...). */
+        AttributeSource: {
+            /** @enum {string} */
+            type: "attribute";
+            name: string;
+        };
         /** @description GET /api/v1/data/batches/{id}. */
         Batch: {
             /** Format: uuid */
@@ -584,8 +676,27 @@ export interface components {
              * @default 300
              */
             cache_ttl_seconds: number;
-            /** @description Structured extraction settings, at most 64 KiB as JSON. */
-            extraction?: components["schemas"]["Record_string.unknown_"] | null;
+            /** @description Structured extraction: run a recipe over the fetched page (see GET .../{id}/extraction). */
+            extraction?: components["schemas"]["ExtractionSettings"] | null;
+        };
+        /** @description Body of POST /api/v1/client/recipes. */
+        CreateRecipeBody: {
+            name: string;
+            description?: string;
+            /** Format: uri */
+            sample_url: string;
+            advanced_schema?: boolean;
+            auto_repair_enabled?: boolean;
+            /** @description Creates version 1 with the recipe. */
+            definition?: components["schemas"]["RecipeDefinition"];
+            /** @description Activate version 1 at once (default false: the recipe stays a `draft`). */
+            activate?: boolean;
+        };
+        /** @description Body of POST /api/v1/client/recipes/{id}/versions. */
+        CreateRecipeVersionBody: {
+            definition: components["schemas"]["RecipeDefinition"];
+            /** @description Activate the new version at once (default false). */
+            activate?: boolean;
         };
         /**
          * @description Status of a request as reported by create, retry and list.
@@ -601,13 +712,19 @@ export interface components {
             sample_url: string;
             fields: components["schemas"]["RecipeField"][];
             advanced_schema: boolean;
-            /** @description `draft` is one value. */
+            /** @description `draft` until a version is activated, then `active`. */
             status: string;
-            /** Format: uuid */
-            active_version_id: string;
+            /**
+             * Format: uuid
+             * @description Null while no version is active.
+             */
+            active_version_id: string | null;
             auto_repair_enabled: boolean;
-            /** Format: date-time */
-            continuous_repair_confirmed_at: string;
+            /**
+             * Format: date-time
+             * @description When continuous repair was confirmed; null when it was not.
+             */
+            continuous_repair_confirmed_at: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -645,6 +762,68 @@ export interface components {
              */
             expires_at?: string;
         };
+        /** @description Why a run failed: `REQUIRED_FIELDS_MISSING` (details name each field), `PAGE_NOT_COMPLETED`, `PAGE_UNAVAILABLE`, `PAGE_TOO_LARGE`, `RECIPE_VERSION_GONE`, `SCHEMA_VIOLATION`. */
+        ExtractionError: {
+            code: string;
+            message: string;
+            details?: components["schemas"]["FieldIssue"][];
+        };
+        /** @description Response of GET /api/v1/data/requests/{id}/extraction. */
+        ExtractionResult: {
+            /** Format: uuid */
+            run_id: string;
+            /** Format: uuid */
+            recipe_id: string;
+            /** Format: uuid */
+            version_id: string;
+            status: components["schemas"]["ExtractionRunStatus"];
+            error: components["schemas"]["ExtractionError"] | null;
+            /** Format: uuid */
+            retried_from_run_id: string | null;
+            /** Format: uuid */
+            request_id: string;
+            /** @description Status of the page fetch. */
+            page_status: components["schemas"]["DataJobStatus"];
+            /** @description The extracted object, valid against the version's field schema; null unless completed. */
+            data: components["schemas"]["Record_string.unknown_"] | null;
+            /** @description Optional fields that were not found or not of their type (null or left out of a list). */
+            warnings: components["schemas"]["FieldIssue"][];
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            started_at: string | null;
+            /** Format: date-time */
+            finished_at: string | null;
+        };
+        /**
+         * @description Status of an extraction run: waiting for its page, queued, running, then completed or failed.
+         * @enum {string}
+         */
+        ExtractionRunStatus: "waiting_for_page" | "queued" | "running" | "completed" | "failed";
+        /** @description `extraction` of a submission: run this recipe over the fetched page. */
+        ExtractionSettings: {
+            /** Format: uuid */
+            recipe_id: string;
+            /**
+             * Format: uuid
+             * @description A version of the recipe; default its active version (when it has none, the submission is refused).
+             */
+            version_id?: string;
+        };
+        ExtractionSource: components["schemas"]["TextSource"] | components["schemas"]["HtmlSource"] | components["schemas"]["AttributeSource"] | components["schemas"]["JsonLdSource"] | components["schemas"]["MicrodataSource"] | components["schemas"]["OpenGraphSource"];
+        /** @description The extraction state of a request (in its detail). */
+        ExtractionState: {
+            /** Format: uuid */
+            run_id: string;
+            /** Format: uuid */
+            recipe_id: string;
+            /** Format: uuid */
+            version_id: string;
+            status: components["schemas"]["ExtractionRunStatus"];
+            error: components["schemas"]["ExtractionError"] | null;
+            /** Format: uuid */
+            retried_from_run_id: string | null;
+        };
         FieldIssue: {
             field: string;
             issue: string;
@@ -665,6 +844,30 @@ export interface components {
             /** @enum {string} */
             type: "hover";
             selector: string;
+        };
+        /** @description The matched element's inner HTML. */
+        HtmlSource: {
+            /** @enum {string} */
+            type: "html";
+        };
+        /** @description A dotted path (`offers.price`) into the page's JSON-LD, in the first object of `item_type` when given. Takes no selectors. */
+        JsonLdSource: {
+            /** @enum {string} */
+            type: "json_ld";
+            path: string;
+            item_type?: string;
+        };
+        /** @description The first `[itemprop]` of that name (inside the collection item when in one): its `content`, `href`/`src`, or text. Takes no selectors. */
+        MicrodataSource: {
+            /** @enum {string} */
+            type: "microdata";
+            itemprop: string;
+        };
+        /** @description `<meta property="og:...">` content. Takes no selectors. */
+        OpenGraphSource: {
+            /** @enum {string} */
+            type: "opengraph";
+            property: string;
         };
         /** @description Press one key (`Enter`, `Tab`, `ArrowDown`, or a single character), optionally after focusing an element. */
         PressAction: {
@@ -761,7 +964,7 @@ export interface components {
             "RateLimit-Policy": string;
             "Retry-After": string;
         };
-        /** @description An extraction recipe. */
+        /** @description An extraction recipe. Its `fields` are those of its active version (while a draft, of its latest version). */
         Recipe: {
             /** Format: uuid */
             id: string;
@@ -771,13 +974,19 @@ export interface components {
             sample_url: string;
             fields: components["schemas"]["RecipeField"][];
             advanced_schema: boolean;
-            /** @description `draft` is one value. */
+            /** @description `draft` until a version is activated, then `active`. */
             status: string;
-            /** Format: uuid */
-            active_version_id: string;
+            /**
+             * Format: uuid
+             * @description Null while no version is active.
+             */
+            active_version_id: string | null;
             auto_repair_enabled: boolean;
-            /** Format: date-time */
-            continuous_repair_confirmed_at: string;
+            /**
+             * Format: date-time
+             * @description When continuous repair was confirmed; null when it was not.
+             */
+            continuous_repair_confirmed_at: string | null;
             /** Format: date-time */
             created_at: string;
             /** Format: date-time */
@@ -819,6 +1028,44 @@ export interface components {
             auto_repair: components["schemas"]["RecipeAutoRepair"];
             billing: components["schemas"]["RecipeBilling"];
         };
+        /** @description A recipe version's rules (DSL v1), at most `max_schema_bytes` as JSON and `max_rules` rules in all. */
+        RecipeDefinition: {
+            /**
+             * Format: double
+             * @description Only 1.
+             */
+            dsl_version: number;
+            fields: components["schemas"]["RecipeFieldRule"][];
+        };
+        /** @description A recipe with all its versions, newest first. */
+        RecipeDetail: {
+            /** Format: uuid */
+            id: string;
+            name: string;
+            description: string;
+            /** Format: uri */
+            sample_url: string;
+            fields: components["schemas"]["RecipeField"][];
+            advanced_schema: boolean;
+            /** @description `draft` until a version is activated, then `active`. */
+            status: string;
+            /**
+             * Format: uuid
+             * @description Null while no version is active.
+             */
+            active_version_id: string | null;
+            auto_repair_enabled: boolean;
+            /**
+             * Format: date-time
+             * @description When continuous repair was confirmed; null when it was not.
+             */
+            continuous_repair_confirmed_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            updated_at: string;
+            versions: components["schemas"]["RecipeVersion"][];
+        };
         RecipeExtractionFields: {
             scalar_types: string[];
             scalar_source_types: string[];
@@ -830,10 +1077,32 @@ export interface components {
         };
         RecipeField: {
             name: string;
+            /** @description A scalar type (`string`, `number`, `integer`, `boolean`, `url`, `date`) or `object`. */
             type: string;
             required: boolean;
             multiple: boolean;
             description: string;
+        };
+        /**
+         * @description One rule of DSL v1: a field of the output and how to find it. Scalar fields read `source`
+         *     (default text) from the first of `selectors` that matches (all matches when `multiple`).
+         *     `object` fields find their items with the CSS `scope` and read their own `fields` inside each
+         *     (one object, or an array when `multiple`), nested at most `max_object_nesting_depth` deep.
+         */
+        RecipeFieldRule: {
+            name: string;
+            type: components["schemas"]["RecipeScalarType"] | "object";
+            /** @description A required field that is not found fails the run. */
+            required?: boolean;
+            multiple?: boolean;
+            description?: string;
+            /** @description CSS selectors tried in order (at most `max_selectors_per_rule`, counting `scope`). */
+            selectors?: string[];
+            source?: components["schemas"]["ExtractionSource"];
+            /** @description Object fields only: the CSS selector of each item. */
+            scope?: string;
+            /** @description Object fields only. */
+            fields?: components["schemas"]["RecipeFieldRule"][];
         };
         RecipeLimits: {
             /** Format: int32 */
@@ -860,14 +1129,25 @@ export interface components {
             has_more: boolean;
             items: components["schemas"]["Recipe"][];
         };
-        /** @description A recipe version with its field schema (data API listings include the active one). */
+        /**
+         * @description Scalar types of DSL v1; values found in the page are coerced to them.
+         * @enum {string}
+         */
+        RecipeScalarType: "string" | "number" | "integer" | "boolean" | "url" | "date";
+        /** @description A recipe version with its rules and field schema (data API listings include the active one). */
         RecipeVersion: {
             /** Format: uuid */
             id: string;
             /** Format: int32 */
             version: number;
+            /** Format: int32 */
+            dsl_version: number;
             fields: components["schemas"]["RecipeField"][];
+            /** @description JSON Schema (2020-12) of a run's output. */
             schema: components["schemas"]["Record_string.unknown_"];
+            definition: components["schemas"]["RecipeDefinition"];
+            /** @description Why the version exists: `created` by the tenant. */
+            reason: string;
             /** Format: date-time */
             created_at: string;
         };
@@ -928,6 +1208,19 @@ export interface components {
             finished_at: string | null;
             /** Format: date-time */
             result_expires_at: string | null;
+            /**
+             * @description Extraction requests only.
+             * @enum {string}
+             */
+            result_kind?: "extraction";
+            /** @description Extraction requests only: the page fetch's status (`status` is the extraction run's). */
+            page_status?: components["schemas"]["DataJobStatus"];
+            /** @description Extraction requests only: the page fetch's `error` (`error` is the run's). */
+            page_error?: components["schemas"]["Record_string.unknown_"] | null;
+            /** @description Extraction requests only: the page fetch's `user_error`. */
+            page_user_error?: components["schemas"]["Record_string.unknown_"] | null;
+            /** @description Extraction requests only. */
+            extraction?: components["schemas"]["ExtractionState"];
         };
         /**
          * @description One entry of a request's append-only event history; the same object is the `data` of a
@@ -1106,6 +1399,11 @@ export interface components {
             result_kind?: "extraction";
             page_status?: string;
         };
+        /** @description The matched element's text (whitespace collapsed). */
+        TextSource: {
+            /** @enum {string} */
+            type: "text";
+        };
         /** @description GET /api/v1/data/balance. */
         TokenBalance: {
             /**
@@ -1138,6 +1436,17 @@ export interface components {
              * @description Delay between keys.
              */
             delay_ms?: number;
+        };
+        /** @description Body of PATCH /api/v1/client/recipes/{id}: only the fields given change. */
+        UpdateRecipeBody: {
+            name?: string;
+            description?: string;
+            /** Format: uri */
+            sample_url?: string;
+            advanced_schema?: boolean;
+            auto_repair_enabled?: boolean;
+            /** @description true records now as `continuous_repair_confirmed_at`; false clears it. */
+            continuous_repair_confirmed?: boolean;
         };
         /** @description Wait a fixed time. */
         WaitAction: {
@@ -1308,6 +1617,60 @@ export interface operations {
             };
         };
     };
+    CreateClientRecipe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRecipeBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipeDetail"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
     GetRecipeCapabilities: {
         parameters: {
             query?: never;
@@ -1328,6 +1691,288 @@ export interface operations {
             };
             /** @description Missing, invalid, expired or revoked bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetClientRecipe: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipeDetail"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such recipe */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description The id is not a uuid */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    DeleteClientRecipe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such recipe */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    UpdateClientRecipe: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateRecipeBody"];
+            };
+        };
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipeDetail"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such recipe */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    CreateClientRecipeVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateRecipeVersionBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipeVersion"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such recipe */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ActivateClientRecipeVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipeDetail"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such recipe or version */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2047,6 +2692,64 @@ export interface operations {
                 };
             };
             /** @description The id is not a uuid or Last-Event-ID is not an integer >= 0 */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetExtraction: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ExtractionResult"];
+                };
+            };
+            /** @description Missing or invalid API key */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such request, or it did not ask for extraction */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RESULT_NOT_READY while the run waits for its page, is queued or running */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description The id is not a uuid */
             422: {
                 headers: {
                     [name: string]: unknown;

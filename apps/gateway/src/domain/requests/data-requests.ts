@@ -4,7 +4,8 @@ import { orchestratorApi } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
-import type { CabinetRequestResponse, CreateDataRequestBody, RequestDetail, RequestMode, SubmissionResponse } from '../../api/models.js';
+import type { CabinetRequestResponse, CreateDataRequestBody, ExtractionResult, RequestDetail, RequestMode, SubmissionResponse } from '../../api/models.js';
+import { createExtractionRun, extractionResultOf, validateExtraction, withExtraction } from '../extraction/extraction-runs.js';
 import { takeSubmissionRate, withConcurrencySlot, type SetHeader } from '../limits/admission.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';
 import { normalizeSubmission } from '../validation/submission-body.js';
@@ -79,7 +80,9 @@ export async function submitRequest(deps: GatewayDeps, ctx: SubmissionContext, b
 
   await takeSubmissionRate(deps, ctx.tenant, ctx.setHeader);
   const { url, max_credits_per_request, ...options } = normalized;
-  return withConcurrencySlot(deps, ctx.tenant, (concurrency) =>
+  const extraction = normalized.extraction ?? undefined;
+  if (extraction) await validateExtraction(deps, tenantId, requestId, extraction);
+  const created = await withConcurrencySlot(deps, ctx.tenant, (concurrency) =>
     callInternal(deps.orchestrator, orchestratorApi.createRequest, {
       body: {
         request_id: requestId,
@@ -94,6 +97,11 @@ export async function submitRequest(deps: GatewayDeps, ctx: SubmissionContext, b
       },
     }),
   );
+  if (!extraction) return created;
+  // After the request exists: a run created for a request that then failed admission would be an
+  // orphan. If this call is lost, the extraction job creates the run itself (recipe-extractor).
+  await createExtractionRun(deps, tenantId, created.id, extraction, { pageOrigin: new URL(url).origin });
+  return { ...created, result_kind: 'extraction', page_status: created.status };
 }
 
 /** The cabinet's view of a submission: the spec's Cabinet request response fields, nothing more. */
@@ -121,5 +129,15 @@ export async function getDataRequest(deps: GatewayDeps, tenantId: string, id: st
   if (!UUID_RE.test(id)) {
     throw new PublicError('VALIDATION_FAILED', 'The request id is not valid.', { details: [{ field: 'id', issue: 'must be a uuid' }] });
   }
-  return callInternal(deps.orchestrator, orchestratorApi.readRequest, { params: { id }, query: { tenant_id: tenantId } });
+  const detail = await callInternal(deps.orchestrator, orchestratorApi.readRequest, { params: { id }, query: { tenant_id: tenantId } });
+  return withExtraction(deps, tenantId, detail as RequestDetail);
+}
+
+/** GET /api/v1/data/requests/{id}/extraction. */
+export async function getExtractionResult(deps: GatewayDeps, tenantId: string, id: string): Promise<ExtractionResult> {
+  if (!UUID_RE.test(id)) {
+    throw new PublicError('VALIDATION_FAILED', 'The request id is not valid.', { details: [{ field: 'id', issue: 'must be a uuid' }] });
+  }
+  const detail = await callInternal(deps.orchestrator, orchestratorApi.readRequest, { params: { id }, query: { tenant_id: tenantId } });
+  return extractionResultOf(deps, tenantId, detail as RequestDetail);
 }

@@ -78,6 +78,8 @@ describe('normalizeSubmission', () => {
     [{ url, browser_actions: [{ type: 'fill', selector: '#a', value: 'x'.repeat(5_000) }] }, 'browser_actions.0'],
     [{ url, browser_actions: ['click'] }, 'browser_actions.0'],
     [{ url, extraction: [] }, 'extraction'],
+    [{ url, extraction: { recipe_id: 'shoes' } }, 'extraction.recipe_id'],
+    [{ url, extraction: { recipe_id: '3f1e2d4c-0b1a-4c5d-8e9f-0a1b2c3d4e5f', prompt: 'x' } }, 'extraction.prompt'],
     [{ url, nope: 1 }, 'nope'],
   ])('%j is refused at %s', (body, field) => {
     expect(fieldsOf(body)).toContain(field);

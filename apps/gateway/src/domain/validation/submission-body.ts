@@ -31,8 +31,6 @@ export const BODY_LIMITS = {
   /** Serialized size of one browser action. */
   actionBytes: 4_096,
   waitForTextLength: 10_000,
-  /** Serialized size of the extraction settings. */
-  extractionBytes: 65_536,
 } as const;
 
 /**
@@ -180,8 +178,10 @@ const bodyShape = {
   skip_cache: optionalBool,
   cache_ttl_seconds: intIn(BODY_LIMITS.cacheTtlSeconds.min, BODY_LIMITS.cacheTtlSeconds.max).optional(),
   extraction: z
-    .record(z.string(), z.unknown(), { error: 'must be an object or null' })
-    .refine((e) => jsonSize(e) <= BODY_LIMITS.extractionBytes, `must be at most ${BODY_LIMITS.extractionBytes} bytes as JSON`)
+    .strictObject(
+      { recipe_id: z.uuid({ error: 'must be a uuid' }), version_id: z.uuid({ error: 'must be a uuid' }).optional() },
+      { error: (iss) => (iss.code === 'unrecognized_keys' ? 'is not a field of extraction' : 'must be an object with recipe_id, or null') },
+    )
     .nullable()
     .optional(),
 };
@@ -215,7 +215,7 @@ export interface NormalizedSubmission {
   debug_artifacts: boolean;
   skip_cache: boolean;
   cache_ttl_seconds: number;
-  extraction?: Record<string, unknown> | null;
+  extraction?: { recipe_id: string; version_id?: string | undefined } | null;
 }
 
 /**

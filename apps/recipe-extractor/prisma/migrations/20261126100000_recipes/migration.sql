@@ -44,6 +44,8 @@ CREATE TABLE "extraction_runs" (
     "tenant_id" UUID NOT NULL,
     "recipe_id" UUID NOT NULL,
     "version_id" UUID NOT NULL,
+    -- Origin only: relative URLs resolve against it; the full target URL stays sealed in the orchestrator.
+    "page_origin" TEXT,
     "status" TEXT NOT NULL,
     "page_status" TEXT,
     "error" JSONB,

@@ -1,0 +1,255 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { randomUUID } from 'node:crypto';
+import request from 'supertest';
+import { adminCommand, eventually, startFixtureSite, startFleet, type FixtureSite, type Fleet } from '@wdr/testkit';
+
+/**
+ * Recipes and structured extraction through the public API on the real fleet: recipe writes and
+ * both listings (recipe-extractor's tables behind the gateway), capabilities from recipe-extractor's
+ * configuration, and an extraction run over a local product page (orchestrator -> extraction.jobs
+ * -> recipe-extractor, page read back by claim-check).
+ */
+let fleet: Fleet;
+let site: FixtureSite;
+let t: { id: string; apiKey: string; token: string };
+
+const gw = () => request(fleet.url('gateway'));
+const client = () => ({ Authorization: `Bearer ${t.token}` });
+const data = () => ({ 'X-API-Key': t.apiKey });
+
+async function newTenant(name: string, credits = 1000) {
+  const created = await adminCommand(fleet, ['create-tenant', '--name', name, '--credits', String(credits)]);
+  const c = await adminCommand(fleet, ['issue-cabinet-token', '--tenant', created['tenant_id'] as string]);
+  return { id: created['tenant_id'] as string, apiKey: created['api_key'] as string, token: c['cabinet_token'] as string };
+}
+
+function expectPublicError(res: request.Response, status: number, code: string) {
+  expect([res.status, res.body.code]).toEqual([status, code]);
+  expect(typeof res.body.request_id).toBe('string');
+}
+
+const PRODUCT_RULES = {
+  dsl_version: 1,
+  fields: [
+    { name: 'title', type: 'string', required: true, selectors: ['h1.title'] },
+    { name: 'price', type: 'number', required: true, selectors: ['.price'] },
+    { name: 'in_stock', type: 'boolean', selectors: ['.stock'] },
+    { name: 'brand', type: 'string', source: { type: 'json_ld', path: 'brand.name', item_type: 'Product' } },
+    { name: 'og_title', type: 'string', source: { type: 'opengraph', property: 'og:title' } },
+    { name: 'image', type: 'url', selectors: ['img.main'], source: { type: 'attribute', name: 'src' } },
+    {
+      name: 'reviews',
+      type: 'object',
+      multiple: true,
+      scope: 'section.review',
+      fields: [
+        { name: 'author', type: 'string', required: true, selectors: ['.author'] },
+        { name: 'stars', type: 'integer', selectors: ['.stars'] },
+      ],
+    },
+  ],
+};
+
+beforeAll(async () => {
+  site = await startFixtureSite();
+  fleet = await startFleet();
+  t = await newTenant('recipes');
+}, 180_000);
+
+afterAll(async () => {
+  await fleet?.stop();
+  await site?.close();
+});
+
+describe('recipes', () => {
+  it('are created, read, updated, versioned, activated and deleted through the client API', async () => {
+    const created = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Shoes', sample_url: `${site.url}/product`, definition: PRODUCT_RULES });
+    expect(created.status).toBe(201);
+    expect(created.body).toMatchObject({
+      name: 'Shoes',
+      description: '',
+      sample_url: `${site.url}/product`,
+      status: 'draft',
+      active_version_id: null,
+      advanced_schema: false,
+      auto_repair_enabled: false,
+      continuous_repair_confirmed_at: null,
+    });
+    expect(created.body.fields).toContainEqual({ name: 'title', type: 'string', required: true, multiple: false, description: '' });
+    expect(created.body.versions).toHaveLength(1);
+    const id = created.body.id as string;
+    const v1 = created.body.versions[0].id as string;
+
+    const patched = await gw().patch(`/api/v1/client/recipes/${id}`).set(client()).send({ description: 'Trail shoes', continuous_repair_confirmed: true });
+    expect(patched.status).toBe(200);
+    expect(patched.body.description).toBe('Trail shoes');
+    expect(patched.body.continuous_repair_confirmed_at).toEqual(expect.any(String));
+
+    const v2 = await gw()
+      .post(`/api/v1/client/recipes/${id}/versions`)
+      .set(client())
+      .send({ definition: { dsl_version: 1, fields: [{ name: 'title', type: 'string', required: true, selectors: ['h1'] }] } });
+    expect(v2.status).toBe(201);
+    expect(v2.body).toMatchObject({ version: 2, dsl_version: 1, reason: 'created', fields: [{ name: 'title' }] });
+    expect(v2.body.schema).toMatchObject({ type: 'object', required: ['title'] });
+
+    const active = await gw().post(`/api/v1/client/recipes/${id}/versions/${v1}/activate`).set(client());
+    expect(active.status).toBe(200);
+    expect(active.body).toMatchObject({ status: 'active', active_version_id: v1 });
+    expect(active.body.versions.map((v: { version: number }) => v.version)).toEqual([2, 1]);
+
+    expect((await gw().get(`/api/v1/client/recipes/${id}`).set(client())).body.active_version_id).toBe(v1);
+    expectPublicError(await gw().post(`/api/v1/client/recipes/${id}/versions/${randomUUID()}/activate`).set(client()), 404, 'NOT_FOUND');
+    expect((await gw().delete(`/api/v1/client/recipes/${id}`).set(client())).status).toBe(204);
+    expectPublicError(await gw().get(`/api/v1/client/recipes/${id}`).set(client()), 404, 'NOT_FOUND');
+  });
+
+  it('replay a write under the same Idempotency-Key and refuse the key with another body', async () => {
+    const key = `recipe-${randomUUID()}`;
+    const body = { name: 'Once', sample_url: `${site.url}/product` };
+    const first = await gw().post('/api/v1/client/recipes').set(client()).set('Idempotency-Key', key).send(body);
+    const again = await gw().post('/api/v1/client/recipes').set(client()).set('Idempotency-Key', key).send(body);
+    expect(first.status).toBe(201);
+    expect(again.body.id).toBe(first.body.id);
+    expectPublicError(await gw().post('/api/v1/client/recipes').set(client()).set('Idempotency-Key', key).send({ ...body, name: 'Twice' }), 409, 'IDEMPOTENCY_CONFLICT');
+    // Without a key every call is a new recipe.
+    const a = await gw().post('/api/v1/client/recipes').set(client()).send(body);
+    const b = await gw().post('/api/v1/client/recipes').set(client()).send(body);
+    expect(a.body.id).not.toBe(b.body.id);
+  });
+
+  it('refuse definitions beyond the capability limits with a detail per problem', async () => {
+    const caps = (await gw().get('/api/v1/client/recipes/capabilities').set(client())).body;
+    expect(caps).toMatchObject({ enabled: true, dsl_version: 1, limits: { max_rules: 100, max_selectors_per_rule: 5, max_schema_bytes: 65_536 } });
+    expect(caps.extraction_fields.scalar_source_types).toEqual(expect.arrayContaining(['text', 'attribute', 'html', 'json_ld', 'opengraph', 'microdata']));
+
+    const field = (i: number) => ({ name: `f${i}`, type: 'string', selectors: ['h1'] });
+    const tooMany = { dsl_version: 1, fields: Array.from({ length: caps.limits.max_rules + 1 }, (_, i) => field(i)) };
+    const res = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Big', sample_url: `${site.url}/product`, definition: tooMany });
+    expectPublicError(res, 422, 'VALIDATION_FAILED');
+    expect(res.body.details).toContainEqual({ field: 'definition.fields', issue: `has ${caps.limits.max_rules + 1} rules; max_rules is ${caps.limits.max_rules}` });
+
+    const selectors = { dsl_version: 1, fields: [{ ...field(0), selectors: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'] }] };
+    const res2 = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Sel', sample_url: `${site.url}/product`, definition: selectors });
+    expect(res2.body.details).toContainEqual({ field: 'definition.fields.0.selectors', issue: 'has 6 selectors; max_selectors_per_rule is 5' });
+
+    const bytes = { dsl_version: 1, fields: Array.from({ length: 80 }, (_, i) => ({ ...field(i), description: 'x'.repeat(1000) })) };
+    const res3 = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Bytes', sample_url: `${site.url}/product`, definition: bytes });
+    expectPublicError(res3, 422, 'VALIDATION_FAILED');
+    expect(res3.body.details[0]).toEqual({ field: 'definition', issue: expect.stringContaining('max_schema_bytes is 65536') });
+  });
+
+  it('list as offset pages in both APIs; the data API includes each active version and its field schema', async () => {
+    const other = await newTenant('recipes-list');
+    const auth = { Authorization: `Bearer ${other.token}` };
+    for (const [i, activate] of [[1, true], [2, false], [3, true]] as const) {
+      const r = await gw().post('/api/v1/client/recipes').set(auth).send({ name: `R${i}`, sample_url: `${site.url}/product`, definition: PRODUCT_RULES, activate });
+      expect(r.status).toBe(201);
+    }
+    const all = await gw().get('/api/v1/client/recipes').set(auth);
+    expect(all.body).toMatchObject({ total: 3, limit: 20, offset: 0, has_more: false });
+    expect(all.body.items.map((r: { name: string }) => r.name)).toEqual(['R1', 'R2', 'R3']);
+    expect(all.body.items[0].active_version).toBeUndefined();
+
+    const page = await gw().get('/api/v1/data/recipes?limit=2&offset=1').set('X-API-Key', other.apiKey);
+    expect(page.body).toMatchObject({ total: 3, limit: 2, offset: 1, has_more: false });
+    expect(page.body.items.map((r: { name: string; status: string }) => [r.name, r.status])).toEqual([['R2', 'draft'], ['R3', 'active']]);
+    expect(page.body.items[0].active_version).toBeNull();
+    expect(page.body.items[1].active_version).toMatchObject({ version: 1, fields: expect.arrayContaining([{ name: 'price', type: 'number', required: true, multiple: false, description: '' }]) });
+    expect(page.body.items[1].active_version.schema).toMatchObject({ type: 'object', properties: { price: { type: 'number' } } });
+
+    const first = await gw().get('/api/v1/data/recipes?limit=1').set('X-API-Key', other.apiKey);
+    expect(first.body).toMatchObject({ total: 3, limit: 1, offset: 0, has_more: true });
+    const beyond = await gw().get('/api/v1/client/recipes?offset=250000').set(auth);
+    expect(beyond.body).toEqual({ total: 3, limit: 20, offset: 250000, has_more: false, items: [] });
+    // Tenants never see each other's recipes.
+    expect((await gw().get('/api/v1/client/recipes').set(client())).body.items.map((r: { name: string }) => r.name)).not.toContain('R1');
+  });
+});
+
+describe('extraction', () => {
+  let recipeId: string;
+
+  beforeAll(async () => {
+    const r = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Product', sample_url: `${site.url}/product`, definition: PRODUCT_RULES, activate: true });
+    expect(r.status).toBe(201);
+    recipeId = r.body.id as string;
+  });
+
+  const detail = async (id: string) => (await gw().get(`/api/v1/data/requests/${id}`).set(data()).expect(200)).body;
+  const ended = (id: string) => eventually(() => detail(id), (d) => d.status === 'completed' || d.status === 'failed', 60_000);
+
+  it('runs the active version over the fetched page and serves the structured result', async () => {
+    const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
+    expect(sub.status).toBe(202);
+    expect(sub.body).toMatchObject({ status: 'pending', result_kind: 'extraction', page_status: 'pending' });
+    const early = await detail(sub.body.id);
+    expect(['waiting_for_page', 'queued', 'running', 'completed']).toContain(early.status);
+
+    const d = await ended(sub.body.id);
+    expect(d).toMatchObject({ status: 'completed', result_kind: 'extraction', page_status: 'completed', error: null, page_error: null });
+    expect(d.extraction).toMatchObject({ recipe_id: recipeId, status: 'completed', error: null });
+
+    const result = await gw().get(`/api/v1/data/requests/${sub.body.id}/extraction`).set(data());
+    expect(result.status).toBe(200);
+    expect(result.body).toMatchObject({ status: 'completed', page_status: 'completed', error: null, warnings: [] });
+    expect(result.body.data).toEqual({
+      title: 'Trail Shoe X',
+      price: 129.9,
+      in_stock: true,
+      brand: 'Peak',
+      og_title: 'Trail Shoe X',
+      image: `${site.url}/img/1.png`,
+      reviews: [
+        { author: 'Ann', stars: 5 },
+        { author: 'Bob', stars: 4 },
+      ],
+    });
+    // The page result is still there beside it.
+    expect((await gw().get(`/api/v1/data/requests/${sub.body.id}/result`).set(data())).text).toContain('Trail Shoe X');
+  }, 90_000);
+
+  it('fails the run with a clear error when a required field is missing, while the page completed', async () => {
+    const v = await gw()
+      .post(`/api/v1/client/recipes/${recipeId}/versions`)
+      .set(client())
+      .send({ definition: { dsl_version: 1, fields: [...PRODUCT_RULES.fields, { name: 'sku', type: 'string', required: true, selectors: ['.sku'] }] } });
+    expect(v.status).toBe(201);
+    const sub = await gw()
+      .post('/api/v1/data/requests')
+      .set(data())
+      .send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId, version_id: v.body.id } });
+    expect(sub.status).toBe(202);
+    const d = await ended(sub.body.id);
+    expect(d).toMatchObject({ status: 'failed', page_status: 'completed', page_error: null, user_error: { code: 'REQUIRED_FIELDS_MISSING' } });
+    const result = (await gw().get(`/api/v1/data/requests/${sub.body.id}/extraction`).set(data()).expect(200)).body;
+    expect(result).toMatchObject({
+      status: 'failed',
+      data: null,
+      version_id: v.body.id,
+      error: { code: 'REQUIRED_FIELDS_MISSING', message: 'Required fields were not found on the page: sku.', details: [{ field: 'sku', issue: 'required field not found on the page' }] },
+    });
+  }, 90_000);
+
+  it('fails the run when the page fetch fails, and keeps the page error apart', async () => {
+    const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/status/500`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
+    expect(sub.status).toBe(202);
+    const d = await ended(sub.body.id);
+    expect(d).toMatchObject({ status: 'failed', page_status: 'failed', user_error: { code: 'PAGE_NOT_COMPLETED' } });
+    expect(d.page_error).toEqual(expect.objectContaining({ code: expect.any(String) }));
+  }, 90_000);
+
+  it('refuses a submission naming an unknown recipe, a foreign version or a draft, before anything is charged', async () => {
+    const submit = (extraction: unknown) => gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/product`, mode: 'http', extraction });
+    const unknown = await submit({ recipe_id: randomUUID() });
+    expectPublicError(unknown, 422, 'VALIDATION_FAILED');
+    expect(unknown.body.details).toEqual([{ field: 'extraction.recipe_id', issue: 'no such recipe' }]);
+    const draft = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Draft', sample_url: `${site.url}/product`, definition: PRODUCT_RULES });
+    expect((await submit({ recipe_id: draft.body.id })).body.details).toEqual([{ field: 'extraction.recipe_id', issue: expect.stringContaining('no active version') }]);
+    expect((await submit({ recipe_id: recipeId, version_id: randomUUID() })).body.details).toEqual([{ field: 'extraction.version_id', issue: 'no such version of this recipe' }]);
+    expectPublicError(await submit({ fields: [{ name: 'title' }] }), 422, 'VALIDATION_FAILED');
+    // A plain request has no extraction result.
+    const plain = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/page`, mode: 'http' });
+    expectPublicError(await gw().get(`/api/v1/data/requests/${plain.body.id}/extraction`).set(data()), 404, 'NOT_FOUND');
+  });
+});

@@ -1,0 +1,25 @@
+import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
+import { kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
+import type { ExtractorEnv } from './env.js';
+import { PrismaClient } from './generated/prisma/client.js';
+import type { DslLimits } from './domain/dsl/validate.js';
+
+export interface ExtractorDeps extends KafkaServiceDeps<ExtractorEnv, PrismaClient> {
+  /** fetch-orchestrator: the stored page of a request (claim-check). */
+  orchestrator: ServiceClient;
+  limits: DslLimits;
+}
+
+export function createExtractorDeps(env: ExtractorEnv): ExtractorDeps {
+  return {
+    ...kafkaServiceDeps('recipe-extractor', env, (options) => new PrismaClient(options)),
+    // A 10 MB page as base64 JSON takes a moment on a busy node.
+    orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, timeoutMs: 30_000 }),
+    limits: {
+      maxSchemaBytes: env.RECIPE_MAX_SCHEMA_BYTES,
+      maxRules: env.RECIPE_MAX_RULES,
+      maxSelectorsPerRule: env.RECIPE_MAX_SELECTORS_PER_RULE,
+      maxNestingDepth: env.RECIPE_MAX_OBJECT_NESTING_DEPTH,
+    },
+  };
+}

@@ -1,0 +1,136 @@
+import { randomUUID } from 'node:crypto';
+import { orchestratorApi, type ExtractionJobRequested, type RecipeDefinition } from '@wdr/contracts';
+import { callInternal } from '@wdr/kit/internal-call';
+import { PublicError, type FieldIssue } from '@wdr/kit/errors';
+import type { ServiceClient } from '@wdr/kit/http-client';
+import type { HandlerContext } from '@wdr/kit/kafka';
+import type { Logger } from '@wdr/kit/log';
+import type { ServiceMetrics } from '@wdr/kit/metrics';
+import type { z } from 'zod';
+import { Prisma, type ExtractionRun, type PrismaClient } from '../generated/prisma/client.js';
+import { extract } from './dsl/extract.js';
+import { validateOutput } from './dsl/schema.js';
+import { TERMINAL_RUN_STATUSES } from './runs.js';
+
+type Tx = Prisma.TransactionClient;
+
+export interface RunDeps {
+  db: PrismaClient;
+  orchestrator: ServiceClient;
+  log: Logger;
+  metrics: ServiceMetrics;
+  maxPageBytes: number;
+}
+
+interface RunEnd {
+  status: 'completed' | 'failed';
+  error?: { code: string; message: string; details?: FieldIssue[] };
+  output?: Record<string, unknown>;
+  warnings?: FieldIssue[];
+}
+
+/**
+ * One `extraction.job_requested`: the page of the request reached a terminal state. A page that did
+ * not complete fails the run (the page's own error stays on the request as page_error). Otherwise
+ * the run moves to `running`, reads the stored page from the orchestrator by request id
+ * (claim-check: pages never travel through Kafka), runs its version's rules and validates the
+ * output against the version's field schema, and ends `completed` or `failed` exactly once (the
+ * ending and the processed-event record commit together; a redelivered job finds the run terminal).
+ */
+export async function runExtraction(deps: RunDeps, tenantId: string, job: z.infer<typeof ExtractionJobRequested>, ctx: HandlerContext<Tx>): Promise<void> {
+  if (await ctx.alreadyProcessed()) return;
+  const run = await runFor(deps.db, tenantId, job);
+  if (!run || (TERMINAL_RUN_STATUSES as readonly string[]).includes(run.status)) {
+    await ctx.transaction(async () => {});
+    return;
+  }
+  const pageStatus = job.page_status ?? 'completed';
+  const end = pageStatus === 'completed' ? await extractPage(deps, run) : pageNotCompleted(pageStatus);
+  await ctx.transaction(async (tx) => {
+    await tx.extractionRun.updateMany({
+      where: { id: run.id, status: { notIn: [...TERMINAL_RUN_STATUSES] } },
+      data: {
+        status: end.status,
+        pageStatus,
+        error: end.error ? (end.error as unknown as Prisma.InputJsonValue) : Prisma.DbNull,
+        output: end.output ? (end.output as Prisma.InputJsonValue) : Prisma.DbNull,
+        warnings: (end.warnings ?? []) as unknown as Prisma.InputJsonValue,
+        finishedAt: new Date(),
+      },
+    });
+  });
+  deps.metrics.counter('extraction_runs_total', 'Extraction runs ended, by outcome.', ['outcome']).inc({ outcome: end.status === 'completed' ? 'completed' : (end.error?.code ?? 'failed').toLowerCase() });
+}
+
+/** The run reserved at admission; a job whose run was never reserved (its admission died half-way) gets one from the job. */
+async function runFor(db: PrismaClient, tenantId: string, job: z.infer<typeof ExtractionJobRequested>): Promise<ExtractionRun | null> {
+  const run = await db.extractionRun.findUnique({ where: { requestId: job.request_id } });
+  if (run || !job.recipe_id) return run;
+  const recipe = await db.recipe.findUnique({ where: { id: job.recipe_id } });
+  const versionId = job.version_id ?? recipe?.activeVersionId ?? null;
+  if (!recipe || recipe.tenantId !== tenantId || versionId === null) return null;
+  return db.extractionRun.upsert({
+    where: { requestId: job.request_id },
+    update: {},
+    create: { id: randomUUID(), requestId: job.request_id, tenantId, recipeId: recipe.id, versionId, status: 'queued' },
+  });
+}
+
+function pageNotCompleted(pageStatus: string): RunEnd {
+  return {
+    status: 'failed',
+    error: { code: 'PAGE_NOT_COMPLETED', message: `The page fetch ended ${pageStatus}; there is no page to extract from (see page_error).` },
+  };
+}
+
+async function extractPage(deps: RunDeps, run: ExtractionRun): Promise<RunEnd> {
+  await deps.db.extractionRun.updateMany({
+    where: { id: run.id, status: { notIn: [...TERMINAL_RUN_STATUSES] } },
+    data: { status: 'running', startedAt: new Date() },
+  });
+  const version = await deps.db.recipeVersion.findUnique({ where: { id: run.versionId } });
+  if (!version) return { status: 'failed', error: { code: 'RECIPE_VERSION_GONE', message: 'The recipe (or this version of it) was deleted before the page arrived.' } };
+
+  let html: string;
+  try {
+    const page = await callInternal(deps.orchestrator, orchestratorApi.requestResult, {
+      params: { id: run.requestId },
+      query: { tenant_id: run.tenantId, format: 'html' },
+    });
+    const body = Buffer.from(page.body_base64, 'base64');
+    if (body.length > deps.maxPageBytes) {
+      return { status: 'failed', error: { code: 'PAGE_TOO_LARGE', message: `The page is ${body.length} bytes; extraction takes at most ${deps.maxPageBytes}.` } };
+    }
+    html = body.toString('utf8');
+  } catch (err) {
+    // The page expired or is gone: nothing will bring it back. Anything else (the orchestrator is
+    // down) is a dependency failure the consumer retries.
+    if (err instanceof PublicError && (err.code === 'RESULT_EXPIRED' || err.code === 'NOT_FOUND' || err.code === 'RESULT_NOT_READY')) {
+      return { status: 'failed', error: { code: 'PAGE_UNAVAILABLE', message: 'The fetched page is no longer stored; retry the request.' } };
+    }
+    throw err;
+  }
+
+  const definition = version.definition as unknown as RecipeDefinition;
+  const started = process.hrtime.bigint();
+  const outcome = extract(definition, html, run.pageOrigin ? { pageUrl: run.pageOrigin } : {});
+  deps.metrics
+    .histogram('extraction_duration_seconds', 'Time to run a recipe over one page (parse, select, coerce).', [], [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5])
+    .observe(Number(process.hrtime.bigint() - started) / 1e9);
+  if (outcome.missing.length > 0) {
+    return {
+      status: 'failed',
+      error: {
+        code: 'REQUIRED_FIELDS_MISSING',
+        message: `Required fields were not found on the page: ${outcome.missing.map((m) => m.field).join(', ')}.`,
+        details: outcome.missing,
+      },
+      warnings: outcome.warnings,
+    };
+  }
+  const violations = validateOutput(definition, outcome.data);
+  if (violations.length > 0) {
+    return { status: 'failed', error: { code: 'SCHEMA_VIOLATION', message: 'The extracted data does not match the recipe’s field schema.', details: violations } };
+  }
+  return { status: 'completed', output: outcome.data, warnings: outcome.warnings };
+}
