@@ -401,6 +401,7 @@ export function detailView(r: DataRequest): RequestDetail {
     started_at: iso(r.startedAt),
     finished_at: iso(r.finishedAt),
     result_expires_at: iso(r.resultExpiresAt),
+    ...(r.retriedFromId ? { retried_from_id: r.retriedFromId } : {}),
   };
 }
 

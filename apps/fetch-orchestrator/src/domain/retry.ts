@@ -9,12 +9,27 @@ export interface RetryCommand {
   request_id: string;
   input_hash: string;
   concurrency?: ConcurrencyCeiling;
+  /** The gateway found the source's extraction run failed (see `retryable`). */
+  extraction_run_failed?: boolean;
+}
+
+/**
+ * Which sources a retry accepts: a failed request; and an extraction request whose page completed
+ * but whose extraction run failed (its visible status is the run's, `failed`). The run belongs to
+ * recipe-extractor, so the gateway, which reads it, says so; the source must still be a completed
+ * request that asked for extraction.
+ */
+export function retryable(source: { status: string; options: unknown }, extractionRunFailed: boolean): boolean {
+  if (source.status === 'failed') return true;
+  const extraction = (source.options as { extraction?: { recipe_id?: string } | null } | null)?.extraction;
+  return extractionRunFailed && source.status === 'completed' && typeof extraction?.recipe_id === 'string';
 }
 
 /**
  * Retry a failed request as a new one with the persisted inputs (options, browser actions
  * included, and the sealed full URL, re-sealed under the new id). The source is read, never
  * written. Admission is that of a create: reserve, then store request + event + job at once.
+ * The options keep `extraction`, so the new request hands its page to a new run when it ends.
  */
 export async function retryRequest(
   deps: AdmissionDeps,
@@ -25,7 +40,7 @@ export async function retryRequest(
 
   const source = await deps.db.dataRequest.findUnique({ where: { id: cmd.source_id } });
   if (!source || source.tenantId !== cmd.tenant_id) throw new PublicError('NOT_FOUND', 'No such request.');
-  if (source.status !== 'failed') {
+  if (!retryable(source, cmd.extraction_run_failed === true)) {
     throw new PublicError('CONFLICT', `Only failed requests can be retried; this one is ${source.status}.`);
   }
   if (!source.targetSealed) {

@@ -380,6 +380,16 @@ export interface RequestDetail {
   finished_at: string | null;
   /** @format date-time */
   result_expires_at: string | null;
+  /**
+   * Present on a request created by a retry: the failed source request, kept unchanged.
+   * @format uuid
+   */
+  retried_from_id?: string;
+  /**
+   * Extraction requests created by a retry: the source request's (failed) extraction run.
+   * @format uuid
+   */
+  retried_from_run_id?: string;
   /** Extraction requests only. */
   result_kind?: 'extraction';
   /** Extraction requests only: the page fetch's status (`status` is the extraction run's). */

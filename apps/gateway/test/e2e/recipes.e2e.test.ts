@@ -239,6 +239,49 @@ describe('extraction', () => {
     expect(d.page_error).toEqual(expect.objectContaining({ code: expect.any(String) }));
   }, 90_000);
 
+  it('retries a failed extraction as a new request with a new run, also when only the run failed', async () => {
+    // Active version needs a field the page lacks: the page completes, the run fails.
+    const strict = { dsl_version: 1, fields: [...PRODUCT_RULES.fields, { name: 'sku', type: 'string', required: true, selectors: ['.sku'] }] };
+    const r = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Retry', sample_url: `${site.url}/product`, definition: strict, activate: true });
+    expect(r.status).toBe(201);
+    const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: r.body.id } });
+    const failed = await ended(sub.body.id);
+    expect(failed).toMatchObject({ status: 'failed', page_status: 'completed', user_error: { code: 'REQUIRED_FIELDS_MISSING' } });
+
+    // The tenant fixes the recipe, then retries: the new run uses the active version at retry time.
+    const fixed = await gw().post(`/api/v1/client/recipes/${r.body.id}/versions`).set(client()).send({ definition: PRODUCT_RULES, activate: true });
+    expect(fixed.status).toBe(201);
+    const key = `retry-${randomUUID()}`;
+    const retry = await gw().post(`/api/v1/data/requests/${sub.body.id}/retry`).set(data()).set('Idempotency-Key', key);
+    expect(retry.status).toBe(202);
+    expect(retry.body).toMatchObject({ retried_from_id: sub.body.id, retried_from_run_id: failed.extraction.run_id, result_kind: 'extraction', idempotent_replay: false });
+    expect(retry.body.id).not.toBe(sub.body.id);
+    const replay = await gw().post(`/api/v1/data/requests/${sub.body.id}/retry`).set(data()).set('Idempotency-Key', key);
+    expect(replay.body).toMatchObject({ id: retry.body.id, idempotent_replay: true, retried_from_run_id: failed.extraction.run_id });
+
+    const d = await ended(retry.body.id);
+    expect(d).toMatchObject({ status: 'completed', page_status: 'completed', retried_from_id: sub.body.id, retried_from_run_id: failed.extraction.run_id });
+    expect(d.extraction).toMatchObject({ version_id: fixed.body.id, retried_from_run_id: failed.extraction.run_id });
+    expect(d.extraction.run_id).not.toBe(failed.extraction.run_id);
+    expect((await gw().get(`/api/v1/data/requests/${retry.body.id}/extraction`).set(data()).expect(200)).body.data).toMatchObject({ title: 'Trail Shoe X' });
+    // The source and its run are kept as they were.
+    expect(await detail(sub.body.id)).toMatchObject({ status: 'failed', extraction: { run_id: failed.extraction.run_id, status: 'failed' } });
+
+    // A completed extraction is not retryable.
+    expectPublicError(await gw().post(`/api/v1/data/requests/${retry.body.id}/retry`).set(data()), 409, 'CONFLICT');
+  }, 120_000);
+
+  it('retries an extraction whose page failed with a new run', async () => {
+    const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/status/500`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
+    const failed = await ended(sub.body.id);
+    expect(failed).toMatchObject({ status: 'failed', page_status: 'failed' });
+    const retry = await gw().post(`/api/v1/data/requests/${sub.body.id}/retry`).set(data());
+    expect(retry.status).toBe(202);
+    expect(retry.body).toMatchObject({ retried_from_id: sub.body.id, retried_from_run_id: failed.extraction.run_id, result_kind: 'extraction' });
+    const d = await ended(retry.body.id);
+    expect(d).toMatchObject({ status: 'failed', page_status: 'failed', retried_from_id: sub.body.id, extraction: { retried_from_run_id: failed.extraction.run_id } });
+  }, 120_000);
+
   it('refuses a submission naming an unknown recipe, a foreign version or a draft, before anything is charged', async () => {
     const submit = (extraction: unknown) => gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/product`, mode: 'http', extraction });
     const unknown = await submit({ recipe_id: randomUUID() });

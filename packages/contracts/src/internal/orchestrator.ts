@@ -75,7 +75,17 @@ export const ListRequestsQuery = z.object({
 
 export const RequestEventsQuery = z.object({ tenant_id: uuid, after: z.coerce.number().int().min(0).max(2_147_483_647).default(0) });
 export const RequestResultQuery = z.object({ tenant_id: uuid, format: z.enum(RESULT_FORMATS).default('html') });
-export const RetryRequestBody = z.object({ tenant_id: uuid, request_id: uuid, input_hash: inputHash, concurrency: ConcurrencyCeiling.optional() });
+/**
+ * `extraction_run_failed`: the gateway read the source's extraction run and it failed, so an
+ * extraction request whose page completed is failed to the tenant and may be retried.
+ */
+export const RetryRequestBody = z.object({
+  tenant_id: uuid,
+  request_id: uuid,
+  input_hash: inputHash,
+  concurrency: ConcurrencyCeiling.optional(),
+  extraction_run_failed: z.boolean().optional(),
+});
 
 /** `limit`: the count stops there (the previous release's gateway asks for its ceiling + 1). */
 export const ActiveRequestsQuery = z.object({ limit: z.coerce.number().int().min(1).max(10_000_001).default(1_000) });

@@ -1209,6 +1209,16 @@ export interface components {
             /** Format: date-time */
             result_expires_at: string | null;
             /**
+             * Format: uuid
+             * @description Present on a request created by a retry: the failed source request, kept unchanged.
+             */
+            retried_from_id?: string;
+            /**
+             * Format: uuid
+             * @description Extraction requests created by a retry: the source request's (failed) extraction run.
+             */
+            retried_from_run_id?: string;
+            /**
              * @description Extraction requests only.
              * @enum {string}
              */

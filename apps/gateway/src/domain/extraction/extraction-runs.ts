@@ -60,7 +60,7 @@ export async function runOf(deps: GatewayDeps, tenantId: string, requestId: stri
 }
 
 /** A run still waiting while its page is already terminal is queued: its job is on its way. */
-function visibleRunStatus(run: ExtractionRunView | undefined, pageStatus: string): ExtractionRunStatus {
+export function visibleRunStatus(run: ExtractionRunView | undefined, pageStatus: string): ExtractionRunStatus {
   if (!run) return TERMINAL.has(pageStatus) ? (pageStatus === 'completed' ? 'queued' : 'failed') : 'waiting_for_page';
   if (run.status === 'waiting_for_page' && TERMINAL.has(pageStatus)) return 'queued';
   return run.status;
@@ -81,6 +81,7 @@ export async function withExtraction(deps: GatewayDeps, tenantId: string, detail
     page_status: detail.status as DataJobStatus,
     page_error: detail.error,
     page_user_error: detail.user_error,
+    ...(run?.retried_from_run_id ? { retried_from_run_id: run.retried_from_run_id } : {}),
     ...(run
       ? {
           extraction: {

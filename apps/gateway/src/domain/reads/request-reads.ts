@@ -1,4 +1,4 @@
-import { orchestratorApi, type RequestStatusName } from '@wdr/contracts';
+import { orchestratorApi, type ExtractionRunView, type RequestStatusName } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
@@ -7,6 +7,7 @@ import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../
 import { takeSubmissionRate, withConcurrencySlot } from '../limits/admission.js';
 import { inputHashOf, requestIdFor, validateIdempotencyKey, type SubmissionContext } from '../requests/data-requests.js';
 import { publicEventOf, type StoredRequestEvent } from './request-events.js';
+import { createExtractionRun, extractionOptionsOf, runOf, validateExtraction, visibleRunStatus } from '../extraction/extraction-runs.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -96,14 +97,30 @@ export async function cancelDataRequest(deps: GatewayDeps, tenantId: string, id:
  * submission: it counts against the tenant's rate and concurrency limits like a create. Idempotency
  * works as for create: the new id derives from (tenant, key), and the "body" of a retry is its
  * source id, so the same key retrying the same request replays and anything else conflicts.
+ *
+ * An extraction request is failed when its run failed, even if its page completed: the gateway
+ * reads the source's run and tells the orchestrator (which only knows the page). The recipe is
+ * checked before anything is charged; the new request gets a new run that names the source's run
+ * (`retried_from_run_id`), on the version the source named, else the recipe's active version now.
  */
 export async function retryDataRequest(deps: GatewayDeps, ctx: SubmissionContext, id: string): Promise<RetrySubmissionResponse> {
   const sourceId = requireUuid(id);
   validateIdempotencyKey(ctx.idempotencyKey);
   const tenantId = ctx.tenant.tenantId;
   const requestId = requestIdFor(tenantId, ctx.idempotencyKey);
+  const source = (await callInternal(deps.orchestrator, orchestratorApi.readRequest, { params: { id: sourceId }, query: { tenant_id: tenantId } })) as RequestDetail;
+  const extraction = extractionOptionsOf(source);
+  let sourceRun: ExtractionRunView | undefined;
+  if (extraction) {
+    sourceRun = await runOf(deps, tenantId, sourceId);
+    const visible = visibleRunStatus(sourceRun, source.status);
+    if (visible !== 'failed') {
+      throw new PublicError('CONFLICT', `Only failed requests can be retried; this extraction request is ${visible}.`);
+    }
+    await validateExtraction(deps, tenantId, requestId, extraction);
+  }
   await takeSubmissionRate(deps, ctx.tenant, ctx.setHeader);
-  return withConcurrencySlot(deps, ctx.tenant, (concurrency) =>
+  const created = await withConcurrencySlot(deps, ctx.tenant, (concurrency) =>
     callInternal(deps.orchestrator, orchestratorApi.retryRequest, {
       params: { id: sourceId },
       body: {
@@ -111,7 +128,19 @@ export async function retryDataRequest(deps: GatewayDeps, ctx: SubmissionContext
         request_id: requestId,
         input_hash: inputHashOf({ retry_of: sourceId }),
         concurrency,
+        ...(extraction ? { extraction_run_failed: true } : {}),
       },
     }),
   );
+  if (!extraction) return created;
+  const run = await createExtractionRun(deps, tenantId, created.id, extraction, {
+    pageOrigin: source.url,
+    ...(sourceRun ? { retriedFromRunId: sourceRun.run_id } : {}),
+  });
+  return {
+    ...created,
+    result_kind: 'extraction',
+    page_status: created.status,
+    ...(run?.retried_from_run_id ? { retried_from_run_id: run.retried_from_run_id } : {}),
+  };
 }
