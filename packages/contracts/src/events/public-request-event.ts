@@ -4,9 +4,8 @@ import { VISIBLE_REQUEST_STATUSES } from '../vocabulary.js';
 
 /**
  * The public, provider-neutral form of a stored request event: what a tenant may see of
- * `request.event_appended`. webhook-dispatcher puts it in webhook payloads. The gateway's history
- * and SSE stream hold the same allow-list in `apps/gateway/src/domain/reads/request-events.ts`
- * (to be replaced by an import of this one: one allow-list for every way out).
+ * `request.event_appended`: the gateway's history and SSE stream, and webhook-dispatcher's webhook
+ * payloads, all use this one allow-list.
  */
 type RequestEvent = components['schemas']['RequestEvent'];
 
