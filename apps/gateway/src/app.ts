@@ -44,7 +44,7 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
   const redis = withLimiterScripts(new Redis(env.REDIS_URL, { lazyConnect: true, commandTimeout: 500, maxRetriesPerRequest: 1, connectTimeout: 2_000 }));
   redis.on('error', (err: unknown) => log.warn({ err }, 'redis connection error'));
   const metrics = createMetrics('gateway');
-  const bus = new KafkaBus({ clientId: 'gateway', brokers: env.KAFKA_BROKERS, prefix: env.KAFKA_TOPIC_PREFIX, log });
+  const bus = KafkaBus.fromEnv('gateway', env, log);
   const credentials = new CredentialCache({ ttlMs: env.AUTH_CACHE_TTL_MS, maxEntries: env.AUTH_CACHE_MAX_ENTRIES });
   const credentialChanges = new PgListener({
     connection: pgConnectionFor(env.DATABASE_URL).config,
@@ -70,7 +70,10 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
   };
 }
 
-/** The gateway's lifecycle: its database, Redis for the admission limits, and the live events consumer. */
+/**
+ * The gateway's lifecycle: its database, Redis for the admission limits, and the live events
+ * consumer. Ready means "can serve the API": the database only (Redis and Kafka degrade, see above).
+ */
 export function createGatewayService(deps: GatewayDeps): ServiceLifecycle {
   return {
     app: createApp(deps),
@@ -79,7 +82,9 @@ export function createGatewayService(deps: GatewayDeps): ServiceLifecycle {
       deps.credentialChanges.start();
       // Redis is not required to serve (limits fail open); ioredis keeps reconnecting in the background.
       await deps.redis.connect().catch((err: unknown) => deps.log.warn({ err }, 'redis unavailable at start'));
-      await deps.liveEvents.start();
+      // Kafka is not required to serve: the live feed connects in the background (streams poll
+      // the stored events until it does).
+      deps.liveEvents.start();
     },
     // Open event streams would hold the HTTP server's shutdown until the grace period ends.
     beforeClose: () => deps.liveEvents.closeAll(),
@@ -99,7 +104,8 @@ export function createApp(deps: GatewayDeps): Express {
     log: deps.log,
     readiness: [
       { name: 'database', check: () => databaseReachable(deps.db) },
-      { name: 'kafka_live_events', check: () => deps.liveEvents.ready() },
+      // Reported, not required: without it event streams poll the stored events.
+      { name: 'kafka_live_events', required: false, check: () => deps.liveEvents.ready() },
     ],
     // A batch of 1,000 jobs, each with its options and a URL of up to 4 KiB; 1 MB elsewhere.
     largeBodyRoutes: ['/api/v1/data/batches', '/api/v1/client/batches'].map((path) => ({ path, limit: '8mb' })),
@@ -109,7 +115,7 @@ export function createApp(deps: GatewayDeps): Express {
   // first; RequestReadsController.streamEvents documents it in the OpenAPI document.
   shell.app.get(
     EVENT_STREAM_PATH,
-    requestEventStream(deps, { heartbeatMs: deps.env.SSE_HEARTBEAT_MS, maxDurationMs: deps.env.SSE_MAX_DURATION_MS, retryMs: deps.env.SSE_RETRY_MS }),
+    requestEventStream(deps, { heartbeatMs: deps.env.SSE_HEARTBEAT_MS, maxDurationMs: deps.env.SSE_MAX_DURATION_MS, retryMs: deps.env.SSE_RETRY_MS, pollMs: deps.env.SSE_POLL_MS }),
   );
   RegisterRoutes(shell.app);
   // tsoa's validation errors, in the API's words, before the shell's PublicError handler answers.

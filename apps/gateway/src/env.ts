@@ -14,6 +14,8 @@ export const gatewayEnv = {
   SSE_MAX_DURATION_MS: z.coerce.number().int().min(1_000).max(3_600_000).default(300_000),
   /** Reconnection delay suggested to clients (the SSE `retry:` field). */
   SSE_RETRY_MS: z.coerce.number().int().min(0).max(60_000).default(3_000),
+  /** While the live feed's Kafka consumer is not connected, open streams read new stored events this often. */
+  SSE_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   ORCHESTRATOR_URL: internalUrl('http://127.0.0.1:8081'),
   LEDGER_URL: internalUrl('http://127.0.0.1:8082'),

@@ -12,3 +12,4 @@ export * from './internal/renderer.js';
 export * from './internal/recipes.js';
 export * from './internal/webhooks.js';
 export * from './events/public-request-event.js';
+export * from './events/topics.js';

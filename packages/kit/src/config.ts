@@ -57,6 +57,30 @@ export const kafkaEnv = {
    * its message can still be redelivered would let that message's effects happen twice.
    */
   PROCESSED_RETENTION_HOURS: z.coerce.number().int().min(1).max(100_000).default(192),
+  // Reaching a real cluster (docs/operations.md, "Kafka"). TLS is on with KAFKA_SSL=true (Node's
+  // public CAs) or as soon as a CA or client certificate is given; each PEM comes inline or from a
+  // file (`_FILE`, a mounted Secret). Cross-field rules: kafkaSecurityFrom (kafka/kafka-config.ts).
+  KAFKA_SSL: bool.optional(),
+  KAFKA_SSL_CA: z.string().optional(),
+  KAFKA_SSL_CA_FILE: z.string().optional(),
+  KAFKA_SSL_CERT: z.string().optional(),
+  KAFKA_SSL_CERT_FILE: z.string().optional(),
+  KAFKA_SSL_KEY: z.string().optional(),
+  KAFKA_SSL_KEY_FILE: z.string().optional(),
+  KAFKA_SSL_KEY_PASSWORD: z.string().optional(),
+  KAFKA_SASL_MECHANISM: z.enum(['plain', 'scram-sha-256', 'scram-sha-512']).optional(),
+  KAFKA_SASL_USERNAME: z.string().optional(),
+  KAFKA_SASL_PASSWORD: z.string().optional(),
+  /**
+   * `create`: the service creates missing topics at start (local stack and tests; the default
+   * unless NODE_ENV=production). `verify`: topics are declared by the platform (the topics Job or
+   * Strimzi KafkaTopic resources, both generated from the catalog) and the service only waits for them.
+   */
+  KAFKA_TOPICS_MODE: z.enum(['create', 'verify']).optional(),
+  /** Replication factor of topics this process creates (create mode, the topics Job). */
+  KAFKA_REPLICATION_FACTOR: z.coerce.number().int().min(1).max(16).optional(),
+  /** `min.insync.replicas` set on topics this process creates; unset: the broker's default. */
+  KAFKA_MIN_INSYNC_REPLICAS: z.coerce.number().int().min(1).max(16).optional(),
 };
 
 export const envFlag = bool;

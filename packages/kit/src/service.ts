@@ -10,6 +10,11 @@ export interface ReadinessCheck {
   name: string;
   /** Resolves true when this dependency is usable now; a throw counts as not ready. */
   check: () => Promise<boolean> | boolean;
+  /**
+   * false: reported in the /readyz body but not deciding it (a dependency the service's HTTP role
+   * does without, such as Kafka behind the outbox). Default true.
+   */
+  required?: boolean;
 }
 
 export interface HttpShell {
@@ -20,7 +25,8 @@ export interface HttpShell {
 
 /**
  * The HTTP shell every service shares: request ids, RED metrics, /healthz, /readyz and /metrics.
- * Liveness only says the process answers; readiness runs the service's own checks.
+ * Liveness only says the process answers; readiness runs the service's own checks: the required
+ * ones decide 200/503, the others (`required: false`) are only reported in the body.
  */
 export function createHttpShell(opts: {
   metrics: ServiceMetrics;
@@ -51,14 +57,15 @@ export function createHttpShell(opts: {
   app.get('/readyz', async (_req, res) => {
     const results = await Promise.all(
       opts.readiness.map(async (c) => {
+        const required = c.required ?? true;
         try {
-          return { name: c.name, ok: (await c.check()) === true };
+          return { name: c.name, ok: (await c.check()) === true, required };
         } catch {
-          return { name: c.name, ok: false };
+          return { name: c.name, ok: false, required };
         }
       }),
     );
-    const ready = results.every((r) => r.ok);
+    const ready = results.every((r) => r.ok || !r.required);
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: results });
   });
   app.get('/metrics', async (_req, res) => {

@@ -14,6 +14,8 @@ export interface StreamSettings {
   maxDurationMs: number;
   /** Reconnection delay suggested to clients (the SSE `retry:` field). */
   retryMs: number;
+  /** While live delivery is down (Kafka unreachable), how often the stream reads new stored events. */
+  pollMs: number;
 }
 
 /** `Last-Event-ID`: absent or empty means "from the start"; otherwise an integer >= 0. */
@@ -35,7 +37,8 @@ export function sseMessage(e: StoredRequestEvent): string {
 
 /**
  * One open stream. It sends each event once and in id order: the stored history after
- * `Last-Event-ID` first, then live events from Kafka. Live events that arrive while the history
+ * `Last-Event-ID` first, then live events from Kafka (or, while the live consumer is not connected,
+ * new stored events read every `pollMs`). Live events that arrive while the history
  * loads are buffered; an event already sent is skipped; an event whose id jumps past the next one
  * (something was missed) makes the stream read the gap from the stored history first. Work is
  * serialized through one promise chain, so sends never interleave.
@@ -100,6 +103,17 @@ class StreamSession implements LiveSubscriber {
         if (!this.closed) this.res.write(': heartbeat\n\n');
       }, settings.heartbeatMs),
       setTimeout(() => this.close('max_duration'), settings.maxDurationMs),
+      // Degraded mode: without a connected consumer no live event arrives, so read the stored
+      // history instead; when the consumer (re)joins, onResync catches up once more. A consumer
+      // counts as not ready only a minute after its last fetch, so a broker that just went away is
+      // covered by a slower safety poll (every 5 × pollMs, one indexed read when nothing is new).
+      (() => {
+        let ticks = 0;
+        return setInterval(() => {
+          ticks++;
+          if (!this.closed && (!this.deps.liveEvents.ready() || ticks % 5 === 0)) this.enqueue(() => this.catchUp());
+        }, settings.pollMs);
+      })(),
     );
   }
 

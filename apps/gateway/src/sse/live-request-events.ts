@@ -20,7 +20,8 @@ export interface LiveSubscriber {
 }
 
 /**
- * Live request events for the gateway's event streams, straight from Kafka: the orchestrator's
+ * Live request events for the gateway's event streams, straight from Kafka (while the consumer is
+ * not connected, the streams poll the stored events instead; see event-stream.ts): the orchestrator's
  * `request.event_appended` on `request.lifecycle`, fanned out to the streams open on this instance.
  *
  * Every gateway instance must see every event (a stream may be open on any of them), so each
@@ -37,6 +38,8 @@ export class LiveRequestEvents {
   readonly groupId: string;
   private readonly subscribers = new Map<string, Set<LiveSubscriber>>();
   private consumer: ConsumerHandle | undefined;
+  private connecting: Promise<void> | undefined;
+  private stopped = false;
   private closing = false;
   private readonly delivered;
   private readonly open;
@@ -47,27 +50,46 @@ export class LiveRequestEvents {
     this.open = opts.metrics.gauge('sse_streams_open', 'Request event streams open on this instance.', [] as const);
   }
 
-  async start(): Promise<void> {
-    const { bus, log, metrics } = this.opts;
-    await bus.ensureTopics(['requestLifecycle']);
-    this.consumer = await startBroadcastConsumer({
-      bus,
-      log,
-      metrics,
-      group: this.groupId,
-      topics: ['requestLifecycle'],
-      // Keyed by request id: most events concern no stream here, and are skipped unparsed.
-      wants: (key) => (this.subscribers.get(key)?.size ?? 0) > 0,
-      onEvent: (envelope) => this.dispatch(envelope),
-      onJoin: () => this.resyncAll(),
-      // A short idle fetch wait: a stopping instance waits for the fetch in flight (kafkajs), so a
-      // deploy's SIGTERM ends within a second; events arriving meanwhile are answered at once
-      // whatever the wait. At rest this is one small fetch a second.
-      maxWaitTimeInMs: 1_000,
-    });
+  /**
+   * Connect in the background: the gateway serves (and its streams poll the stored events) while
+   * Kafka is unreachable; the consumer joins once the broker answers, and kafkajs keeps it joined
+   * (rejoining after an outage, which resyncs every open stream from the stored history).
+   */
+  start(): void {
+    this.connecting ??= this.connect();
   }
 
-  /** Joined its group, not crashed, and fetched within the last minute. */
+  private async connect(): Promise<void> {
+    const { bus, log, metrics } = this.opts;
+    for (let failures = 0; !this.stopped; failures++) {
+      try {
+        await bus.ensureTopics(['requestLifecycle']);
+        const consumer = await startBroadcastConsumer({
+          bus,
+          log,
+          metrics,
+          group: this.groupId,
+          topics: ['requestLifecycle'],
+          // Keyed by request id: most events concern no stream here, and are skipped unparsed.
+          wants: (key) => (this.subscribers.get(key)?.size ?? 0) > 0,
+          onEvent: (envelope) => this.dispatch(envelope),
+          onJoin: () => this.resyncAll(),
+          // A short idle fetch wait: a stopping instance waits for the fetch in flight (kafkajs), so a
+          // deploy's SIGTERM ends within a second; events arriving meanwhile are answered at once
+          // whatever the wait. At rest this is one small fetch a second.
+          maxWaitTimeInMs: 1_000,
+        });
+        if (this.stopped) await consumer.stop();
+        else this.consumer = consumer;
+        return;
+      } catch (err) {
+        log.warn({ err, failures: failures + 1 }, 'live events: Kafka unavailable; streams poll stored events meanwhile');
+        await new Promise((r) => setTimeout(r, Math.min(1_000 * 2 ** Math.min(failures, 5), 30_000)).unref());
+      }
+    }
+  }
+
+  /** Joined its group, not crashed, and fetched within the last minute: live delivery works. */
   ready(): boolean {
     return this.consumer?.ready() ?? false;
   }
@@ -84,6 +106,9 @@ export class LiveRequestEvents {
   }
 
   async stop(): Promise<void> {
+    this.stopped = true;
+    // A connection attempt in progress gets a moment; a broker that is down does not hold the shutdown.
+    await Promise.race([this.connecting, new Promise((r) => setTimeout(r, 3_000).unref())]);
     await this.consumer?.stop();
     this.consumer = undefined;
   }

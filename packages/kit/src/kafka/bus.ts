@@ -1,6 +1,7 @@
 import { Kafka, logLevel, Partitioners, type Admin, type IHeaders, type LogEntry, type Producer } from 'kafkajs';
-import { dlqName, topicName, TOPICS, type Envelope, type TopicKey } from '@wdr/contracts';
+import { dlqName, topicDeclarations, topicName, TOPICS, type Envelope, type TopicKey } from '@wdr/contracts';
 import type { Logger } from '../log.js';
+import { kafkaSecurityFrom, topicPolicyFrom, type KafkaSecurity, type KafkaSecurityEnv, type KafkaTopicsEnv, type TopicPolicy } from './kafka-config.js';
 import { applyKafkajsIdleLoopFix } from './kafkajs-idle-fix.js';
 
 applyKafkajsIdleLoopFix();
@@ -21,13 +22,26 @@ export class KafkaBus {
   private readonly producer: Producer;
   private readonly log: Logger;
   private connected = false;
+  readonly topicPolicy: TopicPolicy;
 
-  constructor(opts: { clientId: string; brokers: string[]; prefix: string; log: Logger }) {
+  /** The bus a service's env describes: brokers, prefix, TLS/SASL and the topic policy (config.ts `kafkaEnv`). */
+  static fromEnv(
+    clientId: string,
+    env: KafkaSecurityEnv & KafkaTopicsEnv & { KAFKA_BROKERS: string[]; KAFKA_TOPIC_PREFIX: string },
+    log: Logger,
+  ): KafkaBus {
+    return new KafkaBus({ clientId, brokers: env.KAFKA_BROKERS, prefix: env.KAFKA_TOPIC_PREFIX, log, security: kafkaSecurityFrom(env), topicPolicy: topicPolicyFrom(env) });
+  }
+
+  constructor(opts: { clientId: string; brokers: string[]; prefix: string; log: Logger; security?: KafkaSecurity; topicPolicy?: TopicPolicy }) {
     this.prefix = opts.prefix;
     this.log = opts.log;
+    this.topicPolicy = opts.topicPolicy ?? { mode: 'create', replicationFactor: 1 };
     this.kafka = new Kafka({
       clientId: opts.clientId,
       brokers: opts.brokers,
+      ...(opts.security?.ssl !== undefined ? { ssl: opts.security.ssl } : {}),
+      ...(opts.security?.sasl !== undefined ? { sasl: opts.security.sasl } : {}),
       connectionTimeout: 3_000,
       requestTimeout: 30_000,
       retry: { initialRetryTime: 200, retries: 8 },
@@ -66,9 +80,11 @@ export class KafkaBus {
   }
 
   /**
-   * Create the topics (and their DLQ twins) if missing; harmless when they exist. A broker that
-   * has just started answers some metadata requests with retriable errors for a few seconds, so
-   * this retries instead of failing the service's start.
+   * Make sure the topics (and their DLQ twins) exist, as the topic policy says: `create` creates the
+   * missing ones (replication factor and min.insync.replicas from the policy), `verify` only checks
+   * and throws naming the missing ones (production: topics are declared by the platform). A broker
+   * that has just started answers some metadata requests with retriable errors for a few seconds,
+   * so this retries those instead of failing.
    */
   async ensureTopics(keys: readonly TopicKey[]): Promise<void> {
     for (let attempt = 1; ; attempt++) {
@@ -83,20 +99,45 @@ export class KafkaBus {
     }
   }
 
+  /** Declared topics (of `keys`) the cluster does not have. */
+  async missingTopics(keys: readonly TopicKey[]): Promise<string[]> {
+    const admin: Admin = this.kafka.admin();
+    await admin.connect();
+    try {
+      const existing = new Set(await admin.listTopics());
+      return topicDeclarations({ prefix: this.prefix, keys }).filter((t) => !existing.has(t.name)).map((t) => t.name);
+    } finally {
+      await admin.disconnect();
+    }
+  }
+
   private async createMissingTopics(keys: readonly TopicKey[]): Promise<void> {
     if (keys.length === 0) return;
     const admin: Admin = this.kafka.admin();
     await admin.connect();
     try {
       const existing = new Set(await admin.listTopics());
-      const wanted = keys.flatMap((k) => [
-        { topic: this.topic(k), numPartitions: TOPICS[k].partitions },
-        { topic: this.dlq(k), numPartitions: 1 },
-      ]);
-      const missing = wanted.filter((t) => !existing.has(t.topic));
-      if (missing.length > 0) {
-        await admin.createTopics({ topics: missing.map((t) => ({ ...t, replicationFactor: 1 })), waitForLeaders: true });
+      const missing = topicDeclarations({
+        prefix: this.prefix,
+        keys,
+        ...(this.topicPolicy.minInsyncReplicas !== undefined ? { minInsyncReplicas: this.topicPolicy.minInsyncReplicas } : {}),
+      }).filter((t) => !existing.has(t.name));
+      if (missing.length === 0) return;
+      if (this.topicPolicy.mode === 'verify') {
+        throw Object.assign(new Error(`Kafka topics missing (KAFKA_TOPICS_MODE=verify; declare them with the topics Job or KafkaTopic resources): ${missing.map((t) => t.name).join(', ')}`), {
+          retriable: false,
+          missingTopics: missing.map((t) => t.name),
+        });
       }
+      await admin.createTopics({
+        topics: missing.map((t) => ({
+          topic: t.name,
+          numPartitions: t.partitions,
+          replicationFactor: this.topicPolicy.replicationFactor,
+          configEntries: Object.entries(t.config).map(([name, value]) => ({ name, value })),
+        })),
+        waitForLeaders: true,
+      });
     } finally {
       await admin.disconnect();
     }
@@ -135,6 +176,11 @@ export class KafkaBus {
         })),
       })),
     });
+  }
+
+  /** The producer is connected (it reconnects by itself after a broker outage). */
+  get isConnected(): boolean {
+    return this.connected;
   }
 
   async disconnect(): Promise<void> {

@@ -5,6 +5,7 @@ import { createLogger, type Logger } from '../log.js';
 import { createMetrics, type ServiceMetrics } from '../metrics.js';
 import { createHttpShell, type ReadinessCheck, type ServiceLifecycle } from '../service.js';
 import { KafkaBus } from './bus.js';
+import type { KafkaSecurityEnv, KafkaTopicsEnv } from './kafka-config.js';
 import { PROCESSED_PURGE_EVERY_MS, purgeProcessed } from './processed-retention.js';
 import { startConsumer, type ConsumerHandle, type EventHandler } from './consumer.js';
 import { OutboxRelay } from './outbox.js';
@@ -32,7 +33,7 @@ export interface KafkaServiceDeps<Env extends KafkaServiceEnv, Db extends Connec
   metrics: ServiceMetrics;
 }
 
-export interface KafkaServiceEnv {
+export interface KafkaServiceEnv extends KafkaSecurityEnv, KafkaTopicsEnv {
   LOG_LEVEL: string;
   DATABASE_URL: string;
   KAFKA_BROKERS: string[];
@@ -56,7 +57,7 @@ export function kafkaServiceDeps<Env extends KafkaServiceEnv, Db extends Connect
     name,
     env,
     db: makeDb(prismaClientOptions(env.DATABASE_URL, opts.poolSize === undefined ? {} : { max: opts.poolSize })),
-    bus: new KafkaBus({ clientId: name, brokers: env.KAFKA_BROKERS, prefix: env.KAFKA_TOPIC_PREFIX, log }),
+    bus: KafkaBus.fromEnv(name, env, log),
     log,
     metrics: createMetrics(name),
   };
@@ -75,9 +76,17 @@ export interface KafkaServiceParts<Tx extends RawSql> {
 
 /**
  * The shape shared by every Kafka-speaking service: database, topics, outbox relay, idempotent
- * consumers, and the HTTP shell whose /readyz reports all of them. Shutdown order: HTTP (by the
- * caller), background work, consumers (in-flight messages finish and commit), relay (final drain),
- * producer, database.
+ * consumers, and the HTTP shell.
+ *
+ * Readiness means "can serve my role over HTTP": only the database (and the service's own checks,
+ * such as Chromium) gate /readyz. Kafka does not: a service starts, serves and admits without it
+ * (admissions wait in the outbox), and connects in the background, retrying until the broker
+ * answers. The Kafka state is reported in the /readyz body (`required: false`) and as the gauges
+ * `kafka_connected` and `kafka_consumer_ready{group}` for alerts. Liveness stays "the process
+ * answers": a broker outage must not restart every pod of the fleet.
+ *
+ * Shutdown order: HTTP (by the caller), background work, consumers (in-flight messages finish and
+ * commit), relay (final drain), producer, database.
  */
 export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<Tx>): ServiceLifecycle & { relay: OutboxRelay } {
   const { name, bus, log, metrics, env } = parts.deps;
@@ -85,47 +94,91 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
   const db = parts.deps.db as unknown as TxCapable<Tx> & ConnectableDb;
   const relay = new OutboxRelay({ databaseUrl: env.DATABASE_URL, bus, log, pollMs: env.OUTBOX_POLL_MS });
   let purgeTimer: NodeJS.Timeout | undefined;
-  const running: ConsumerHandle[] = [];
+  let gaugeTimer: NodeJS.Timeout | undefined;
+  const running = new Map<string, ConsumerHandle>();
+  let stopping = false;
+  let started = false;
+  let connecting: Promise<void> | undefined;
+  const connectedGauge = metrics.gauge('kafka_connected', 'The producer is connected to Kafka (1) or still connecting (0).', [] as const);
+  const consumerGauge = metrics.gauge('kafka_consumer_ready', 'A consumer group member joined, not crashed, fetching within the last minute and not waiting on a dependency (1), or not (0).', ['group'] as const);
+  const consumersReady = () => running.size === parts.consumers.length && [...running.values()].every((c) => c.ready());
   const shell = createHttpShell({
     metrics,
     log,
     readiness: [
+      // Before start() the service has no database connection and no relay: not ready.
+      { name: 'started', check: () => started },
       { name: 'database', check: () => databaseReachable(db) },
-      { name: 'kafka_consumers', check: () => running.length === parts.consumers.length && running.every((c) => c.ready()) },
-      { name: 'outbox_relay', check: () => relay.healthy() },
       ...(parts.readiness ?? []),
+      // Reported, not required: consumer progress and the relay are watched by metrics and alerts.
+      { name: 'kafka_producer', required: false, check: () => bus.isConnected },
+      ...(parts.consumers.length > 0 ? [{ name: 'kafka_consumers', required: false, check: consumersReady }] : []),
+      { name: 'outbox_relay', required: false, check: () => relay.healthy() },
     ],
     ...(parts.jsonLimit ? { jsonLimit: parts.jsonLimit } : {}),
   });
   if (parts.routes) shell.app.use(parts.routes(relay));
+
+  /** Retry `step` until it succeeds or the service stops (1 s doubling to 30 s); false when stopped. */
+  const untilDone = async (what: string, step: () => Promise<void>): Promise<boolean> => {
+    for (let failures = 0; !stopping; failures++) {
+      try {
+        await step();
+        if (failures > 0) log.info({ failures }, `kafka: ${what} succeeded after retries`);
+        return true;
+      } catch (err) {
+        log.warn({ err, failures: failures + 1 }, `kafka: ${what} failed; retrying in the background`);
+        await new Promise((r) => setTimeout(r, Math.min(1_000 * 2 ** Math.min(failures, 5), 30_000)));
+      }
+    }
+    return false;
+  };
+
+  /** Topics, producer, consumers: in the background, each step retried until the broker answers. */
+  const connectKafka = async () => {
+    const topics = [...new Set([...topicsProducedBy(name), ...topicsConsumedBy(name)])];
+    if (!(await untilDone(bus.topicPolicy.mode === 'create' ? 'creating topics' : 'verifying topics', () => bus.ensureTopics(topics)))) return;
+    if (!(await untilDone('connecting the producer', () => bus.connect()))) return;
+    connectedGauge.set(1);
+    relay.nudge();
+    for (const spec of parts.consumers) {
+      await untilDone(`starting consumer ${spec.group}`, async () => {
+        const handle = await startConsumer<Tx>({
+          bus,
+          db,
+          log,
+          metrics,
+          group: spec.group,
+          topics: spec.topics,
+          handlers: spec.handlers,
+          concurrency: spec.concurrency ?? 1,
+          ...(spec.inFlight !== undefined ? { inFlight: spec.inFlight } : {}),
+          ...(env.KAFKA_CONSUMER_MAX_ATTEMPTS !== undefined ? { maxAttempts: env.KAFKA_CONSUMER_MAX_ATTEMPTS } : {}),
+          sessionTimeoutMs: env.KAFKA_SESSION_TIMEOUT_MS,
+          afterCommit: () => relay.nudge(),
+        });
+        if (stopping) await handle.stop();
+        else running.set(spec.group, handle);
+      });
+    }
+    if (!stopping) log.info({ consumers: running.size }, 'kafka: connected');
+  };
 
   return {
     app: shell.seal(),
     relay,
     start: async () => {
       await db.$connect();
-      await bus.ensureTopics([...new Set([...topicsProducedBy(name), ...topicsConsumedBy(name)])]);
-      await bus.connect();
+      // The relay publishes once the producer is connected; until then rows wait in the outbox.
       relay.start();
-      for (const spec of parts.consumers) {
-        running.push(
-          await startConsumer<Tx>({
-            bus,
-            db,
-            log,
-            metrics,
-            group: spec.group,
-            topics: spec.topics,
-            handlers: spec.handlers,
-            concurrency: spec.concurrency ?? 1,
-            ...(spec.inFlight !== undefined ? { inFlight: spec.inFlight } : {}),
-            ...(env.KAFKA_CONSUMER_MAX_ATTEMPTS !== undefined ? { maxAttempts: env.KAFKA_CONSUMER_MAX_ATTEMPTS } : {}),
-            sessionTimeoutMs: env.KAFKA_SESSION_TIMEOUT_MS,
-            afterCommit: () => relay.nudge(),
-          }),
-        );
-      }
+      connecting = connectKafka().catch((err: unknown) => log.error({ err }, 'kafka: background connection gave up'));
       await parts.background?.start();
+      gaugeTimer = setInterval(() => {
+        connectedGauge.set(bus.isConnected ? 1 : 0);
+        for (const spec of parts.consumers) consumerGauge.set({ group: spec.group }, running.get(spec.group)?.ready() ? 1 : 0);
+      }, 5_000);
+      gaugeTimer.unref();
+      started = true;
       if (parts.consumers.length > 0) {
         purgeTimer = setInterval(() => {
           purgeProcessed(db, env.PROCESSED_RETENTION_HOURS)
@@ -136,9 +189,15 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
       }
     },
     stop: async () => {
+      stopping = true;
+      started = false;
       if (purgeTimer) clearInterval(purgeTimer);
+      if (gaugeTimer) clearInterval(gaugeTimer);
       await parts.background?.stop();
-      await Promise.all(running.map((c) => c.stop()));
+      // A connection attempt in progress gets a moment to finish (a consumer it starts late is
+      // stopped at once); a broker that is down does not hold the shutdown.
+      await Promise.race([connecting, new Promise((r) => setTimeout(r, 3_000).unref())]);
+      await Promise.all([...running.values()].map((c) => c.stop()));
       await relay.stop();
       await bus.disconnect();
       await db.$disconnect();
