@@ -17,7 +17,7 @@ export const envExtractor = {
   RECIPE_MAX_RULES: limit(100, 10_000),
   RECIPE_MAX_SELECTORS_PER_RULE: limit(5, 100),
   RECIPE_MAX_OBJECT_NESTING_DEPTH: limit(2, 10),
-  /** Reported for generation (a later release): the prompt length and the attempts it will make. */
+  /** Generation: the longest prompt, and the attempts one generation makes at most. */
   RECIPE_MAX_PROMPT_LENGTH: limit(4_000, 100_000),
   RECIPE_GENERATION_MAX_ATTEMPTS: limit(3, 20),
   /** Reported for auto-repair (a later release); `enabled` stays false until it exists. */
@@ -25,6 +25,23 @@ export const envExtractor = {
   RECIPE_REPAIR_WINDOW_HOURS: limit(24, 24 * 365),
   /** A page larger than this is not extracted (the run fails with PAGE_TOO_LARGE). */
   EXTRACTION_MAX_PAGE_BYTES: limit(10 * 1024 * 1024, 100 * 1024 * 1024),
+  /**
+   * Generation through any server speaking the OpenAI chat-completions protocol. Without a key only
+   * the offline heuristic generates. Without a base URL the `openai` client's default is used.
+   */
+  LLM_BASE_URL: z.url().optional(),
+  LLM_API_KEY: z.string().min(1).optional(),
+  LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
+  /** One chat completion; a generation makes at most RECIPE_GENERATION_MAX_ATTEMPTS of them. */
+  LLM_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
+  /** A generation's sample page fetched directly (sample_url): time and size bounds. */
+  GENERATION_FETCH_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(15_000),
+  GENERATION_MAX_PAGE_BYTES: limit(5 * 1024 * 1024, 100 * 1024 * 1024),
+  /** Hosts or IPs a sample URL may resolve to although private (comma separated), as the orchestrator's. Empty in production. */
+  TARGET_ALLOWLIST: z
+    .string()
+    .default('')
+    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
   /** Idempotency records of recipe writes are kept this long. */
   IDEMPOTENCY_RETENTION_HOURS: limit(24, 24 * 365),
 };

@@ -9,3 +9,4 @@ export * from './lifecycle.js';
 export * from './process.js';
 export * from './tcp-proxy.js';
 export * from './proxy-exits.js';
+export * from './chat-completions.js';

@@ -2,14 +2,16 @@ import type { Request as ExRequest } from 'express';
 import { Body, Controller, Delete, Get, Header, Patch, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
 import { listRecipes, readRecipe, recipeCapabilities } from '../domain/recipes/recipe-reads.js';
-import { activateRecipeVersion, createRecipe, createRecipeVersion, deleteRecipe, updateRecipe } from '../domain/recipes/recipe-writes.js';
+import { activateRecipeVersion, createRecipe, createRecipeVersion, deleteRecipe, generateRecipeVersion, updateRecipe } from '../domain/recipes/recipe-writes.js';
 import { tenantOf } from './authentication.js';
 import type {
   CreateRecipeBody,
   CreateRecipeVersionBody,
+  GenerateRecipeBody,
   PublicErrorBody,
   RecipeCapabilities,
   RecipeDetail,
+  RecipeGeneration,
   RecipeList,
   RecipeVersion,
   UpdateRecipeBody,
@@ -143,5 +145,30 @@ export class ClientRecipesController extends Controller {
     @Header('Idempotency-Key') idempotencyKey?: string,
   ): Promise<RecipeDetail> {
     return activateRecipeVersion(this.deps, tenantOf(req).tenantId, idempotencyKey, id, versionId);
+  }
+
+  /**
+   * Generate a version from a prompt and a sample page (beyond the spec), synchronously: at most
+   * `generation_max_attempts` attempts, each one's rules run on the sample page; the first that
+   * finds every required field (and something) is saved as a new version, a draft unless
+   * `activate`. The offline heuristic reads structured data (JSON-LD, microdata, OpenGraph), the
+   * `<h1>`, label/value pairs and repeated blocks; the LLM (when the deployment has one) any
+   * chat-completions server. No attempt worked: 422 with each attempt's issues, nothing saved.
+   * @param idempotencyKey Length 8..200; a replay answers the saved generation without generating again.
+   */
+  @Post('{id}/generate')
+  @SuccessResponse(201, 'Created')
+  @Response<PublicErrorBody>(404, 'No such recipe')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'Validation failed, the sample page could not be read, or no attempt worked')
+  public async generateClientRecipeVersion(
+    @Request() req: ExRequest,
+    @Path() id: string,
+    @Body() body: GenerateRecipeBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<RecipeGeneration> {
+    const generation = await generateRecipeVersion(this.deps, tenantOf(req).tenantId, idempotencyKey, id, body);
+    this.setStatus(201);
+    return generation;
   }
 }

@@ -639,6 +639,51 @@ export interface CreateRecipeVersionBody {
   activate?: boolean;
 }
 
+/**
+ * Body of POST /api/v1/client/recipes/{id}/generate (beyond the spec).
+ */
+export interface GenerateRecipeBody {
+  /** What to extract, in words; at most the capabilities' `limits.max_prompt_length` characters. */
+  prompt: string;
+  /**
+   * The sample page, fetched directly over HTTP (no JavaScript, not billed); default the recipe's `sample_url`.
+   * @format uri
+   */
+  sample_url?: string;
+  /**
+   * Instead of `sample_url`: a completed request of yours whose stored page is the sample (fetched
+   * by the platform's ordinary path, HTTP or browser).
+   * @format uuid
+   */
+  sample_request_id?: string;
+  /** `auto` (default): the LLM when the deployment has one, the heuristic as the last attempt; `heuristic`; `llm`. */
+  method?: 'auto' | 'heuristic' | 'llm';
+  /** Activate the generated version at once (default false: it is saved as a draft version). */
+  activate?: boolean;
+}
+
+/** One attempt of a generation. */
+export interface GenerationAttempt {
+  /** @isInt */
+  attempt: number;
+  method: 'heuristic' | 'llm';
+  /** `accepted`: this attempt's rules worked on the sample page and were saved. */
+  outcome: 'accepted' | 'rejected' | 'error';
+  /** Why it was rejected; for an accepted heuristic attempt, the fields it left out. */
+  issues: FieldIssue[];
+}
+
+/** Response of POST /api/v1/client/recipes/{id}/generate. */
+export interface RecipeGeneration {
+  /** The saved version (`reason`: `generated:heuristic` or `generated:llm`). */
+  version: RecipeVersion;
+  method: 'heuristic' | 'llm';
+  /** At most `generation_max_attempts`. */
+  attempts: GenerationAttempt[];
+  /** The version's output on the sample page. */
+  sample: { data: Record<string, unknown>; warnings: FieldIssue[] };
+}
+
 /** `extraction` of a submission: run this recipe over the fetched page. */
 export interface ExtractionSettings {
   /** @format uuid */

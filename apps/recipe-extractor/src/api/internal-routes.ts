@@ -5,6 +5,7 @@ import type { ExtractorDeps } from '../deps.js';
 import { listRecipes, readRecipe } from '../domain/recipe-views.js';
 import { activateVersion, createRecipe, createVersion, deleteRecipe, updateRecipe } from '../domain/recipe-writes.js';
 import { createRun, readRun } from '../domain/runs.js';
+import { generateVersion } from '../domain/generation/generate.js';
 
 /** What this deployment offers, from its configuration (the gateway adds the ledger's billing terms). */
 export function capabilitiesOf(deps: Pick<ExtractorDeps, 'env'>): ExtractorCapabilities {
@@ -80,6 +81,21 @@ export function internalRoutes(deps: ExtractorDeps): Router {
     const versionId = parse(api.activateVersion.params.versionId, req.params['versionId']);
     const b = parse(api.activateVersion.body, req.body);
     res.json(await activateVersion(writes, b.tenant_id, id, versionId, b.idempotency));
+  });
+  r.post(api.generateVersion.route, async (req, res) => {
+    const id = parse(api.generateVersion.params.id, req.params['id']);
+    const b = parse(api.generateVersion.body, req.body);
+    const generation = {
+      db: deps.db,
+      limits: deps.limits,
+      maxPromptLength: deps.env.RECIPE_MAX_PROMPT_LENGTH,
+      maxAttempts: deps.env.RECIPE_GENERATION_MAX_ATTEMPTS,
+      llm: deps.llm,
+      page: { orchestrator: deps.orchestrator, policy: deps.policy, timeoutMs: deps.env.GENERATION_FETCH_TIMEOUT_MS, maxBytes: deps.env.GENERATION_MAX_PAGE_BYTES },
+      log: deps.log,
+      metrics: deps.metrics,
+    };
+    res.status(201).json(await generateVersion(generation, b.tenant_id, id, b.idempotency, b.generation));
   });
   r.post(api.createRun.route, async (req, res) => {
     const b = parse(api.createRun.body, req.body);

@@ -35,7 +35,7 @@ export async function idempotentWrite<T>(db: PrismaClient, tenantId: string, cla
   }
 }
 
-async function replayOf(db: PrismaClient, tenantId: string, claim: IdempotencyClaim): Promise<unknown> {
+export async function replayOf(db: PrismaClient, tenantId: string, claim: IdempotencyClaim): Promise<unknown> {
   const record = await db.idempotencyRecord.findUnique({ where: { keyId: claim.key_id } });
   if (!record) return undefined;
   if (record.tenantId !== tenantId || record.inputHash !== claim.input_hash) {

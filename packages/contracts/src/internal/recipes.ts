@@ -227,6 +227,39 @@ export const VersionCreateInput = z.strictObject({
   activate: z.boolean().optional(),
 });
 
+/**
+ * Ask recipe-extractor to generate a version (beyond the spec). `prompt` says what to extract;
+ * the page is `sample_url` (default: the recipe's), fetched directly under the target policy, or
+ * `sample_request_id`, a completed request of the tenant whose stored page is read back (the
+ * platform's ordinary path: HTTP or browser, billed as a request). `method`: `auto` (LLM when one
+ * is configured, the heuristic for the last attempt), `heuristic`, `llm`. Lengths and attempts are
+ * checked against the capabilities by recipe-extractor.
+ */
+export const GenerateInput = z.strictObject({
+  prompt: z.string().trim().min(1, 'must not be empty'),
+  sample_url: sampleUrl.optional(),
+  sample_request_id: uuid.optional(),
+  method: z.enum(['auto', 'heuristic', 'llm']).optional(),
+  activate: z.boolean().optional(),
+});
+export type GenerateInput = z.infer<typeof GenerateInput>;
+
+/** One attempt of a generation: which generator, and why it was not kept (empty when kept). */
+export interface GenerationAttemptView {
+  attempt: number;
+  method: 'heuristic' | 'llm';
+  outcome: 'accepted' | 'rejected' | 'error';
+  issues: { field: string; issue: string }[];
+}
+
+/** The answer of a generation: the version saved (a draft unless `activate`), how it was found, and its output on the sample page. */
+export interface GenerationView {
+  version: RecipeVersionView;
+  method: 'heuristic' | 'llm';
+  attempts: GenerationAttemptView[];
+  sample: { data: Record<string, unknown>; warnings: { field: string; issue: string }[] };
+}
+
 const tenantScoped = { tenant_id: uuid };
 const write = { tenant_id: uuid, idempotency: Idempotency };
 
@@ -244,6 +277,7 @@ export const DeleteRecipeBody = z.object(write);
 export const CreateVersionBody = z.object({ ...write, version: z.unknown() });
 export const ActivateVersionBody = z.object(write);
 export const RecipeScope = z.object(tenantScoped);
+export const GenerateVersionBody = z.object({ ...write, generation: z.unknown() });
 
 /**
  * The extraction run of a request. Admission calls it twice: with `validate_only` before the
@@ -280,6 +314,8 @@ export const extractorApi = {
     params: { id: uuid, versionId: uuid },
     body: ActivateVersionBody,
   }),
+  /** Synchronous: answers once the version is saved (or every attempt failed); bounded by the attempts and LLM_TIMEOUT_MS. */
+  generateVersion: endpoint<GenerationView>()({ method: 'POST', route: `${recipePath}/generate`, params: { id: uuid }, body: GenerateVersionBody }),
   createRun: endpoint<ExtractionRunView | null>()({ method: 'POST', route: '/internal/v1/extraction-runs', params: {}, body: CreateRunBody }),
   /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
   readRun: endpoint<ExtractionRunView>()({ method: 'GET', route: runPath, params: { requestId: uuid }, query: RecipeScope }),

@@ -83,6 +83,30 @@ export interface paths {
         patch: operations["UpdateClientRecipe"];
         trace?: never;
     };
+    "/api/v1/client/recipes/{id}/generate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Generate a version from a prompt and a sample page (beyond the spec), synchronously: at most
+         *     `generation_max_attempts` attempts, each one's rules run on the sample page; the first that
+         *     finds every required field (and something) is saved as a new version, a draft unless
+         *     `activate`. The offline heuristic reads structured data (JSON-LD, microdata, OpenGraph), the
+         *     `<h1>`, label/value pairs and repeated blocks; the LLM (when the deployment has one) any
+         *     chat-completions server. No attempt worked: 422 with each attempt's issues, nothing saved.
+         */
+        post: operations["GenerateClientRecipeVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/client/recipes/{id}/versions": {
         parameters: {
             query?: never;
@@ -837,6 +861,43 @@ export interface components {
             selector: string;
             value: string;
         };
+        /** @description Body of POST /api/v1/client/recipes/{id}/generate (beyond the spec). */
+        GenerateRecipeBody: {
+            /** @description What to extract, in words; at most the capabilities' `limits.max_prompt_length` characters. */
+            prompt: string;
+            /**
+             * Format: uri
+             * @description The sample page, fetched directly over HTTP (no JavaScript, not billed); default the recipe's `sample_url`.
+             */
+            sample_url?: string;
+            /**
+             * Format: uuid
+             * @description Instead of `sample_url`: a completed request of yours whose stored page is the sample (fetched
+             *     by the platform's ordinary path, HTTP or browser).
+             */
+            sample_request_id?: string;
+            /**
+             * @description `auto` (default): the LLM when the deployment has one, the heuristic as the last attempt; `heuristic`; `llm`.
+             * @enum {string}
+             */
+            method?: "auto" | "heuristic" | "llm";
+            /** @description Activate the generated version at once (default false: it is saved as a draft version). */
+            activate?: boolean;
+        };
+        /** @description One attempt of a generation. */
+        GenerationAttempt: {
+            /** Format: int32 */
+            attempt: number;
+            /** @enum {string} */
+            method: "heuristic" | "llm";
+            /**
+             * @description `accepted`: this attempt's rules worked on the sample page and were saved.
+             * @enum {string}
+             */
+            outcome: "accepted" | "rejected" | "error";
+            /** @description Why it was rejected; for an accepted heuristic attempt, the fields it left out. */
+            issues: components["schemas"]["FieldIssue"][];
+        };
         /** @description Move the pointer over the element. */
         HoverAction: {
             /** @description When true, a failure of this action does not fail the request. */
@@ -1103,6 +1164,20 @@ export interface components {
             scope?: string;
             /** @description Object fields only. */
             fields?: components["schemas"]["RecipeFieldRule"][];
+        };
+        /** @description Response of POST /api/v1/client/recipes/{id}/generate. */
+        RecipeGeneration: {
+            /** @description The saved version (`reason`: `generated:heuristic` or `generated:llm`). */
+            version: components["schemas"]["RecipeVersion"];
+            /** @enum {string} */
+            method: "heuristic" | "llm";
+            /** @description At most `generation_max_attempts`. */
+            attempts: components["schemas"]["GenerationAttempt"][];
+            /** @description The version's output on the sample page. */
+            sample: {
+                warnings: components["schemas"]["FieldIssue"][];
+                data: components["schemas"]["Record_string.unknown_"];
+            };
         };
         RecipeLimits: {
             /** Format: int32 */
@@ -1864,6 +1939,71 @@ export interface operations {
                 };
             };
             /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GenerateClientRecipeVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200; a replay answers the saved generation without generating again. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                id: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["GenerateRecipeBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RecipeGeneration"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such recipe */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed, the sample page could not be read, or no attempt worked */
             422: {
                 headers: {
                     [name: string]: unknown;

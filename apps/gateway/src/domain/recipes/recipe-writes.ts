@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { extractorApi } from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
-import type { RecipeDetail, RecipeVersion } from '../../api/models.js';
+import type { RecipeDetail, RecipeGeneration, RecipeVersion } from '../../api/models.js';
 import { requireUuid } from '../reads/request-reads.js';
 import { inputHashOf, requestIdFor, validateIdempotencyKey } from '../requests/data-requests.js';
 
@@ -58,4 +58,18 @@ export async function activateRecipeVersion(deps: GatewayDeps, tenantId: string,
     params: { id: recipeId, versionId: vid },
     body: { tenant_id: tenantId, idempotency: claimOf(tenantId, key, 'activate', { recipeId, vid }) },
   }) as Promise<RecipeDetail>;
+}
+
+/**
+ * Generation (beyond the spec): synchronous, recipe-extractor answers once a version is saved or
+ * every attempt failed; the wait is bounded by its attempts (each LLM call by LLM_TIMEOUT_MS) and
+ * the sample page's fetch.
+ */
+export async function generateRecipeVersion(deps: GatewayDeps, tenantId: string, key: string | undefined, id: string, body: unknown): Promise<RecipeGeneration> {
+  const recipeId = requireUuid(id);
+  return callInternal(deps.extractor, extractorApi.generateVersion, {
+    params: { id: recipeId },
+    body: { tenant_id: tenantId, idempotency: claimOf(tenantId, key, 'generate', { recipeId, body }), generation: body },
+    timeoutMs: 300_000,
+  }) as Promise<RecipeGeneration>;
 }
