@@ -25,6 +25,8 @@ export interface GatewayDeps {
   renderer: ServiceClient;
   /** recipe-extractor: recipes, their capabilities, and the extraction runs of requests. */
   extractor: ServiceClient;
+  /** webhook-dispatcher: webhook endpoints and their delivery attempts (browser workflows). */
+  webhooks: ServiceClient;
   /** Rate-limit and admission counters only; nothing durable lives in Redis. */
   redis: LimiterRedis;
   log: Logger;
@@ -64,6 +66,7 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
     ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL }),
     renderer: createServiceClient({ name: 'browser-renderer', baseUrl: env.RENDERER_URL }),
     extractor: createServiceClient({ name: 'recipe-extractor', baseUrl: env.EXTRACTOR_URL }),
+    webhooks: createServiceClient({ name: 'webhook-dispatcher', baseUrl: env.WEBHOOKS_URL }),
     redis,
     log,
     metrics,

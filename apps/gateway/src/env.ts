@@ -22,6 +22,8 @@ export const gatewayEnv = {
   RENDERER_URL: internalUrl('http://127.0.0.1:8083'),
   /** recipe-extractor: recipes, capabilities and extraction runs. */
   EXTRACTOR_URL: internalUrl('http://127.0.0.1:8084'),
+  /** webhook-dispatcher: the webhook endpoints and delivery attempts of projects and environments. */
+  WEBHOOKS_URL: internalUrl('http://127.0.0.1:8085'),
   /** Secret mixed into API key and cabinet token hashes, so a leaked table alone cannot be brute-forced offline. */
   API_KEY_PEPPER: z.string().min(16),
   /** Redis holds the rate-limit and admission counters; nothing durable. */

@@ -82,6 +82,7 @@ export async function startFleet(
     LEDGER_URL: url('billing-ledger'),
     RENDERER_URL: url('browser-renderer'),
     EXTRACTOR_URL: url('recipe-extractor'),
+    WEBHOOKS_URL: url('webhook-dispatcher'),
     API_KEY_PEPPER: 'test-pepper-not-secret-0123456789',
     TARGET_URL_KEY: Buffer.alloc(32, 7).toString('base64'),
     DEBUG_ARTIFACT_KEY: Buffer.alloc(32, 9).toString('base64'),

@@ -2,12 +2,14 @@ import type { Request } from 'express';
 import { DependencyUnavailableError, PublicError } from '@wdr/kit/errors';
 import { authenticateCabinetToken } from '../domain/auth/cabinet-tokens.js';
 import type { SubmissionContext } from '../domain/requests/data-requests.js';
+import { authenticateProjectKey } from '../domain/browser/project-keys.js';
 import { authenticateApiKey, type AuthenticatedTenant } from '../domain/tenants/tenants.js';
 import { depsOf } from './ioc.js';
 
 /**
  * tsoa's authentication hook. `@Security('api_key')`: the tenant's key in `X-API-Key` (data API).
  * `@Security('bearer')`: a cabinet token in `Authorization: Bearer <token>` (client API).
+ * `@Security('project_key')`: a project+environment key in `X-API-Key` (browser-workflow API).
  * Missing or bad credentials are a 401 PublicError; a database failure is a 503, never a 401.
  */
 export async function expressAuthentication(req: Request, securityName: string): Promise<AuthenticatedTenant> {
@@ -16,6 +18,8 @@ export async function expressAuthentication(req: Request, securityName: string):
     switch (securityName) {
       case 'api_key':
         return await authenticateApiKey(deps.db, req.header('x-api-key'), deps.env.API_KEY_PEPPER, deps.credentials);
+      case 'project_key':
+        return await authenticateProjectKey(deps.db, req.header('x-api-key'), deps.env.API_KEY_PEPPER, deps.credentials);
       case 'bearer':
         return await authenticateCabinetToken(deps.db, req.header('authorization'), deps.env.API_KEY_PEPPER, deps.credentials);
       default:

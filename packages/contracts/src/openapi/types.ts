@@ -1,5 +1,42 @@
 // Generated from openapi/openapi.json by scripts/generate.mjs (openapi-typescript). Do not edit.
 export interface paths {
+    "/api/v1/browser/projects/{projectId}/environments/{environmentId}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description The project+environment's webhook endpoints, redacted (URL origin only), a cursor page. */
+        get: operations["ListWebhookEndpoints"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * @description A webhook's delivery attempts, newest first, redacted (no payload, no secret, no URL beyond
+         *     origins; the start of the receiver's answer, masked), a cursor page.
+         */
+        get: operations["ListWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/client/batches": {
         parameters: {
             query?: never;
@@ -16,6 +53,347 @@ export interface paths {
          *     generates an internal key, so the submission is new.
          */
         post: operations["CreateCabinetBatch"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/projects/{projectId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Beyond the spec: one project with its environments. */
+        get: operations["GetBrowserProject"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/projects/{projectId}/environments/{environmentId}/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Beyond the spec: the unrevoked keys of a project and environment (never the keys themselves). */
+        get: operations["ListBrowserProjectKeys"];
+        put?: never;
+        /**
+         * @description Beyond the spec: issue a key of the browser-workflow API for one project and environment. The
+         *     key (`api_key`) is in this answer only; it is stored hashed.
+         */
+        post: operations["IssueBrowserProjectKey"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/projects/{projectId}/environments/{environmentId}/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Beyond the spec: revoke a key (at once; revoking twice is harmless). */
+        delete: operations["RevokeBrowserProjectKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Beyond the spec: the webhook endpoints of a project and environment (the cabinet's view of the browser-workflow listing). */
+        get: operations["ListBrowserWebhooks"];
+        put?: never;
+        /**
+         * @description Beyond the spec: create a webhook endpoint of a project and environment. The signing secret
+         *     (`whsec_…`) is in this answer only. A URL whose host is a private, loopback, link-local or
+         *     metadata address is refused (422).
+         */
+        post: operations["CreateBrowserWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Beyond the spec: one webhook endpoint, redacted. */
+        get: operations["GetBrowserWebhook"];
+        put?: never;
+        post?: never;
+        /** @description Beyond the spec: delete an endpoint with its pending deliveries and attempts. */
+        delete: operations["DeleteBrowserWebhook"];
+        options?: never;
+        head?: never;
+        /** @description Beyond the spec: change an endpoint's URL, event types or description; `enabled: true` re-enables it. */
+        patch: operations["UpdateBrowserWebhook"];
+        trace?: never;
+    };
+    "/api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/deliveries": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Beyond the spec: an endpoint's delivery attempts, redacted (the cabinet's view of the browser-workflow listing). */
+        get: operations["ListBrowserWebhookDeliveries"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/disable": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** @description Beyond the spec: disable an endpoint (its pending deliveries wait; it takes no new events until re-enabled). */
+        post: operations["DisableBrowserWebhook"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/rotate-secret": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Beyond the spec: a new signing secret, in this answer only; the previous one keeps signing beside
+         *     it for `previous_valid_seconds` (default a day; 0 revokes it at once).
+         */
+        post: operations["RotateBrowserWebhookSecret"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/projects/{projectId}/workflows": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Beyond the spec: a project's workflows, a cursor page in creation order. */
+        get: operations["ListBrowserWorkflows"];
+        put?: never;
+        /** @description Beyond the spec: create a workflow in a project (no version yet). */
+        post: operations["CreateBrowserWorkflow"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/workflow-versions/{versionId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** @description Beyond the spec: edit a draft with its current `revision` (stale: 409 CONFLICT; published: 409 CONFLICT); the edit increments it. */
+        patch: operations["UpdateBrowserWorkflowVersion"];
+        trace?: never;
+    };
+    "/api/v1/client/browser/workflow-versions/{versionId}/publish": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description SPEC: publish a draft with its current `revision`; the version is immutable from then on. Answers
+         *     204 with no body. A stale revision, or a version already published, is 409 CONFLICT.
+         */
+        post: operations["PublishBrowserWorkflowVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/workflows/{workflowId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Beyond the spec: a workflow with its `workflow_version`, its active version and every version, newest first. */
+        get: operations["GetBrowserWorkflow"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/workflows/{workflowId}/versions": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description Beyond the spec: add a draft version (the next number, `revision` 1). The definition is a
+         *     submission body checked by the submission rules (422 VALIDATION_FAILED, fields under `definition.`).
+         */
+        post: operations["CreateBrowserWorkflowVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/workflows/{workflowId}/versions/{versionId}/activate": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * @description SPEC: make a published version the workflow's active one, given the workflow's current
+         *     `workflow_version` (each activation increments it). Activating an earlier published version is
+         *     the rollback. Answers 204 with no body. A stale `workflow_version` or a draft is 409 CONFLICT.
+         */
+        post: operations["ActivateBrowserWorkflowVersion"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/workspaces": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Beyond the spec: the tenant's workspaces, a cursor page in creation order. */
+        get: operations["ListBrowserWorkspaces"];
+        put?: never;
+        /** @description Beyond the spec: create a workspace with its first owner. */
+        post: operations["CreateBrowserWorkspace"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/workspaces/{workspaceId}/members": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Beyond the spec: the workspace's members by user id, a cursor page. */
+        get: operations["ListBrowserMembers"];
+        put?: never;
+        /**
+         * @description SPEC: add a member to the workspace, or change an existing member's role. Answers 204 with no
+         *     body. Demoting the workspace's last owner is 409 CONFLICT.
+         */
+        post: operations["PutBrowserMember"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/workspaces/{workspaceId}/members/{userId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /** @description Beyond the spec: remove a member. Removing the workspace's last owner is 409 CONFLICT. */
+        delete: operations["RemoveBrowserMember"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/browser/workspaces/{workspaceId}/projects": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** @description Beyond the spec: the workspace's projects with their environments, a cursor page in creation order. */
+        get: operations["ListBrowserProjects"];
+        put?: never;
+        /**
+         * @description SPEC: create a project in the workspace, with its environments `production` and `staging`.
+         *     Answers 204 with no body; the new project's address is in `Location`
+         *     (`/api/v1/client/browser/projects/{projectId}`). A slug already used in the workspace is 409 CONFLICT.
+         */
+        post: operations["CreateBrowserProject"];
         delete?: never;
         options?: never;
         head?: never;
@@ -487,6 +865,20 @@ export interface paths {
 export type webhooks = Record<string, never>;
 export interface components {
     schemas: {
+        /** @description SPEC: `POST /client/browser/workflows/{workflowId}/versions/{versionId}/activate`. */
+        ActivateWorkflowVersionBody: {
+            /**
+             * Format: int32
+             * @description The workflow's current `workflow_version` (409 CONFLICT when stale).
+             */
+            workflow_version: number;
+        };
+        /** @description SPEC: `POST /client/browser/workspaces/{workspaceId}/members`. */
+        AddMemberBody: {
+            /** Format: int32 */
+            user_id: number;
+            role: components["schemas"]["WorkspaceRole"];
+        };
         /** @description One attribute of the matched element (`href`, `src`, `content`, `datetime`...). */
         AttributeSource: {
             /** @enum {string} */
@@ -703,6 +1095,20 @@ export interface components {
             /** @description Structured extraction: run a recipe over the fetched page (see GET .../{id}/extraction). */
             extraction?: components["schemas"]["ExtractionSettings"] | null;
         };
+        /** @description SPEC: `POST /client/browser/workspaces/{workspaceId}/projects`. */
+        CreateProjectBody: {
+            name: string;
+            /** @description Lower-case letters, digits and dashes; unique in the workspace (409 CONFLICT otherwise). */
+            slug: string;
+            /**
+             * Format: int32
+             * @description Most tokens the project's workflow runs may have charged in total; null or absent: no cap.
+             */
+            budget_cap_tokens?: number | null;
+        };
+        CreateProjectKeyBody: {
+            label?: string;
+        };
         /** @description Body of POST /api/v1/client/recipes. */
         CreateRecipeBody: {
             name: string;
@@ -721,6 +1127,26 @@ export interface components {
             definition: components["schemas"]["RecipeDefinition"];
             /** @description Activate the new version at once (default false). */
             activate?: boolean;
+        };
+        CreateWebhookBody: {
+            /** @description HTTPS (or HTTP) URL of the receiver; private, loopback, link-local and metadata addresses are refused. */
+            url: string;
+            event_types: components["schemas"]["WebhookEventType"][];
+            description?: string | null;
+        };
+        CreateWorkflowBody: {
+            name: string;
+        };
+        CreateWorkflowVersionBody: {
+            definition: components["schemas"]["WorkflowDefinition"];
+        };
+        CreateWorkspaceBody: {
+            name: string;
+            /**
+             * Format: int32
+             * @description The workspace's first owner (a workspace always has at least one).
+             */
+            owner_user_id: number;
         };
         /**
          * @description Status of a request as reported by create, retry and list.
@@ -939,6 +1365,35 @@ export interface components {
             key: string;
             selector?: string;
         };
+        Project: {
+            id: string;
+            workspace_id: string;
+            name: string;
+            slug: string;
+            /** Format: double */
+            budget_cap_tokens: number | null;
+            environments: components["schemas"]["ProjectEnvironment"][];
+            created_at: string;
+        };
+        ProjectEnvironment: {
+            id: string;
+            /** @description `production` or `staging` (both created with the project). */
+            name: string;
+        };
+        /** @description A project+environment key of the browser-workflow API. `api_key` is shown once, at issue. */
+        ProjectKey: {
+            id: string;
+            project_id: string;
+            environment_id: string;
+            label: string;
+            /** @description `wdrp_…`; absent on an idempotent replay (it is never stored). */
+            api_key?: string;
+            created_at: string;
+        };
+        ProjectPage: {
+            items: components["schemas"]["Project"][];
+            next_cursor: string | null;
+        };
         /** @enum {string} */
         ProxyNetworkType: "datacenter" | "residential" | "premium";
         /** @enum {string} */
@@ -1009,6 +1464,14 @@ export interface components {
             message: string;
             request_id: string;
             details?: components["schemas"]["FieldIssue"][];
+        };
+        /** @description SPEC: `POST /client/browser/workflow-versions/{versionId}/publish`. */
+        PublishWorkflowVersionBody: {
+            /**
+             * Format: int32
+             * @description The draft's current revision (409 CONFLICT when stale).
+             */
+            revision: number;
         };
         /** @description Headers on every answer to a submission (IETF RateLimit draft). */
         RateLimitHeaders: {
@@ -1398,6 +1861,13 @@ export interface components {
              */
             retried_from_run_id?: string;
         };
+        RotateWebhookSecretBody: {
+            /**
+             * Format: int32
+             * @description How long the previous secret keeps signing beside the new one, seconds (default a day; 0 revokes it at once).
+             */
+            previous_valid_seconds?: number;
+        };
         RouteMode: components["schemas"]["RequestMode"] | "mixed";
         /** @description Scroll an element into view, the page to `top` or `bottom` (the default), or by `y` pixels; at most one of the three. */
         ScrollAction: {
@@ -1533,6 +2003,24 @@ export interface components {
             /** @description true records now as `continuous_repair_confirmed_at`; false clears it. */
             continuous_repair_confirmed?: boolean;
         };
+        UpdateWebhookBody: {
+            url?: string;
+            event_types?: components["schemas"]["WebhookEventType"][];
+            description?: string | null;
+            /**
+             * @description `true` re-enables a disabled endpoint (its pending deliveries resume).
+             * @enum {boolean}
+             */
+            enabled?: true;
+        };
+        UpdateWorkflowVersionBody: {
+            /**
+             * Format: int32
+             * @description The draft's current revision (409 CONFLICT when stale).
+             */
+            revision: number;
+            definition: components["schemas"]["WorkflowDefinition"];
+        };
         /** @description Wait a fixed time. */
         WaitAction: {
             /** @description When true, a failure of this action does not fail the request. */
@@ -1569,6 +2057,139 @@ export interface components {
              */
             timeout_ms?: number;
         };
+        /** @description One delivery attempt, redacted: no payload, no secret, no URL beyond origins. */
+        WebhookDelivery: {
+            id: string;
+            /** @description The `webhook-id` header: stable across the attempts of one event to one endpoint. */
+            message_id: string;
+            event_type: string;
+            /** Format: double */
+            attempt: number;
+            /** @enum {string} */
+            outcome: "delivered" | "failed";
+            /** Format: double */
+            status_code: number | null;
+            /** Format: double */
+            latency_ms: number;
+            /** @description The start of the receiver's answer (at most 256 characters), URLs reduced to origins, tokens masked. */
+            response_excerpt: string | null;
+            /** @description Transport failure class: `timeout`, `connection_refused`, `connection_reset`, `dns`, `target_blocked`, `redirect`, `tls`, `network`. */
+            error: string | null;
+            created_at: string;
+        };
+        WebhookDeliveryPage: {
+            items: components["schemas"]["WebhookDelivery"][];
+            next_cursor: string | null;
+        };
+        /** @description A webhook endpoint, redacted: the URL's origin only, never its path, query or secret. */
+        WebhookEndpoint: {
+            id: string;
+            project_id: string | null;
+            environment_id: string | null;
+            url_origin: string;
+            event_types: components["schemas"]["WebhookEventType"][];
+            description: string | null;
+            /** @enum {string} */
+            status: "enabled" | "disabled";
+            /** @enum {string|null} */
+            disabled_reason: "manual" | "gone" | "sustained_failure" | null;
+            disabled_at: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        WebhookEndpointPage: {
+            items: components["schemas"]["WebhookEndpoint"][];
+            next_cursor: string | null;
+        };
+        /** @description The answer to a creation or a rotation: the `whsec_` signing secret, shown this once. */
+        WebhookEndpointWithSecret: {
+            endpoint: components["schemas"]["WebhookEndpoint"];
+            secret: string;
+        };
+        /** @enum {string} */
+        WebhookEventType: "request.accepted" | "request.running" | "request.completed" | "request.failed" | "request.cancelled" | "tokens.settled" | "tokens.refunded" | "billing.balance_low" | "billing.balance_exhausted" | "webhook.endpoint_disabled";
+        Workflow: {
+            id: string;
+            project_id: string;
+            name: string;
+            /**
+             * Format: double
+             * @description Incremented by each activation; activate names the current one (optimistic concurrency).
+             */
+            workflow_version: number;
+            active_version_id: string | null;
+            created_at: string;
+            updated_at: string;
+        };
+        /**
+         * @description A browser request template: the submission body of `POST /api/v1/data/requests` (same rules),
+         *     rendered in the browser (`mode` absent, `browser` or `residential_browser`; `javascript` not false).
+         */
+        WorkflowDefinition: components["schemas"]["CreateDataRequestBody"];
+        WorkflowDetail: {
+            id: string;
+            project_id: string;
+            name: string;
+            /**
+             * Format: double
+             * @description Incremented by each activation; activate names the current one (optimistic concurrency).
+             */
+            workflow_version: number;
+            active_version_id: string | null;
+            created_at: string;
+            updated_at: string;
+            /** @description Newest first. */
+            versions: components["schemas"]["WorkflowVersion"][];
+        };
+        WorkflowPage: {
+            items: components["schemas"]["Workflow"][];
+            next_cursor: string | null;
+        };
+        WorkflowVersion: {
+            id: string;
+            workflow_id: string;
+            /**
+             * Format: double
+             * @description 1, 2, … in the order versions were created.
+             */
+            number: number;
+            status: components["schemas"]["WorkflowVersionStatus"];
+            /**
+             * Format: double
+             * @description Incremented by each edit of the draft; publish names the current one.
+             */
+            revision: number;
+            /** @description True for the workflow's active version. */
+            active: boolean;
+            definition: components["schemas"]["WorkflowDefinition"];
+            created_at: string;
+            updated_at: string;
+            published_at: string | null;
+        };
+        /** @enum {string} */
+        WorkflowVersionStatus: "draft" | "published";
+        Workspace: {
+            id: string;
+            name: string;
+            created_at: string;
+        };
+        WorkspaceMember: {
+            /** Format: double */
+            user_id: number;
+            role: components["schemas"]["WorkspaceRole"];
+            created_at: string;
+            updated_at: string;
+        };
+        WorkspaceMemberPage: {
+            items: components["schemas"]["WorkspaceMember"][];
+            next_cursor: string | null;
+        };
+        WorkspacePage: {
+            items: components["schemas"]["Workspace"][];
+            next_cursor: string | null;
+        };
+        /** @enum {string} */
+        WorkspaceRole: "owner" | "admin" | "member";
     };
     responses: never;
     parameters: never;
@@ -1578,6 +2199,117 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    ListWebhookEndpoints: {
+        parameters: {
+            query?: {
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                /** @description 1..100, default 50. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointPage"];
+                };
+            };
+            /** @description Missing, invalid or revoked project+environment key (a tenant key is not one) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Not the key's project and environment, or no such webhook */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Bad limit or cursor */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListWebhookDeliveries: {
+        parameters: {
+            query?: {
+                /** @description `next_cursor` of the previous page. */
+                cursor?: string;
+                /** @description 1..100, default 50. */
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description Missing, invalid or revoked project+environment key (a tenant key is not one) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Not the key's project and environment, or no such webhook */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Bad limit or cursor */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
     CreateCabinetBatch: {
         parameters: {
             query?: never;
@@ -1650,6 +2382,1282 @@ export interface operations {
             };
             /** @description A dependency is unavailable */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetBrowserProject: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Project"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListBrowserProjectKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        items: components["schemas"]["ProjectKey"][];
+                    };
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project or environment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    IssueBrowserProjectKey: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                projectId: string;
+                environmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateProjectKeyBody"];
+            };
+        };
+        responses: {
+            /** @description Issued */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectKey"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project or environment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    RevokeBrowserProjectKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project, environment or key */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListBrowserWebhooks: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointPage"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project or environment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    CreateBrowserWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWebhookBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project or environment */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed or URL refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetBrowserWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project, environment or webhook */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    DeleteBrowserWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Deleted */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project, environment or webhook */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    UpdateBrowserWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWebhookBody"];
+            };
+        };
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project, environment or webhook */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed or URL refused */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListBrowserWebhookDeliveries: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookDeliveryPage"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project, environment or webhook */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    DisableBrowserWebhook: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpoint"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project, environment or webhook */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    RotateBrowserWebhookSecret: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+                webhookId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["RotateWebhookSecretBody"];
+            };
+        };
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookEndpointWithSecret"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project, environment or webhook */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListBrowserWorkflows: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowPage"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    CreateBrowserWorkflow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                projectId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkflowBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workflow"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such project */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    UpdateBrowserWorkflowVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["UpdateWorkflowVersionBody"];
+            };
+        };
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowVersion"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such version */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Stale revision or published (CONFLICT), or IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    PublishBrowserWorkflowVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["PublishWorkflowVersionBody"];
+            };
+        };
+        responses: {
+            /** @description Published (no body) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such version */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Stale revision or already published (CONFLICT), or IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    GetBrowserWorkflow: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                workflowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowDetail"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such workflow */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    CreateBrowserWorkflowVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                workflowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkflowVersionBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkflowVersion"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such workflow */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ActivateBrowserWorkflowVersion: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                workflowId: string;
+                versionId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["ActivateWorkflowVersionBody"];
+            };
+        };
+        responses: {
+            /** @description Activated (no body) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such workflow or version */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Stale workflow_version or draft (CONFLICT), or IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListBrowserWorkspaces: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                /** @description 1..100, default 50. */
+                limit?: number;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspacePage"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    CreateBrowserWorkspace: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateWorkspaceBody"];
+            };
+        };
+        responses: {
+            /** @description Created */
+            201: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["Workspace"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListBrowserMembers: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                workspaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WorkspaceMemberPage"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such workspace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    PutBrowserMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                workspaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["AddMemberBody"];
+            };
+        };
+        responses: {
+            /** @description Added or updated (no body) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such workspace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Last owner (CONFLICT) or IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    RemoveBrowserMember: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                workspaceId: string;
+                userId: number;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Removed */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such workspace or member */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Last owner (CONFLICT) or IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListBrowserProjects: {
+        parameters: {
+            query?: {
+                cursor?: string;
+                limit?: number;
+            };
+            header?: never;
+            path: {
+                workspaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["ProjectPage"];
+                };
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such workspace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    CreateBrowserProject: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                workspaceId: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": components["schemas"]["CreateProjectBody"];
+            };
+        };
+        responses: {
+            /** @description Created (no body; Location names the project) */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description No such workspace */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Slug taken (CONFLICT) or IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };

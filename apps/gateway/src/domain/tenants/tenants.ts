@@ -13,8 +13,10 @@ export interface LimitOverrides {
 
 export interface AuthenticatedTenant {
   tenantId: string;
-  credential: 'api_key' | 'cabinet_token';
+  credential: 'api_key' | 'cabinet_token' | 'project_key';
   limits: LimitOverrides;
+  /** A project+environment key's scope (browser-workflow API); absent for tenant keys and cabinet tokens. */
+  scope?: { projectId: string; environmentId: string };
 }
 
 export function limitsOf(row: TenantLimits | null): LimitOverrides {

@@ -1,0 +1,444 @@
+import type { Request as ExRequest } from 'express';
+import { Body, Controller, Delete, Get, Header, Patch, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
+import type { GatewayDeps } from '../app.js';
+import { issueProjectKey, listProjectKeys, revokeProjectKey } from '../domain/browser/project-keys.js';
+import {
+  cabinetScope,
+  createWebhook,
+  deleteWebhook,
+  disableWebhook,
+  listDeliveries,
+  listWebhooks,
+  readWebhook,
+  rotateWebhookSecret,
+  updateWebhook,
+} from '../domain/browser/webhooks.js';
+import { activateVersion, createDraftVersion, createWorkflow, listWorkflows, publishVersion, readWorkflow, updateDraftVersion } from '../domain/browser/workflows.js';
+import { createProject, createWorkspace, listMembers, listProjects, listWorkspaces, putMember, readProject, removeMember } from '../domain/browser/workspaces.js';
+import { tenantOf } from './authentication.js';
+import type {
+  ActivateWorkflowVersionBody,
+  AddMemberBody,
+  CreateProjectBody,
+  CreateProjectKeyBody,
+  CreateWebhookBody,
+  CreateWorkflowBody,
+  CreateWorkflowVersionBody,
+  CreateWorkspaceBody,
+  Project,
+  ProjectKey,
+  ProjectPage,
+  PublishWorkflowVersionBody,
+  RotateWebhookSecretBody,
+  UpdateWebhookBody,
+  UpdateWorkflowVersionBody,
+  WebhookDeliveryPage,
+  WebhookEndpoint,
+  WebhookEndpointPage,
+  WebhookEndpointWithSecret,
+  Workflow,
+  WorkflowDetail,
+  WorkflowPage,
+  WorkflowVersion,
+  Workspace,
+  WorkspaceMemberPage,
+  WorkspacePage,
+} from './models-browser.js';
+import type { PublicErrorBody } from './models.js';
+
+/**
+ * Browser workflows in the cabinet (SPEC "Client (cabinet) API"): the spec's four writes (create a
+ * project, add or update a member, publish a version, activate a version) answer 204 with no body;
+ * everything else here is beyond the spec (docs/api.md "Browser workflows"). Writes to the gateway's
+ * own records take an optional Idempotency-Key (8..200): the same key with the same write replays it
+ * (204 again, the same answer), with another write it is 409 IDEMPOTENCY_CONFLICT; without it every
+ * call is a new write. Another tenant's ids are 404.
+ */
+@Route('api/v1/client/browser')
+@Tags('Client API: browser workflows')
+@Security('bearer')
+@Response<PublicErrorBody>(401, 'Missing, invalid, expired or revoked bearer token')
+export class ClientBrowserController extends Controller {
+  constructor(private readonly deps: GatewayDeps) {
+    super();
+  }
+
+  /**
+   * Beyond the spec: create a workspace with its first owner.
+   * @param idempotencyKey Length 8..200.
+   */
+  @Post('workspaces')
+  @SuccessResponse(201, 'Created')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'Validation failed')
+  public async createBrowserWorkspace(@Request() req: ExRequest, @Body() body: CreateWorkspaceBody, @Header('Idempotency-Key') idempotencyKey?: string): Promise<Workspace> {
+    const w = await createWorkspace(this.deps, tenantOf(req).tenantId, idempotencyKey, body);
+    this.setStatus(201);
+    return w;
+  }
+
+  /**
+   * Beyond the spec: the tenant's workspaces, a cursor page in creation order.
+   * @param limit 1..100, default 50.
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   */
+  @Get('workspaces')
+  public async listBrowserWorkspaces(@Request() req: ExRequest, @Query() cursor?: string, @Query() limit?: number): Promise<WorkspacePage> {
+    return listWorkspaces(this.deps, tenantOf(req).tenantId, { cursor, limit });
+  }
+
+  /**
+   * SPEC: create a project in the workspace, with its environments `production` and `staging`.
+   * Answers 204 with no body; the new project's address is in `Location`
+   * (`/api/v1/client/browser/projects/{projectId}`). A slug already used in the workspace is 409 CONFLICT.
+   * @param idempotencyKey Length 8..200.
+   */
+  @Post('workspaces/{workspaceId}/projects')
+  @SuccessResponse(204, 'Created (no body; Location names the project)')
+  @Response<PublicErrorBody>(404, 'No such workspace')
+  @Response<PublicErrorBody>(409, 'Slug taken (CONFLICT) or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'Validation failed')
+  public async createBrowserProject(
+    @Request() req: ExRequest,
+    @Path() workspaceId: string,
+    @Body() body: CreateProjectBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<void> {
+    const { project_id } = await createProject(this.deps, tenantOf(req).tenantId, idempotencyKey, workspaceId, body);
+    this.setHeader('Location', `/api/v1/client/browser/projects/${project_id}`);
+    this.setStatus(204);
+  }
+
+  /**
+   * Beyond the spec: the workspace's projects with their environments, a cursor page in creation order.
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   */
+  @Get('workspaces/{workspaceId}/projects')
+  @Response<PublicErrorBody>(404, 'No such workspace')
+  public async listBrowserProjects(@Request() req: ExRequest, @Path() workspaceId: string, @Query() cursor?: string, @Query() limit?: number): Promise<ProjectPage> {
+    return listProjects(this.deps, tenantOf(req).tenantId, workspaceId, { cursor, limit });
+  }
+
+  /**
+   * SPEC: add a member to the workspace, or change an existing member's role. Answers 204 with no
+   * body. Demoting the workspace's last owner is 409 CONFLICT.
+   * @param idempotencyKey Length 8..200.
+   */
+  @Post('workspaces/{workspaceId}/members')
+  @SuccessResponse(204, 'Added or updated (no body)')
+  @Response<PublicErrorBody>(404, 'No such workspace')
+  @Response<PublicErrorBody>(409, 'Last owner (CONFLICT) or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'Validation failed')
+  public async putBrowserMember(
+    @Request() req: ExRequest,
+    @Path() workspaceId: string,
+    @Body() body: AddMemberBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<void> {
+    await putMember(this.deps, tenantOf(req).tenantId, idempotencyKey, workspaceId, body);
+    this.setStatus(204);
+  }
+
+  /**
+   * Beyond the spec: the workspace's members by user id, a cursor page.
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   */
+  @Get('workspaces/{workspaceId}/members')
+  @Response<PublicErrorBody>(404, 'No such workspace')
+  public async listBrowserMembers(@Request() req: ExRequest, @Path() workspaceId: string, @Query() cursor?: string, @Query() limit?: number): Promise<WorkspaceMemberPage> {
+    return listMembers(this.deps, tenantOf(req).tenantId, workspaceId, { cursor, limit });
+  }
+
+  /**
+   * Beyond the spec: remove a member. Removing the workspace's last owner is 409 CONFLICT.
+   * @param idempotencyKey Length 8..200.
+   * @isInt userId
+   */
+  @Delete('workspaces/{workspaceId}/members/{userId}')
+  @SuccessResponse(204, 'Removed')
+  @Response<PublicErrorBody>(404, 'No such workspace or member')
+  @Response<PublicErrorBody>(409, 'Last owner (CONFLICT) or IDEMPOTENCY_CONFLICT')
+  public async removeBrowserMember(@Request() req: ExRequest, @Path() workspaceId: string, @Path() userId: number, @Header('Idempotency-Key') idempotencyKey?: string): Promise<void> {
+    await removeMember(this.deps, tenantOf(req).tenantId, idempotencyKey, workspaceId, userId);
+    this.setStatus(204);
+  }
+
+  /** Beyond the spec: one project with its environments. */
+  @Get('projects/{projectId}')
+  @Response<PublicErrorBody>(404, 'No such project')
+  public async getBrowserProject(@Request() req: ExRequest, @Path() projectId: string): Promise<Project> {
+    return readProject(this.deps, tenantOf(req).tenantId, projectId);
+  }
+
+  /**
+   * Beyond the spec: issue a key of the browser-workflow API for one project and environment. The
+   * key (`api_key`) is in this answer only; it is stored hashed.
+   * @param idempotencyKey Length 8..200.
+   */
+  @Post('projects/{projectId}/environments/{environmentId}/api-keys')
+  @SuccessResponse(201, 'Issued')
+  @Response<PublicErrorBody>(404, 'No such project or environment')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  public async issueBrowserProjectKey(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+    @Body() body: CreateProjectKeyBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<ProjectKey> {
+    const key = await issueProjectKey(this.deps, tenantOf(req).tenantId, idempotencyKey, projectId, environmentId, body);
+    this.setStatus(201);
+    return key;
+  }
+
+  /** Beyond the spec: the unrevoked keys of a project and environment (never the keys themselves). */
+  @Get('projects/{projectId}/environments/{environmentId}/api-keys')
+  @Response<PublicErrorBody>(404, 'No such project or environment')
+  public async listBrowserProjectKeys(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string): Promise<{ items: ProjectKey[] }> {
+    return listProjectKeys(this.deps, tenantOf(req).tenantId, projectId, environmentId);
+  }
+
+  /** Beyond the spec: revoke a key (at once; revoking twice is harmless). */
+  @Delete('projects/{projectId}/environments/{environmentId}/api-keys/{keyId}')
+  @SuccessResponse(204, 'Revoked')
+  @Response<PublicErrorBody>(404, 'No such project, environment or key')
+  public async revokeBrowserProjectKey(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() keyId: string): Promise<void> {
+    await revokeProjectKey(this.deps, tenantOf(req).tenantId, projectId, environmentId, keyId);
+    this.setStatus(204);
+  }
+
+  /**
+   * Beyond the spec: create a webhook endpoint of a project and environment. The signing secret
+   * (`whsec_…`) is in this answer only. A URL whose host is a private, loopback, link-local or
+   * metadata address is refused (422).
+   */
+  @Post('projects/{projectId}/environments/{environmentId}/webhooks')
+  @SuccessResponse(201, 'Created')
+  @Response<PublicErrorBody>(404, 'No such project or environment')
+  @Response<PublicErrorBody>(422, 'Validation failed or URL refused')
+  public async createBrowserWebhook(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Body() body: CreateWebhookBody): Promise<WebhookEndpointWithSecret> {
+    const tenantId = tenantOf(req).tenantId;
+    const created = await createWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), body);
+    this.setStatus(201);
+    return created;
+  }
+
+  /**
+   * Beyond the spec: the webhook endpoints of a project and environment (the cabinet's view of the browser-workflow listing).
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   */
+  @Get('projects/{projectId}/environments/{environmentId}/webhooks')
+  @Response<PublicErrorBody>(404, 'No such project or environment')
+  public async listBrowserWebhooks(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+    @Query() cursor?: string,
+    @Query() limit?: number,
+  ): Promise<WebhookEndpointPage> {
+    const tenantId = tenantOf(req).tenantId;
+    return listWebhooks(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), { cursor, limit });
+  }
+
+  /** Beyond the spec: one webhook endpoint, redacted. */
+  @Get('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}')
+  @Response<PublicErrorBody>(404, 'No such project, environment or webhook')
+  public async getBrowserWebhook(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() webhookId: string): Promise<WebhookEndpoint> {
+    const tenantId = tenantOf(req).tenantId;
+    return readWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId);
+  }
+
+  /** Beyond the spec: change an endpoint's URL, event types or description; `enabled: true` re-enables it. */
+  @Patch('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}')
+  @Response<PublicErrorBody>(404, 'No such project, environment or webhook')
+  @Response<PublicErrorBody>(422, 'Validation failed or URL refused')
+  public async updateBrowserWebhook(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+    @Path() webhookId: string,
+    @Body() body: UpdateWebhookBody,
+  ): Promise<WebhookEndpoint> {
+    const tenantId = tenantOf(req).tenantId;
+    return updateWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, body);
+  }
+
+  /** Beyond the spec: disable an endpoint (its pending deliveries wait; it takes no new events until re-enabled). */
+  @Post('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/disable')
+  @Response<PublicErrorBody>(404, 'No such project, environment or webhook')
+  public async disableBrowserWebhook(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() webhookId: string): Promise<WebhookEndpoint> {
+    const tenantId = tenantOf(req).tenantId;
+    return disableWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId);
+  }
+
+  /** Beyond the spec: delete an endpoint with its pending deliveries and attempts. */
+  @Delete('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}')
+  @SuccessResponse(204, 'Deleted')
+  @Response<PublicErrorBody>(404, 'No such project, environment or webhook')
+  public async deleteBrowserWebhook(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() webhookId: string): Promise<void> {
+    const tenantId = tenantOf(req).tenantId;
+    await deleteWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId);
+    this.setStatus(204);
+  }
+
+  /**
+   * Beyond the spec: a new signing secret, in this answer only; the previous one keeps signing beside
+   * it for `previous_valid_seconds` (default a day; 0 revokes it at once).
+   */
+  @Post('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/rotate-secret')
+  @Response<PublicErrorBody>(404, 'No such project, environment or webhook')
+  public async rotateBrowserWebhookSecret(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+    @Path() webhookId: string,
+    @Body() body: RotateWebhookSecretBody,
+  ): Promise<WebhookEndpointWithSecret> {
+    const tenantId = tenantOf(req).tenantId;
+    return rotateWebhookSecret(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, body);
+  }
+
+  /**
+   * Beyond the spec: an endpoint's delivery attempts, redacted (the cabinet's view of the browser-workflow listing).
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   */
+  @Get('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/deliveries')
+  @Response<PublicErrorBody>(404, 'No such project, environment or webhook')
+  public async listBrowserWebhookDeliveries(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+    @Path() webhookId: string,
+    @Query() cursor?: string,
+    @Query() limit?: number,
+  ): Promise<WebhookDeliveryPage> {
+    const tenantId = tenantOf(req).tenantId;
+    return listDeliveries(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, { cursor, limit });
+  }
+
+  /**
+   * Beyond the spec: create a workflow in a project (no version yet).
+   * @param idempotencyKey Length 8..200.
+   */
+  @Post('projects/{projectId}/workflows')
+  @SuccessResponse(201, 'Created')
+  @Response<PublicErrorBody>(404, 'No such project')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  public async createBrowserWorkflow(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Body() body: CreateWorkflowBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<Workflow> {
+    const w = await createWorkflow(this.deps, tenantOf(req).tenantId, idempotencyKey, projectId, body);
+    this.setStatus(201);
+    return w;
+  }
+
+  /**
+   * Beyond the spec: a project's workflows, a cursor page in creation order.
+   * @isInt limit
+   * @minimum limit 1
+   * @maximum limit 100
+   */
+  @Get('projects/{projectId}/workflows')
+  @Response<PublicErrorBody>(404, 'No such project')
+  public async listBrowserWorkflows(@Request() req: ExRequest, @Path() projectId: string, @Query() cursor?: string, @Query() limit?: number): Promise<WorkflowPage> {
+    return listWorkflows(this.deps, tenantOf(req).tenantId, projectId, { cursor, limit });
+  }
+
+  /** Beyond the spec: a workflow with its `workflow_version`, its active version and every version, newest first. */
+  @Get('workflows/{workflowId}')
+  @Response<PublicErrorBody>(404, 'No such workflow')
+  public async getBrowserWorkflow(@Request() req: ExRequest, @Path() workflowId: string): Promise<WorkflowDetail> {
+    return readWorkflow(this.deps, tenantOf(req).tenantId, workflowId);
+  }
+
+  /**
+   * Beyond the spec: add a draft version (the next number, `revision` 1). The definition is a
+   * submission body checked by the submission rules (422 VALIDATION_FAILED, fields under `definition.`).
+   * @param idempotencyKey Length 8..200.
+   */
+  @Post('workflows/{workflowId}/versions')
+  @SuccessResponse(201, 'Created')
+  @Response<PublicErrorBody>(404, 'No such workflow')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'Validation failed')
+  public async createBrowserWorkflowVersion(
+    @Request() req: ExRequest,
+    @Path() workflowId: string,
+    @Body() body: CreateWorkflowVersionBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<WorkflowVersion> {
+    const v = await createDraftVersion(this.deps, tenantOf(req).tenantId, idempotencyKey, workflowId, body);
+    this.setStatus(201);
+    return v;
+  }
+
+  /**
+   * Beyond the spec: edit a draft with its current `revision` (stale: 409 CONFLICT; published: 409 CONFLICT); the edit increments it.
+   * @param idempotencyKey Length 8..200.
+   */
+  @Patch('workflow-versions/{versionId}')
+  @Response<PublicErrorBody>(404, 'No such version')
+  @Response<PublicErrorBody>(409, 'Stale revision or published (CONFLICT), or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'Validation failed')
+  public async updateBrowserWorkflowVersion(
+    @Request() req: ExRequest,
+    @Path() versionId: string,
+    @Body() body: UpdateWorkflowVersionBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<WorkflowVersion> {
+    return updateDraftVersion(this.deps, tenantOf(req).tenantId, idempotencyKey, versionId, body);
+  }
+
+  /**
+   * SPEC: publish a draft with its current `revision`; the version is immutable from then on. Answers
+   * 204 with no body. A stale revision, or a version already published, is 409 CONFLICT.
+   * @param idempotencyKey Length 8..200.
+   */
+  @Post('workflow-versions/{versionId}/publish')
+  @SuccessResponse(204, 'Published (no body)')
+  @Response<PublicErrorBody>(404, 'No such version')
+  @Response<PublicErrorBody>(409, 'Stale revision or already published (CONFLICT), or IDEMPOTENCY_CONFLICT')
+  public async publishBrowserWorkflowVersion(
+    @Request() req: ExRequest,
+    @Path() versionId: string,
+    @Body() body: PublishWorkflowVersionBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<void> {
+    await publishVersion(this.deps, tenantOf(req).tenantId, idempotencyKey, versionId, body);
+    this.setStatus(204);
+  }
+
+  /**
+   * SPEC: make a published version the workflow's active one, given the workflow's current
+   * `workflow_version` (each activation increments it). Activating an earlier published version is
+   * the rollback. Answers 204 with no body. A stale `workflow_version` or a draft is 409 CONFLICT.
+   * @param idempotencyKey Length 8..200.
+   */
+  @Post('workflows/{workflowId}/versions/{versionId}/activate')
+  @SuccessResponse(204, 'Activated (no body)')
+  @Response<PublicErrorBody>(404, 'No such workflow or version')
+  @Response<PublicErrorBody>(409, 'Stale workflow_version or draft (CONFLICT), or IDEMPOTENCY_CONFLICT')
+  public async activateBrowserWorkflowVersion(
+    @Request() req: ExRequest,
+    @Path() workflowId: string,
+    @Path() versionId: string,
+    @Body() body: ActivateWorkflowVersionBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<void> {
+    await activateVersion(this.deps, tenantOf(req).tenantId, idempotencyKey, workflowId, versionId, body);
+    this.setStatus(204);
+  }
+}

@@ -1,0 +1,309 @@
+import { createHmac, randomUUID } from 'node:crypto';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { adminCommand, eventually, startFleet, type Fleet } from '@wdr/testkit';
+
+/**
+ * Browser workflows through the real fleet (issue 10): workspaces, projects and their environments,
+ * members (role update, last owner 409), workflows, drafts, publish (stale revision 409), activate
+ * and roll back (stale workflow_version 409), Idempotency-Key on the spec's four writes,
+ * project+environment keys, webhook endpoints created through the gateway in webhook-dispatcher,
+ * and the browser-workflow API's cursor pages of endpoints and deliveries (other keys see nothing).
+ * Deliveries reach a real receiver on 127.0.0.1 and their Standard Webhooks signature is checked.
+ */
+let fleet: Fleet;
+const gateway = () => request(fleet.url('gateway'));
+
+interface Tenant {
+  id: string;
+  apiKey: string;
+  token: string;
+}
+
+async function newTenant(name: string): Promise<Tenant> {
+  const t = await adminCommand(fleet, ['create-tenant', '--name', name, '--credits', '100']);
+  const c = await adminCommand(fleet, ['issue-cabinet-token', '--tenant', t['tenant_id'] as string]);
+  return { id: t['tenant_id'] as string, apiKey: t['api_key'] as string, token: c['cabinet_token'] as string };
+}
+
+const B = '/api/v1/client/browser';
+const post = (t: Tenant, path: string, body: unknown, key?: string) => {
+  const r = gateway().post(`${B}${path}`).set('Authorization', `Bearer ${t.token}`);
+  return (key ? r.set('Idempotency-Key', key) : r).send(body as object);
+};
+const patch = (t: Tenant, path: string, body: unknown) => gateway().patch(`${B}${path}`).set('Authorization', `Bearer ${t.token}`).send(body as object);
+const get = (t: Tenant, path: string) => gateway().get(`${B}${path}`).set('Authorization', `Bearer ${t.token}`);
+const del = (t: Tenant, path: string) => gateway().delete(`${B}${path}`).set('Authorization', `Bearer ${t.token}`);
+
+interface Received {
+  headers: http.IncomingHttpHeaders;
+  body: string;
+}
+
+let receiver: http.Server;
+let receiverUrl: string;
+const received: Received[] = [];
+
+let a: Tenant;
+let b: Tenant;
+
+beforeAll(async () => {
+  receiver = http.createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      received.push({ headers: req.headers, body: Buffer.concat(chunks).toString('utf8') });
+      res.writeHead(200, { 'content-type': 'text/plain' }).end('ok');
+    });
+  });
+  await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+  receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  fleet = await startFleet({ env: { gateway: { REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:` }, 'webhook-dispatcher': { WEBHOOK_POLL_MS: '200' } } });
+  [a, b] = await Promise.all([newTenant('workflows-a'), newTenant('workflows-b')]);
+}, 180_000);
+
+afterAll(async () => {
+  await fleet?.stop();
+  await new Promise((resolve) => receiver?.close(resolve));
+}, 60_000);
+
+/** Standard Webhooks: v1 = base64 HMAC-SHA256(secret bytes, `${id}.${timestamp}.${body}`). */
+function signatureValid(r: Received, secret: string): boolean {
+  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
+  const expected = createHmac('sha256', key).update(`${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.body}`).digest('base64');
+  return String(r.headers['webhook-signature']).split(' ').includes(`v1,${expected}`);
+}
+
+let workspaceId: string;
+let projectId: string;
+let production: string;
+let staging: string;
+
+describe('workspaces, projects, members', () => {
+  it('creates a workspace and a project with production and staging; the slug is unique in the workspace', async () => {
+    const w = await post(a, '/workspaces', { name: 'Acme', owner_user_id: 1 });
+    expect(w.status).toBe(201);
+    workspaceId = w.body.id;
+
+    const p = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Shop', slug: 'shop', budget_cap_tokens: 50 }, 'project-create-1');
+    expect(p.status).toBe(204);
+    expect(p.text).toBe('');
+    const location = p.headers['location'] as string;
+    expect(location).toMatch(/^\/api\/v1\/client\/browser\/projects\/[0-9a-f-]{36}$/);
+    projectId = location.split('/').pop()!;
+
+    // The same key and body: a replay (same project, nothing new); another body under the key: 409.
+    const replay = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Shop', slug: 'shop', budget_cap_tokens: 50 }, 'project-create-1');
+    expect(replay.status).toBe(204);
+    expect(replay.headers['location']).toBe(location);
+    expect((await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Other', slug: 'other' }, 'project-create-1')).body.code).toBe('IDEMPOTENCY_CONFLICT');
+    const dup = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Shop again', slug: 'shop' });
+    expect({ status: dup.status, code: dup.body.code }).toEqual({ status: 409, code: 'CONFLICT' });
+    expect((await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Bad', slug: 'Not A Slug' })).status).toBe(422);
+
+    const list = await get(a, `/workspaces/${workspaceId}/projects`);
+    expect(list.status).toBe(200);
+    expect(list.body.items).toHaveLength(1);
+    const project = list.body.items[0];
+    expect(project).toMatchObject({ id: projectId, slug: 'shop', budget_cap_tokens: 50 });
+    expect(project.environments.map((e: { name: string }) => e.name)).toEqual(['production', 'staging']);
+    [production, staging] = project.environments.map((e: { id: string }) => e.id);
+
+    // Another tenant sees none of it.
+    expect((await get(b, `/workspaces/${workspaceId}/projects`)).status).toBe(404);
+    expect((await post(b, `/workspaces/${workspaceId}/projects`, { name: 'x', slug: 'x' })).status).toBe(404);
+    expect((await get(b, '/workspaces')).body.items).toEqual([]);
+  });
+
+  it('adds members, updates a role on re-adding, and refuses to demote or remove the last owner', async () => {
+    expect((await post(a, `/workspaces/${workspaceId}/members`, { user_id: 2, role: 'member' }, 'member-add-2')).status).toBe(204);
+    expect((await post(a, `/workspaces/${workspaceId}/members`, { user_id: 2, role: 'admin' })).status).toBe(204);
+    const members = await get(a, `/workspaces/${workspaceId}/members`);
+    expect(members.body.items.map((m: { user_id: number; role: string }) => [m.user_id, m.role])).toEqual([[1, 'owner'], [2, 'admin']]);
+
+    const demote = await post(a, `/workspaces/${workspaceId}/members`, { user_id: 1, role: 'admin' });
+    expect({ status: demote.status, code: demote.body.code }).toEqual({ status: 409, code: 'CONFLICT' });
+    expect((await del(a, `/workspaces/${workspaceId}/members/1`)).status).toBe(409);
+    expect((await post(a, `/workspaces/${workspaceId}/members`, { user_id: 3, role: 'superuser' })).status).toBe(422);
+
+    // With a second owner, the first can step down.
+    expect((await post(a, `/workspaces/${workspaceId}/members`, { user_id: 2, role: 'owner' })).status).toBe(204);
+    expect((await post(a, `/workspaces/${workspaceId}/members`, { user_id: 1, role: 'member' })).status).toBe(204);
+    expect((await del(a, `/workspaces/${workspaceId}/members/2`)).status).toBe(409);
+    expect((await del(a, `/workspaces/${workspaceId}/members/1`)).status).toBe(204);
+    const after = await get(a, `/workspaces/${workspaceId}/members?limit=1`);
+    expect(after.body).toEqual({ items: [expect.objectContaining({ user_id: 2, role: 'owner' })], next_cursor: null });
+  });
+});
+
+describe('workflows and versions', () => {
+  const definition = (path: string) => ({ url: `https://example.com/${path}`, wait_for_selector: '#list', browser_actions: [{ type: 'click', selector: '#more' }], result_text_selector: 'main' });
+
+  it('drafts, edits, publishes (stale revision 409), activates and rolls back (stale workflow_version 409)', async () => {
+    const wf = await post(a, `/projects/${projectId}/workflows`, { name: 'catalog' });
+    expect(wf.status).toBe(201);
+    const workflowId = wf.body.id as string;
+    expect(wf.body).toMatchObject({ workflow_version: 0, active_version_id: null });
+
+    const bad = await post(a, `/workflows/${workflowId}/versions`, { definition: { url: 'https://example.com', mode: 'http', timeout_ms: 1 } });
+    expect(bad.status).toBe(422);
+    expect(bad.body.details.map((d: { field: string }) => d.field).sort()).toEqual(['definition.timeout_ms']);
+    const notBrowser = await post(a, `/workflows/${workflowId}/versions`, { definition: { url: 'https://example.com', mode: 'http' } });
+    expect(notBrowser.body.details).toEqual([{ field: 'definition.mode', issue: expect.any(String) }]);
+
+    const v1 = await post(a, `/workflows/${workflowId}/versions`, { definition: definition('v1') });
+    expect(v1.status).toBe(201);
+    expect(v1.body).toMatchObject({ number: 1, status: 'draft', revision: 1, active: false });
+    const edited = await patch(a, `/workflow-versions/${v1.body.id}`, { revision: 1, definition: definition('v1b') });
+    expect(edited.body).toMatchObject({ revision: 2, definition: definition('v1b') });
+    expect((await patch(a, `/workflow-versions/${v1.body.id}`, { revision: 1, definition: definition('x') })).status).toBe(409);
+
+    const stale = await post(a, `/workflow-versions/${v1.body.id}/publish`, { revision: 1 });
+    expect({ status: stale.status, code: stale.body.code }).toEqual({ status: 409, code: 'CONFLICT' });
+    const published = await post(a, `/workflow-versions/${v1.body.id}/publish`, { revision: 2 }, 'publish-v1-key');
+    expect(published.status).toBe(204);
+    expect(published.text).toBe('');
+    expect((await post(a, `/workflow-versions/${v1.body.id}/publish`, { revision: 2 }, 'publish-v1-key')).status).toBe(204); // replay
+    expect((await post(a, `/workflow-versions/${v1.body.id}/publish`, { revision: 2 })).status).toBe(409); // already published
+    expect((await patch(a, `/workflow-versions/${v1.body.id}`, { revision: 2, definition: definition('late') })).status).toBe(409); // immutable
+
+    // A draft cannot be activated.
+    const v2 = await post(a, `/workflows/${workflowId}/versions`, { definition: definition('v2') });
+    expect((await post(a, `/workflows/${workflowId}/versions/${v2.body.id}/activate`, { workflow_version: 0 })).status).toBe(409);
+    expect((await post(a, `/workflow-versions/${v2.body.id}/publish`, { revision: 1 })).status).toBe(204);
+
+    expect((await post(a, `/workflows/${workflowId}/versions/${v1.body.id}/activate`, { workflow_version: 0 }, 'activate-v1-key')).status).toBe(204);
+    expect((await post(a, `/workflows/${workflowId}/versions/${v1.body.id}/activate`, { workflow_version: 0 }, 'activate-v1-key')).status).toBe(204); // replay
+    expect((await post(a, `/workflows/${workflowId}/versions/${v2.body.id}/activate`, { workflow_version: 0 }, 'activate-v1-key')).body.code).toBe('IDEMPOTENCY_CONFLICT');
+    expect((await post(a, `/workflows/${workflowId}/versions/${v2.body.id}/activate`, { workflow_version: 1 })).status).toBe(204);
+    const staleActivate = await post(a, `/workflows/${workflowId}/versions/${v1.body.id}/activate`, { workflow_version: 1 });
+    expect({ status: staleActivate.status, code: staleActivate.body.code }).toEqual({ status: 409, code: 'CONFLICT' });
+    // Rollback: the earlier published version again, with the current workflow_version.
+    expect((await post(a, `/workflows/${workflowId}/versions/${v1.body.id}/activate`, { workflow_version: 2 })).status).toBe(204);
+
+    const detail = await get(a, `/workflows/${workflowId}`);
+    expect(detail.body).toMatchObject({ workflow_version: 3, active_version_id: v1.body.id });
+    expect(detail.body.versions.map((v: { number: number; status: string; active: boolean }) => [v.number, v.status, v.active])).toEqual([
+      [2, 'published', false],
+      [1, 'published', true],
+    ]);
+    expect((await get(b, `/workflows/${workflowId}`)).status).toBe(404);
+    expect((await post(b, `/workflow-versions/${v1.body.id}/publish`, { revision: 2 })).status).toBe(404);
+  });
+});
+
+describe('project+environment keys, webhooks and the browser-workflow API', () => {
+  const browserApi = (key: string, path: string) => gateway().get(`/api/v1/browser/projects/${path}`).set('X-API-Key', key);
+
+  it('lists the scope\'s endpoints and a webhook\'s signed deliveries in cursor pages; other keys see nothing', async () => {
+    const issued = await post(a, `/projects/${projectId}/environments/${production}/api-keys`, { label: 'ci' });
+    expect(issued.status).toBe(201);
+    const prodKey = issued.body.api_key as string;
+    expect(prodKey).toMatch(/^wdrp_/);
+    const stagingKey = (await post(a, `/projects/${projectId}/environments/${staging}/api-keys`, {})).body.api_key as string;
+    expect((await get(a, `/projects/${projectId}/environments/${production}/api-keys`)).body.items).toEqual([
+      expect.not.objectContaining({ api_key: expect.anything() }),
+    ]);
+
+    // A private address is refused at creation.
+    const privateUrl = await post(a, `/projects/${projectId}/environments/${production}/webhooks`, { url: 'http://10.1.2.3/hook', event_types: ['request.completed'] });
+    expect(privateUrl.status).toBe(422);
+
+    // Watcher takes webhook.endpoint_disabled; flapper is disabled and re-enabled three times.
+    const watcher = await post(a, `/projects/${projectId}/environments/${production}/webhooks`, {
+      url: `${receiverUrl}/hooks/watcher?token=secret-token`,
+      event_types: ['webhook.endpoint_disabled'],
+      description: 'watcher',
+    });
+    expect(watcher.status).toBe(201);
+    expect(watcher.body.secret).toMatch(/^whsec_/);
+    expect(watcher.body.endpoint).toMatchObject({ project_id: projectId, environment_id: production, url_origin: receiverUrl, status: 'enabled' });
+    const flapper = await post(a, `/projects/${projectId}/environments/${production}/webhooks`, { url: `${receiverUrl}/hooks/flapper`, event_types: ['request.completed'] });
+    const watcherId = watcher.body.endpoint.id as string;
+    const flapperId = flapper.body.endpoint.id as string;
+    // One in staging, which production's key never sees.
+    await post(a, `/projects/${projectId}/environments/${staging}/webhooks`, { url: `${receiverUrl}/hooks/staging`, event_types: ['request.completed'] });
+
+    for (let i = 0; i < 3; i++) {
+      const disabled = await post(a, `/projects/${projectId}/environments/${production}/webhooks/${flapperId}/disable`, {});
+      expect(disabled.body).toMatchObject({ status: 'disabled', disabled_reason: 'manual' });
+      expect((await patch(a, `/projects/${projectId}/environments/${production}/webhooks/${flapperId}`, { enabled: true })).body.status).toBe('enabled');
+    }
+
+    const deliveries = await eventually(
+      async () => received.filter((r) => r.body.includes(flapperId)),
+      (d) => d.length >= 3,
+      30_000,
+    );
+    expect(deliveries).toHaveLength(3);
+    for (const d of deliveries) {
+      expect(signatureValid(d, watcher.body.secret)).toBe(true);
+      expect(JSON.parse(d.body)).toMatchObject({ type: 'webhook.endpoint_disabled', data: { endpoint_id: flapperId, reason: 'manual' } });
+    }
+    expect(new Set(deliveries.map((d) => d.headers['webhook-id'])).size).toBe(3);
+
+    // The endpoints of production, a page at a time.
+    const first = await browserApi(prodKey, `${projectId}/environments/${production}/webhooks?limit=1`);
+    expect(first.status).toBe(200);
+    expect(first.body.items).toHaveLength(1);
+    expect(first.body.next_cursor).toEqual(expect.any(String));
+    const second = await browserApi(prodKey, `${projectId}/environments/${production}/webhooks?limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`);
+    expect(second.body.items).toHaveLength(1);
+    const ids = [...first.body.items, ...second.body.items].map((e: { id: string }) => e.id).sort();
+    expect(ids).toEqual([watcherId, flapperId].sort());
+    const third = second.body.next_cursor
+      ? await browserApi(prodKey, `${projectId}/environments/${production}/webhooks?limit=1&cursor=${encodeURIComponent(second.body.next_cursor)}`)
+      : undefined;
+    expect(third?.body.items ?? []).toEqual([]);
+    const all = await browserApi(prodKey, `${projectId}/environments/${production}/webhooks`);
+    expect(JSON.stringify(all.body)).not.toContain('secret-token');
+    expect(JSON.stringify(all.body)).not.toContain('whsec_');
+
+    // The watcher's deliveries, redacted, two pages.
+    const d1 = await eventually(
+      () => browserApi(prodKey, `${projectId}/environments/${production}/webhooks/${watcherId}/deliveries?limit=2`),
+      (r) => r.status === 200 && r.body.items.length === 2 && r.body.next_cursor !== null,
+    );
+    const d2 = await browserApi(prodKey, `${projectId}/environments/${production}/webhooks/${watcherId}/deliveries?limit=2&cursor=${encodeURIComponent(d1.body.next_cursor)}`);
+    const attempts = [...d1.body.items, ...d2.body.items];
+    expect(attempts).toHaveLength(3);
+    for (const at of attempts) {
+      expect(at).toMatchObject({ event_type: 'webhook.endpoint_disabled', outcome: 'delivered', status_code: 200, attempt: 1 });
+      expect(Object.keys(at).sort()).toEqual(['attempt', 'created_at', 'error', 'event_type', 'id', 'latency_ms', 'message_id', 'outcome', 'response_excerpt', 'status_code']);
+    }
+    expect(attempts.map((x: { message_id: string }) => x.message_id).sort()).toEqual(deliveries.map((d) => d.headers['webhook-id']).sort());
+    expect((await browserApi(prodKey, `${projectId}/environments/${production}/webhooks?limit=0`)).status).toBe(422);
+    expect((await browserApi(prodKey, `${projectId}/environments/${production}/webhooks?limit=101`)).status).toBe(422);
+
+    // Other credentials: the staging key (404), the tenant key (401), another tenant's project key (404), no key (401).
+    expect((await browserApi(stagingKey, `${projectId}/environments/${production}/webhooks`)).status).toBe(404);
+    expect((await browserApi(stagingKey, `${projectId}/environments/${production}/webhooks/${watcherId}/deliveries`)).status).toBe(404);
+    // The staging key lists staging only; production's webhook id in staging's path is 404.
+    const stagingList = await browserApi(stagingKey, `${projectId}/environments/${staging}/webhooks`);
+    expect(stagingList.body.items.map((e: { environment_id: string }) => e.environment_id)).toEqual([staging]);
+    expect((await browserApi(stagingKey, `${projectId}/environments/${staging}/webhooks/${watcherId}/deliveries`)).status).toBe(404);
+    expect((await browserApi(a.apiKey, `${projectId}/environments/${production}/webhooks`)).status).toBe(401);
+    expect((await gateway().get(`/api/v1/browser/projects/${projectId}/environments/${production}/webhooks`)).status).toBe(401);
+    const bw = (await post(b, '/workspaces', { name: 'B', owner_user_id: 9 })).body.id as string;
+    const bp = ((await post(b, `/workspaces/${bw}/projects`, { name: 'B', slug: 'b' })).headers['location'] as string).split('/').pop()!;
+    const bEnv = (await get(b, `/projects/${bp}`)).body.environments[0].id as string;
+    const bKey = (await post(b, `/projects/${bp}/environments/${bEnv}/api-keys`, {})).body.api_key as string;
+    expect((await browserApi(bKey, `${projectId}/environments/${production}/webhooks`)).status).toBe(404);
+    expect((await browserApi(bKey, `${bp}/environments/${bEnv}/webhooks`)).body).toEqual({ items: [], next_cursor: null });
+    // A project key is not a tenant key.
+    expect((await gateway().get('/api/v1/data/requests').set('X-API-Key', prodKey)).status).toBe(401);
+    // Another tenant cannot manage tenant A's webhooks through its own scope.
+    expect((await del(b, `/projects/${bp}/environments/${bEnv}/webhooks/${watcherId}`)).status).toBe(404);
+
+    // Rotation answers a new secret; deletion removes the endpoint; revocation stops the key at once.
+    const rotated = await post(a, `/projects/${projectId}/environments/${production}/webhooks/${watcherId}/rotate-secret`, { previous_valid_seconds: 0 });
+    expect(rotated.body.secret).toMatch(/^whsec_/);
+    expect(rotated.body.secret).not.toBe(watcher.body.secret);
+    expect((await del(a, `/projects/${projectId}/environments/${production}/webhooks/${flapperId}`)).status).toBe(204);
+    expect((await browserApi(prodKey, `${projectId}/environments/${production}/webhooks`)).body.items.map((e: { id: string }) => e.id)).toEqual([watcherId]);
+    expect((await del(a, `/projects/${projectId}/environments/${production}/api-keys/${issued.body.id}`)).status).toBe(204);
+    expect((await browserApi(prodKey, `${projectId}/environments/${production}/webhooks`)).status).toBe(401);
+  }, 90_000);
+});
