@@ -59,6 +59,14 @@ export async function startFleet(
     env?: Partial<Record<ServiceName | 'all', Record<string, string>>>;
     /** Reach Postgres through this local port (a TcpProxy the test can cut) instead of directly. */
     postgresPort?: number;
+    /** Reach Kafka through this local port (a startKafkaProxy the test can cut) instead of directly. */
+    kafkaPort?: number;
+    /**
+     * A service counts as started once /readyz answers 200, which needs only its database; by
+     * default the fleet also waits for every reported check (Kafka connected, consumers joined).
+     * false: HTTP readiness is enough (a fleet started while Kafka is unreachable).
+     */
+    waitForKafka?: boolean;
   } = {},
 ): Promise<Fleet> {
   const topicPrefix = uniqueTopicPrefix();
@@ -72,7 +80,7 @@ export async function startFleet(
   const shared = {
     NODE_ENV: 'test',
     LOG_LEVEL: process.env['WDR_TEST_LOG_LEVEL'] ?? 'warn',
-    KAFKA_BROKERS: KAFKA_BROKERS.join(','),
+    KAFKA_BROKERS: opts.kafkaPort !== undefined ? `127.0.0.1:${opts.kafkaPort}` : KAFKA_BROKERS.join(','),
     KAFKA_TOPIC_PREFIX: topicPrefix,
     OUTBOX_POLL_MS: '100',
     // Short enough that a killed consumer's work resumes within seconds, long enough that a member
@@ -117,13 +125,17 @@ export async function startFleet(
       if (proc.exitCode !== null) throw new Error(`${service} exited with ${proc.exitCode}:\n${m.output.join('')}`);
       try {
         const res = await fetch(`${url(service)}/readyz`);
-        if (res.status === 200) return;
+        if (res.status === 200) {
+          if (opts.waitForKafka === false) return;
+          const body = (await res.json()) as { checks?: { ok: boolean }[] };
+          if ((body.checks ?? []).every((c) => c.ok)) return;
+        }
       } catch {
         // not listening yet
       }
       await sleep(200);
     }
-    throw new Error(`${service} did not become ready within 60 s:\n${m.output.join('')}`);
+    throw new Error(`${service} did not become ready (with every check passing unless waitForKafka is false) within 60 s:\n${m.output.join('')}`);
   };
 
   const kill = async (service: ServiceName, signal: NodeJS.Signals = 'SIGTERM') => {

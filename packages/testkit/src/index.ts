@@ -9,4 +9,5 @@ export * from './lifecycle.js';
 export * from './process.js';
 export * from './tcp-proxy.js';
 export * from './proxy-exits.js';
+export * from './kafka-proxy.js';
 export * from './chat-completions.js';

@@ -111,7 +111,7 @@ class StreamSession implements LiveSubscriber {
         let ticks = 0;
         return setInterval(() => {
           ticks++;
-          if (!this.closed && (!this.deps.liveEvents.ready() || ticks % 5 === 0)) this.enqueue(() => this.catchUp());
+          if (!this.closed && (!this.deps.liveEvents.ready() || ticks % 5 === 0)) this.enqueue(() => this.poll());
         }, settings.pollMs);
       })(),
     );
@@ -145,6 +145,16 @@ class StreamSession implements LiveSubscriber {
     if (e.event_id <= this.lastSent) return;
     if (e.event_id > this.lastSent + 1) await this.catchUp();
     this.send(e);
+  }
+
+  /** A poll's catch-up: the orchestrator briefly unavailable (a restart) skips one poll instead of ending the stream. */
+  private async poll(): Promise<void> {
+    try {
+      await this.catchUp();
+    } catch (err) {
+      if (!(err instanceof PublicError && err.code === 'DEPENDENCY_UNAVAILABLE')) throw err;
+      this.deps.log.debug({ err, requestId: this.requestId }, 'event stream poll failed; next poll retries');
+    }
   }
 
   /** Send what the stored history has after the last event sent. */

@@ -107,8 +107,9 @@ export class LiveRequestEvents {
 
   async stop(): Promise<void> {
     this.stopped = true;
-    // A connection attempt in progress gets a moment; a broker that is down does not hold the shutdown.
-    await Promise.race([this.connecting, new Promise((r) => setTimeout(r, 3_000).unref())]);
+    // A connection attempt still in progress (a group join takes seconds; a broker that is down,
+    // forever) is not waited for: it stops its consumer itself once it sees `stopped`, and the
+    // instance's group is its own, so nobody waits for it to leave.
     await this.consumer?.stop();
     this.consumer = undefined;
   }

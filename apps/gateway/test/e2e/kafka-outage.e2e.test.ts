@@ -1,0 +1,146 @@
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { setTimeout as sleep } from 'node:timers/promises';
+import request from 'supertest';
+import { KAFKA_BROKERS, SERVICE_NAMES, adminCommand, eventually, startFixtureSite, startFleet, startKafkaProxy, withDatabase, type FixtureSite, type Fleet, type TcpProxy } from '@wdr/testkit';
+
+/**
+ * Kafka unreachable for the whole fleet. Every service reaches the shared broker through a relay
+ * this test owns (startKafkaProxy: it also rewrites the advertised broker address in metadata, so
+ * no connection goes around it); cutting it resets every open connection and refuses new ones. The
+ * broker itself is never touched.
+ *
+ * While it is cut: the API keeps answering 202 to submissions and 200 to reads, /readyz of the
+ * gateway and the orchestrator stays 200, an event stream still serves the stored history and
+ * polls for more, and an orchestrator restarted during the outage starts and admits without Kafka.
+ * Once it is restored: every request accepted during the outage completes and is settled.
+ */
+let fleet: Fleet;
+let site: FixtureSite;
+let proxy: TcpProxy;
+let apiKey: string;
+
+const allChecksOk = async (service: (typeof SERVICE_NAMES)[number]) => {
+  const res = await fetch(`${fleet.url(service)}/readyz`).catch(() => undefined);
+  if (!res) return 'down';
+  const body = (await res.json()) as { checks: { name: string; ok: boolean }[] };
+  return res.status === 200 && body.checks.every((c) => c.ok) ? 'ok' : JSON.stringify(body.checks.filter((c) => !c.ok));
+};
+
+beforeAll(async () => {
+  const [host, port] = KAFKA_BROKERS[0]!.split(':');
+  proxy = await startKafkaProxy({ host: host!, port: Number(port) });
+  site = await startFixtureSite();
+  // HTTP readiness is enough to count as started (an orchestrator is restarted while Kafka is away);
+  // before the cut, wait for every service's Kafka side too.
+  fleet = await startFleet({ kafkaPort: proxy.port, waitForKafka: false });
+  for (const s of SERVICE_NAMES) await eventually(() => allChecksOk(s), (v) => v === 'ok', 90_000, 500);
+  const tenant = await adminCommand(fleet, ['create-tenant', '--name', 'kafka-outage', '--credits', '100000']);
+  apiKey = tenant['api_key'] as string;
+}, 180_000);
+
+afterAll(async () => {
+  proxy?.restore();
+  await fleet?.stop();
+  await site?.close();
+  await proxy?.close();
+}, 60_000);
+
+const submit = () =>
+  request(fleet.url('gateway')).post('/api/v1/data/requests').set('X-API-Key', apiKey).timeout(15_000).send({ url: `${site.url}/page`, mode: 'http' });
+
+describe('Kafka unreachable for the fleet', () => {
+  it('keeps admitting and reading while the broker is away; everything accepted completes once it is back', async () => {
+    // Traffic really goes through the relay (bootstrap and the advertised address).
+    expect(proxy.connections()).toBeGreaterThan(SERVICE_NAMES.length);
+    const before = await submit();
+    expect(before.status).toBe(202);
+    const beforeId = (before.body as { id: string }).id;
+    await eventually(
+      async () => (await request(fleet.url('gateway')).get(`/api/v1/data/requests/${beforeId}`).set('X-API-Key', apiKey)).body as { status: string },
+      (b) => b.status === 'completed',
+      30_000,
+    );
+
+    proxy.cut();
+    const cutAt = Date.now();
+    const accepted: string[] = [];
+    const statuses = new Map<number, number>();
+    const note = (status: number) => statuses.set(status, (statuses.get(status) ?? 0) + 1);
+
+    // Submissions and reads during the outage.
+    for (let i = 0; i < 10; i++) {
+      const res = await submit();
+      note(res.status);
+      if (res.status === 202) accepted.push((res.body as { id: string }).id);
+      await sleep(300);
+    }
+    const read = await request(fleet.url('gateway')).get(`/api/v1/data/requests/${accepted[0]}`).set('X-API-Key', apiKey);
+    expect(read.status).toBe(200);
+    expect((read.body as { status: string }).status).toBe('pending');
+    const events = await request(fleet.url('gateway')).get(`/api/v1/data/requests/${accepted[0]}/events`).set('X-API-Key', apiKey);
+    expect(events.status).toBe(200);
+
+    // An event stream opened during the outage: history now, and (by polling) the rest later.
+    const streamed: string[] = [];
+    const res = await fetch(`${fleet.url('gateway')}/api/v1/data/requests/${accepted[1]}/events/stream`, { headers: { 'X-API-Key': apiKey } });
+    expect(res.status).toBe(200);
+    const stream = (async () => {
+      const reader = res.body!.getReader();
+      const decoder = new TextDecoder();
+      for (;;) {
+        const { value, done } = await reader.read();
+        if (done) return;
+        streamed.push(decoder.decode(value));
+      }
+    })();
+    await eventually(async () => streamed.join(''), (t) => t.includes('"type":"request.accepted"'), 10_000);
+
+    // The orchestrator restarted while Kafka is away: it starts, is ready, and admits.
+    await fleet.kill('fetch-orchestrator', 'SIGTERM');
+    await fleet.start('fetch-orchestrator');
+    for (let i = 0; i < 5; i++) {
+      const res = await submit();
+      note(res.status);
+      if (res.status === 202) accepted.push((res.body as { id: string }).id);
+    }
+
+    // Still serving after 20 s of outage: ready (HTTP role), answering 202.
+    await sleep(Math.max(0, 20_000 - (Date.now() - cutAt)));
+    for (const s of ['gateway', 'fetch-orchestrator', 'billing-ledger'] as const) {
+      const res = await request(fleet.url(s)).get('/readyz');
+      expect(`${s}: ${res.status}`).toBe(`${s}: 200`);
+    }
+    const late = await submit();
+    note(late.status);
+    if (late.status === 202) accepted.push((late.body as { id: string }).id);
+    expect(Object.fromEntries(statuses)).toEqual({ 202: 16 });
+    // Nothing ran: every request accepted during the outage is still waiting in the outbox.
+    const waiting = await withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) =>
+      (await c.query<{ n: number }>("SELECT count(*)::int AS n FROM data_requests WHERE id = ANY($1::uuid[]) AND status = 'pending'", [accepted])).rows[0]!.n,
+    );
+    expect(waiting).toBe(accepted.length);
+
+    proxy.restore();
+    const restoredAt = Date.now();
+    const final = await eventually(
+      async () =>
+        withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) =>
+          (await c.query<{ status: string; token_state: string; n: number }>('SELECT status, token_state, count(*)::int AS n FROM data_requests WHERE id = ANY($1::uuid[]) GROUP BY 1, 2', [accepted])).rows,
+        ),
+      (rows) => rows.length === 1 && rows[0]!.status === 'completed' && rows[0]!.token_state === 'settled',
+      180_000,
+      1_000,
+    );
+    expect(final[0]!.n).toBe(accepted.length);
+    const holds = await withDatabase(fleet.databases['billing-ledger'].url, async (c) =>
+      (await c.query<{ state: string; n: number }>('SELECT state, count(*)::int AS n FROM reservations WHERE request_id = ANY($1::uuid[]) GROUP BY 1', [accepted])).rows,
+    );
+    expect(holds).toEqual([{ state: 'settled', n: accepted.length }]);
+    // The stream opened during the outage saw the request through to its end, and closed.
+    await Promise.race([stream, sleep(30_000)]);
+    expect(streamed.join('')).toContain('"status":"completed"');
+    // Kafka consumers of the whole fleet are back (reported checks all ok).
+    for (const s of SERVICE_NAMES) await eventually(() => allChecksOk(s), (v) => v === 'ok', 90_000, 1_000);
+    process.stdout.write(`kafka outage: ${accepted.length} accepted during ${Math.round((restoredAt - cutAt) / 1000)} s without a broker, all completed and settled ${Math.round((Date.now() - restoredAt) / 1000)} s after it came back\n`);
+  }, 420_000);
+});
