@@ -27,7 +27,7 @@ export function createRendererDeps(env: RendererEnv): RendererDeps {
   const policy = new TargetPolicy(env.TARGET_ALLOWLIST);
   return {
     ...base,
-    orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL }),
+    orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, metrics: base.metrics }),
     pool: new BrowserPool({
       chromiumPath: env.CHROMIUM_PATH,
       size: env.BROWSER_POOL_SIZE,

@@ -29,7 +29,7 @@ export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, Pris
 
 export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
   const base = kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), { poolSize: Math.min(env.FETCH_CONCURRENCY, 8) + 4 });
-  const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL });
+  const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, metrics: base.metrics });
   const sealer = Sealer.fromBase64(env.TARGET_URL_KEY);
   const pool = new ProxyPool(base.db, sealer, base.log, { ...DEFAULT_POOL_OPTIONS, resetTimeoutMs: env.PROXY_EXIT_RESET_MS }, base.metrics);
   const routes: RouteDeps = {

@@ -2,6 +2,7 @@ import http from 'node:http';
 import got, { type Method } from 'got';
 import CircuitBreaker from 'opossum';
 import { DependencyUnavailableError, PublicError } from './errors.js';
+import type { ServiceMetrics } from './metrics.js';
 
 export interface CallOptions {
   searchParams?: Record<string, string | number | boolean>;
@@ -34,6 +35,8 @@ export function createServiceClient(opts: {
   baseUrl: string;
   timeoutMs?: number;
   breaker?: Partial<Pick<CircuitBreaker.Options, 'errorThresholdPercentage' | 'resetTimeout' | 'volumeThreshold'>>;
+  /** The caller's metrics: the breaker is exported as `<prefix>_breaker_state{dependency=<name>}` and `_breaker_events_total`. */
+  metrics?: ServiceMetrics;
 }): ServiceClient {
   const base = opts.baseUrl.replace(/\/$/, '');
   const defaultTimeout = opts.timeoutMs ?? 5_000;
@@ -91,6 +94,8 @@ export function createServiceClient(opts: {
     // Domain answers (4xx PublicErrors) are not failures of the dependency.
     errorFilter: (err: unknown) => err instanceof PublicError && !(err instanceof DependencyUnavailableError) && err.status < 500,
   });
+
+  opts.metrics?.watchBreaker(opts.name, breaker);
 
   const fire = async <T>(spec: CallSpec): Promise<T> => {
     try {

@@ -1,13 +1,38 @@
 import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
 
+/**
+ * The label every series of a service carries. Not `service`: under the Prometheus Operator a
+ * ServiceMonitor sets `service` (the Kubernetes Service's name) as a target label, and a const label
+ * of the same name is then either overwritten or renamed to `exported_service`, depending on
+ * `honorLabels`. `wdr_service` never collides.
+ */
+export const SERVICE_LABEL = 'wdr_service';
+
+/** What `watchBreaker` reads of an opossum CircuitBreaker. */
+export interface WatchedBreaker {
+  readonly opened: boolean;
+  readonly halfOpen: boolean;
+  on(event: 'success' | 'failure' | 'timeout' | 'reject' | 'open' | 'halfOpen' | 'close', listener: () => void): unknown;
+}
+
 export interface ServiceMetrics {
   registry: Registry;
   prefix: string;
-  httpRequests: Counter<'method' | 'route' | 'outcome'>;
+  httpRequests: Counter<'method' | 'route' | 'outcome' | 'status_class'>;
   httpDuration: Histogram<'method' | 'route' | 'outcome'>;
-  /** Express middleware recording RED metrics by route template, never by raw path. */
+  /**
+   * Express middleware recording RED metrics by route template, never by raw path. Streaming
+   * responses (`text/event-stream`) are counted but kept out of the latency histogram: their
+   * "duration" is how long a tenant kept the stream open.
+   */
   httpMiddleware: RequestHandler;
+  /**
+   * Export an opossum breaker as `<prefix>_breaker_state{dependency}` (0 closed, 1 half-open,
+   * 2 open, read at scrape time) and `<prefix>_breaker_events_total{dependency, event}` (success,
+   * failure, timeout, reject: refused while open, open, half_open, close).
+   */
+  watchBreaker(dependency: string, breaker: WatchedBreaker): void;
   counter<L extends string>(name: string, help: string, labels: readonly L[]): Counter<L>;
   histogram<L extends string>(name: string, help: string, labels: readonly L[], buckets?: number[]): Histogram<L>;
   gauge<L extends string>(name: string, help: string, labels: readonly L[]): Gauge<L>;
@@ -19,11 +44,21 @@ function outcomeOf(status: number): string {
   return 'success';
 }
 
-/** One registry per service; metric names are `<service>_<noun>_total` / `_duration_seconds`. */
+/** `2xx`, `3xx`, `4xx`, `5xx`: finer than `outcome` (429 and 404 both are client errors) without a label per code. */
+function statusClassOf(status: number): string {
+  return `${Math.min(5, Math.max(1, Math.floor(status / 100)))}xx`;
+}
+
+const BREAKER_EVENTS = { success: 'success', failure: 'failure', timeout: 'timeout', reject: 'reject', open: 'open', halfOpen: 'half_open', close: 'close' } as const;
+
+/**
+ * One registry per service; metric names are `<service>_<noun>_total` / `_duration_seconds`, and
+ * every series carries `wdr_service="<service>"` (see SERVICE_LABEL).
+ */
 export function createMetrics(service: string): ServiceMetrics {
   const prefix = service.replace(/-/g, '_');
   const registry = new Registry();
-  registry.setDefaultLabels({ service });
+  registry.setDefaultLabels({ [SERVICE_LABEL]: service });
   // The event-loop delay histogram samples every 500 ms instead of prom-client's 10 ms: each sample
   // is a wake-up of an otherwise idle process (at 10 ms that alone was about 0.6 % of a core per
   // process, measured; at 100 ms still a third of the fleet's idle CPU). A stall of 500 ms, the
@@ -32,13 +67,13 @@ export function createMetrics(service: string): ServiceMetrics {
 
   const httpRequests = new Counter({
     name: `${prefix}_http_requests_total`,
-    help: 'HTTP requests served, by route template and outcome.',
-    labelNames: ['method', 'route', 'outcome'] as const,
+    help: 'HTTP requests served, by route template, outcome and status class (2xx..5xx).',
+    labelNames: ['method', 'route', 'outcome', 'status_class'] as const,
     registers: [registry],
   });
   const httpDuration = new Histogram({
     name: `${prefix}_http_request_duration_seconds`,
-    help: 'HTTP request latency, by route template and outcome.',
+    help: 'HTTP request latency, by route template and outcome (event streams are not observed).',
     labelNames: ['method', 'route', 'outcome'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
@@ -54,10 +89,37 @@ export function createMetrics(service: string): ServiceMetrics {
       const routePath = (req.route as { path?: string } | undefined)?.path;
       const route = routePath ? `${req.baseUrl}${routePath}` : 'unmatched';
       const labels = { method: req.method, route, outcome: outcomeOf(res.statusCode) };
-      httpRequests.inc(labels);
-      httpDuration.observe(labels, Number(process.hrtime.bigint() - end) / 1e9);
+      httpRequests.inc({ ...labels, status_class: statusClassOf(res.statusCode) });
+      if (!String(res.getHeader('content-type') ?? '').startsWith('text/event-stream')) {
+        httpDuration.observe(labels, Number(process.hrtime.bigint() - end) / 1e9);
+      }
     });
     next();
+  };
+
+  const breakers = new Map<string, WatchedBreaker>();
+  const breakerEvents = new Counter({
+    name: `${prefix}_breaker_events_total`,
+    help: 'Circuit breaker events of internal HTTP clients, by dependency and event (failure, reject = refused while open, open, ...).',
+    labelNames: ['dependency', 'event'] as const,
+    registers: [registry],
+  });
+  new Gauge({
+    name: `${prefix}_breaker_state`,
+    help: 'Circuit breaker state of internal HTTP clients: 0 closed, 1 half-open, 2 open.',
+    labelNames: ['dependency'] as const,
+    registers: [registry],
+    collect() {
+      for (const [dependency, b] of breakers) this.set({ dependency }, b.opened ? 2 : b.halfOpen ? 1 : 0);
+    },
+  });
+  const watchBreaker: ServiceMetrics['watchBreaker'] = (dependency, breaker) => {
+    breakers.set(dependency, breaker);
+    for (const [event, label] of Object.entries(BREAKER_EVENTS)) {
+      // Zero from the start, so rate() and increase() see the first failure.
+      breakerEvents.inc({ dependency, event: label }, 0);
+      breaker.on(event as keyof typeof BREAKER_EVENTS, () => breakerEvents.inc({ dependency, event: label }));
+    }
   };
 
   return {
@@ -66,6 +128,7 @@ export function createMetrics(service: string): ServiceMetrics {
     httpRequests,
     httpDuration,
     httpMiddleware,
+    watchBreaker,
     // Asking twice for one name (two consumers in one service) returns the same metric.
     counter: (name, help, labels) =>
       existing(`${prefix}_${name}`) ?? new Counter({ name: `${prefix}_${name}`, help, labelNames: labels, registers: [registry] }),

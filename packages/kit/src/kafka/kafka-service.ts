@@ -92,7 +92,7 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
   const { name, bus, log, metrics, env } = parts.deps;
   // Prisma's client satisfies the kit's raw-SQL surface; its overloaded $transaction needs the cast.
   const db = parts.deps.db as unknown as TxCapable<Tx> & ConnectableDb;
-  const relay = new OutboxRelay({ databaseUrl: env.DATABASE_URL, bus, log, pollMs: env.OUTBOX_POLL_MS });
+  const relay = new OutboxRelay({ databaseUrl: env.DATABASE_URL, bus, log, pollMs: env.OUTBOX_POLL_MS, metrics });
   let purgeTimer: NodeJS.Timeout | undefined;
   let gaugeTimer: NodeJS.Timeout | undefined;
   const running = new Map<string, ConsumerHandle>();

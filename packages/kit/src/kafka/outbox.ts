@@ -1,7 +1,9 @@
 import type { Envelope, TopicKey } from '@wdr/contracts';
 import pg from 'pg';
+import { Gauge } from 'prom-client';
 import type { RawSql } from '../db.js';
 import type { Logger } from '../log.js';
+import type { ServiceMetrics } from '../metrics.js';
 import { PgListener, pgConnectionFor } from '../pg-listen.js';
 import type { KafkaBus } from './bus.js';
 
@@ -79,6 +81,12 @@ export class OutboxRelay {
       batchSize?: number;
       /** Published rows older than this are deleted. */
       retainMs?: number;
+      /**
+       * Exports `<prefix>_outbox_unpublished_messages` and `_outbox_oldest_unpublished_age_seconds`,
+       * read from the table at scrape time (every replica reports the same table: take max), and
+       * `_outbox_published_total` / `_outbox_publish_failures_total`.
+       */
+      metrics?: ServiceMetrics;
     },
   ) {
     const { schema, config } = pgConnectionFor(opts.databaseUrl);
@@ -95,6 +103,54 @@ export class OutboxRelay {
     });
     // A pooled connection that breaks while idle is discarded by the pool; the error must not crash.
     this.pool.on('error', (err) => opts.log.warn({ err }, 'outbox: idle database connection failed'));
+    if (opts.metrics) this.exportMetrics(opts.metrics);
+  }
+
+  private published: { inc: (n: number) => void } | undefined;
+  private publishFailures: { inc: () => void } | undefined;
+
+  private exportMetrics(metrics: ServiceMetrics): void {
+    const published = metrics.counter('outbox_published_total', 'Outbox rows published to Kafka.', [] as const);
+    const failures = metrics.counter('outbox_publish_failures_total', 'Outbox relay rounds that failed (Kafka or the database unreachable); retried.', [] as const);
+    published.inc(0);
+    failures.inc(0);
+    this.published = { inc: (n) => published.inc(n) };
+    this.publishFailures = { inc: () => failures.inc() };
+    // One query per scrape serves both gauges; a scrape must not fail or hang because the database
+    // does: after 2 s (or an error) the gauges keep their previous value.
+    let pending: Promise<{ n: number; age: number } | undefined> | undefined;
+    const stats = () =>
+      (pending ??= Promise.race([
+        this.pool
+          .query<{ n: number; age: number }>(
+            `SELECT count(*)::int AS n, COALESCE(EXTRACT(EPOCH FROM now() - min(created_at)), 0)::float8 AS age
+               FROM (SELECT created_at FROM outbox_messages WHERE published_at IS NULL ORDER BY id LIMIT 100000) u`,
+          )
+          .then((r) => r.rows[0]),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 2_000).unref()),
+      ])
+        .catch((err: unknown) => {
+          this.opts.log.debug({ err }, 'outbox: backlog query for metrics failed');
+          return undefined;
+        })
+        .finally(() => setTimeout(() => (pending = undefined), 1_000).unref()));
+    for (const [name, help, pick] of [
+      ['outbox_unpublished_messages', 'Outbox rows committed but not yet published (counted up to 100000).', (r: { n: number }) => r.n],
+      ['outbox_oldest_unpublished_age_seconds', 'Age of the oldest unpublished outbox row; 0 when none.', (r: { age: number }) => r.age],
+    ] as const) {
+      const full = `${metrics.prefix}_${name}`;
+      // The newest relay of a registry reports (tests build several against one registry).
+      metrics.registry.removeSingleMetric(full);
+      new Gauge({
+        name: full,
+        help,
+        registers: [metrics.registry],
+        async collect() {
+          const r = await stats();
+          if (r) this.set(pick(r as { n: number; age: number }));
+        },
+      });
+    }
   }
 
   start(): void {
@@ -145,9 +201,11 @@ export class OutboxRelay {
     try {
       published = probe ? await this.drainIfPending() : await this.drainOnce();
       this.lastSuccessAt = Date.now();
+      if (published > 0) this.published?.inc(published);
       if (Math.random() < 0.01) await this.purge();
     } catch (err) {
       failed = true;
+      this.publishFailures?.inc();
       this.opts.log.warn({ err }, 'outbox: publish failed, will retry');
     }
     if (!this.running) return;
