@@ -21,6 +21,8 @@ export async function startLedger(env: Record<string, string> = {}): Promise<Led
   const deps = createLedgerDeps(loadLedgerEnv({ DATABASE_URL: database.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'silent', OUTBOX_POLL_MS: '50', ...env }));
   const service = createLedgerService(deps);
   await service.start();
+  // The service serves without Kafka and connects in the background; these tests produce at once.
+  await service.kafkaConnected();
   return {
     database,
     deps,

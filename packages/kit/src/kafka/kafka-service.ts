@@ -88,7 +88,7 @@ export interface KafkaServiceParts<Tx extends RawSql> {
  * Shutdown order: HTTP (by the caller), background work, consumers (in-flight messages finish and
  * commit), relay (final drain), producer, database.
  */
-export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<Tx>): ServiceLifecycle & { relay: OutboxRelay } {
+export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<Tx>): ServiceLifecycle & { relay: OutboxRelay; kafkaConnected: () => Promise<void> } {
   const { name, bus, log, metrics, env } = parts.deps;
   // Prisma's client satisfies the kit's raw-SQL surface; its overloaded $transaction needs the cast.
   const db = parts.deps.db as unknown as TxCapable<Tx> & ConnectableDb;
@@ -167,6 +167,14 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
   return {
     app: shell.seal(),
     relay,
+    /**
+     * Resolves once the background connection is done (topics, producer, every consumer joined),
+     * or gave up because the service is stopping. For callers that need Kafka before they go on
+     * (tests producing right after start); the service itself never waits for it.
+     */
+    kafkaConnected: async (): Promise<void> => {
+      await connecting;
+    },
     start: async () => {
       await db.$connect();
       // The relay publishes once the producer is connected; until then rows wait in the outbox.
