@@ -344,7 +344,8 @@ describe('Idempotency-Key', () => {
     // The same body, with keys reordered and the defaults spelled out, is the same submission.
     const again = await keyed(key, { timeout_ms: 10_000, javascript: true, cache_ttl_seconds: 300, mode: 'http', url: `${site.url}/page?idem=1` });
     expect(again.status).toBe(202);
-    expect(again.body).toEqual({ ...first.body, idempotent_replay: true, charged_tokens: 0, status: again.body.status });
+    // A replay shows the request as it is now: its status, and whether execution was served from the result cache.
+    expect(again.body).toEqual({ ...first.body, idempotent_replay: true, charged_tokens: 0, status: again.body.status, cached: again.body.cached });
     const conflict = await keyed(key, { ...body(), timeout_ms: 10_001 });
     expectPublicError(conflict, 409, 'IDEMPOTENCY_CONFLICT');
     const otherUrl = await keyed(key, { ...body(), url: `${site.url}/page?idem=2` });
