@@ -8,6 +8,7 @@ import { createHttpShell, type ServiceLifecycle } from '@wdr/kit/service';
 import { KafkaBus } from '@wdr/kit/kafka';
 import { PgListener, pgConnectionFor } from '@wdr/kit/pg-listen';
 import { PrismaClient } from './generated/prisma/client.js';
+import { mountApiReference } from './api/reference.js';
 import { publicValidationError } from './api/validation-errors.js';
 import { CREDENTIALS_CHANNEL, CredentialCache } from './domain/auth/credential-cache.js';
 import { withLimiterScripts, type LimiterRedis } from './domain/limits/redis-scripts.js';
@@ -114,6 +115,8 @@ export function createApp(deps: GatewayDeps): Express {
     largeBodyRoutes: ['/api/v1/data/batches', '/api/v1/client/batches'].map((path) => ({ path, limit: '8mb' })),
   });
   shell.app.locals['deps'] = deps;
+  // The OpenAPI document and a reference page rendered from it, read once here; no key needed.
+  mountApiReference(shell.app);
   // Server-Sent Events need a response held open, which tsoa cannot do: a plain route, registered
   // first; RequestReadsController.streamEvents documents it in the OpenAPI document.
   shell.app.get(
