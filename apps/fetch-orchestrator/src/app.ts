@@ -14,6 +14,7 @@ import { pgConnectionFor } from '@wdr/kit/pg-listen';
 import { GeoVerifier } from './domain/proxies/geo.js';
 import { DEFAULT_POOL_OPTIONS, ProxyPool } from './domain/proxies/pool.js';
 import type { RouteDeps } from './domain/proxies/route.js';
+import { recordTerminalStatesIn } from './domain/request-metrics.js';
 
 export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, PrismaClient> {
   ledger: ServiceClient;
@@ -31,6 +32,7 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
   const base = kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), { poolSize: Math.min(env.FETCH_CONCURRENCY, 8) + 4 });
   const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, metrics: base.metrics });
   const sealer = Sealer.fromBase64(env.TARGET_URL_KEY);
+  recordTerminalStatesIn(base.metrics);
   const pool = new ProxyPool(base.db, sealer, base.log, { ...DEFAULT_POOL_OPTIONS, resetTimeoutMs: env.PROXY_EXIT_RESET_MS }, base.metrics);
   const routes: RouteDeps = {
     pool,

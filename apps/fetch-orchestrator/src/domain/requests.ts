@@ -8,6 +8,7 @@ import { Prisma, type DataRequest, type PrismaClient } from '../generated/prisma
 import type { Sealer } from '@wdr/kit/sealing';
 import { admissionSnapshot, enforceCeiling } from './admission.js';
 import { firstJobOf } from './stages.js';
+import { recordTerminal } from './request-metrics.js';
 import type { ProxyPool } from './proxies/pool.js';
 
 type Tx = Prisma.TransactionClient;
@@ -288,6 +289,7 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
     },
   });
   if (!row) return tx.dataRequest.findUniqueOrThrow({ where: { id: request.id } });
+  recordTerminal(row, t);
   const traffic = addTraffic(row.trafficCarried as TrafficReport | null, t.traffic);
   await appendEvent(tx, row, `request.${t.status}`, t.status, {
     ...(t.userError ? { error: t.userError } : {}),

@@ -163,6 +163,9 @@ describe('datacenter requests', () => {
     const value = (re: RegExp) => Number(re.exec(metrics)?.[1] ?? 'NaN');
     expect(value(/proxy_exit_attempts_total\{[^}]*network_class="datacenter"[^}]*outcome="exit_failed"[^}]*\} (\d+)/)).toBeGreaterThan(0);
     expect(value(/proxy_exit_attempts_total\{[^}]*network_class="datacenter"[^}]*outcome="ok"[^}]*\} (\d+)/)).toBeGreaterThanOrEqual(4);
+    // How requests end: counted by route mode, outcome, stage and code, with admission-to-terminal latency.
+    expect(value(/requests_finished_total\{[^}]*route_mode="http"[^}]*outcome="completed"[^}]*stage="http"[^}]*code="none"[^}]*\} (\d+)/)).toBeGreaterThanOrEqual(4);
+    expect(value(/request_terminal_seconds_count\{[^}]*route_mode="http"[^}]*outcome="completed"[^}]*\} (\d+)/)).toBeGreaterThanOrEqual(4);
   });
 });
 
@@ -205,6 +208,9 @@ describe('geo_country', () => {
       expect(await charged(s.id)).toBe(0);
     }
     expect(site.hits.get(path)).toBeUndefined();
+    const metrics = (await request(fleet.url('fetch-orchestrator')).get('/metrics').expect(200)).text;
+    const failed = /requests_finished_total\{[^}]*route_mode="residential"[^}]*outcome="failed"[^}]*code="PROXY_GEO_VERIFICATION_FAILED"[^}]*\} (\d+)/.exec(metrics);
+    expect(Number(failed?.[1])).toBeGreaterThanOrEqual(2);
   });
 
   it('with proxy off is refused: a direct route has no verified country', async () => {
