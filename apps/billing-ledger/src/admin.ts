@@ -1,4 +1,4 @@
-import { parseArgs } from 'node:util';
+import { commandEnv, parseCommandLine } from '@wdr/kit/cli';
 import { prismaClientOptions } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import { PrismaClient } from './generated/prisma/client.js';
@@ -33,16 +33,7 @@ const options = {
   cursor: { type: 'string' },
 } as const;
 
-function parsedArgs() {
-  try {
-    return parseArgs({ allowPositionals: true, options });
-  } catch (err) {
-    console.error(`${err instanceof Error ? err.message : String(err)}\n${usage}`);
-    process.exit(2);
-  }
-}
-
-const { positionals, values } = parsedArgs();
+const { command, values } = parseCommandLine(usage, ['top-up', 'grant', 'correct', 'balance', 'statement', 'set-plan', 'plan', 'plans'], options);
 
 function required(name: 'tenant' | 'amount' | 'reference' | 'memo' | 'plan'): string {
   const v = values[name];
@@ -64,7 +55,7 @@ function integer(name: 'amount' | 'limit', text: string): number {
 
 class UsageError extends Error {}
 
-const env = loadLedgerEnv();
+const env = commandEnv(() => loadLedgerEnv());
 const db = new PrismaClient(prismaClientOptions(env.DATABASE_URL, { max: 2 }));
 
 async function run(command: string | undefined): Promise<unknown> {
@@ -92,7 +83,7 @@ async function run(command: string | undefined): Promise<unknown> {
 }
 
 try {
-  console.log(JSON.stringify(await run(positionals[0])));
+  console.log(JSON.stringify(await run(command)));
 } catch (err) {
   if (err instanceof UsageError) {
     console.error(err.message);

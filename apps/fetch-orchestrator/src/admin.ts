@@ -1,5 +1,5 @@
-import { parseArgs } from 'node:util';
 import { z } from 'zod';
+import { commandEnv, parseCommandLine } from '@wdr/kit/cli';
 import { databaseEnv, loadEnv } from '@wdr/kit/config';
 import { prismaClientOptions } from '@wdr/kit/db';
 import { Sealer } from '@wdr/kit/sealing';
@@ -20,17 +20,14 @@ const usage = `usage: admin <command> [options]
   proxy-enable --label L
   proxy-remove --label L`;
 
-const env = loadEnv({ ...databaseEnv, TARGET_URL_KEY: orchestratorEnv.TARGET_URL_KEY, PROXY_EXIT_URL: z.string().optional() }, process.env);
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: {
-    label: { type: 'string' },
-    class: { type: 'string' },
-    url: { type: 'string' },
-    country: { type: 'string' },
-    authoritative: { type: 'boolean', default: false },
-  },
+const { command, values } = parseCommandLine(usage, ['proxy-add', 'proxy-list', 'proxy-disable', 'proxy-enable', 'proxy-remove'], {
+  label: { type: 'string' },
+  class: { type: 'string' },
+  url: { type: 'string' },
+  country: { type: 'string' },
+  authoritative: { type: 'boolean', default: false },
 });
+const env = commandEnv(() => loadEnv({ ...databaseEnv, TARGET_URL_KEY: orchestratorEnv.TARGET_URL_KEY, PROXY_EXIT_URL: z.string().optional() }, process.env));
 
 const db = new PrismaClient(prismaClientOptions(env.DATABASE_URL, { max: 1 }));
 const sealer = Sealer.fromBase64(env.TARGET_URL_KEY);
@@ -40,7 +37,7 @@ const label = () => {
 };
 
 try {
-  switch (positionals[0]) {
+  switch (command) {
     case 'proxy-add': {
       const url = values.url ?? env.PROXY_EXIT_URL;
       if (!url) throw new ExitConfigError('the exit URL is required: PROXY_EXIT_URL=http://user:pass@host:port (or --url)');
@@ -54,7 +51,7 @@ try {
       break;
     case 'proxy-disable':
     case 'proxy-enable': {
-      const enabled = positionals[0] === 'proxy-enable';
+      const enabled = command === 'proxy-enable';
       if (!(await setExitEnabled(db, label(), enabled))) throw new ExitConfigError(`no exit labelled ${values.label}`);
       console.log(JSON.stringify({ label: values.label, enabled }));
       break;

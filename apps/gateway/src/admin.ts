@@ -1,12 +1,12 @@
-import { parseArgs } from 'node:util';
 import { ledgerApi } from '@wdr/contracts';
+import { commandEnv, parseCommandLine } from '@wdr/kit/cli';
 import { createServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
 import { prismaClientOptions } from '@wdr/kit/db';
 import { PrismaClient } from './generated/prisma/client.js';
 import { loadGatewayEnv } from './env.js';
 import { issueCabinetToken, revokeCabinetToken } from './domain/auth/cabinet-tokens.js';
-import { createTenant, issueKeyFor, setTenantLimits } from './domain/tenants/tenants.js';
+import { createTenant, createTenantNamed, issueKeyFor, setTenantLimits } from './domain/tenants/tenants.js';
 
 /**
  * Operator commands. `create-tenant` makes a tenant with an API key and grants it credits;
@@ -17,30 +17,31 @@ import { createTenant, issueKeyFor, setTenantLimits } from './domain/tenants/ten
  * clears an override). Output is JSON on stdout so scripts can read it.
  */
 const usage = `usage: admin <command> [options]
-  create-tenant --name NAME [--credits N]
+  create-tenant --name NAME [--credits N]   refuses a NAME that exists (use issue-key for another key)
+  grant --tenant ID --amount N --reference REF   free credits, once per REF (retries a failed initial grant)
   issue-key --tenant ID
   seed-demo [--credits N]
   issue-cabinet-token --tenant ID [--label LABEL] [--expires-in-days N]
   revoke-cabinet-token (--token-id ID | --token TOKEN)
   set-limits --tenant ID [--rate N|default] [--window SECONDS|default] [--concurrency N|default]`;
 
-const env = loadGatewayEnv();
-const { positionals, values } = parseArgs({
-  allowPositionals: true,
-  options: {
-    name: { type: 'string' },
-    tenant: { type: 'string' },
-    credits: { type: 'string', default: '0' },
-    label: { type: 'string' },
-    'expires-in-days': { type: 'string' },
-    'token-id': { type: 'string' },
-    token: { type: 'string' },
-    rate: { type: 'string' },
-    window: { type: 'string' },
-    concurrency: { type: 'string' },
-  },
+const commands = ['create-tenant', 'grant', 'issue-key', 'seed-demo', 'issue-cabinet-token', 'revoke-cabinet-token', 'set-limits'] as const;
+const { command, values } = parseCommandLine(usage, commands, {
+  name: { type: 'string' },
+  tenant: { type: 'string' },
+  credits: { type: 'string', default: '0' },
+  amount: { type: 'string' },
+  reference: { type: 'string' },
+  label: { type: 'string' },
+  'expires-in-days': { type: 'string' },
+  'token-id': { type: 'string' },
+  token: { type: 'string' },
+  rate: { type: 'string' },
+  window: { type: 'string' },
+  concurrency: { type: 'string' },
 });
-const command = positionals[0];
+const env = commandEnv(() => loadGatewayEnv());
+
 const credits = Number(values.credits);
 if (!Number.isInteger(credits) || credits < 0) {
   console.error('--credits must be a whole number >= 0');
@@ -62,6 +63,11 @@ function limitOption<K extends string>(key: K, flag: string, raw: string | undef
   return { [key]: n } as Record<K, number>;
 }
 
+function errorText(err: unknown): string {
+  if (err instanceof Error) return 'code' in err && typeof err.code === 'string' ? `${err.code}: ${err.message}` : err.message;
+  return String(err);
+}
+
 const db = new PrismaClient(prismaClientOptions(env.DATABASE_URL));
 const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, timeoutMs: 10_000 });
 
@@ -74,9 +80,40 @@ try {
   switch (command) {
     case 'create-tenant': {
       if (!values.name) throw new Error('--name is required');
-      const t = await createTenant(db, values.name, env.API_KEY_PEPPER);
-      const balance = await grant(t.tenantId, credits, `initial-grant:${t.tenantId}`);
-      console.log(JSON.stringify({ tenant_id: t.tenantId, api_key: t.apiKey, balance_tokens: balance?.balance_tokens ?? 0 }));
+      // One tenant per name: a rerun must not make a second tenant silently (the first run's key is
+      // not recoverable, so point at issue-key instead).
+      const created = await createTenantNamed(db, values.name, env.API_KEY_PEPPER);
+      if (!created.created) {
+        console.error(
+          `tenant "${values.name}" already exists (tenant_id ${created.tenantId}); nothing created. ` +
+            `Another key: admin issue-key --tenant ${created.tenantId}; credits: admin grant --tenant ${created.tenantId} --amount N --reference REF`,
+        );
+        process.exitCode = 1;
+        break;
+      }
+      const t = created;
+      const reference = `initial-grant:${t.tenantId}`;
+      try {
+        const balance = await grant(t.tenantId, credits, reference);
+        console.log(JSON.stringify({ tenant_id: t.tenantId, api_key: t.apiKey, balance_tokens: balance?.balance_tokens ?? 0 }));
+      } catch (err) {
+        // The tenant and its key exist: print them (the key is shown only here), then how to finish.
+        console.log(JSON.stringify({ tenant_id: t.tenantId, api_key: t.apiKey, balance_tokens: null, grant_failed: true }));
+        console.error(
+          `the tenant and key above were created, but granting ${credits} credits failed: ${errorText(err)}\n` +
+            `retry the grant (idempotent, by its reference): admin grant --tenant ${t.tenantId} --amount ${credits} --reference ${reference}`,
+        );
+        process.exitCode = 1;
+      }
+      break;
+    }
+    case 'grant': {
+      if (!values.tenant) throw new Error('--tenant is required');
+      if (!values.reference) throw new Error('--reference is required');
+      const amount = wholeNumber('--amount', values.amount ?? '');
+      if (amount < 1) throw new Error('--amount must be >= 1');
+      const r = await callInternal(ledger, ledgerApi.grant, { params: { tenantId: values.tenant }, body: { amount, reference: values.reference } });
+      console.log(JSON.stringify({ tenant_id: values.tenant, reference: values.reference, ...r }));
       break;
     }
     case 'issue-key': {
@@ -126,12 +163,9 @@ try {
       console.log(JSON.stringify({ tenant_id: values.tenant, submissions_per_window: limits.submissionsPerWindow ?? null, window_seconds: limits.windowSeconds ?? null, max_concurrent_requests: limits.maxConcurrentRequests ?? null }));
       break;
     }
-    default:
-      console.error(usage);
-      process.exitCode = 2;
   }
 } catch (err) {
-  console.error(err instanceof Error ? err.message : err);
+  console.error(errorText(err));
   process.exitCode = 1;
 } finally {
   await db.$disconnect();

@@ -52,6 +52,27 @@ export async function createTenant(db: PrismaClient, name: string, pepper: strin
   return { tenantId, apiKey: issued.key };
 }
 
+/**
+ * The operator's create-tenant: one tenant per name. Under a transaction-scoped advisory lock on
+ * the name, an existing tenant of that name is returned instead of a second one being made (two
+ * concurrent runs cannot both create).
+ */
+export async function createTenantNamed(
+  db: PrismaClient,
+  name: string,
+  pepper: string,
+): Promise<{ created: true; tenantId: string; apiKey: string } | { created: false; tenantId: string }> {
+  return db.$transaction(async (tx) => {
+    await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(hashtextextended(${`tenant-name:${name}`}, 0))) AS l`;
+    const existing = await tx.tenant.findFirst({ where: { name }, orderBy: { createdAt: 'asc' }, select: { id: true } });
+    if (existing) return { created: false as const, tenantId: existing.id };
+    const tenantId = randomUUID();
+    const issued = issueApiKey(pepper);
+    await tx.tenant.create({ data: { id: tenantId, name, apiKeys: { create: { id: randomUUID(), prefix: issued.prefix, hash: issued.hash } } } });
+    return { created: true as const, tenantId, apiKey: issued.key };
+  });
+}
+
 export async function issueKeyFor(db: PrismaClient, tenantId: string, pepper: string, label = 'default'): Promise<string> {
   const issued = issueApiKey(pepper);
   await db.apiKey.create({ data: { id: randomUUID(), tenantId, prefix: issued.prefix, hash: issued.hash, label } });
