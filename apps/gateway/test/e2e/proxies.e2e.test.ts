@@ -27,8 +27,9 @@ let exits: Record<'resDe' | 'resFr' | 'resUs' | 'dc1' | 'dc2', ProxyExitServer>;
 const gw = () => request(fleet.url('gateway'));
 type Detail = Record<string, unknown> & { status: string; token_state: string; result_meta: Record<string, unknown> | null; user_error: Record<string, unknown> | null };
 
+let tenants = 0;
 async function tenant(credits = 2000): Promise<{ key: string; id: string }> {
-  const t = await adminCommand(fleet, ['create-tenant', '--name', 'proxies', '--credits', String(credits)]);
+  const t = await adminCommand(fleet, ['create-tenant', '--name', `proxies-${++tenants}`, '--credits', String(credits)]);
   return { key: t['api_key'] as string, id: t['tenant_id'] as string };
 }
 
