@@ -66,4 +66,13 @@ describe('TargetPolicy', () => {
     );
     expect(err?.code).toBe('ETARGETBLOCKED');
   });
+
+  it('checks a URL with its resolved addresses for a connection another host makes (a proxy exit)', async () => {
+    await expect(strict.checkResolved(new URL('http://localhost:8080/'))).resolves.toBe('the target address is not allowed');
+    await expect(strict.checkResolved(new URL('http://127.0.0.1/'))).resolves.toBe('the target address is not allowed');
+    await expect(strict.checkResolved(new URL('ftp://example.com/'))).resolves.toMatch(/only http and https/);
+    // A name that does not resolve here is the exit's to fail.
+    await expect(strict.checkResolved(new URL('http://localhost.localdomain.invalid/'))).resolves.toBeUndefined();
+    await expect(new TargetPolicy(['127.0.0.1']).checkResolved(new URL('http://127.0.0.1:9/'))).resolves.toBeUndefined();
+  });
 });

@@ -54,6 +54,22 @@ export class TargetPolicy {
     return undefined;
   }
 
+  /**
+   * The URL checks plus the resolved addresses, for a connection this process does not open itself
+   * (a proxy exit resolves the name): undefined when allowed, else why. A name that does not
+   * resolve here is left to the exit to fail.
+   */
+  async checkResolved(url: URL): Promise<string | undefined> {
+    const problem = this.checkUrl(url);
+    if (problem) return problem;
+    const host = url.hostname.replace(/^\[|\]$/g, '');
+    return new Promise((resolve) => {
+      this.lookup(host, { all: true }, (err) => {
+        resolve(err?.code === 'ETARGETBLOCKED' ? 'the target address is not allowed' : undefined);
+      });
+    });
+  }
+
   /** A dns.lookup replacement for got that refuses disallowed resolved addresses. */
   readonly lookup = (
     hostname: string,

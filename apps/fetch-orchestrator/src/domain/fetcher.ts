@@ -45,7 +45,8 @@ const DEFAULT_UA = 'Mozilla/5.0 (X11; Linux x86_64) AppleWebKit/537.36 (KHTML, l
  */
 export async function fetchPage(input: FetchInput, policy: TargetPolicy, maxBytes: number): Promise<FetchOutcome> {
   const proxied = input.agents !== undefined;
-  const first = policy.checkUrl(new URL(input.url)) ?? (proxied ? await resolvedProblem(policy, new URL(input.url)) : undefined);
+  // Through a proxy the exit resolves the name, so the resolved addresses are checked here first.
+  const first = proxied ? await policy.checkResolved(new URL(input.url)) : policy.checkUrl(new URL(input.url));
   if (first) return { ok: false, code: 'TARGET_BLOCKED', message: first };
   const cookieHeader = Object.entries(input.cookies)
     .map(([k, v]) => `${k}=${v}`)
@@ -75,7 +76,7 @@ export async function fetchPage(input: FetchInput, policy: TargetPolicy, maxByte
         async (options) => {
           redirects++;
           const url = options.url instanceof URL ? options.url : new URL(String(options.url));
-          const problem = policy.checkUrl(url) ?? (proxied ? await resolvedProblem(policy, url) : undefined);
+          const problem = proxied ? await policy.checkResolved(url) : policy.checkUrl(url);
           if (problem) throw new Error(`redirect refused: ${problem}`);
         },
       ],
@@ -113,20 +114,6 @@ export async function fetchPage(input: FetchInput, policy: TargetPolicy, maxByte
     if (e.code === 'ERR_TOO_MANY_REDIRECTS') return { ok: false, code: 'TOO_MANY_REDIRECTS', message: 'more than 10 redirects' };
     return { ok: false, code: 'TARGET_UNREACHABLE', message: 'the target could not be reached' };
   }
-}
-
-/**
- * Through a proxy the exit resolves the target's name, so the address rules are checked here first:
- * a name that resolves to a private or loopback address is refused before the exit is asked.
- */
-function resolvedProblem(policy: TargetPolicy, url: URL): Promise<string | undefined> {
-  const host = url.hostname.replace(/^\[|\]$/g, '');
-  return new Promise((resolve) => {
-    policy.lookup(host, { all: true }, (err) => {
-      if (!err) resolve(undefined);
-      else resolve((err as NodeJS.ErrnoException).code === 'ETARGETBLOCKED' ? 'the target address is not allowed' : undefined);
-    });
-  });
 }
 
 /** Failures of the exit itself (as opposed to the target behind it); the text never names the exit. */
