@@ -1,43 +1,25 @@
 import type { RenderRoute } from '@wdr/contracts';
-import type { GeoAnswer } from './geo.js';
-import { ExitFailure, type ProxyExit } from './pool.js';
-import { planRoute, type RouteDeps, type RouteFailure, type RouteRequest } from './route.js';
+import type { ProxyExit } from './pool.js';
+import { planRoute, runOnRoute, type RouteDeps, type RouteFailure, type RouteRequest } from './route.js';
 
 /**
  * The route of a browser stage: the same plan as the HTTP stage (domain/proxies/route.ts), but the
  * bytes flow from Chromium, so here an exit is only chosen (healthy first) and, for geo_country,
- * its country verified through it (that check is real traffic, so it runs behind the exit's
+ * its country verified through it by `runOnRoute` (the check is real traffic, behind the exit's
  * breaker). browser-renderer opens the exit per context and measures the traffic itself.
  */
 export async function browserRouteFor(deps: RouteDeps, request: RouteRequest): Promise<{ ok: true; route: RenderRoute } | { ok: false; failure: RouteFailure }> {
   await deps.pool.ready();
   const plan = planRoute(deps.pool, request);
-  if (plan.kind === 'refused') return { ok: false, failure: plan.failure };
-  if (plan.kind === 'direct') return { ok: true, route: { proxy: null, country: null } };
-  const { networkClass, country } = plan;
-  const candidates = deps.pool.candidates(networkClass, country).slice(0, deps.maxExitAttempts);
-  if (country === null) {
-    const exit = candidates.find((e) => !e.breaker.opened) ?? candidates[0];
+  if (plan.kind === 'proxy' && plan.country === null) {
+    // Nothing to verify: choosing sends no traffic, so it is not counted against or for the exit.
+    const [exit] = deps.pool.candidates(plan.networkClass, null);
     if (exit) return { ok: true, route: routeOf(exit, null) };
-    return { ok: false, failure: { code: 'PROXY_UNAVAILABLE', message: `no ${networkClass} proxy exit is available` } };
+    return { ok: false, failure: { code: 'PROXY_UNAVAILABLE', message: `no ${plan.networkClass} proxy exit is available` } };
   }
-  let problem = `no ${networkClass} proxy exit is available in ${country}`;
-  for (const exit of candidates) {
-    try {
-      const geo = (await exit.breaker.fire(async () => {
-        const answer = await deps.geo.countryOf(exit);
-        if (!answer.ok && answer.exitFailed) throw new ExitFailure(answer.why, exit.label);
-        return answer;
-      })) as GeoAnswer;
-      if (!geo.ok) problem = `no ${networkClass} exit could be verified in ${country} (${geo.why})`;
-      else if (geo.country !== country) problem = `no ${networkClass} exit could be verified in ${country} (the exit is in ${geo.country})`;
-      else return { ok: true, route: routeOf(exit, country) };
-    } catch (err) {
-      if (!(err instanceof ExitFailure) && (err as { code?: string }).code !== 'EOPENBREAKER') throw err;
-      problem = `no ${networkClass} exit could be verified in ${country} (the exit failed)`;
-    }
-  }
-  return { ok: false, failure: { code: 'PROXY_GEO_VERIFICATION_FAILED', message: problem } };
+  const chosen = await runOnRoute<ProxyExit | undefined>(deps, plan, async (exit) => ({ done: exit }));
+  if (!chosen.ok) return { ok: false, failure: chosen.failure };
+  return { ok: true, route: chosen.value ? routeOf(chosen.value, chosen.country) : { proxy: null, country: null } };
 }
 
 function routeOf(exit: ProxyExit, country: string | null): RenderRoute {
