@@ -372,6 +372,8 @@ async function main() {
         // Production settings where the test fleet's differ (as bench/submissions.mjs).
         all: {
           NODE_ENV: 'production',
+          // Production verifies that the topics exist; a bench's fresh topic prefix needs them created.
+          KAFKA_TOPICS_MODE: 'create',
           LOG_LEVEL: 'error',
           OUTBOX_POLL_MS: process.env.BENCH_OUTBOX_POLL_MS ?? '5000',
           KAFKA_SESSION_TIMEOUT_MS: '30000',

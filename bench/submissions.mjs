@@ -239,6 +239,8 @@ const fleet = await startFleet({
     // safety poll (5 s) and the consumer session (30 s), production mode, quiet logs.
     all: {
       NODE_ENV: 'production',
+      // Production verifies that the topics exist; a bench's fresh topic prefix needs them created.
+      KAFKA_TOPICS_MODE: 'create',
       LOG_LEVEL: 'error',
       OUTBOX_POLL_MS: process.env.BENCH_OUTBOX_POLL_MS ?? '5000',
       KAFKA_SESSION_TIMEOUT_MS: '30000',
