@@ -3,6 +3,7 @@ import { ledgerApi } from '@wdr/contracts';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
 import type { LedgerDeps } from '../app.js';
 import { balanceOf, fund, type FundingKind } from '../domain/funding.js';
+import { holdLlmCharge, settleLlmCharge } from '../domain/llm-charges.js';
 import { planOf } from '../domain/plans.js';
 import { readReservation, reserve, reserveBatch } from '../domain/reservations.js';
 import { authorizeStep } from '../domain/settlement.js';
@@ -62,6 +63,24 @@ export function internalRoutes(deps: LedgerDeps): Router {
   });
   r.get(ledgerApi.plan.route, async (req, res) => {
     res.json(await planOf(deps.db, parse(ledgerApi.plan.params.tenantId, req.params['tenantId']), version));
+  });
+  const llmCharges = deps.metrics.counter('llm_charges_total', 'Paid LLM operations (recipe generation and repair), by step and outcome.', ['step', 'outcome']);
+  r.post(ledgerApi.holdLlmCharge.route, async (req, res) => {
+    const cmd = parse(ledgerApi.holdLlmCharge.body, req.body);
+    try {
+      const result = await holdLlmCharge(deps.db, cmd);
+      llmCharges.inc({ step: 'hold', outcome: result.replay ? 'replayed' : 'held' });
+      res.status(result.replay ? 200 : 201).json(result);
+    } catch (err) {
+      llmCharges.inc({ step: 'hold', outcome: 'refused' });
+      throw err;
+    }
+  });
+  r.post(ledgerApi.settleLlmCharge.route, async (req, res) => {
+    const operationId = parse(ledgerApi.settleLlmCharge.params.operationId, req.params['operationId']);
+    const result = await settleLlmCharge(deps.db, operationId, parse(ledgerApi.settleLlmCharge.body, req.body));
+    llmCharges.inc({ step: 'settle', outcome: result.replay ? 'replayed' : result.state });
+    res.json(result);
   });
   return r;
 }

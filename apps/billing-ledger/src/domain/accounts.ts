@@ -163,7 +163,7 @@ export interface Hold {
  * the rest. Each resolution is the transfer `<pending id>:resolve`, so the primary key forbids a
  * second one. All holds must share their two accounts. Returns the amount posted.
  */
-export async function resolveHolds(tx: Tx, holds: Hold[], amount: bigint, code: string): Promise<bigint> {
+export async function resolveHolds(tx: Tx, holds: Hold[], amount: bigint, code: string, memo: string | null = null): Promise<bigint> {
   if (holds.length === 0) return 0n;
   let remaining = amount;
   let held = 0n;
@@ -181,6 +181,7 @@ export async function resolveHolds(tx: Tx, holds: Hold[], amount: bigint, code: 
       pendingId: h.id,
       requestId: h.requestId,
       code,
+      memo,
     });
   }
   const posted = amount - remaining;

@@ -6,7 +6,7 @@ import { tenantAccountId } from './accounts.js';
 export interface StatementItem {
   transfer_id: string;
   created_at: string;
-  /** `reservation`, `step_hold`, `settlement`, `refund`, `deferred_charge`, `top_up`, `grant`, `correction`. */
+  /** `reservation`, `step_hold`, `settlement`, `refund`, `deferred_charge`, `top_up`, `grant`, `correction`, `recipe_generation_hold`, `recipe_generation`, `recipe_repair_hold`, `recipe_repair`. */
   type: string;
   /** `pending` (held), `post_pending` (a hold resolved with a charge), `void_pending` (a hold released), `posted`. */
   kind: string;

@@ -139,6 +139,58 @@ export interface LedgerPlan {
   recipe_billing: Schemas['RecipeBilling'];
 }
 
+/** What an LLM operation was for; the statement line's `type` says it too. */
+export const LLM_OPERATION_KINDS = ['recipe_generation', 'recipe_repair'] as const;
+export type LlmOperationKind = (typeof LLM_OPERATION_KINDS)[number];
+
+/**
+ * Preflight of a paid LLM operation (recipe generation or repair): hold the plan's
+ * `preflight_required_balance_tokens` before any model is called (402 INSUFFICIENT_CREDITS, nothing
+ * written, when the balance cannot cover it). `operation_id` is the idempotency key of the whole
+ * operation: the same id holds once.
+ */
+export const LlmChargeHoldBody = z.object({
+  tenant_id: uuid,
+  operation_id: reference,
+  kind: z.enum(LLM_OPERATION_KINDS),
+  /** What the operation is, shown on the statement (e.g. the recipe). */
+  memo: z.string().min(1).max(500),
+});
+export type LlmChargeHoldBody = z.infer<typeof LlmChargeHoldBody>;
+
+/**
+ * The operation ended: the exact charge, from the model's usage and the provider's cost, under the
+ * plan's markup and token value, capped by `max_llm_charge_tokens`; a failed operation is charged
+ * only when the plan's `failed_operations_charged`. Resolves the hold exactly once.
+ */
+export const LlmChargeSettleBody = z.object({
+  tenant_id: uuid,
+  outcome: z.enum(['succeeded', 'failed']),
+  /** Model calls made, and their token usage as the provider reported it. */
+  calls: z.number().int().min(0).max(1000),
+  prompt_tokens: z.number().int().min(0),
+  completion_tokens: z.number().int().min(0),
+  /** The provider's price of that usage, in nano-USD (the caller knows its model's prices). */
+  provider_cost_nano_usd: z.number().int().min(0),
+  memo: z.string().min(1).max(500),
+});
+export type LlmChargeSettleBody = z.infer<typeof LlmChargeSettleBody>;
+
+export interface LedgerLlmCharge {
+  operation_id: string;
+  kind: LlmOperationKind;
+  /** `held` (preflight passed, operation running), `charged`, `released` (nothing charged). */
+  state: 'held' | 'charged' | 'released';
+  held_tokens: number;
+  /** Posted once settled (0 while held); never above max_llm_charge_tokens. */
+  charged_tokens: number;
+  /** Part of the charge the balance could not cover (written off, never overdrawn). */
+  uncollected_tokens: number;
+  balance_tokens: number;
+  /** true when this call changed nothing (a repeated hold or settlement). */
+  replay: boolean;
+}
+
 const reservationPath = '/internal/v1/reservations/:requestId';
 const accountPath = '/internal/v1/accounts/:tenantId';
 const tenant = { tenantId: uuid };
@@ -155,4 +207,7 @@ export const ledgerApi = {
   statement: endpoint<Schemas['StatementPage']>()({ method: 'GET', route: `${accountPath}/statement`, params: tenant, query: StatementQuery }),
   usage: endpoint<Schemas['ProxyTrafficUsage']>()({ method: 'GET', route: `${accountPath}/usage`, params: tenant }),
   plan: endpoint<LedgerPlan>()({ method: 'GET', route: `${accountPath}/plan`, params: tenant }),
+  /** Paid LLM operations (recipe generation and repair): preflight hold, then the exact charge. */
+  holdLlmCharge: endpoint<LedgerLlmCharge>()({ method: 'POST', route: '/internal/v1/llm-charges', params: {}, body: LlmChargeHoldBody }),
+  settleLlmCharge: endpoint<LedgerLlmCharge>()({ method: 'POST', route: '/internal/v1/llm-charges/:operationId/settle', params: { operationId: reference }, body: LlmChargeSettleBody }),
 } as const;
