@@ -1,5 +1,5 @@
 import type { Request as ExRequest } from 'express';
-import { Body, Controller, Header, Post, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
+import { Body, Controller, Example, Header, Post, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
 import { cabinetView, submitRequest } from '../domain/requests/data-requests.js';
 import { submissionContext } from './authentication.js';
@@ -9,7 +9,11 @@ import type { CabinetRequestResponse, CreateDataRequestBody, PublicErrorBody, Ra
 @Route('api/v1/client/requests')
 @Tags('Client API: requests')
 @Security('bearer')
-@Response<PublicErrorBody>(401, 'Missing, invalid, expired or revoked bearer token')
+@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token', {
+  code: 'UNAUTHENTICATED',
+  message: 'A valid bearer token is required.',
+  request_id: '0b0c6f2e-3a41-4f7d-9a57-5f1d2c8e9b10',
+})
 export class ClientRequestsController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -18,17 +22,33 @@ export class ClientRequestsController extends Controller {
   /**
    * Submit a request from the cabinet. Same body, validation, limits and billing as
    * POST /api/v1/data/requests.
+   * @summary Submit a page to fetch (cabinet)
    * @param idempotencyKey Length 8..200. When omitted the server generates one, so every call creates a new request.
    */
   @Post()
   @SuccessResponse<RateLimitHeaders>(202, 'Accepted')
-  @Response<PublicErrorBody>(400, 'Malformed JSON')
-  @Response<PublicErrorBody>(402, 'Not enough tokens')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
-  @Response<PublicErrorBody>(413, 'Body larger than 1 MB')
-  @Response<PublicErrorBody>(422, 'Validation failed')
-  @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED')
-  @Response<PublicErrorBody>(503, 'A dependency is unavailable')
+  @Example<CabinetRequestResponse>({
+    id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
+    url: 'https://example.com',
+    status: 'pending',
+    cached: false,
+    protected: false,
+    base_tokens: 3,
+    protected_tokens: 0,
+    captcha_tokens: 0,
+    created_at: '2026-11-25T12:00:00.000Z',
+    charged_tokens: 3,
+    pricing_version: 2,
+    route_mode: 'browser',
+    idempotent_replay: false,
+  })
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot cover the base price; nothing is created')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body')
+  @Response<PublicErrorBody>(413, 'PAYLOAD_TOO_LARGE: body larger than 1 MB')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED (one `details` entry per problem), BUDGET_BELOW_BASE_PRICE, or PROXY_GEO_VERIFICATION_FAILED')
+  @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly')
   public async createClientRequest(
     @Request() req: ExRequest,
     @Body() body: CreateDataRequestBody,

@@ -1,14 +1,19 @@
 import type { Request as ExRequest } from 'express';
-import { Body, Controller, Get, Header, Path, Post, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
+import { Body, Controller, Example, Get, Header, Path, Post, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
 import { getDataRequest, submitRequest } from '../domain/requests/data-requests.js';
 import { submissionContext, tenantOf } from './authentication.js';
 import type { CreateDataRequestBody, PublicErrorBody, RateLimitedHeaders, RateLimitHeaders, RequestDetail, SubmissionResponse } from './models.js';
 
+// Error descriptions name their codes (`CODE: when`); openapi-document.test.ts checks each code's status.
 @Route('api/v1/data/requests')
 @Tags('Data API: requests')
 @Security('api_key')
-@Response<PublicErrorBody>(401, 'Missing or invalid API key')
+@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, unknown or revoked API key', {
+  code: 'UNAUTHENTICATED',
+  message: 'A valid X-API-Key header is required.',
+  request_id: '0b0c6f2e-3a41-4f7d-9a57-5f1d2c8e9b10',
+})
 export class DataRequestsController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -20,17 +25,47 @@ export class DataRequestsController extends Controller {
    * field in `details`, e.g. `headers.Host`); unknown fields are rejected.
    * Submissions count against the tenant's rate (`RateLimit-*` headers on every answer) and
    * concurrency limits (429 `RATE_LIMITED` / `CONCURRENCY_LIMITED` with `Retry-After`).
+   * @summary Submit a page to fetch
    * @param idempotencyKey Length 8..200; the same key with an identical body replays the first answer for free (kept as long as the request, at least 24 h); with a different body it is a 409.
    */
   @Post()
   @SuccessResponse<RateLimitHeaders>(202, 'Accepted')
-  @Response<PublicErrorBody>(400, 'Malformed JSON')
-  @Response<PublicErrorBody>(402, 'Not enough tokens')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
-  @Response<PublicErrorBody>(413, 'Body larger than 1 MB')
-  @Response<PublicErrorBody>(422, 'Validation failed')
-  @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED')
-  @Response<PublicErrorBody>(503, 'A dependency is unavailable')
+  @Example<SubmissionResponse>({
+    id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
+    url: 'https://example.com',
+    status: 'pending',
+    cached: false,
+    protected: false,
+    pricing_version: 2,
+    route_mode: 'http',
+    proxy_type: 'datacenter',
+    base_tokens: 1,
+    protected_tokens: 0,
+    captcha_tokens: 0,
+    quote: null,
+    created_at: '2026-11-25T12:00:00.000Z',
+    charged_tokens: 1,
+    idempotent_replay: false,
+  })
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot cover the base price; nothing is created')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body')
+  @Response<PublicErrorBody>(413, 'PAYLOAD_TOO_LARGE: body larger than 1 MB')
+  @Response<PublicErrorBody>(
+    422,
+    'VALIDATION_FAILED (one `details` entry per problem), BUDGET_BELOW_BASE_PRICE, or PROXY_GEO_VERIFICATION_FAILED',
+    {
+      code: 'VALIDATION_FAILED',
+      message: 'The request body is not valid.',
+      request_id: '0b0c6f2e-3a41-4f7d-9a57-5f1d2c8e9b10',
+      details: [
+        { field: 'headers.Host', issue: 'is a hop-by-hop or transport-controlled header' },
+        { field: 'timeout_ms', issue: 'must be 5000..300000' },
+      ],
+    },
+  )
+  @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly')
   public async createRequest(
     @Request() req: ExRequest,
     @Body() body: CreateDataRequestBody,
@@ -41,9 +76,36 @@ export class DataRequestsController extends Controller {
     return result;
   }
 
-  /** Read one request of the caller. Another tenant's id is a 404. */
+  /**
+   * Read one request of the caller. Another tenant's id is a 404.
+   * @summary Read one request
+   */
   @Get('{id}')
-  @Response<PublicErrorBody>(404, 'No such request')
+  @Example<RequestDetail>({
+    id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
+    batch_id: null,
+    url: 'https://example.com',
+    status: 'completed',
+    cached: false,
+    protected: false,
+    pricing_version: 2,
+    base_tokens: 1,
+    protected_tokens: 0,
+    captcha_tokens: 0,
+    captcha_type: null,
+    token_state: 'settled',
+    request: { url: 'https://example.com/page', mode: 'http', timeout_ms: 45000 },
+    debug_artifacts: {},
+    error: null,
+    user_error: null,
+    result_meta: { stage: 'http', status_code: 200, content_type: 'text/html; charset=utf-8', bytes: 1256, redirects: 0, elapsed_ms: 184 },
+    proxy_used: null,
+    created_at: '2026-11-25T12:00:00.000Z',
+    started_at: '2026-11-25T12:00:00.120Z',
+    finished_at: '2026-11-25T12:00:00.410Z',
+    result_expires_at: '2026-11-26T12:00:00.410Z',
+  })
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request (or another tenant\'s)')
   public async getRequest(@Request() req: ExRequest, @Path() id: string): Promise<RequestDetail> {
     return getDataRequest(this.deps, tenantOf(req).tenantId, id);
   }

@@ -407,10 +407,35 @@ export interface FieldIssue {
   issue: string;
 }
 
+/**
+ * The stable error codes of the public API, spelled out for the OpenAPI document (tsoa cannot read
+ * the kit's `ERROR_CODES` array); openapi-document.test.ts fails when the two lists differ.
+ * Each code has exactly one HTTP status: the kit's `ERROR_STATUS`, tabled in docs/api.md#errors.
+ */
+export type PublicErrorCode =
+  | 'MALFORMED_REQUEST'
+  | 'VALIDATION_FAILED'
+  | 'UNAUTHENTICATED'
+  | 'FORBIDDEN'
+  | 'NOT_FOUND'
+  | 'METHOD_NOT_ALLOWED'
+  | 'IDEMPOTENCY_CONFLICT'
+  | 'CONFLICT'
+  | 'INSUFFICIENT_CREDITS'
+  | 'BUDGET_BELOW_BASE_PRICE'
+  | 'PAYLOAD_TOO_LARGE'
+  | 'RESULT_EXPIRED'
+  | 'RESULT_NOT_READY'
+  | 'RATE_LIMITED'
+  | 'CONCURRENCY_LIMITED'
+  | 'PROXY_GEO_VERIFICATION_FAILED'
+  | 'DEPENDENCY_UNAVAILABLE'
+  | 'INTERNAL';
+
 /** The one error body of the API. */
 export interface PublicErrorBody {
-  /** Stable machine-readable code, e.g. `VALIDATION_FAILED`, `IDEMPOTENCY_CONFLICT`. */
-  code: string;
+  /** Stable machine-readable code; each has exactly one HTTP status (docs/api.md, Errors). */
+  code: PublicErrorCode;
   message: string;
   request_id: string;
   details?: FieldIssue[];

@@ -47,6 +47,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Submit a batch of pages to fetch (cabinet)
          * @description Submit up to 1,000 jobs as one batch; each job takes the fields of a single request
          *     submission. All jobs are admitted together or not at all (402 and nothing created when the
          *     balance cannot reserve them all). When the `Idempotency-Key` header is omitted the server
@@ -532,6 +533,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Submit a page to fetch (cabinet)
          * @description Submit a request from the cabinet. Same body, validation, limits and billing as
          *     POST /api/v1/data/requests.
          */
@@ -549,7 +551,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Tokens available now and tokens held by requests in flight. */
+        /**
+         * Token balance
+         * @description Tokens available now and tokens held by requests in flight.
+         */
         get: operations["GetBalance"];
         put?: never;
         post?: never;
@@ -569,6 +574,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Submit a batch of pages to fetch
          * @description Submit up to 1,000 jobs as one batch (beyond the spec; the Data API twin of the cabinet's
          *     POST /api/v1/client/batches, same body and answer). All jobs are admitted together or not at
          *     all: when the balance cannot reserve every job's base price the answer is 402 and nothing is
@@ -589,6 +595,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Read one batch and its jobs
          * @description One batch of the tenant: status aggregated from its jobs, counters, token sums and the jobs
          *     themselves (failed jobs carry a redacted error). Another tenant's batch is a 404.
          */
@@ -608,7 +615,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The tenant's extraction recipes with each active version and its field schema, as an offset page. */
+        /**
+         * List extraction recipes
+         * @description The tenant's extraction recipes with each active version and its field schema, as an offset page.
+         */
         get: operations["ListDataRecipes"];
         put?: never;
         post?: never;
@@ -626,6 +636,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * List requests (cursor pages)
          * @description The tenant's requests, newest first, as cursor pages: pass `meta.next_cursor` back unchanged
          *     as `cursor` for the next page. Pages are keyed on (created_at, id), so requests created while
          *     paging never shift a page: no duplicates, no gaps.
@@ -633,6 +644,7 @@ export interface paths {
         get: operations["ListRequests"];
         put?: never;
         /**
+         * Submit a page to fetch
          * @description Submit a request to fetch a page. The request runs asynchronously; poll its detail or follow
          *     its events. Every rule of the body is checked (422 `VALIDATION_FAILED` lists each offending
          *     field in `details`, e.g. `headers.Host`); unknown fields are rejected.
@@ -653,7 +665,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Read one request of the caller. Another tenant's id is a 404. */
+        /**
+         * Read one request
+         * @description Read one request of the caller. Another tenant's id is a 404.
+         */
         get: operations["GetRequest"];
         put?: never;
         post?: never;
@@ -673,6 +688,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Cancel a request
          * @description Cancel a pending or running request (beyond the spec): it becomes `cancelled`, its reserved
          *     tokens are refunded, and a worker still running it can no longer complete it. Cancelling a
          *     cancelled request answers the same; a completed or failed one is a 409.
@@ -692,6 +708,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Download a debug artifact of a failed request
          * @description One debug artifact of a failed request that opted in with `debug_artifacts: true` (beyond the
          *     spec): `screenshot.png` or `report.json`, as listed in the request detail's `debug_artifacts`.
          *     Kept only for failed requests, encrypted at rest, readable only by the tenant, purged at
@@ -714,6 +731,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * List a request's events
          * @description The request's append-only event history, in ascending creation order. Every entry is
          *     provider-neutral; its `id` is the per-request sequence number used by the event stream.
          */
@@ -734,6 +752,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Follow a request's events (Server-Sent Events)
          * @description Follow the request's events live as Server-Sent Events (`text/event-stream`). Each message has
          *     `id: <event id>` and `data: <RequestEvent JSON>` (the same object as a history entry; no
          *     `event:` field, so `EventSource.onmessage` receives every one). The stream first replays the
@@ -763,6 +782,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Read a request's extraction result
          * @description The structured result of an extraction request (beyond the spec): the run's `data`, validated
          *     against its recipe version's field schema, once the run is `completed`; or, for a `failed` run,
          *     its `error` (e.g. `REQUIRED_FIELDS_MISSING` with one detail per missing field, while the page
@@ -785,6 +805,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Read the fetched page
          * @description The fetched page of a completed request (beyond the spec): as fetched with its content type
          *     (`format=html`, the default), or reduced to its readable text (`format=text`, `text/plain`).
          *     Available until `result_expires_at`.
@@ -808,6 +829,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Retry a failed request as a new one
          * @description Retry a failed request as a new request (new id) with the same persisted inputs, browser
          *     actions included. The source request is kept unchanged. With an `Idempotency-Key`, repeating
          *     the retry replays it for free; the same key used for anything else is a 409.
@@ -827,6 +849,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Itemised token statement
          * @description Every movement of the tenant's tokens, newest first, each with its request id: holds at
          *     admission, settlements and refunds, deferred CAPTCHA/traffic charges, top-ups, grants and
          *     corrections. Nothing is edited in place: a correction is a new line.
@@ -848,6 +871,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * Proxy traffic of the last 30 days
          * @description Proxy traffic of the last 30 days: request, response and total bytes, tokens charged for
          *     traffic, requests charged, and requests whose traffic could not be measured (counted there,
          *     never as zero bytes), in total and per proxy type. No provider or routing detail is returned.
@@ -1459,12 +1483,19 @@ export interface components {
         };
         /** @description The one error body of the API. */
         PublicErrorBody: {
-            /** @description Stable machine-readable code, e.g. `VALIDATION_FAILED`, `IDEMPOTENCY_CONFLICT`. */
-            code: string;
+            /** @description Stable machine-readable code; each has exactly one HTTP status (docs/api.md, Errors). */
+            code: components["schemas"]["PublicErrorCode"];
             message: string;
             request_id: string;
             details?: components["schemas"]["FieldIssue"][];
         };
+        /**
+         * @description The stable error codes of the public API, spelled out for the OpenAPI document (tsoa cannot read
+         *     the kit's `ERROR_CODES` array); openapi-document.test.ts fails when the two lists differ.
+         *     Each code has exactly one HTTP status: the kit's `ERROR_STATUS`, tabled in docs/api.md#errors.
+         * @enum {string}
+         */
+        PublicErrorCode: "MALFORMED_REQUEST" | "VALIDATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "IDEMPOTENCY_CONFLICT" | "CONFLICT" | "INSUFFICIENT_CREDITS" | "BUDGET_BELOW_BASE_PRICE" | "PAYLOAD_TOO_LARGE" | "RESULT_EXPIRED" | "RESULT_NOT_READY" | "RATE_LIMITED" | "CONCURRENCY_LIMITED" | "PROXY_GEO_VERIFICATION_FAILED" | "DEPENDENCY_UNAVAILABLE" | "INTERNAL";
         /** @description SPEC: `POST /client/browser/workflow-versions/{versionId}/publish`. */
         PublishWorkflowVersionBody: {
             /**
@@ -2335,7 +2366,7 @@ export interface operations {
                     "application/json": components["schemas"]["CabinetBatchResponse"];
                 };
             };
-            /** @description Missing or invalid bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2344,7 +2375,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Not enough tokens for every job */
+            /** @description INSUFFICIENT_CREDITS: the balance cannot reserve every job; nothing is created */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -2353,7 +2384,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2362,7 +2393,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed (details name jobs.<index>.<field>) */
+            /** @description VALIDATION_FAILED (details name jobs.<index>.<field>), BUDGET_BELOW_BASE_PRICE */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2371,7 +2402,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description RATE_LIMITED */
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -2380,7 +2411,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4167,7 +4198,7 @@ export interface operations {
                     "application/json": components["schemas"]["CabinetRequestResponse"];
                 };
             };
-            /** @description Malformed JSON */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4176,7 +4207,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4185,7 +4216,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Not enough tokens */
+            /** @description INSUFFICIENT_CREDITS: the balance cannot cover the base price; nothing is created */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -4194,7 +4225,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4203,7 +4234,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Body larger than 1 MB */
+            /** @description PAYLOAD_TOO_LARGE: body larger than 1 MB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4212,7 +4243,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED (one `details` entry per problem), BUDGET_BELOW_BASE_PRICE, or PROXY_GEO_VERIFICATION_FAILED */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4221,7 +4252,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description RATE_LIMITED or CONCURRENCY_LIMITED */
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After) */
             429: {
                 headers: {
                     /** @description Headers on a 429: when to come back, plus the policy's. */
@@ -4232,7 +4263,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4261,7 +4292,7 @@ export interface operations {
                     "application/json": components["schemas"]["TokenBalance"];
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4270,7 +4301,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description DEPENDENCY_UNAVAILABLE: the ledger or the database is unreachable; retry shortly */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4306,7 +4337,7 @@ export interface operations {
                     "application/json": components["schemas"]["CabinetBatchResponse"];
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4315,7 +4346,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Not enough tokens for every job */
+            /** @description INSUFFICIENT_CREDITS: the balance cannot reserve every job; nothing is created */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -4324,7 +4355,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4333,7 +4364,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed (details name jobs.<index>.<field>) */
+            /** @description VALIDATION_FAILED (details name jobs.<index>.<field>), BUDGET_BELOW_BASE_PRICE */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4342,7 +4373,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description RATE_LIMITED */
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -4351,7 +4382,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4382,7 +4413,7 @@ export interface operations {
                     "application/json": components["schemas"]["Batch"];
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4391,7 +4422,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such batch */
+            /** @description NOT_FOUND: no such batch (or another tenant's) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4400,7 +4431,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description The id is not a uuid */
+            /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4434,7 +4465,7 @@ export interface operations {
                     "application/json": components["schemas"]["DataRecipeList"];
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4443,7 +4474,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Bad limit or offset */
+            /** @description VALIDATION_FAILED: bad limit or offset */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4479,7 +4510,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestPage"];
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4488,7 +4519,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Bad limit, status or cursor */
+            /** @description VALIDATION_FAILED: bad limit, status or cursor */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4526,7 +4557,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubmissionResponse"];
                 };
             };
-            /** @description Malformed JSON */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
             400: {
                 headers: {
                     [name: string]: unknown;
@@ -4535,7 +4566,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4544,7 +4575,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Not enough tokens */
+            /** @description INSUFFICIENT_CREDITS: the balance cannot cover the base price; nothing is created */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -4553,7 +4584,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4562,7 +4593,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Body larger than 1 MB */
+            /** @description PAYLOAD_TOO_LARGE: body larger than 1 MB */
             413: {
                 headers: {
                     [name: string]: unknown;
@@ -4571,7 +4602,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED (one `details` entry per problem), BUDGET_BELOW_BASE_PRICE, or PROXY_GEO_VERIFICATION_FAILED */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4580,7 +4611,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description RATE_LIMITED or CONCURRENCY_LIMITED */
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After) */
             429: {
                 headers: {
                     /** @description Headers on a 429: when to come back, plus the policy's. */
@@ -4591,7 +4622,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -4622,7 +4653,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestDetail"];
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4631,7 +4662,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such request */
+            /** @description NOT_FOUND: no such request (or another tenant's) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4662,7 +4693,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestDetail"];
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4671,7 +4702,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such request */
+            /** @description NOT_FOUND: no such request */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4680,7 +4711,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description The request is already completed or failed */
+            /** @description CONFLICT: the request is already completed or failed */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4689,7 +4720,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description The id is not a uuid */
+            /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4723,7 +4754,7 @@ export interface operations {
                     "application/json": string;
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4732,7 +4763,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such request or artifact (or it expired) */
+            /** @description NOT_FOUND: no such request or artifact (or it expired) */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4741,7 +4772,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description The id is not a uuid or the name is not an artifact name */
+            /** @description VALIDATION_FAILED: the id is not a uuid or the name is not an artifact name */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4772,7 +4803,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestEventList"];
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4781,7 +4812,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such request */
+            /** @description NOT_FOUND: no such request */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4790,7 +4821,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description The id is not a uuid */
+            /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4831,7 +4862,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4840,7 +4871,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such request */
+            /** @description NOT_FOUND: no such request */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4849,7 +4880,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description The id is not a uuid or Last-Event-ID is not an integer >= 0 */
+            /** @description VALIDATION_FAILED: the id is not a uuid or Last-Event-ID is not an integer >= 0 */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4880,7 +4911,7 @@ export interface operations {
                     "application/json": components["schemas"]["ExtractionResult"];
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4889,7 +4920,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such request, or it did not ask for extraction */
+            /** @description NOT_FOUND: no such request, or it did not ask for extraction */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4907,7 +4938,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description The id is not a uuid */
+            /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -4942,7 +4973,7 @@ export interface operations {
                     "text/plain": string;
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4951,7 +4982,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such request */
+            /** @description NOT_FOUND: no such request */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4978,7 +5009,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description The id is not a uuid or the format is unknown */
+            /** @description VALIDATION_FAILED: the id is not a uuid or the format is unknown */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5012,7 +5043,7 @@ export interface operations {
                     "application/json": components["schemas"]["RetrySubmissionResponse"];
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5021,7 +5052,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Not enough tokens */
+            /** @description INSUFFICIENT_CREDITS: the balance cannot cover the base price */
             402: {
                 headers: {
                     [name: string]: unknown;
@@ -5030,7 +5061,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such request */
+            /** @description NOT_FOUND: no such request */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -5048,7 +5079,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description The id is not a uuid or the Idempotency-Key is invalid */
+            /** @description VALIDATION_FAILED: the id is not a uuid or the Idempotency-Key is invalid */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5057,7 +5088,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description RATE_LIMITED or CONCURRENCY_LIMITED */
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After) */
             429: {
                 headers: {
                     [name: string]: unknown;
@@ -5066,7 +5097,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5100,7 +5131,7 @@ export interface operations {
                     "application/json": components["schemas"]["StatementPage"];
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5109,7 +5140,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Bad limit or cursor */
+            /** @description VALIDATION_FAILED: bad limit or cursor */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5118,7 +5149,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description DEPENDENCY_UNAVAILABLE: the ledger or the database is unreachable; retry shortly */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -5147,7 +5178,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProxyTrafficUsage"];
                 };
             };
-            /** @description Missing or invalid API key */
+            /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -5156,7 +5187,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description DEPENDENCY_UNAVAILABLE: the ledger or the database is unreachable; retry shortly */
             503: {
                 headers: {
                     [name: string]: unknown;
