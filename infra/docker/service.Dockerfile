@@ -1,11 +1,20 @@
 # syntax=docker/dockerfile:1
 #
-# One Dockerfile for the six services; SERVICE picks which (and PORT its listening port).
+# One Dockerfile, one image per service: SERVICE picks which (and PORT its listening port). Each
+# image carries only that service's workspaces and their production dependencies (turbo prune,
+# then npm prune --omit=dev), plus the OCI labels below.
 #
-# Build from the repository root (the build context is the whole monorepo):
-#   docker build -f infra/docker/service.Dockerfile --build-arg SERVICE=gateway --build-arg PORT=8080 -t wdr/gateway:<tag> .
+# Build from the repository root (the build context is the whole monorepo; this Dockerfile's own
+# ignore file, service.Dockerfile.dockerignore, replaces the root .dockerignore):
+#   docker build -f infra/docker/service.Dockerfile \
+#     --build-arg SERVICE=gateway --build-arg PORT=8080 \
+#     --build-arg VERSION=2026.11.25 --build-arg REVISION=$(git rev-parse HEAD) \
+#     --build-arg CREATED=$(date -u +%Y-%m-%dT%H:%M:%SZ) \
+#     -t registry.example.com/wdr/gateway:2026.11.25 .
 #   ports: gateway 8080, fetch-orchestrator 8081, billing-ledger 8082, browser-renderer 8083,
 #          recipe-extractor 8084, webhook-dispatcher 8085
+# The pruned tree of every service is checked by ./dev test (infra/docker/check-prune.mjs): the same
+# `turbo prune` and workspace selection as below, without Docker.
 #
 # One image runs both the service (default CMD) and its database migrations, from the same
 # WORKDIR (see the "migrate" initContainer in k8s/base/<service>.yaml):
@@ -14,10 +23,25 @@
 ARG NODE_IMAGE=node:24.21.0-bookworm-slim
 ARG SERVICE
 
+# ------------------------------------------------------------------------------------------ prune
+# turbo prune @wdr/$SERVICE --docker: the service's workspaces (and those it builds with) in
+# /out/json (package.json files only, for the dependency layer) and /out/full (sources), and a
+# lockfile cut down to them. turbo is the version the root package.json pins. The cut lockfile is
+# then checked against the committed one: every package it lists must have the committed version.
+FROM ${NODE_IMAGE} AS prune
+ARG SERVICE
+RUN test -n "$SERVICE" || (echo 'build with --build-arg SERVICE=<service>' >&2; exit 1)
+ENV TURBO_TELEMETRY_DISABLED=1 NPM_CONFIG_UPDATE_NOTIFIER=false NPM_CONFIG_FUND=false NPM_CONFIG_AUDIT=false
+WORKDIR /src
+COPY . .
+RUN --mount=type=cache,target=/root/.npm \
+    npx --yes "turbo@$(node -p "require('./package.json').devDependencies.turbo")" prune "@wdr/${SERVICE}" --docker --out-dir /out \
+ && node -e "const was = require('./package-lock.json').packages, cut = require('/out/package-lock.json').packages; const drift = Object.keys(cut).filter((k) => k !== '' && !/^(apps|packages)\/[^/]+$/.test(k) && cut[k].version !== was[k]?.version); if (drift.length) { console.error('pruned lockfile differs from package-lock.json:', drift); process.exit(1); }" \
+ && cp tsconfig.base.json .nvmrc /out/full/
+
 # ------------------------------------------------------------------------------------------ build
 FROM ${NODE_IMAGE} AS build
 ARG SERVICE
-RUN test -n "$SERVICE" || (echo 'build with --build-arg SERVICE=<service>' >&2; exit 1)
 ENV CI=true \
     TURBO_TELEMETRY_DISABLED=1 \
     NPM_CONFIG_UPDATE_NOTIFIER=false \
@@ -25,59 +49,63 @@ ENV CI=true \
     NPM_CONFIG_AUDIT=false
 WORKDIR /srv/wdr
 
-# 1. Dependencies, in their own layer so it stays cached until a manifest or the lockfile changes.
-#    Every workspace's package.json is copied, not only this service's: the lockfile covers them all.
-#    prisma-engine is copied whole (a small package of .mjs files) because its bin, wdr-prisma, must exist when npm
-#    links it.
-#    `npm install` + a drift check instead of `npm ci`: the committed lockfile lists platform
-#    packages (@turbo/*, @unrs/*) for Linux only, because the registry mirror it is resolved against
-#    carries nothing else, and npm ci refuses such a lockfile (see ensure_deps in ./dev). Every
-#    version in it is pinned; the check below fails the build if npm installed anything other than
-#    what the committed lockfile says (entries npm adds for other platforms are allowed). Switch back
-#    to `npm ci --ignore-scripts` once the lockfile is complete.
+# 1. Dependencies of the pruned workspaces, in their own layer (cached until a manifest or the
+#    lockfile changes). prisma-engine is copied whole (a small package of .mjs files) because its
+#    bin, wdr-prisma, must exist when npm links it.
+#    `npm install` + a drift check instead of `npm ci`: the lockfile lists platform packages
+#    (@turbo/*, @unrs/*) for Linux only, because the registry mirror it is resolved against carries
+#    nothing else, and npm ci refuses such a lockfile (see ensure_deps in ./dev). The check fails
+#    the build if npm installed anything other than what the (pruned) lockfile says.
 #    --ignore-scripts: the only install scripts in the lockfile are Prisma's engine download (not
-#    used: the schema engine is the WASM shim in packages/prisma-engine) and a dev-only file watcher;
-#    skipping them keeps the build reproducible and off every host but the npm registry.
-COPY package.json package-lock.json ./
-COPY packages/contracts/package.json packages/contracts/
-COPY packages/kit/package.json packages/kit/
-COPY packages/testkit/package.json packages/testkit/
-COPY apps/gateway/package.json apps/gateway/
-COPY apps/fetch-orchestrator/package.json apps/fetch-orchestrator/
-COPY apps/billing-ledger/package.json apps/billing-ledger/
-COPY apps/browser-renderer/package.json apps/browser-renderer/
-COPY apps/recipe-extractor/package.json apps/recipe-extractor/
-COPY apps/webhook-dispatcher/package.json apps/webhook-dispatcher/
-COPY packages/prisma-engine/ packages/prisma-engine/
+#    used: the schema engine is the WASM shim in packages/prisma-engine) and a dev-only file watcher.
+COPY --from=prune /out/json/ ./
+COPY --from=prune /out/package-lock.json ./
+COPY --from=prune /out/full/packages/prisma-engine/ packages/prisma-engine/
 RUN --mount=type=cache,target=/root/.npm \
-    cp package-lock.json /tmp/package-lock.committed.json \
+    cp package-lock.json /tmp/package-lock.pruned.json \
  && npm install --ignore-scripts \
- && node -e "const was = require('/tmp/package-lock.committed.json').packages, now = require('./package-lock.json').packages; const drift = Object.keys(was).filter((k) => now[k]?.version !== was[k].version); if (drift.length) { console.error('installed tree differs from package-lock.json:', drift); process.exit(1); }"
+ && node -e "const was = require('/tmp/package-lock.pruned.json').packages, now = require('./package-lock.json').packages; const drift = Object.keys(was).filter((k) => now[k]?.version !== was[k].version); if (drift.length) { console.error('installed tree differs from the pruned lockfile:', drift); process.exit(1); }"
 
-# 2. Sources and build. Every workspace is copied, not just this service's: the contracts package
-#    generates the public OpenAPI types from the gateway's controllers, and every service depends on
-#    contracts. turbo builds only @wdr/$SERVICE and its dependencies (generate: Prisma client
-#    [+ tsoa routes for the gateway], then tsc).
-COPY tsconfig.base.json turbo.json .nvmrc ./
-COPY packages/ packages/
-COPY apps/ apps/
-RUN npx turbo run build --filter=@wdr/${SERVICE}...
+# 2. Sources and build: only the pruned workspaces are here. The service's own code generation
+#    (Prisma client, + tsoa routes for the gateway), then tsc for it and its workspace dependencies
+#    in dependency order. --only keeps turbo from running @wdr/contracts' generate step, which reads
+#    the gateway's controllers (not in a pruned tree) to rewrite files that are committed anyway.
+COPY --from=prune /out/full/ ./
+RUN npx turbo run generate --filter=@wdr/${SERVICE} --only \
+ && npx turbo run build --filter=@wdr/${SERVICE}... --only --concurrency=1
 
-# 3. Drop dev dependencies with `npm prune --omit=dev` rather than `turbo prune`: turbo prune
-#    would install from a lockfile it rewrote for a subset of the workspaces, not the committed one
-#    checked above; npm prune works on the tree just installed and never edits the lockfile. The
-#    cost: production dependencies of all six services stay (npm hoists one shared node_modules), a
-#    few MB beyond what this service needs.
-#    The Prisma CLI survives the prune (it is a peerOptional dependency of @prisma/client), which is
-#    what lets this image run its own migrations; the check fails the build if that ever changes.
+# 3. Production dependencies only: npm prune --omit=dev drops the dev packages, then
+#    runtime-workspaces.mjs deletes the workspaces only needed to build (@wdr/testkit) and npm's
+#    links to them, keeping the service, its `dependencies` workspaces and @wdr/prisma-engine (the
+#    migrations). The Prisma CLI survives the prune (a peerOptional dependency of @prisma/client),
+#    which is what lets this image run its own migrations; the checks fail the build otherwise.
+COPY infra/docker/runtime-workspaces.mjs /tmp/runtime-workspaces.mjs
 RUN npm prune --omit=dev --ignore-scripts \
+ && node /tmp/runtime-workspaces.mjs "${SERVICE}" --apply \
  && test -f node_modules/prisma/package.json \
- && test -x node_modules/.bin/wdr-prisma
+ && test -x node_modules/.bin/wdr-prisma \
+ && test ! -e packages/testkit
 
 # ---------------------------------------------------------------------------------------- runtime
 FROM ${NODE_IMAGE} AS runtime
 ARG SERVICE
 ARG PORT=8080
+ARG VERSION=dev
+ARG REVISION=unknown
+ARG CREATED
+# The repository URL, for org.opencontainers.image.source (left empty when not given).
+ARG SOURCE=
+ARG NODE_IMAGE
+
+# OCI image annotations (https://github.com/opencontainers/image-spec/blob/main/annotations.md).
+LABEL org.opencontainers.image.title="wdr-${SERVICE}" \
+      org.opencontainers.image.description="wdr ${SERVICE}: one service of the web data retrieval platform" \
+      org.opencontainers.image.version="${VERSION}" \
+      org.opencontainers.image.revision="${REVISION}" \
+      org.opencontainers.image.created="${CREATED}" \
+      org.opencontainers.image.source="${SOURCE}" \
+      org.opencontainers.image.vendor="wdr" \
+      org.opencontainers.image.base.name="docker.io/library/${NODE_IMAGE}"
 
 # tini as PID 1 so child processes (Chromium's) are reaped and SIGTERM still reaches node. The
 # browser-renderer also gets Debian's Chromium (what CHROMIUM_PATH points at) and fonts.
@@ -99,8 +127,9 @@ ENV NODE_ENV=production \
     HOME=/tmp
 WORKDIR /srv/wdr/apps/${SERVICE}
 
-# Only what runs: the pruned node_modules, the shared packages (workspace links point at them) and
-# this service's compiled code, Prisma schema, migrations and config. Files stay owned by root, so
+# Only what runs: the pruned node_modules, the runtime workspaces left in packages/ (contracts, kit,
+# prisma-engine; the links in node_modules point at them) and this service's compiled code, Prisma
+# schema, migrations and config. Files stay owned by root, so
 # the service cannot modify its own code.
 COPY --from=build /srv/wdr/package.json /srv/wdr/
 COPY --from=build /srv/wdr/node_modules/ /srv/wdr/node_modules/
