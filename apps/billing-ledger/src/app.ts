@@ -3,7 +3,8 @@ import { internalRoutes } from './api/internal-routes.js';
 import { expireStaleReservations } from './domain/expiry.js';
 import type { LedgerEnv } from './env.js';
 import { PrismaClient, type Prisma } from './generated/prisma/client.js';
-import { onSettlementRequested } from './kafka/handlers.js';
+import { countSettlement, onSettlementRequested } from './kafka/handlers.js';
+import { tokenFlowMetrics } from './metrics.js';
 
 export type LedgerDeps = KafkaServiceDeps<LedgerEnv, PrismaClient>;
 
@@ -22,7 +23,9 @@ export function createLedgerService(deps: LedgerDeps) {
     background: {
       start: () => {
         sweeper = setInterval(() => {
-          expireStaleReservations(deps.db, deps.env.RESERVATION_TTL_SECONDS, deps.log).catch((err: unknown) =>
+          expireStaleReservations(deps.db, deps.env.RESERVATION_TTL_SECONDS, deps.log, 100, (flows) =>
+            countSettlement(tokenFlowMetrics(deps.metrics), 'refunded', flows),
+          ).catch((err: unknown) =>
             deps.log.warn({ err }, 'reservation expiry failed'),
           );
         }, deps.env.RESERVATION_SWEEP_MS);

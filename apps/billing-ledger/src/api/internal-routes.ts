@@ -9,18 +9,21 @@ import { readReservation, reserve, reserveBatch } from '../domain/reservations.j
 import { authorizeStep } from '../domain/settlement.js';
 import { statementOf } from '../domain/statement.js';
 import { usageOf } from '../domain/usage.js';
+import { tokenFlowMetrics } from '../metrics.js';
 
 /** Internal API, reachable only inside the cluster (see k8s NetworkPolicy). */
 export function internalRoutes(deps: LedgerDeps): Router {
   const r = Router();
   const version = deps.env.PRICING_VERSION;
   const admissions = deps.metrics.counter('reservations_total', 'Reservation requests, by outcome.', ['outcome']);
+  const tokens = tokenFlowMetrics(deps.metrics);
 
   r.post(ledgerApi.reserve.route, async (req, res) => {
     const cmd = parse(ledgerApi.reserve.body, req.body);
     try {
       const result = await reserve(deps.db, version, cmd);
       admissions.inc({ outcome: result.replay ? 'replayed' : 'admitted' });
+      if (!result.replay) tokens.reserved(result.held_tokens); // reserve() returns after its commit
       res.status(result.replay ? 200 : 201).json(result);
     } catch (err) {
       admissions.inc({ outcome: 'refused' });
@@ -30,6 +33,7 @@ export function internalRoutes(deps: LedgerDeps): Router {
   r.post(ledgerApi.reserveBatch.route, async (req, res) => {
     const cmd = parse(ledgerApi.reserveBatch.body, req.body);
     const result = await reserveBatch(deps.db, version, cmd);
+    tokens.reserved(result.held_tokens); // committed; replayed items hold nothing new
     res.status(result.replay ? 200 : 201).json(result);
   });
   r.get(ledgerApi.readReservation.route, async (req, res) => {
@@ -37,7 +41,10 @@ export function internalRoutes(deps: LedgerDeps): Router {
   });
   r.post(ledgerApi.authorizeStep.route, async (req, res) => {
     const requestId = parse(ledgerApi.authorizeStep.params.requestId, req.params['requestId']);
-    res.json(await authorizeStep(deps.db, requestId, parse(ledgerApi.authorizeStep.body, req.body)));
+    const flows = { held: 0 };
+    const answer = await authorizeStep(deps.db, requestId, parse(ledgerApi.authorizeStep.body, req.body), flows);
+    tokens.reserved(flows.held); // the step's extra hold, committed
+    res.json(answer);
   });
 
   const funding = (ep: typeof ledgerApi.grant | typeof ledgerApi.topUp | typeof ledgerApi.correction, kind: FundingKind) =>

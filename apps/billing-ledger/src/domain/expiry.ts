@@ -1,6 +1,6 @@
 import type { Logger } from '@wdr/kit/log';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { settle } from './settlement.js';
+import { settle, type SettlementFlows } from './settlement.js';
 
 /**
  * A reservation nobody settles is released after its time to live: the orchestrator died between
@@ -10,7 +10,13 @@ import { settle } from './settlement.js';
  * request is then free, the tenant's gain, never its loss). The TTL is far above any request's
  * lifetime (timeout_ms is at most 5 minutes).
  */
-export async function expireStaleReservations(db: PrismaClient, ttlSeconds: number, log: Logger, limit = 100): Promise<number> {
+export async function expireStaleReservations(
+  db: PrismaClient,
+  ttlSeconds: number,
+  log: Logger,
+  limit = 100,
+  onRefunded?: (flows: SettlementFlows) => void,
+): Promise<number> {
   const stale = await db.reservation.findMany({
     where: { state: 'reserved', createdAt: { lt: new Date(Date.now() - ttlSeconds * 1000) } },
     select: { requestId: true, routeMode: true },
@@ -19,10 +25,14 @@ export async function expireStaleReservations(db: PrismaClient, ttlSeconds: numb
   });
   let expired = 0;
   for (const r of stale) {
+    const flows: SettlementFlows = { charged: 0, released: 0 };
     const outcome = await db.$transaction((tx) =>
-      settle(tx, { request_id: r.requestId, outcome: 'cancelled', route_mode: r.routeMode, captcha_tokens: 0 }),
+      settle(tx, { request_id: r.requestId, outcome: 'cancelled', route_mode: r.routeMode, captcha_tokens: 0 }, flows),
     );
-    if (outcome === 'refunded') expired++;
+    if (outcome === 'refunded') {
+      expired++;
+      onRefunded?.(flows); // after commit
+    }
   }
   if (expired > 0) log.warn({ expired }, 'stale reservations released');
   return expired;

@@ -38,6 +38,14 @@ export interface SettlementCommand {
     | undefined;
 }
 
+/** What a settlement moved, filled in by settle() for metrics counted after commit. */
+export interface SettlementFlows {
+  /** Tokens charged: posted from the holds plus deferred items taken from the balance. */
+  charged: number;
+  /** Held tokens released back to the tenant. */
+  released: number;
+}
+
 interface Locked {
   r: Reservation;
   overrides: [string, Tariff, number][];
@@ -99,9 +107,11 @@ function basePrice(book: PriceBook, r: Reservation, cmd: SettlementCommand): big
  * in full: the tenant pays nothing for a failure it did not cause. The charge is posted from the
  * request's holds and the rest released; a charge above the holds (deferred items) is debited from
  * the balance as far as it goes, and what it cannot cover is recorded as uncollected, never
- * overdrawn. Returns what happened (`duplicate` when it was already resolved).
+ * overdrawn. Returns what happened (`duplicate` when it was already resolved); `flows`, when given,
+ * receives the tokens charged and the held tokens released, for the caller to count once the
+ * transaction committed (src/metrics.ts).
  */
-export async function settle(tx: Tx, cmd: SettlementCommand): Promise<'settled' | 'refunded' | 'duplicate'> {
+export async function settle(tx: Tx, cmd: SettlementCommand, flows?: SettlementFlows): Promise<'settled' | 'refunded' | 'duplicate'> {
   const locked = await lockReservation(tx, cmd.request_id);
   if (!locked) throw new Error(`no reservation for request ${cmd.request_id}`);
   const { r } = locked;
@@ -158,6 +168,10 @@ export async function settle(tx: Tx, cmd: SettlementCommand): Promise<'settled' 
     lines.traffic,
     uncollected,
   );
+  if (flows) {
+    flows.charged = Number(total);
+    flows.released = Number(locked.holds.reduce((sum, h) => sum + h.amount, 0n) - fromHolds);
+  }
   await reviewBalanceAlert(tx, accountId);
   await enqueue(
     tx,
@@ -194,7 +208,7 @@ export type StepAnswer = LedgerStepAnswer;
  * part above what is already held is held now (a pending transfer, so it can never overdraw).
  * Idempotent per step id.
  */
-export async function authorizeStep(db: PrismaClient, requestId: string, cmd: StepCommand): Promise<StepAnswer> {
+export async function authorizeStep(db: PrismaClient, requestId: string, cmd: StepCommand, flows?: { held: number }): Promise<StepAnswer> {
   return db.$transaction(async (tx) => {
     const locked = await lockReservation(tx, requestId);
     if (!locked) throw new PublicError('NOT_FOUND', 'No such reservation.');
@@ -224,6 +238,7 @@ export async function authorizeStep(db: PrismaClient, requestId: string, cmd: St
     await tx.reservation.update({ where: { requestId }, data: { heldTokens: projected } });
     await reviewBalanceAlert(tx, accountId);
     await credit(tx, REVENUE_ACCOUNT, extra, 'pending');
+    if (flows) flows.held = Number(extra); // counted by the caller once this transaction committed
     return answer(true, null, projected);
   });
 }

@@ -3,7 +3,8 @@ import type { SettlementRequested } from '@wdr/contracts';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
 import type { z } from 'zod';
 import type { Prisma } from '../generated/prisma/client.js';
-import { settle } from '../domain/settlement.js';
+import { settle, type SettlementFlows } from '../domain/settlement.js';
+import { tokenFlowMetrics } from '../metrics.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -14,8 +15,17 @@ export const onSettlementRequested =
     const settlements = metrics.counter('settlements_total', 'Settlement commands applied, by outcome.', ['outcome']);
     const data = envelope.data as z.infer<typeof SettlementRequested>;
     let outcome = 'redelivered';
+    const flows: SettlementFlows = { charged: 0, released: 0 };
     await ctx.transaction(async (tx) => {
-      outcome = await settle(tx, data);
+      outcome = await settle(tx, data, flows);
     });
     settlements.inc({ outcome });
+    // Here the transaction has committed (a rollback throws before this line): count the tokens.
+    if (outcome === 'settled' || outcome === 'refunded') countSettlement(tokenFlowMetrics(metrics), outcome, flows);
   };
+
+/** Counts a committed settlement's token flows (src/metrics.ts). */
+export function countSettlement(tokens: ReturnType<typeof tokenFlowMetrics>, state: 'settled' | 'refunded', flows: SettlementFlows): void {
+  tokens.charged(flows.charged);
+  tokens.refunded(state, flows.released);
+}
