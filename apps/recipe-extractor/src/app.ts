@@ -3,13 +3,14 @@ import { createKafkaService } from '@wdr/kit/kafka';
 import { internalRoutes } from './api/internal-routes.js';
 import type { ExtractorDeps } from './deps.js';
 import { purgeIdempotencyRecords } from './domain/idempotency.js';
-import { onExtractionJobRequested } from './kafka/handlers.js';
+import { onExtractionJobRequested, onRepairRequested } from './kafka/handlers.js';
 
 export { createExtractorDeps, type ExtractorDeps } from './deps.js';
 
 /**
  * Recipes and versions (internal HTTP for the gateway), and extraction runs: reserved at admission
- * over HTTP, run when `extraction.jobs` says the page is done.
+ * over HTTP, run when `extraction.jobs` says the page is done; automatic repairs of drifting
+ * versions, requested on the same topic by the run that crossed the threshold.
  */
 export function createExtractorService(deps: ExtractorDeps) {
   let purgeTimer: NodeJS.Timeout | undefined;
@@ -19,7 +20,7 @@ export function createExtractorService(deps: ExtractorDeps) {
       {
         group: 'recipe-extractor',
         topics: ['extractionJobs'],
-        handlers: { 'extraction.job_requested': onExtractionJobRequested(deps) },
+        handlers: { 'extraction.job_requested': onExtractionJobRequested(deps), 'extraction.repair_requested': onRepairRequested(deps) },
         // Runs are independent: every partition at once, a few runs per partition (each reads its
         // page over HTTP before its CPU-bound extraction).
         concurrency: 6,

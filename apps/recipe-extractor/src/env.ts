@@ -20,9 +20,20 @@ export const envExtractor = {
   /** Generation: the longest prompt, and the attempts one generation makes at most. */
   RECIPE_MAX_PROMPT_LENGTH: limit(4_000, 100_000),
   RECIPE_GENERATION_MAX_ATTEMPTS: limit(3, 20),
-  /** Reported for auto-repair (a later release); `enabled` stays false until it exists. */
+  /**
+   * Auto-repair (recipes with auto_repair_enabled): an active version whose recent runs fail on live
+   * pages (REQUIRED_FIELDS_MISSING / SCHEMA_VIOLATION) is regenerated and verified on the failing
+   * page. Triggered when, of its last RECIPE_REPAIR_RECENT_RUNS finished runs, at least
+   * RECIPE_REPAIR_MIN_FAILURES and at least RECIPE_REPAIR_FAILURE_RATIO failed so; at most
+   * RECIPE_AUTO_REPAIRS_PER_WINDOW repairs per recipe per RECIPE_REPAIR_WINDOW_HOURS, more only
+   * with the recipe's continuous-repair confirmation.
+   */
+  RECIPE_AUTO_REPAIR_ENABLED: envFlag.default(true),
   RECIPE_AUTO_REPAIRS_PER_WINDOW: limit(3, 1_000),
   RECIPE_REPAIR_WINDOW_HOURS: limit(24, 24 * 365),
+  RECIPE_REPAIR_RECENT_RUNS: limit(10, 1_000),
+  RECIPE_REPAIR_MIN_FAILURES: limit(3, 1_000),
+  RECIPE_REPAIR_FAILURE_RATIO: z.coerce.number().gt(0).max(1).default(0.5),
   /** A page larger than this is not extracted (the run fails with PAGE_TOO_LARGE). */
   EXTRACTION_MAX_PAGE_BYTES: limit(10 * 1024 * 1024, 100 * 1024 * 1024),
   /**
@@ -34,6 +45,14 @@ export const envExtractor = {
   LLM_MODEL: z.string().min(1).default('gpt-4o-mini'),
   /** One chat completion; a generation makes at most RECIPE_GENERATION_MAX_ATTEMPTS of them. */
   LLM_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
+  /**
+   * The provider's price of LLM_MODEL per token, in nano-USD (defaults: $0.15 / $0.60 per million
+   * prompt / completion tokens). The ledger turns the cost into tokens with the plan's markup.
+   */
+  LLM_PROMPT_NANO_USD_PER_TOKEN: z.coerce.number().int().min(0).max(1_000_000).default(150),
+  LLM_COMPLETION_NANO_USD_PER_TOKEN: z.coerce.number().int().min(0).max(1_000_000).default(600),
+  /** billing-ledger: LLM generation and repair are charged there (preflight hold, exact charge). */
+  LEDGER_URL: internalUrl('http://127.0.0.1:8082'),
   /** A generation's sample page fetched directly (sample_url): time and size bounds. */
   GENERATION_FETCH_TIMEOUT_MS: z.coerce.number().int().min(500).max(120_000).default(15_000),
   GENERATION_MAX_PAGE_BYTES: limit(5 * 1024 * 1024, 100 * 1024 * 1024),

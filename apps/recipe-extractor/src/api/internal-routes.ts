@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { COLLECTION_SOURCE_TYPES, DSL_VERSION, extractorApi as api, SCALAR_SOURCE_TYPES, SCALAR_TYPES, type ExtractorCapabilities } from '@wdr/contracts';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
-import type { ExtractorDeps } from '../deps.js';
+import { generationDepsOf, type ExtractorDeps } from '../deps.js';
 import { listRecipes, readRecipe } from '../domain/recipe-views.js';
 import { activateVersion, createRecipe, createVersion, deleteRecipe, updateRecipe } from '../domain/recipe-writes.js';
 import { createRun, readRun } from '../domain/runs.js';
@@ -30,9 +30,8 @@ export function capabilitiesOf(deps: Pick<ExtractorDeps, 'env'>): ExtractorCapab
       collection_source_types: [...COLLECTION_SOURCE_TYPES],
       collection_scope_selector: 'css',
     },
-    // Auto-repair is not built yet: reported off, with the window it will use.
     auto_repair: {
-      enabled: false,
+      enabled: env.RECIPES_ENABLED && env.RECIPE_AUTO_REPAIR_ENABLED,
       automatic_repairs_per_window: env.RECIPE_AUTO_REPAIRS_PER_WINDOW,
       window_hours: env.RECIPE_REPAIR_WINDOW_HOURS,
       continuous_repair_requires_confirmation: true,
@@ -85,17 +84,7 @@ export function internalRoutes(deps: ExtractorDeps): Router {
   r.post(api.generateVersion.route, async (req, res) => {
     const id = parse(api.generateVersion.params.id, req.params['id']);
     const b = parse(api.generateVersion.body, req.body);
-    const generation = {
-      db: deps.db,
-      limits: deps.limits,
-      maxPromptLength: deps.env.RECIPE_MAX_PROMPT_LENGTH,
-      maxAttempts: deps.env.RECIPE_GENERATION_MAX_ATTEMPTS,
-      llm: deps.llm,
-      page: { orchestrator: deps.orchestrator, policy: deps.policy, timeoutMs: deps.env.GENERATION_FETCH_TIMEOUT_MS, maxBytes: deps.env.GENERATION_MAX_PAGE_BYTES },
-      log: deps.log,
-      metrics: deps.metrics,
-    };
-    res.status(201).json(await generateVersion(generation, b.tenant_id, id, b.idempotency, b.generation));
+    res.status(201).json(await generateVersion(generationDepsOf(deps), b.tenant_id, id, b.idempotency, b.generation));
   });
   r.post(api.createRun.route, async (req, res) => {
     const b = parse(api.createRun.body, req.body);

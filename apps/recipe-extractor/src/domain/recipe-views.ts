@@ -1,6 +1,6 @@
-import type { RecipeDefinition, RecipeDetailView, RecipeFieldView, RecipePage, RecipeVersionView, RecipeView, RecipeWithVersion } from '@wdr/contracts';
+import type { RecipeDefinition, RecipeDetailView, RecipeFieldView, RecipePage, RecipeRepairView, RecipeVersionOrigin, RecipeVersionView, RecipeView, RecipeWithVersion } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
-import type { Prisma, PrismaClient, Recipe, RecipeVersion } from '../generated/prisma/client.js';
+import type { Prisma, PrismaClient, Recipe, RecipeRepair, RecipeVersion } from '../generated/prisma/client.js';
 import { outputSchema } from './dsl/schema.js';
 
 type Db = PrismaClient | Prisma.TransactionClient;
@@ -15,7 +15,27 @@ export function versionView(v: RecipeVersion): RecipeVersionView {
     schema: outputSchema(definition),
     definition,
     reason: v.reason,
+    origin: v.origin as RecipeVersionOrigin,
+    repair_reason: v.repairReason,
+    repaired_from_version_id: v.repairedFromVersionId,
     created_at: v.createdAt.toISOString(),
+  };
+}
+
+export function repairView(r: RecipeRepair): RecipeRepairView {
+  return {
+    id: r.id,
+    status: r.status as RecipeRepairView['status'],
+    reason: r.reason,
+    from_version_id: r.fromVersionId,
+    version_id: r.versionId,
+    trigger_request_id: r.triggerRequestId,
+    method: (r.method as RecipeRepairView['method']) ?? null,
+    continuous: r.continuous,
+    error: (r.error as RecipeRepairView['error']) ?? null,
+    charged_tokens: r.chargedTokens,
+    created_at: r.createdAt.toISOString(),
+    finished_at: r.finishedAt?.toISOString() ?? null,
   };
 }
 
@@ -46,9 +66,12 @@ export async function recipeOf(db: Db, tenantId: string, id: string): Promise<Re
 
 export async function readRecipe(db: Db, tenantId: string, id: string): Promise<RecipeDetailView> {
   const r = await recipeOf(db, tenantId, id);
-  const versions = await db.recipeVersion.findMany({ where: { recipeId: id }, orderBy: { version: 'desc' } });
+  const [versions, repairs] = await Promise.all([
+    db.recipeVersion.findMany({ where: { recipeId: id }, orderBy: { version: 'desc' } }),
+    db.recipeRepair.findMany({ where: { recipeId: id }, orderBy: [{ createdAt: 'desc' }, { id: 'desc' }], take: 50 }),
+  ]);
   const shown = versions.find((v) => v.id === r.activeVersionId) ?? versions[0];
-  return { ...recipeView(r, shown), versions: versions.map(versionView) };
+  return { ...recipeView(r, shown), versions: versions.map(versionView), repairs: repairs.map(repairView) };
 }
 
 /** An offset page of the tenant's recipes, oldest first (stable while paging); optionally each with its active version. */

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { DSL_VERSION, RecipeCreateInput, RecipeUpdateInput, VersionCreateInput, type RecipeDetailView, type RecipeVersionView } from '@wdr/contracts';
+import { DSL_VERSION, RecipeCreateInput, RecipeUpdateInput, VersionCreateInput, type RecipeDefinition, type RecipeDetailView, type RecipeVersionOrigin, type RecipeVersionView } from '@wdr/contracts';
 import { parseOrThrow, PublicError } from '@wdr/kit/errors';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { DslLimits } from './dsl/validate.js';
@@ -40,7 +40,7 @@ export async function createRecipe(deps: WriteDeps, tenantId: string, claim: Ide
       },
     });
     if (definition) {
-      const v = await addVersion(tx, id, definition);
+      const v = await saveVersion(tx, id, definition);
       if (body.activate) await activate(tx, id, v.id);
     }
     return readRecipe(tx, tenantId, id);
@@ -81,7 +81,7 @@ export async function createVersion(deps: WriteDeps, tenantId: string, recipeId:
   const definition = validateDefinition(body.definition, deps.limits);
   return idempotentWrite(deps.db, tenantId, claim, async (tx) => {
     await recipeOf(tx, tenantId, recipeId);
-    const v = await addVersion(tx, recipeId, definition);
+    const v = await saveVersion(tx, recipeId, definition);
     if (body.activate) await activate(tx, recipeId, v.id);
     else await tx.recipe.update({ where: { id: recipeId }, data: { updatedAt: new Date() } });
     return versionView(v);
@@ -96,9 +96,17 @@ export async function activateVersion(deps: WriteDeps, tenantId: string, recipeI
   });
 }
 
+/** Where a version comes from (generation and repair say so; the tenant's own versions are `created`). */
+export interface VersionOrigin {
+  reason: string;
+  origin: RecipeVersionOrigin;
+  repairReason?: string;
+  repairedFromVersionId?: string;
+}
+
 /** The next version number comes from the recipe's counter (its row lock orders concurrent creates). */
-async function addVersion(tx: Tx, recipeId: string, definition: ReturnType<typeof validateDefinition>) {
-  const { lastVersion } = await tx.recipe.update({ where: { id: recipeId }, data: { lastVersion: { increment: 1 } }, select: { lastVersion: true } });
+export async function saveVersion(tx: Tx, recipeId: string, definition: RecipeDefinition, from: VersionOrigin = { reason: 'created', origin: 'tenant' }) {
+  const { lastVersion } = await tx.recipe.update({ where: { id: recipeId }, data: { lastVersion: { increment: 1 }, updatedAt: new Date() }, select: { lastVersion: true } });
   return tx.recipeVersion.create({
     data: {
       id: randomUUID(),
@@ -107,12 +115,15 @@ async function addVersion(tx: Tx, recipeId: string, definition: ReturnType<typeo
       dslVersion: DSL_VERSION,
       definition: definition as unknown as Prisma.InputJsonValue,
       fields: fieldViews(definition) as unknown as Prisma.InputJsonValue,
-      reason: 'created',
+      reason: from.reason,
+      origin: from.origin,
+      repairReason: from.repairReason ?? null,
+      repairedFromVersionId: from.repairedFromVersionId ?? null,
     },
   });
 }
 
-async function activate(tx: Tx, recipeId: string, versionId: string): Promise<void> {
+export async function activate(tx: Tx, recipeId: string, versionId: string): Promise<void> {
   const v = await tx.recipeVersion.findUnique({ where: { id: versionId } });
   if (!v || v.recipeId !== recipeId) throw new PublicError('NOT_FOUND', 'No such version of this recipe.');
   await tx.recipe.update({ where: { id: recipeId }, data: { activeVersionId: versionId, status: 'active', updatedAt: new Date() } });

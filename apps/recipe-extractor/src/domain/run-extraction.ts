@@ -10,6 +10,7 @@ import type { z } from 'zod';
 import { Prisma, type ExtractionRun, type PrismaClient } from '../generated/prisma/client.js';
 import { extract } from './dsl/extract.js';
 import { validateOutput } from './dsl/schema.js';
+import { DRIFT_ERROR_CODES, requestRepairIfDrifting, type RepairPolicy } from './repairs/request-repair.js';
 import { TERMINAL_RUN_STATUSES } from './runs.js';
 
 type Tx = Prisma.TransactionClient;
@@ -20,6 +21,7 @@ export interface RunDeps {
   log: Logger;
   metrics: ServiceMetrics;
   maxPageBytes: number;
+  repair: RepairPolicy;
 }
 
 interface RunEnd {
@@ -36,6 +38,8 @@ interface RunEnd {
  * (claim-check: pages never travel through Kafka), runs its version's rules and validates the
  * output against the version's field schema, and ends `completed` or `failed` exactly once (the
  * ending and the processed-event record commit together; a redelivered job finds the run terminal).
+ * A drift failure (required fields missing, schema violation) of the recipe's active version may
+ * request an automatic repair in that same transaction (repairs/request-repair.ts).
  */
 export async function runExtraction(deps: RunDeps, tenantId: string, job: z.infer<typeof ExtractionJobRequested>, ctx: HandlerContext<Tx>): Promise<void> {
   if (await ctx.alreadyProcessed()) return;
@@ -47,7 +51,7 @@ export async function runExtraction(deps: RunDeps, tenantId: string, job: z.infe
   const pageStatus = job.page_status ?? 'completed';
   const end = pageStatus === 'completed' ? await extractPage(deps, run) : pageNotCompleted(pageStatus);
   await ctx.transaction(async (tx) => {
-    await tx.extractionRun.updateMany({
+    const ended = await tx.extractionRun.updateMany({
       where: { id: run.id, status: { notIn: [...TERMINAL_RUN_STATUSES] } },
       data: {
         status: end.status,
@@ -58,6 +62,9 @@ export async function runExtraction(deps: RunDeps, tenantId: string, job: z.infe
         finishedAt: new Date(),
       },
     });
+    if (ended.count === 1 && end.status === 'failed' && (DRIFT_ERROR_CODES as readonly string[]).includes(end.error?.code ?? '')) {
+      await requestRepairIfDrifting(tx, deps.repair, deps.metrics, run);
+    }
   });
   deps.metrics.counter('extraction_runs_total', 'Extraction runs ended, by outcome.', ['outcome']).inc({ outcome: end.status === 'completed' ? 'completed' : (end.error?.code ?? 'failed').toLowerCase() });
 }

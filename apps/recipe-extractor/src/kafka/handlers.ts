@@ -1,8 +1,9 @@
 import type { z } from 'zod';
-import type { ExtractionJobRequested } from '@wdr/contracts';
+import type { ExtractionJobRequested, RecipeRepairRequested } from '@wdr/contracts';
 import type { EventHandler } from '@wdr/kit/kafka';
-import type { ExtractorDeps } from '../deps.js';
+import { generationDepsOf, type ExtractorDeps } from '../deps.js';
 import type { Prisma } from '../generated/prisma/client.js';
+import { runRepair } from '../domain/repairs/run-repair.js';
 import { runExtraction } from '../domain/run-extraction.js';
 
 /** extraction.jobs -> run (or fail) the request's extraction. */
@@ -10,5 +11,13 @@ export const onExtractionJobRequested =
   (deps: ExtractorDeps): EventHandler<Prisma.TransactionClient> =>
   async (envelope, ctx) => {
     const data = envelope.data as z.infer<typeof ExtractionJobRequested>;
-    await runExtraction({ db: deps.db, orchestrator: deps.orchestrator, log: deps.log, metrics: deps.metrics, maxPageBytes: deps.env.EXTRACTION_MAX_PAGE_BYTES }, envelope.tenant_id, data, ctx);
+    await runExtraction({ db: deps.db, orchestrator: deps.orchestrator, log: deps.log, metrics: deps.metrics, maxPageBytes: deps.env.EXTRACTION_MAX_PAGE_BYTES, repair: deps.repair }, envelope.tenant_id, data, ctx);
+  };
+
+/** extraction.jobs -> carry out a repair requested when a run crossed the drift threshold. */
+export const onRepairRequested =
+  (deps: ExtractorDeps): EventHandler<Prisma.TransactionClient> =>
+  async (envelope, ctx) => {
+    const data = envelope.data as z.infer<typeof RecipeRepairRequested>;
+    await runRepair(generationDepsOf(deps), envelope.tenant_id, data, ctx);
   };

@@ -49,6 +49,8 @@ export const RequestEventAppended = z.object({
   status: z.string(),
   payload: z.record(z.string(), z.unknown()),
   created_at: z.iso.datetime({ offset: true }),
+  /** The project and environment of a workflow run (absent for other requests): where webhooks scope it. */
+  scope: z.object({ project_id: z.uuid(), environment_id: z.uuid() }).optional(),
 });
 
 export const SettlementRequested = z.object({
@@ -113,6 +115,18 @@ export const ExtractionJobRequested = z.object({
   version_id: z.uuid().optional(),
   /** How the page fetch ended: only `completed` has a page to extract from. */
   page_status: z.enum(TERMINAL_REQUEST_STATUSES).optional(),
+});
+
+/**
+ * An active recipe version crossed the failure threshold on live pages and a repair was allowed
+ * (auto-repair on, within the window or continuous repair confirmed): regenerate and verify a new
+ * version on the page of `request_id` (the run that triggered it). The repair's state is
+ * recipe-extractor's row `repair_id`; a redelivered message finds it ended.
+ */
+export const RecipeRepairRequested = z.object({
+  repair_id: z.uuid(),
+  recipe_id: z.uuid(),
+  request_id: requestId,
 });
 
 const defaultRetry = { maxAttempts: 5, backoffMs: 200 } as const;
@@ -180,11 +194,12 @@ export const TOPICS = {
     name: 'extraction.jobs',
     key: 'request_id',
     partitions: 6,
-    producers: ['fetch-orchestrator'],
+    producers: ['fetch-orchestrator', 'recipe-extractor'],
     consumers: ['recipe-extractor'],
     retry: defaultRetry,
     events: {
       'extraction.job_requested': { version: 1, schema: ExtractionJobRequested, description: 'The page of an extraction request reached a terminal state; run (or fail) its extraction.' },
+      'extraction.repair_requested': { version: 1, schema: RecipeRepairRequested, description: 'An active recipe version keeps failing on live pages; repair it from the failing page (recipe-extractor to itself, keyed by that request id).' },
     },
   },
 } as const satisfies Record<string, TopicSpec>;

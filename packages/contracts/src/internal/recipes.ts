@@ -103,9 +103,43 @@ export interface RecipeVersionView {
   /** JSON Schema (2020-12) of the output, derived from the rules. */
   schema: Record<string, unknown>;
   definition: RecipeDefinition;
-  /** Why it exists: `created` (by the tenant); `generated` and `repaired` arrive with generation and repair. */
+  /** Why it exists: `created` (by the tenant), `generated:<method>`, `repaired:<method>`. */
   reason: string;
+  /** Who made it: the tenant, a generation, or an automatic repair. */
+  origin: RecipeVersionOrigin;
+  /** Repairs only: what failed on live pages (e.g. `REQUIRED_FIELDS_MISSING in 3 of the last 5 runs: price`). */
+  repair_reason: string | null;
+  /** Repairs only: the active version that was failing. */
+  repaired_from_version_id: string | null;
   created_at: string;
+}
+
+export const RECIPE_VERSION_ORIGINS = ['tenant', 'generation', 'repair'] as const;
+export type RecipeVersionOrigin = (typeof RECIPE_VERSION_ORIGINS)[number];
+
+export const RECIPE_REPAIR_STATUSES = ['queued', 'succeeded', 'failed'] as const;
+
+/**
+ * One automatic repair attempt (the audit trail beside the versions): triggered by the run that
+ * crossed the failure threshold, ended with a new active version or a failure saying why.
+ */
+export interface RecipeRepairView {
+  id: string;
+  status: (typeof RECIPE_REPAIR_STATUSES)[number];
+  reason: string;
+  from_version_id: string;
+  /** The version the repair saved; null unless it succeeded. */
+  version_id: string | null;
+  trigger_request_id: string;
+  /** How the repaired rules were found (`heuristic` or `llm`); null until it ended. */
+  method: 'heuristic' | 'llm' | null;
+  /** Beyond the per-window allowance, allowed by the recipe's continuous-repair confirmation. */
+  continuous: boolean;
+  error: { code: string; message: string; details?: { field: string; issue: string }[] } | null;
+  /** Tokens charged for LLM calls (0 for the heuristic). */
+  charged_tokens: number;
+  created_at: string;
+  finished_at: string | null;
 }
 
 export interface RecipeView {
@@ -129,6 +163,8 @@ export interface RecipeWithVersion extends RecipeView {
 
 export interface RecipeDetailView extends RecipeView {
   versions: RecipeVersionView[];
+  /** Automatic repairs, newest first (at most the last 50). */
+  repairs: RecipeRepairView[];
 }
 
 export interface RecipePage<T> {

@@ -1,16 +1,18 @@
-import { randomUUID } from 'node:crypto';
-import { DSL_VERSION, GenerateInput, type FieldRule, type GenerationAttemptView, type GenerationView, type RecipeDefinition } from '@wdr/contracts';
+import { GenerateInput, type FieldRule, type GenerationAttemptView, type GenerationView, type RecipeDefinition } from '@wdr/contracts';
 import { parseOrThrow, PublicError, type FieldIssue } from '@wdr/kit/errors';
 import type { Logger } from '@wdr/kit/log';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
-import type { Prisma, PrismaClient } from '../../generated/prisma/client.js';
+import type { PrismaClient } from '../../generated/prisma/client.js';
 import { extract } from '../dsl/extract.js';
-import { fieldViews, validateOutput } from '../dsl/schema.js';
+import { validateOutput } from '../dsl/schema.js';
 import { validateDefinition, type DslLimits } from '../dsl/validate.js';
 import { idempotentWrite, replayOf, type IdempotencyClaim } from '../idempotency.js';
 import { recipeOf, versionView } from '../recipe-views.js';
+import { activate, saveVersion } from '../recipe-writes.js';
+import { attemptPlan, runAttempts, type Checked, type Kept } from './attempts.js';
 import { heuristicDefinition } from './heuristic.js';
-import { LlmGenerator } from './llm.js';
+import { LlmBill, type LlmBillingDeps } from './llm-billing.js';
+import type { LlmGenerator } from './llm.js';
 import { samplePage, type SamplePageDeps } from './sample-page.js';
 
 export interface GenerationDeps {
@@ -21,6 +23,7 @@ export interface GenerationDeps {
   /** Absent when no LLM is configured (no LLM_API_KEY): the heuristic only. */
   llm: LlmGenerator | undefined;
   page: SamplePageDeps;
+  billing: LlmBillingDeps;
   log: Logger;
   metrics: ServiceMetrics;
 }
@@ -36,7 +39,9 @@ const invalid = (field: string, issue: string) => new PublicError('VALIDATION_FA
  * `auto` with an LLM, as the last attempt). The kept definition is saved as a new version
  * (`reason: generated:<method>`), a draft unless `activate`. No attempt kept: 422
  * VALIDATION_FAILED with each attempt's issues (`attempts.N.…`), nothing saved. Under the write's idempotency key a
- * replay answers the stored result without generating again.
+ * replay answers the stored result without generating again. A plan with model calls is billed
+ * at billing-ledger (llm-billing.ts): preflight before the first call, the exact charge after the
+ * last; the heuristic alone is free.
  */
 export async function generateVersion(deps: GenerationDeps, tenantId: string, recipeId: string, claim: IdempotencyClaim, input: unknown): Promise<GenerationView> {
   const earlier = await replayOf(deps.db, tenantId, claim);
@@ -47,65 +52,38 @@ export async function generateVersion(deps: GenerationDeps, tenantId: string, re
   const method = body.method ?? 'auto';
   if (method === 'llm' && !deps.llm) throw invalid('method', 'no LLM is configured for generation; use heuristic or auto');
   const recipe = await recipeOf(deps.db, tenantId, recipeId);
-  const page = await samplePage(deps.page, tenantId, body.sample_request_id ? { requestId: body.sample_request_id } : { url: body.sample_url ?? recipe.sampleUrl });
-
-  const plan: ('llm' | 'heuristic')[] =
-    method === 'heuristic' || !deps.llm
-      ? ['heuristic']
-      : method === 'llm'
-        ? Array.from({ length: deps.maxAttempts }, () => 'llm' as const)
-        : [...Array.from({ length: Math.max(deps.maxAttempts - 1, 1) }, () => 'llm' as const), ...(deps.maxAttempts > 1 ? ['heuristic' as const] : [])];
-  const attempts: GenerationAttemptView[] = [];
-  let previous: { definition: unknown; issues: FieldIssue[] } | undefined;
-  let kept: { definition: RecipeDefinition; method: 'llm' | 'heuristic'; data: Record<string, unknown>; warnings: FieldIssue[] } | undefined;
-  for (const [i, how] of plan.entries()) {
-    let candidate: unknown;
-    try {
-      if (how === 'llm') {
-        candidate = (await deps.llm!.attempt({ prompt: body.prompt, html: page.html, previous })).definition;
-      } else {
-        candidate = heuristicDefinition(page.html, { prompt: body.prompt, maxRules: deps.limits.maxRules, maxSelectorsPerRule: deps.limits.maxSelectorsPerRule });
-      }
-    } catch (err) {
-      deps.log.warn({ err, attempt: i + 1, method: how }, 'recipe generation attempt failed');
-      attempts.push({ attempt: i + 1, method: how, outcome: 'error', issues: [{ field: 'generator', issue: err instanceof Error ? err.message : 'failed' }] });
-      continue;
-    }
-    const checked = check(deps.limits, candidate, page.html, page.url, how === 'heuristic');
-    attempts.push({ attempt: i + 1, method: how, outcome: checked.ok ? 'accepted' : 'rejected', issues: checked.issues });
-    deps.metrics.counter('recipe_generation_attempts_total', 'Recipe generation attempts, by method and outcome.', ['method', 'outcome']).inc({ method: how, outcome: checked.ok ? 'accepted' : 'rejected' });
-    if (checked.ok) {
-      kept = { definition: checked.definition, method: how, data: checked.data, warnings: checked.warnings };
-      break;
-    }
-    previous = { definition: candidate, issues: checked.issues };
+  const plan = attemptPlan(method, deps.llm !== undefined, deps.maxAttempts);
+  // A plan with model calls is a paid LLM operation: its preflight refuses (402) before any call.
+  // The operation id is the write's idempotency key, so a retried generation holds once.
+  const bill = plan.includes('llm') ? await LlmBill.open(deps.billing, tenantId, `generation:${claim.key_id}`, 'recipe_generation', `LLM recipe generation, recipe ${recipe.id}`) : undefined;
+  let found: Kept | undefined;
+  let attempts: GenerationAttemptView[] = [];
+  try {
+    const page = await samplePage(deps.page, tenantId, body.sample_request_id ? { requestId: body.sample_request_id } : { url: body.sample_url ?? recipe.sampleUrl });
+    ({ attempts, kept: found } = await runAttempts(deps, {
+      plan,
+      prompt: body.prompt,
+      html: page.html,
+      heuristic: () => heuristicDefinition(page.html, { prompt: body.prompt, maxRules: deps.limits.maxRules, maxSelectorsPerRule: deps.limits.maxSelectorsPerRule }),
+      check: (candidate, how) => check(deps.limits, candidate, page.html, page.url, how === 'heuristic'),
+      bill,
+    }));
+  } finally {
+    await bill?.settle(found ? 'succeeded' : 'failed');
   }
-  if (!kept) {
+  if (!found) {
     throw new PublicError('VALIDATION_FAILED', `No generated recipe worked on the sample page in ${attempts.length} attempt(s); nothing was saved.`, {
       details: attempts.flatMap((a) => a.issues.map((x) => ({ field: `attempts.${a.attempt}.${x.field}`, issue: x.issue }))),
     });
   }
-  const found = kept;
+  const kept = found;
   return idempotentWrite(deps.db, tenantId, claim, async (tx) => {
     await recipeOf(tx, tenantId, recipe.id);
-    const { lastVersion } = await tx.recipe.update({ where: { id: recipe.id }, data: { lastVersion: { increment: 1 }, updatedAt: new Date() }, select: { lastVersion: true } });
-    const v = await tx.recipeVersion.create({
-      data: {
-        id: randomUUID(),
-        recipeId: recipe.id,
-        version: lastVersion,
-        dslVersion: DSL_VERSION,
-        definition: found.definition as unknown as Prisma.InputJsonValue,
-        fields: fieldViews(found.definition) as unknown as Prisma.InputJsonValue,
-        reason: `generated:${found.method}`,
-      },
-    });
-    if (body.activate) await tx.recipe.update({ where: { id: recipe.id }, data: { activeVersionId: v.id, status: 'active' } });
-    return { version: versionView(v), method: found.method, attempts, sample: { data: found.data, warnings: found.warnings } };
+    const v = await saveVersion(tx, recipe.id, kept.definition, { reason: `generated:${kept.method}`, origin: 'generation' });
+    if (body.activate) await activate(tx, recipe.id, v.id);
+    return { version: versionView(v), method: kept.method, attempts, sample: { data: kept.data, warnings: kept.warnings } };
   });
 }
-
-type Checked = { ok: true; definition: RecipeDefinition; data: Record<string, unknown>; warnings: FieldIssue[]; issues: FieldIssue[] } | { ok: false; issues: FieldIssue[] };
 
 /**
  * A candidate on the sample page. The heuristic's fields come from the page, so the ones that did

@@ -61,21 +61,30 @@ export class LlmGenerator {
       response_format: { type: 'json_object' },
     });
     const text = completion.choices[0]?.message.content ?? '';
-    return { definition: parseJsonObject(text), usage: completion.usage ? { prompt_tokens: completion.usage.prompt_tokens, completion_tokens: completion.usage.completion_tokens } : undefined };
+    const usage = completion.usage ? { prompt_tokens: completion.usage.prompt_tokens, completion_tokens: completion.usage.completion_tokens } : undefined;
+    return { definition: parseJsonObject(text, usage), usage };
   }
 }
 
-/** The model's answer as JSON; a fenced block is unwrapped. Not JSON: a rejected attempt. */
-function parseJsonObject(text: string): unknown {
+/** The model's answer as JSON; a fenced block is unwrapped. Not JSON: a rejected attempt (its usage still billed). */
+function parseJsonObject(text: string, usage: LlmAnswer['usage']): unknown {
   const fenced = /```(?:json)?\s*([\s\S]*?)```/.exec(text);
   try {
     return JSON.parse(fenced ? fenced[1]! : text);
   } catch {
-    throw new LlmAnswerError('the model did not answer a JSON object');
+    throw new LlmAnswerError('the model did not answer a JSON object', usage);
   }
 }
 
-export class LlmAnswerError extends Error {}
+/** The model answered, but not with something usable; `usage` is what the answer cost. */
+export class LlmAnswerError extends Error {
+  constructor(
+    message: string,
+    readonly usage: LlmAnswer['usage'],
+  ) {
+    super(message);
+  }
+}
 
 /** The page for the prompt: no scripts (but JSON-LD), styles, comments or SVG; whitespace collapsed; at most 60,000 characters. */
 export function reducePage(html: string, max = 60_000): string {
