@@ -21,7 +21,7 @@ export function createDispatcherService(deps: DispatcherDeps) {
         group: 'webhook-dispatcher',
         topics: ['requestLifecycle', 'billingEvents'],
         handlers: {
-          'request.event_appended': onRequestEventAppended,
+          'request.event_appended': onRequestEventAppended(deps),
           'billing.balance_low': onBalanceAlert,
           'billing.balance_exhausted': onBalanceAlert,
         },
@@ -29,7 +29,16 @@ export function createDispatcherService(deps: DispatcherDeps) {
     ],
     routes: () => internalRoutes(deps),
     readiness: [{ name: 'delivery_sender', check: () => sender.healthy() }],
-    background: { start: () => sender.start(), stop: () => sender.stop() },
+    background: {
+      start: () => {
+        deps.subscribers.start();
+        sender.start();
+      },
+      stop: async () => {
+        await sender.stop();
+        await deps.subscribers.stop();
+      },
+    },
   });
   return Object.assign(service, { sender });
 }

@@ -3,19 +3,24 @@ import { Sealer } from '@wdr/kit/sealing';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import type { DispatcherEnv } from './env.js';
 import { PrismaClient } from './generated/prisma/client.js';
+import { Subscribers } from './domain/subscribers.js';
 
 export interface DispatcherDeps extends KafkaServiceDeps<DispatcherEnv, PrismaClient> {
   /** Seals endpoint URLs and signing secrets (AES-256-GCM, WEBHOOK_SECRET_KEY). */
   sealer: Sealer;
   /** The SSRF rules for endpoint URLs: at creation and at every connection. */
   policy: TargetPolicy;
+  /** The tenants with an enabled endpoint: the fan-out skips the others' events. */
+  subscribers: Subscribers;
 }
 
 export function createDispatcherDeps(env: DispatcherEnv): DispatcherDeps {
+  const base = kafkaServiceDeps('webhook-dispatcher', env, (options) => new PrismaClient(options));
   return {
-    ...kafkaServiceDeps('webhook-dispatcher', env, (options) => new PrismaClient(options)),
+    ...base,
     sealer: Sealer.fromBase64(env.WEBHOOK_SECRET_KEY),
     policy: new TargetPolicy(env.TARGET_ALLOWLIST),
+    subscribers: new Subscribers(base.db, env.DATABASE_URL, base.log),
   };
 }
 

@@ -25,6 +25,8 @@ export const onReservationResolved: EventHandler<Tx> = async (envelope, ctx) => 
       data: { tokenState: data.token_state, ...(data.captcha_tokens !== undefined ? { captchaTokens: data.captcha_tokens } : {}) },
     });
     if (!row) return; // a reservation whose request was never stored: nothing to reflect
+    // A workflow run now holds what it was charged against its project's budget cap (0 when refunded).
+    if (row.projectId) await tx.dataRequest.update({ where: { id: row.id }, data: { budgetCommitted: data.charged_tokens } });
     await appendEvent(tx, row, `tokens.${data.token_state}`, row.status, { charged_tokens: data.charged_tokens });
   });
 };

@@ -1,16 +1,18 @@
 import type { Request as ExRequest } from 'express';
-import { Controller, Get, Path, Query, Request, Response, Route, Security, Tags } from '@tsoa/runtime';
+import { Controller, Get, Header, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
 import { requireKeyScope } from '../domain/browser/project-keys.js';
 import { listDeliveries, listWebhooks } from '../domain/browser/webhooks.js';
-import { tenantOf } from './authentication.js';
+import { readWorkflowRun, runWorkflow } from '../domain/browser/workflow-runs.js';
+import { submissionContext, tenantOf } from './authentication.js';
 import type { WebhookDeliveryPage, WebhookEndpointPage } from './models-browser.js';
-import type { PublicErrorBody } from './models.js';
+import type { PublicErrorBody, RateLimitedHeaders, RateLimitHeaders, RequestDetail, SubmissionResponse } from './models.js';
 
 /**
  * SPEC "Browser workflow API": reads with a key scoped to one project and one environment
  * (`X-API-Key: wdrp_…`, issued in the cabinet). A tenant key is 401; a path naming another project
- * or environment than the key's is 404, whoever owns it.
+ * or environment than the key's is 404, whoever owns it. Beyond the spec: running a workflow's
+ * active version and reading its runs with the same key.
  */
 @Route('api/v1/browser/projects/{projectId}/environments/{environmentId}')
 @Tags('Browser workflow API')
@@ -64,5 +66,42 @@ export class BrowserWorkflowController extends Controller {
   ): Promise<WebhookDeliveryPage> {
     const tenant = tenantOf(req);
     return listDeliveries(this.deps, tenant.tenantId, requireKeyScope(tenant, projectId, environmentId), webhookId, { cursor, limit });
+  }
+
+  /**
+   * Beyond the spec: run the workflow's active version as a browser request of the tenant, linked to
+   * the key's project and environment (same validation, limits, pipeline and billing as a
+   * submission; the project's budget cap holds every run within it). Its lifecycle events reach the
+   * project's webhook endpoints. Answers like POST /api/v1/data/requests, with `workflow_run`.
+   * @summary Run a workflow's active version
+   * @param idempotencyKey Length 8..200. The same key for the same workflow in this environment answers the original run (even after another version was activated).
+   */
+  @Post('workflows/{workflowId}/runs')
+  @SuccessResponse<RateLimitHeaders>(202, 'Accepted')
+  @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS (the tenant\'s balance) or PROJECT_BUDGET_EXHAUSTED (the project\'s budget cap)')
+  @Response<PublicErrorBody>(409, 'The workflow has no active version, or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'Validation failed (Idempotency-Key)')
+  @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED')
+  @Response<PublicErrorBody>(503, 'A dependency is unavailable')
+  public async runWorkflow(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+    @Path() workflowId: string,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<SubmissionResponse> {
+    const run = await runWorkflow(this.deps, submissionContext(req, idempotencyKey), projectId, environmentId, workflowId);
+    this.setStatus(202);
+    return run;
+  }
+
+  /**
+   * Beyond the spec: a run of this project and environment, as GET /api/v1/data/requests/{id}
+   * answers it (with `workflow_run`). Another request is a 404.
+   * @summary Read a workflow run
+   */
+  @Get('runs/{runId}')
+  public async readWorkflowRun(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() runId: string): Promise<RequestDetail> {
+    return readWorkflowRun(this.deps, { tenant: tenantOf(req) }, projectId, environmentId, runId);
   }
 }

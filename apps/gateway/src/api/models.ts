@@ -321,6 +321,8 @@ export interface SubmissionResponse {
   idempotent_replay: boolean;
   result_kind?: 'extraction';
   page_status?: string;
+  /** Runs of a browser workflow only: what the run belongs to. */
+  workflow_run?: WorkflowRunOrigin;
 }
 
 /** Response of GET /api/v1/data/requests/{id}. */
@@ -400,6 +402,20 @@ export interface RequestDetail {
   page_user_error?: Record<string, unknown> | null;
   /** Extraction requests only. */
   extraction?: ExtractionState;
+  /** Runs of a browser workflow only: what the run belongs to. */
+  workflow_run?: WorkflowRunOrigin;
+}
+
+/** A request made by running a browser workflow (beyond the spec): its project, environment, workflow and version. */
+export interface WorkflowRunOrigin {
+  /** @format uuid */
+  project_id: string;
+  /** @format uuid */
+  environment_id: string;
+  /** @format uuid */
+  workflow_id: string;
+  /** @format uuid */
+  workflow_version_id: string;
 }
 
 export interface FieldIssue {
@@ -422,6 +438,7 @@ export type PublicErrorCode =
   | 'IDEMPOTENCY_CONFLICT'
   | 'CONFLICT'
   | 'INSUFFICIENT_CREDITS'
+  | 'PROJECT_BUDGET_EXHAUSTED'
   | 'BUDGET_BELOW_BASE_PRICE'
   | 'PAYLOAD_TOO_LARGE'
   | 'RESULT_EXPIRED'

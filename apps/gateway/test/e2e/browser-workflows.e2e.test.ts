@@ -3,7 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { adminCommand, eventually, startFleet, type Fleet } from '@wdr/testkit';
+import { adminCommand, eventually, startFixtureSite, startFleet, type FixtureSite, type Fleet } from '@wdr/testkit';
 
 /**
  * Browser workflows through the real fleet (issue 10): workspaces, projects and their environments,
@@ -12,8 +12,11 @@ import { adminCommand, eventually, startFleet, type Fleet } from '@wdr/testkit';
  * project+environment keys, webhook endpoints created through the gateway in webhook-dispatcher,
  * and the browser-workflow API's cursor pages of endpoints and deliveries (other keys see nothing).
  * Deliveries reach a real receiver on 127.0.0.1 and their Standard Webhooks signature is checked.
+ * Runs of a workflow's active version with the project+environment key render in the real
+ * Chromium, reach only their scope's endpoints, and stay within the project's budget cap.
  */
 let fleet: Fleet;
+let site: FixtureSite;
 const gateway = () => request(fleet.url('gateway'));
 
 interface Tenant {
@@ -60,12 +63,14 @@ beforeAll(async () => {
   });
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
+  site = await startFixtureSite();
   fleet = await startFleet({ env: { gateway: { REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:` }, 'webhook-dispatcher': { WEBHOOK_POLL_MS: '200' } } });
   [a, b] = await Promise.all([newTenant('workflows-a'), newTenant('workflows-b')]);
 }, 180_000);
 
 afterAll(async () => {
   await fleet?.stop();
+  await site?.close();
   await new Promise((resolve) => receiver?.close(resolve));
 }, 60_000);
 
@@ -306,4 +311,90 @@ describe('project+environment keys, webhooks and the browser-workflow API', () =
     expect((await del(a, `/projects/${projectId}/environments/${production}/api-keys/${issued.body.id}`)).status).toBe(204);
     expect((await browserApi(prodKey, `${projectId}/environments/${production}/webhooks`)).status).toBe(401);
   }, 90_000);
+});
+
+describe('running a workflow with the project+environment key', () => {
+  const run = (key: string, path: string, idempotencyKey?: string) => {
+    const r = gateway().post(`/api/v1/browser/projects/${path}`).set('X-API-Key', key);
+    return idempotencyKey ? r.set('Idempotency-Key', idempotencyKey) : r;
+  };
+  const readRun = (key: string, path: string) => gateway().get(`/api/v1/browser/projects/${path}`).set('X-API-Key', key);
+
+  it('runs the active version in the browser, delivers its events to its scope\'s endpoints only, and keeps within the budget cap', async () => {
+    // A project whose cap holds one run at a time at the browser's base price of 5, then one more.
+    const p = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Runs', slug: 'runs', budget_cap_tokens: 12 });
+    const pid = (p.headers['location'] as string).split('/').pop()!;
+    const [prod, stage] = (await get(a, `/projects/${pid}`)).body.environments.map((e: { id: string }) => e.id) as [string, string];
+    const prodKey = (await post(a, `/projects/${pid}/environments/${prod}/api-keys`, {})).body.api_key as string;
+    const stageKey = (await post(a, `/projects/${pid}/environments/${stage}/api-keys`, {})).body.api_key as string;
+    const hook = await post(a, `/projects/${pid}/environments/${prod}/webhooks`, { url: `${receiverUrl}/hooks/runs-prod`, event_types: ['request.accepted', 'request.completed'] });
+    await post(a, `/projects/${pid}/environments/${stage}/webhooks`, { url: `${receiverUrl}/hooks/runs-stage`, event_types: ['request.accepted', 'request.completed'] });
+    // The first project's production endpoint (another project) must not see these runs either.
+    await post(a, `/projects/${projectId}/environments/${production}/webhooks`, { url: `${receiverUrl}/hooks/other-project`, event_types: ['request.completed'] });
+
+    const wf = (await post(a, `/projects/${pid}/workflows`, { name: 'render' })).body.id as string;
+    // No active version yet: 409, nothing admitted.
+    const early = await run(prodKey, `${pid}/environments/${prod}/workflows/${wf}/runs`);
+    expect({ status: early.status, code: early.body.code }).toEqual({ status: 409, code: 'CONFLICT' });
+    const v1 = (await post(a, `/workflows/${wf}/versions`, { definition: { url: `${site.url}/js-page`, wait_for_selector: '#rendered', result_text_selector: '#app' } })).body;
+    expect((await post(a, `/workflow-versions/${v1.id}/publish`, { revision: 1 })).status).toBe(204);
+    expect((await post(a, `/workflows/${wf}/versions/${v1.id}/activate`, { workflow_version: 0 })).status).toBe(204);
+
+    const first = await run(prodKey, `${pid}/environments/${prod}/workflows/${wf}/runs`, 'run-key-0001');
+    expect(first.status).toBe(202);
+    expect(first.body).toMatchObject({
+      status: 'pending',
+      route_mode: 'browser',
+      base_tokens: 5,
+      idempotent_replay: false,
+      workflow_run: { project_id: pid, environment_id: prod, workflow_id: wf, workflow_version_id: v1.id },
+    });
+    const replay = await run(prodKey, `${pid}/environments/${prod}/workflows/${wf}/runs`, 'run-key-0001');
+    expect(replay.body).toMatchObject({ id: first.body.id, idempotent_replay: true });
+    // The tenant key is not a project key; another environment's key and another project's path are 404.
+    expect((await run(a.apiKey, `${pid}/environments/${prod}/workflows/${wf}/runs`)).status).toBe(401);
+    expect((await run(stageKey, `${pid}/environments/${prod}/workflows/${wf}/runs`)).status).toBe(404);
+
+    // While the first run is unsettled it holds the whole room of the cap (it has no max_credits of its own).
+    const held = await run(prodKey, `${pid}/environments/${prod}/workflows/${wf}/runs`);
+    expect({ status: held.status, code: held.body.code }).toEqual({ status: 402, code: 'PROJECT_BUDGET_EXHAUSTED' });
+
+    const done = await eventually(
+      async () => (await readRun(prodKey, `${pid}/environments/${prod}/runs/${first.body.id}`)).body,
+      (d) => d.token_state === 'settled' || d.token_state === 'refunded',
+      90_000,
+    );
+    expect(done).toMatchObject({ status: 'completed', token_state: 'settled', workflow_run: { workflow_version_id: v1.id } });
+    const text = await gateway().get(`/api/v1/data/requests/${first.body.id}/result?format=text`).set('X-API-Key', a.apiKey);
+    expect(text.text).toContain('Rendered by JavaScript');
+    expect((await readRun(stageKey, `${pid}/environments/${stage}/runs/${first.body.id}`)).status).toBe(404);
+
+    // Its events reached production's endpoint, signed, carrying the scope; staging and the other project got none.
+    const mine = await eventually(
+      async () => received.filter((r) => r.headers['webhook-signature'] && r.body.includes(first.body.id)),
+      (rs) => rs.some((r) => JSON.parse(r.body).type === 'request.completed'),
+      30_000,
+    );
+    for (const r of mine) {
+      expect(signatureValid(r, hook.body.secret)).toBe(true);
+      expect(JSON.parse(r.body).data).toMatchObject({ request_id: first.body.id, project_id: pid, environment_id: prod });
+    }
+    expect(mine.map((r) => JSON.parse(r.body).type).sort()).toEqual(['request.accepted', 'request.completed']);
+
+    // 12 - 5 charged = 7 left: one more run fits (ceiling 7), then 2 left is below the base price.
+    const second = await run(prodKey, `${pid}/environments/${prod}/workflows/${wf}/runs`);
+    expect(second.status).toBe(202);
+    await eventually(
+      async () => (await readRun(prodKey, `${pid}/environments/${prod}/runs/${second.body.id}`)).body,
+      (d) => d.token_state === 'settled',
+      90_000,
+    );
+    const third = await run(prodKey, `${pid}/environments/${prod}/workflows/${wf}/runs`);
+    expect({ status: third.status, code: third.body.code }).toEqual({ status: 402, code: 'PROJECT_BUDGET_EXHAUSTED' });
+    expect(third.body.details).toEqual([{ field: 'budget_cap_tokens', issue: '2 of 12 tokens left' }]);
+    await new Promise((resolve) => setTimeout(resolve, 1_000));
+    const elsewhere = received.filter((r) => r.body.includes(first.body.id) || r.body.includes(second.body.id)).map((r) => r.body);
+    expect(elsewhere.every((b) => JSON.parse(b).data.environment_id === prod)).toBe(true);
+    expect(received.filter((r) => r.body.includes(first.body.id))).toHaveLength(2);
+  }, 240_000);
 });

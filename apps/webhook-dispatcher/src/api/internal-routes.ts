@@ -15,7 +15,11 @@ export function internalRoutes(deps: DispatcherDeps): Router {
   const endpointIdOf = (req: { params: Record<string, string | undefined> }) => parse(api.readEndpoint.params.endpointId, req.params['endpointId']);
 
   r.post(api.createEndpoint.route, async (req, res) => {
-    res.status(201).json(await createEndpoint(deps, parse(api.createEndpoint.body, req.body)));
+    const cmd = parse(api.createEndpoint.body, req.body);
+    const created = await createEndpoint(deps, cmd);
+    // This replica knows at once; the others when the endpoint's notification reaches them.
+    deps.subscribers.add(cmd.tenant_id);
+    res.status(201).json(created);
   });
   r.get(api.listEndpoints.route, async (req, res) => {
     res.json(await listEndpoints(deps.db, parse(api.listEndpoints.query, req.query)));
@@ -25,7 +29,10 @@ export function internalRoutes(deps: DispatcherDeps): Router {
     res.json(endpointView(await endpointOf(deps.db, tenant_id, endpointIdOf(req))));
   });
   r.post(api.updateEndpoint.route, async (req, res) => {
-    res.json(await updateEndpoint(deps, endpointIdOf(req), parse(api.updateEndpoint.body, req.body)));
+    const cmd = parse(api.updateEndpoint.body, req.body);
+    const updated = await updateEndpoint(deps, endpointIdOf(req), cmd);
+    if (updated.status === 'enabled') deps.subscribers.add(cmd.tenant_id);
+    res.json(updated);
   });
   r.post(api.disableEndpoint.route, async (req, res) => {
     const { tenant_id } = parse(api.disableEndpoint.body, req.body);

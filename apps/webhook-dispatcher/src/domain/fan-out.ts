@@ -10,9 +10,10 @@ export interface WebhookEvent {
   occurredAt: string;
   data: Record<string, unknown>;
   /**
-   * Where the event belongs. `null`: nowhere in particular (today every request, since requests are
-   * not linked to projects yet) and only tenant-wide endpoints receive it; `'tenant'`: a tenant-level
-   * fact (balance) that every subscribed endpoint of the tenant receives.
+   * Where the event belongs: a project and environment (a workflow run's events), received by that
+   * scope's endpoints and tenant-wide ones; `null`: nowhere in particular (requests that are not
+   * workflow runs), received by tenant-wide endpoints only; `'tenant'`: a tenant-level fact
+   * (balance) that every subscribed endpoint of the tenant receives.
    */
   scope: { projectId: string; environmentId: string } | null | 'tenant';
 }
@@ -21,9 +22,9 @@ export interface WebhookEvent {
 export const bodyOf = (e: WebhookEvent) => JSON.stringify({ type: e.type, timestamp: e.occurredAt, data: e.data });
 
 /**
- * Records one message per subscribed, enabled endpoint of the tenant, due now, in the caller's
- * transaction (the consumer's, beside its processed-event record). A repeated event adds nothing
- * (unique endpoint + event). The insert's trigger wakes the senders at commit.
+ * Records one message per subscribed, enabled endpoint of the tenant, due now, in one statement
+ * (alone, or in the caller's transaction). A repeated event adds nothing (unique endpoint + event),
+ * so redelivery is harmless. The insert's trigger wakes the senders at commit.
  *
  * Which endpoints: the tenant's, enabled, whose `event_types` hold the type, and whose scope takes
  * the event: an endpoint without a project takes everything of the tenant; an endpoint of a project

@@ -6,6 +6,7 @@ import got, { type RequestError } from 'got';
 import { redactUrls } from '@wdr/contracts';
 import { pgConnectionFor, PgListener } from '@wdr/kit/pg-listen';
 import { sealedSecretAad, sealedUrlAad, type DispatcherDeps } from '../deps.js';
+import { DeliveredBatch } from './delivered-batch.js';
 import { disableEndpoint } from './disable-endpoint.js';
 import { parseRetryAfter, retryDelayMs } from './schedule.js';
 import { signedHeaders, webhookIdOf } from './signing.js';
@@ -46,8 +47,9 @@ const EXCERPT_CHARS = 256;
  * of this process. A claim sets a lease (`claimed_until` = `next_attempt_at` = now + timeout + 30 s):
  * a sender that dies mid-delivery leaves the message due again when the lease ends, and another
  * sender sends it again (at least once). Every attempt's result, the message's new state and the
- * endpoint's consequences (410, exhausted schedule) commit in one transaction; a delivered message
- * is never claimed again.
+ * endpoint's consequences (410, exhausted schedule) commit together: a failed attempt in its own
+ * transaction, successful ones in groups (DeliveredBatch, one statement for the attempts that end
+ * while the previous group is written); a delivered message is never claimed again.
  *
  * Wakes on `NOTIFY wdr_webhooks` (the fan-out's insert trigger, redeliveries), when a delivery ends
  * (a slot is free), and every WEBHOOK_POLL_MS (retries falling due, lost notifications).
@@ -66,6 +68,7 @@ export class DeliverySender {
     http: new http.Agent({ keepAlive: true, maxSockets: 256 }),
     https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
   };
+  private readonly delivered: DeliveredBatch;
   private readonly deliveries;
   private readonly duration;
   private readonly disabled;
@@ -80,6 +83,7 @@ export class DeliverySender {
       onNotify: (payload) => payload === this.schema && this.kick(),
       onListening: () => this.kick(),
     });
+    this.delivered = new DeliveredBatch(deps.db);
     this.deliveries = deps.metrics.counter('deliveries_total', 'Webhook delivery attempts, by outcome (delivered, retry, exhausted).', ['outcome']);
     this.duration = deps.metrics.histogram('delivery_duration_seconds', 'Webhook delivery attempts: time to the receiver\'s answer or failure.', ['outcome'], [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
     this.disabled = deps.metrics.counter('endpoints_disabled_total', 'Webhook endpoints disabled by the sender, by reason (gone, sustained_failure).', ['reason']);
@@ -246,8 +250,20 @@ export class DeliverySender {
     }
   }
 
-  /** The attempt, the message's next state and the endpoint's consequences, in one transaction. */
-  private record(c: Claim, r: AttemptResult, latencyMs: number, delivered: boolean): Promise<'delivered' | 'retry' | 'exhausted'> {
+  /** The attempt, the message's next state and the endpoint's consequences, atomically. */
+  private async record(c: Claim, r: AttemptResult, latencyMs: number, delivered: boolean): Promise<'delivered' | 'retry' | 'exhausted'> {
+    if (delivered) {
+      await this.delivered.record({
+        messageId: c.id,
+        claimToken: c.claim_token,
+        endpointId: c.endpoint_id,
+        attempt: c.attempts + 1,
+        statusCode: r.statusCode!,
+        latencyMs,
+        excerpt: r.excerpt,
+      });
+      return 'delivered';
+    }
     return this.deps.db.$transaction(async (tx) => {
       await tx.$executeRawUnsafe(
         `INSERT INTO webhook_attempts (id, message_id, endpoint_id, attempt, outcome, status_code, latency_ms, response_excerpt, error)
@@ -255,23 +271,13 @@ export class DeliverySender {
         c.id,
         c.endpoint_id,
         c.attempts + 1,
-        delivered ? 'delivered' : 'failed',
+        'failed',
         r.statusCode,
         latencyMs,
         r.excerpt,
         r.error,
       );
       const owned = `id = $1::uuid AND claim_token = $2::uuid AND status = 'pending'`;
-      if (delivered) {
-        await tx.$executeRawUnsafe(
-          `UPDATE webhook_messages SET status = 'delivered', attempts = attempts + 1, delivered_at = now(),
-             next_attempt_at = NULL, claimed_until = NULL, claim_token = NULL WHERE ${owned}`,
-          c.id,
-          c.claim_token,
-        );
-        await tx.$executeRawUnsafe('UPDATE webhook_endpoints SET last_success_at = now() WHERE id = $1::uuid', c.endpoint_id);
-        return 'delivered';
-      }
       if (r.statusCode === 410 && (await disableEndpoint(tx, c.endpoint_id, 'gone'))) this.disabled.inc({ reason: 'gone' });
       const step = c.schedule_step + 1;
       const delay = retryDelayMs(step, r.retryAfterMs);

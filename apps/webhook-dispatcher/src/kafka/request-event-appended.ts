@@ -1,27 +1,33 @@
 import { publicRequestEventOf, WEBHOOK_EVENT_TYPES, type EventData, type WebhookEventType } from '@wdr/contracts';
+import type { RawSql } from '@wdr/kit/db';
 import type { EventHandler } from '@wdr/kit/kafka';
 import type { Prisma } from '../generated/prisma/client.js';
 import { recordMessages } from '../domain/fan-out.js';
+import type { Subscribers } from '../domain/subscribers.js';
 
 const SUBSCRIBABLE: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
 
 /**
  * `request.event_appended` (request.lifecycle): an event of a subscribable kind becomes one message
- * per subscribed endpoint, with the public form of the event (the history's allow-list), recorded
- * together with the processed-event record. Other kinds are skipped without a transaction.
- * Requests are not linked to projects yet: scope null, so only tenant-wide endpoints take them.
+ * per subscribed endpoint, with the public form of the event (the history's allow-list), in one
+ * statement: the fan-out is idempotent by itself (one message per endpoint and event, a unique
+ * key), so a redelivered event adds nothing and needs no transaction with the processed-event
+ * record (the consumer records it with its batch). Other kinds, and events of tenants known to have
+ * no enabled endpoint (Subscribers), are skipped without touching the database. A workflow run's event carries
+ * its project and environment (`scope`): the project's endpoints take it as well as tenant-wide
+ * ones; any other request's events reach tenant-wide endpoints only.
  */
-export const onRequestEventAppended: EventHandler<Prisma.TransactionClient> = async (envelope, ctx) => {
-  const e = envelope.data as EventData<'requestLifecycle', 'request.event_appended'>;
-  if (!SUBSCRIBABLE.has(e.kind)) return;
-  await ctx.transaction(async (tx) => {
-    await recordMessages(tx, {
+export const onRequestEventAppended =
+  (deps: { db: RawSql; subscribers: Subscribers }): EventHandler<Prisma.TransactionClient> =>
+  async (envelope) => {
+    const e = envelope.data as EventData<'requestLifecycle', 'request.event_appended'>;
+    if (!SUBSCRIBABLE.has(e.kind) || !deps.subscribers.mayReceive(envelope.tenant_id)) return;
+    await recordMessages(deps.db, {
       tenantId: envelope.tenant_id,
       eventId: envelope.id,
       type: e.kind as WebhookEventType,
       occurredAt: envelope.occurred_at,
-      data: { request_id: e.request_id, event: publicRequestEventOf(e) },
-      scope: null,
+      data: { request_id: e.request_id, ...(e.scope ? { project_id: e.scope.project_id, environment_id: e.scope.environment_id } : {}), event: publicRequestEventOf(e) },
+      scope: e.scope ? { projectId: e.scope.project_id, environmentId: e.scope.environment_id } : null,
     });
-  });
-};
+  };

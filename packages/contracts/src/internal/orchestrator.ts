@@ -29,6 +29,22 @@ export const ConcurrencyCeiling = z.object({
 });
 export type ConcurrencyCeiling = z.infer<typeof ConcurrencyCeiling>;
 
+/**
+ * A run of a browser workflow (the browser-workflow API): the request belongs to a project and
+ * environment, so its lifecycle events carry that scope (webhook endpoints of the project receive
+ * them), and a project with a budget cap holds every run within it: the orchestrator admits a run
+ * only while the project's committed tokens (ceilings of unsettled runs, charges of settled ones)
+ * leave room, and gives the run that room as its ceiling.
+ */
+export const WorkflowOrigin = z.object({
+  project_id: uuid,
+  environment_id: uuid,
+  workflow_id: uuid,
+  workflow_version_id: uuid,
+  budget_cap_tokens: z.number().int().min(0).nullable(),
+});
+export type WorkflowOrigin = z.infer<typeof WorkflowOrigin>;
+
 /** Body of POST /internal/v1/requests: one submission, normalized and routed by the gateway. */
 export const CreateRequestBody = z.object({
   request_id: uuid,
@@ -40,6 +56,8 @@ export const CreateRequestBody = z.object({
   options: z.record(z.string(), z.unknown()),
   input_hash: inputHash,
   concurrency: ConcurrencyCeiling.optional(),
+  /** Set on a workflow run: the project, environment, workflow and version it runs for. */
+  origin: WorkflowOrigin.optional(),
 });
 export type CreateRequestBody = z.infer<typeof CreateRequestBody>;
 

@@ -1,5 +1,26 @@
 // Generated from openapi/openapi.json by scripts/generate.mjs (openapi-typescript). Do not edit.
 export interface paths {
+    "/api/v1/browser/projects/{projectId}/environments/{environmentId}/runs/{runId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * Read a workflow run
+         * @description Beyond the spec: a run of this project and environment, as GET /api/v1/data/requests/{id}
+         *     answers it (with `workflow_run`). Another request is a 404.
+         */
+        get: operations["ReadWorkflowRun"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/browser/projects/{projectId}/environments/{environmentId}/webhooks": {
         parameters: {
             query?: never;
@@ -31,6 +52,29 @@ export interface paths {
         get: operations["ListWebhookDeliveries"];
         put?: never;
         post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/browser/projects/{projectId}/environments/{environmentId}/workflows/{workflowId}/runs": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Run a workflow's active version
+         * @description Beyond the spec: run the workflow's active version as a browser request of the tenant, linked to
+         *     the key's project and environment (same validation, limits, pipeline and billing as a
+         *     submission; the project's budget cap holds every run within it). Its lifecycle events reach the
+         *     project's webhook endpoints. Answers like POST /api/v1/data/requests, with `workflow_run`.
+         */
+        post: operations["RunWorkflow"];
         delete?: never;
         options?: never;
         head?: never;
@@ -1495,7 +1539,7 @@ export interface components {
          *     Each code has exactly one HTTP status: the kit's `ERROR_STATUS`, tabled in docs/api.md#errors.
          * @enum {string}
          */
-        PublicErrorCode: "MALFORMED_REQUEST" | "VALIDATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "IDEMPOTENCY_CONFLICT" | "CONFLICT" | "INSUFFICIENT_CREDITS" | "BUDGET_BELOW_BASE_PRICE" | "PAYLOAD_TOO_LARGE" | "RESULT_EXPIRED" | "RESULT_NOT_READY" | "RATE_LIMITED" | "CONCURRENCY_LIMITED" | "PROXY_GEO_VERIFICATION_FAILED" | "DEPENDENCY_UNAVAILABLE" | "INTERNAL";
+        PublicErrorCode: "MALFORMED_REQUEST" | "VALIDATION_FAILED" | "UNAUTHENTICATED" | "FORBIDDEN" | "NOT_FOUND" | "METHOD_NOT_ALLOWED" | "IDEMPOTENCY_CONFLICT" | "CONFLICT" | "INSUFFICIENT_CREDITS" | "PROJECT_BUDGET_EXHAUSTED" | "BUDGET_BELOW_BASE_PRICE" | "PAYLOAD_TOO_LARGE" | "RESULT_EXPIRED" | "RESULT_NOT_READY" | "RATE_LIMITED" | "CONCURRENCY_LIMITED" | "PROXY_GEO_VERIFICATION_FAILED" | "DEPENDENCY_UNAVAILABLE" | "INTERNAL";
         /** @description SPEC: `POST /client/browser/workflow-versions/{versionId}/publish`. */
         PublishWorkflowVersionBody: {
             /**
@@ -1800,6 +1844,8 @@ export interface components {
             page_user_error?: components["schemas"]["Record_string.unknown_"] | null;
             /** @description Extraction requests only. */
             extraction?: components["schemas"]["ExtractionState"];
+            /** @description Runs of a browser workflow only: what the run belongs to. */
+            workflow_run?: components["schemas"]["WorkflowRunOrigin"];
         };
         /**
          * @description One entry of a request's append-only event history; the same object is the `data` of a
@@ -1881,6 +1927,8 @@ export interface components {
             /** @enum {string} */
             result_kind?: "extraction";
             page_status?: string;
+            /** @description Runs of a browser workflow only: what the run belongs to. */
+            workflow_run?: components["schemas"]["WorkflowRunOrigin"];
             /**
              * Format: uuid
              * @description The failed source request, kept unchanged for audit.
@@ -1984,6 +2032,8 @@ export interface components {
             /** @enum {string} */
             result_kind?: "extraction";
             page_status?: string;
+            /** @description Runs of a browser workflow only: what the run belongs to. */
+            workflow_run?: components["schemas"]["WorkflowRunOrigin"];
         };
         /** @description The matched element's text (whitespace collapsed). */
         TextSource: {
@@ -2176,6 +2226,17 @@ export interface components {
             items: components["schemas"]["Workflow"][];
             next_cursor: string | null;
         };
+        /** @description A request made by running a browser workflow (beyond the spec): its project, environment, workflow and version. */
+        WorkflowRunOrigin: {
+            /** Format: uuid */
+            project_id: string;
+            /** Format: uuid */
+            environment_id: string;
+            /** Format: uuid */
+            workflow_id: string;
+            /** Format: uuid */
+            workflow_version_id: string;
+        };
         WorkflowVersion: {
             id: string;
             workflow_id: string;
@@ -2230,6 +2291,48 @@ export interface components {
 }
 export type $defs = Record<string, never>;
 export interface operations {
+    ReadWorkflowRun: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+                runId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["RequestDetail"];
+                };
+            };
+            /** @description Missing, invalid or revoked project+environment key (a tenant key is not one) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Not the key's project and environment, or no such webhook */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
     ListWebhookEndpoints: {
         parameters: {
             query?: {
@@ -2332,6 +2435,100 @@ export interface operations {
             };
             /** @description Bad limit or cursor */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    RunWorkflow: {
+        parameters: {
+            query?: never;
+            header?: {
+                /** @description Length 8..200. The same key for the same workflow in this environment answers the original run (even after another version was activated). */
+                "Idempotency-Key"?: string;
+            };
+            path: {
+                projectId: string;
+                environmentId: string;
+                workflowId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Accepted */
+            202: {
+                headers: {
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    RateLimitHeaders?: components["schemas"]["RateLimitHeaders"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["SubmissionResponse"];
+                };
+            };
+            /** @description Missing, invalid or revoked project+environment key (a tenant key is not one) */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INSUFFICIENT_CREDITS (the tenant's balance) or PROJECT_BUDGET_EXHAUSTED (the project's budget cap) */
+            402: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Not the key's project and environment, or no such webhook */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description The workflow has no active version, or IDEMPOTENCY_CONFLICT */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description Validation failed (Idempotency-Key) */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    RateLimitedHeaders?: components["schemas"]["RateLimitedHeaders"];
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description A dependency is unavailable */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };

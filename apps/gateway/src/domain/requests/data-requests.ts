@@ -1,6 +1,6 @@
 import { createHash, randomUUID } from 'node:crypto';
 import { canonicalJson } from '@wdr/kit/canonical-json';
-import { orchestratorApi } from '@wdr/contracts';
+import { orchestratorApi, type WorkflowOrigin } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
@@ -63,6 +63,15 @@ export interface SubmissionContext {
   setHeader: SetHeader;
 }
 
+/** What a workflow run adds to a submission (domain/browser/workflow-runs.ts). */
+export interface RunOfWorkflow {
+  origin: WorkflowOrigin;
+  /** Idempotency keys of runs live in their own space (per environment and workflow), apart from the tenant's submissions. */
+  keySpace: string;
+  /** The run's own input (the workflow and what the caller sent), not the version's definition: a replay after a new activation is a replay. */
+  inputHash: string;
+}
+
 /**
  * Admit one submission: validate the body against the spec's table, apply the tenant's rate and
  * concurrency limits, and ask the orchestrator to create the request under an id derived from
@@ -71,11 +80,12 @@ export interface SubmissionContext {
  * and with another body an IDEMPOTENCY_CONFLICT, for as long as the request exists.
  * Cabinet submissions without the header get a server-generated key (a fresh request each time).
  */
-export async function submitRequest(deps: GatewayDeps, ctx: SubmissionContext, body: unknown, surface: 'data' | 'client'): Promise<SubmissionResponse> {
+export async function submitRequest(deps: GatewayDeps, ctx: SubmissionContext, body: unknown, surface: 'data' | 'client', run?: RunOfWorkflow): Promise<SubmissionResponse> {
   validateIdempotencyKey(ctx.idempotencyKey);
   const normalized = normalizeSubmission(body);
   const tenantId = ctx.tenant.tenantId;
-  const key = ctx.idempotencyKey ?? (surface === 'client' ? `server:${randomUUID()}` : undefined);
+  const given = run && ctx.idempotencyKey !== undefined ? `${run.keySpace}\u0000${ctx.idempotencyKey}` : ctx.idempotencyKey;
+  const key = given ?? (surface === 'client' ? `server:${randomUUID()}` : undefined);
   const requestId = requestIdFor(tenantId, key);
 
   await takeSubmissionRate(deps, ctx.tenant, ctx.setHeader);
@@ -92,8 +102,9 @@ export async function submitRequest(deps: GatewayDeps, ctx: SubmissionContext, b
         proxy_type: normalized.proxy_type ?? null,
         max_credits: max_credits_per_request ?? null,
         options,
-        input_hash: inputHashOf(normalized),
+        input_hash: run?.inputHash ?? inputHashOf(normalized),
         concurrency,
+        ...(run ? { origin: run.origin } : {}),
       },
     }),
   );
