@@ -231,6 +231,34 @@ describe('extraction', () => {
     });
   }, 90_000);
 
+  it('shows extraction requests in the request list as their detail does', async () => {
+    const v = await gw()
+      .post(`/api/v1/client/recipes/${recipeId}/versions`)
+      .set(client())
+      .send({ definition: { dsl_version: 1, fields: [{ name: 'sku', type: 'string', required: true, selectors: ['.sku'] }] } })
+      .expect(201);
+    const failing = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId, version_id: v.body.id } });
+    const plain = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/page`, mode: 'http', skip_cache: true });
+    const d = await ended(failing.body.id);
+    await ended(plain.body.id);
+    const list = (await gw().get('/api/v1/data/requests?limit=100').set(data()).expect(200)).body as { data: { id: string }[] };
+    const item = list.data.find((r) => r.id === failing.body.id);
+    expect(item).toMatchObject({
+      status: 'failed',
+      result_kind: 'extraction',
+      page_status: 'completed',
+      page_error: null,
+      user_error: { code: 'REQUIRED_FIELDS_MISSING' },
+      extraction: { run_id: d.extraction.run_id, version_id: v.body.id, status: 'failed' },
+    });
+    const other = list.data.find((r) => r.id === plain.body.id) as Record<string, unknown>;
+    expect(other['status']).toBe('completed');
+    expect(other['result_kind']).toBeUndefined();
+    // The status filter is the page fetch's: the extraction request's page completed.
+    const completed = (await gw().get('/api/v1/data/requests?limit=100&status=completed').set(data()).expect(200)).body as { data: { id: string; status: string }[] };
+    expect(completed.data.find((r) => r.id === failing.body.id)).toMatchObject({ status: 'failed', page_status: 'completed' });
+  }, 90_000);
+
   it('fails the run when the page fetch fails, and keeps the page error apart', async () => {
     const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/status/500`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
     expect(sub.status).toBe(202);

@@ -4,7 +4,7 @@ import { parseOrThrow as parse } from '@wdr/kit/errors';
 import { generationDepsOf, type ExtractorDeps } from '../deps.js';
 import { listRecipes, readRecipe } from '../domain/recipe-views.js';
 import { activateVersion, createRecipe, createVersion, deleteRecipe, updateRecipe } from '../domain/recipe-writes.js';
-import { createRun, readRun } from '../domain/runs.js';
+import { createRun, lookupRuns, readRun } from '../domain/runs.js';
 import { generateVersion } from '../domain/generation/generate.js';
 
 /** What this deployment offers, from its configuration (the gateway adds the ledger's billing terms). */
@@ -89,6 +89,11 @@ export function internalRoutes(deps: ExtractorDeps): Router {
   r.post(api.createRun.route, async (req, res) => {
     const b = parse(api.createRun.body, req.body);
     res.status(201).json(await createRun(deps.db, deps.env.RECIPES_ENABLED, b));
+  });
+  // Before readRun: `lookup` is not a request id.
+  r.post(api.lookupRuns.route, async (req, res) => {
+    const b = parse(api.lookupRuns.body, req.body);
+    res.json(await lookupRuns(deps.db, b.tenant_id, b.request_ids));
   });
   r.get(api.readRun.route, async (req, res) => {
     const requestId = parse(api.readRun.params.requestId, req.params['requestId']);

@@ -71,3 +71,10 @@ export async function readRun(db: PrismaClient, tenantId: string, requestId: str
   if (!r || r.tenantId !== tenantId) throw new PublicError('NOT_FOUND', 'No extraction run for this request.');
   return runView(r);
 }
+
+/** The tenant's runs of these requests (a page of the request list), in no particular order. */
+export async function lookupRuns(db: PrismaClient, tenantId: string, requestIds: string[]): Promise<{ items: ExtractionRunView[] }> {
+  if (requestIds.length === 0) return { items: [] };
+  const rows = await db.extractionRun.findMany({ where: { requestId: { in: requestIds }, tenantId } });
+  return { items: rows.map(runView) };
+}

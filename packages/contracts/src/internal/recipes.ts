@@ -332,6 +332,9 @@ export const CreateRunBody = z.object({
 });
 export type CreateRunBody = z.infer<typeof CreateRunBody>;
 
+/** The runs of several requests at once (a page of the request list): at most 100 ids. */
+export const LookupRunsBody = z.object({ tenant_id: uuid, request_ids: z.array(uuid).max(100) });
+
 const recipePath = '/internal/v1/recipes/:id';
 const runPath = '/internal/v1/extraction-runs/:requestId';
 
@@ -355,4 +358,6 @@ export const extractorApi = {
   createRun: endpoint<ExtractionRunView | null>()({ method: 'POST', route: '/internal/v1/extraction-runs', params: {}, body: CreateRunBody }),
   /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
   readRun: endpoint<ExtractionRunView>()({ method: 'GET', route: runPath, params: { requestId: uuid }, query: RecipeScope }),
+  /** The tenant's runs among `request_ids` (requests without one are left out). */
+  lookupRuns: endpoint<{ items: ExtractionRunView[] }>()({ method: 'POST', route: '/internal/v1/extraction-runs/lookup', params: {}, body: LookupRunsBody }),
 } as const;

@@ -69,7 +69,22 @@ export function visibleRunStatus(run: ExtractionRunView | undefined, pageStatus:
 /** The request detail of an extraction request: the run's status and error on top, the page's beside them. */
 export async function withExtraction(deps: GatewayDeps, tenantId: string, detail: RequestDetail): Promise<RequestDetail> {
   if (!extractionOptionsOf(detail)) return detail;
-  const run = await runOf(deps, tenantId, detail.id);
+  return withRun(detail, await runOf(deps, tenantId, detail.id));
+}
+
+/**
+ * A page of the request list shows extraction requests as their detail does (run status on top,
+ * `result_kind`, `page_status`, `extraction`): one lookup of the page's runs.
+ */
+export async function withExtractions(deps: GatewayDeps, tenantId: string, items: RequestDetail[]): Promise<RequestDetail[]> {
+  const ids = items.filter((d) => extractionOptionsOf(d)).map((d) => d.id);
+  if (ids.length === 0) return items;
+  const { items: runs } = await callInternal(deps.extractor, extractorApi.lookupRuns, { body: { tenant_id: tenantId, request_ids: ids } });
+  const byRequest = new Map(runs.map((r) => [r.request_id, r]));
+  return items.map((d) => (extractionOptionsOf(d) ? withRun(d, byRequest.get(d.id)) : d));
+}
+
+function withRun(detail: RequestDetail, run: ExtractionRunView | undefined): RequestDetail {
   const status = visibleRunStatus(run, detail.status);
   const runError = run?.error ?? null;
   return {

@@ -7,7 +7,7 @@ import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../
 import { takeSubmissionRate, withConcurrencySlot } from '../limits/admission.js';
 import { inputHashOf, requestIdFor, validateIdempotencyKey, type SubmissionContext } from '../requests/data-requests.js';
 import { publicEventOf, type StoredRequestEvent } from './request-events.js';
-import { createExtractionRun, extractionOptionsOf, runOf, validateExtraction, visibleRunStatus } from '../extraction/extraction-runs.js';
+import { createExtractionRun, extractionOptionsOf, runOf, validateExtraction, visibleRunStatus, withExtractions } from '../extraction/extraction-runs.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -37,7 +37,7 @@ export async function listDataRequests(deps: GatewayDeps, tenantId: string, q: L
   if (q.status !== undefined && !(JOB_STATUSES as readonly string[]).includes(q.status)) {
     throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ field: 'status', issue: `must be one of ${JOB_STATUSES.join(', ')}` }] });
   }
-  return callInternal(deps.orchestrator, orchestratorApi.listRequests, {
+  const page = await callInternal(deps.orchestrator, orchestratorApi.listRequests, {
     query: {
       tenant_id: tenantId,
       limit,
@@ -46,6 +46,8 @@ export async function listDataRequests(deps: GatewayDeps, tenantId: string, q: L
       ...(q.cursor !== undefined ? { cursor: q.cursor } : {}),
     },
   });
+  // Extraction requests show their run's status, as in their detail (the filter is the page fetch's).
+  return { ...page, data: await withExtractions(deps, tenantId, page.data as RequestDetail[]) } as RequestPage;
 }
 
 export interface StoredEventHistory {
