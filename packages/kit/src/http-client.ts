@@ -3,6 +3,7 @@ import got, { type Method } from 'got';
 import CircuitBreaker from 'opossum';
 import { DependencyUnavailableError, PublicError } from './errors.js';
 import type { ServiceMetrics } from './metrics.js';
+import { currentRequestId, REQUEST_ID_HEADER } from './request-context.js';
 
 export interface CallOptions {
   searchParams?: Record<string, string | number | boolean>;
@@ -22,6 +23,8 @@ interface CallSpec {
   path: string;
   body?: unknown;
   opts: CallOptions;
+  /** The caller's request id, taken when the call is made (sent as X-Request-Id). */
+  requestId: string | undefined;
 }
 
 /**
@@ -52,7 +55,7 @@ export function createServiceClient(opts: {
         agent: { http: agent },
         ...(spec.body !== undefined ? { json: spec.body } : {}),
         ...(spec.opts.searchParams ? { searchParams: spec.opts.searchParams } : {}),
-        headers: spec.opts.headers ?? {},
+        headers: { ...(spec.requestId !== undefined ? { [REQUEST_ID_HEADER]: spec.requestId } : {}), ...(spec.opts.headers ?? {}) },
         timeout: { request: spec.opts.timeoutMs ?? defaultTimeout },
         retry: { limit: 0 },
         throwHttpErrors: false,
@@ -108,8 +111,8 @@ export function createServiceClient(opts: {
   };
 
   return {
-    get: (path, o = {}) => fire({ method: 'GET', path, opts: o }),
-    post: (path, body, o = {}) => fire({ method: 'POST', path, body, opts: o }),
+    get: (path, o = {}) => fire({ method: 'GET', path, opts: o, requestId: currentRequestId() }),
+    post: (path, body, o = {}) => fire({ method: 'POST', path, body, opts: o, requestId: currentRequestId() }),
     breaker,
   };
 }

@@ -2,9 +2,11 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express } from 'express';
+import { pinoHttp } from 'pino-http';
 import { errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
+import { REQUEST_ID_HEADER, validRequestId, withRequestId } from './request-context.js';
 
 export interface ReadinessCheck {
   name: string;
@@ -23,8 +25,11 @@ export interface HttpShell {
   seal: () => Express;
 }
 
+/** Probes and scrapes: answered, never access-logged (every few seconds from every kubelet and Prometheus). */
+const UNLOGGED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+
 /**
- * The HTTP shell every service shares: request ids, RED metrics, /healthz, /readyz and /metrics.
+ * The HTTP shell every service shares: request ids, access logs, RED metrics, /healthz, /readyz and /metrics.
  * Liveness only says the process answers; readiness runs the service's own checks: the required
  * ones decide 200/503, the others (`required: false`) are only reported in the body.
  */
@@ -39,17 +44,37 @@ export function createHttpShell(opts: {
   const app = express();
   app.disable('x-powered-by');
   app.set('trust proxy', false);
+  // The caller's id when it is a valid one (a tenant's, or the calling service's), else a new one.
   app.use((req, res, next) => {
-    const incoming = req.header('x-request-id');
-    const id = incoming && /^[A-Za-z0-9._-]{8,128}$/.test(incoming) ? incoming : randomUUID();
+    const id = validRequestId(req.header(REQUEST_ID_HEADER)) ?? randomUUID();
     res.locals['requestId'] = id;
     res.setHeader('X-Request-Id', id);
     next();
   });
+  // One access-log line per answered request: method, path without its query, status, duration, request_id.
+  app.use(
+    pinoHttp({
+      logger: opts.log,
+      genReqId: (_req, res) => String(res.locals['requestId']),
+      autoLogging: { ignore: (req) => UNLOGGED_PATHS.has((req.url ?? '').split('?')[0]!) },
+      customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
+      customSuccessMessage: () => 'request answered',
+      customErrorMessage: () => 'request failed',
+      customSuccessObject: (_req, res, val: Record<string, unknown>) => ({ ...val, request_id: res.locals['requestId'] }),
+      customErrorObject: (_req, res, _err, val: Record<string, unknown>) => ({ ...val, request_id: res.locals['requestId'] }),
+      serializers: {
+        req: (req: { method?: string; url?: string }) => ({ method: req.method, path: (req.url ?? '').split('?')[0] }),
+        res: (res: { statusCode?: number }) => ({ status_code: res.statusCode }),
+      },
+    }),
+  );
   app.use(opts.metrics.httpMiddleware);
   // A body parsed by a route's own parser is left alone by the general one.
   for (const r of opts.largeBodyRoutes ?? []) app.use(r.path, express.json({ limit: r.limit }));
   app.use(express.json({ limit: opts.jsonLimit ?? '1mb' }));
+  // The request id follows the handler's async work (internal calls, Kafka messages, log lines).
+  // Entered after the body parsers: a context entered before them is lost in their stream callbacks.
+  app.use((_req, res, next) => withRequestId(String(res.locals['requestId']), next));
 
   app.get('/healthz', (_req, res) => {
     res.json({ status: 'ok' });

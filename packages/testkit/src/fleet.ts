@@ -32,6 +32,7 @@ interface Member {
   env: Record<string, string>;
   proc: ChildProcess | undefined;
   output: string[];
+  taps: Set<(chunk: string) => void>;
 }
 
 export interface Fleet {
@@ -47,6 +48,8 @@ export interface Fleet {
   pid: (service: ServiceName) => number | undefined;
   /** Last lines a service printed (for failure messages). */
   logs: (service: ServiceName) => string;
+  /** Everything a service prints from now on (its pino lines), chunk by chunk, until the returned function is called. */
+  tap: (service: ServiceName, listener: (chunk: string) => void) => () => void;
   stop: () => Promise<void>;
 }
 
@@ -74,7 +77,7 @@ export async function startFleet(
   const members = new Map<ServiceName, Member>();
   for (const service of SERVICE_NAMES) {
     databases[service] = await createTestDatabase(service);
-    members.set(service, { service, port: await freePort(), env: {}, proc: undefined, output: [] });
+    members.set(service, { service, port: await freePort(), env: {}, proc: undefined, output: [], taps: new Set() });
   }
   const url = (s: ServiceName) => `http://127.0.0.1:${members.get(s)!.port}`;
   const shared = {
@@ -115,6 +118,7 @@ export async function startFleet(
     });
     m.proc = proc;
     const keep = (b: Buffer) => {
+      for (const tap of m.taps) tap(b.toString());
       m.output.push(b.toString());
       if (m.output.length > 200) m.output.splice(0, m.output.length - 200);
     };
@@ -166,6 +170,11 @@ export async function startFleet(
     envOf: (s) => ({ ...members.get(s)!.env }),
     pid: (s) => members.get(s)!.proc?.pid,
     logs: (s) => members.get(s)!.output.join('').slice(-8000),
+    tap: (s, listener) => {
+      const taps = members.get(s)!.taps;
+      taps.add(listener);
+      return () => taps.delete(listener);
+    },
     stop: async () => {
       await Promise.all(SERVICE_NAMES.map((s) => kill(s, 'SIGTERM')));
       await Promise.all(Object.values(databases).map((d) => d.drop()));

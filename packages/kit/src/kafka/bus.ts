@@ -1,6 +1,7 @@
 import { Kafka, logLevel, Partitioners, type Admin, type IHeaders, type LogEntry, type Producer } from 'kafkajs';
 import { dlqName, topicDeclarations, topicName, TOPICS, type Envelope, type TopicKey } from '@wdr/contracts';
 import type { Logger } from '../log.js';
+import { currentRequestId, REQUEST_ID_HEADER } from '../request-context.js';
 import { kafkaSecurityFrom, topicPolicyFrom, type KafkaSecurity, type KafkaSecurityEnv, type KafkaTopicsEnv, type TopicPolicy } from './kafka-config.js';
 import { applyKafkajsIdleLoopFix } from './kafkajs-idle-fix.js';
 
@@ -10,6 +11,12 @@ export interface OutgoingMessage {
   key: string;
   envelope: Envelope;
   headers?: IHeaders;
+}
+
+/** Headers of a produced message: its event type, and the request id of the work producing it (unless given). */
+function headersOf(m: OutgoingMessage): IHeaders {
+  const requestId = currentRequestId();
+  return { 'event-type': m.envelope.type, ...(requestId !== undefined ? { [REQUEST_ID_HEADER]: requestId } : {}), ...(m.headers ?? {}) };
 }
 
 /**
@@ -151,7 +158,7 @@ export class KafkaBus {
       messages: messages.map((m) => ({
         key: m.key,
         value: JSON.stringify(m.envelope),
-        headers: { 'event-type': m.envelope.type, ...(m.headers ?? {}) },
+        headers: headersOf(m),
       })),
     });
   }
@@ -172,7 +179,7 @@ export class KafkaBus {
         messages: list.map((m) => ({
           key: m.key,
           value: JSON.stringify(m.envelope),
-          headers: { 'event-type': m.envelope.type, ...(m.headers ?? {}) },
+          headers: headersOf(m),
         })),
       })),
     });

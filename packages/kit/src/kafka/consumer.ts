@@ -6,6 +6,7 @@ import type { RawSql, TxCapable } from '../db.js';
 import { isDependencyFailure } from '../dependency-failure.js';
 import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics.js';
+import { REQUEST_ID_HEADER, validRequestId, withRequestId } from '../request-context.js';
 import type { KafkaBus } from './bus.js';
 
 /** Thrown by a handler for a message that can never succeed: it goes to the DLQ at once. */
@@ -134,7 +135,11 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
    * Decode and handle one message (with retries and the DLQ). Returns the envelope id to record as
    * processed when the handler did not record it in a transaction of its own.
    */
-  const processMessage = async (topic: TopicKey, partition: number, message: KafkaMessage): Promise<string | undefined> => {
+  const processMessage = (topic: TopicKey, partition: number, message: KafkaMessage): Promise<string | undefined> =>
+    // The handler's log lines, internal calls and produced messages carry the producer's request id.
+    withRequestId(validRequestId(message.headers?.[REQUEST_ID_HEADER]?.toString()), () => handleMessage(topic, partition, message));
+
+  const handleMessage = async (topic: TopicKey, partition: number, message: KafkaMessage): Promise<string | undefined> => {
     const topicLabel = TOPICS[topic].name;
     const headerType = message.headers?.['event-type']?.toString();
     if (headerType !== undefined && !opts.handlers[headerType]) {
@@ -185,6 +190,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
           };
           await handler(envelope, ctx);
           consumed.inc({ topic: topicLabel, outcome: 'processed' });
+          log.debug({ topic: topicLabel, partition, offset: message.offset, type: envelope.type, event_id: envelope.id }, 'message handled');
           return ran ? undefined : envelope.id;
         } catch (err) {
           if (err instanceof PoisonMessageError || (!isDependencyFailure(err) && attempt >= maxAttempts)) {
@@ -346,7 +352,7 @@ export async function startBroadcastConsumer(opts: {
           continue;
         }
         try {
-          await opts.onEvent(decoded, topic);
+          await withRequestId(validRequestId(message.headers?.[REQUEST_ID_HEADER]?.toString()), () => opts.onEvent(decoded, topic));
           consumed.inc({ topic: topicLabel, outcome: 'processed' });
         } catch (err) {
           log.warn({ err, topic: topicLabel, offset: message.offset }, 'broadcast handler failed; event passed over');

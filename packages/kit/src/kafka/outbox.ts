@@ -4,8 +4,9 @@ import { Gauge } from 'prom-client';
 import type { RawSql } from '../db.js';
 import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics.js';
+import { currentRequestId, REQUEST_ID_HEADER, withRequestId } from '../request-context.js';
 import { PgListener, pgConnectionFor } from '../pg-listen.js';
-import type { KafkaBus } from './bus.js';
+import type { KafkaBus, OutgoingMessage } from './bus.js';
 
 /**
  * Transactional outbox. A write that must also publish inserts its message with `enqueue` in the
@@ -18,8 +19,24 @@ export async function enqueue(tx: RawSql, topic: TopicKey, key: string, envelope
     'INSERT INTO outbox_messages (topic, message_key, envelope) VALUES ($1, $2, $3::jsonb)',
     topic,
     key,
-    JSON.stringify(envelope),
+    outboxJson(envelope),
   );
+}
+
+/**
+ * Where an outbox row keeps the request id of the work that wrote it, inside the stored envelope
+ * (no column to migrate in every service); the relay takes it out again and sends it as the
+ * message's `x-request-id` header, so the envelope on the wire is the catalog's.
+ */
+const ROW_REQUEST_ID = '$request_id';
+
+/**
+ * The `envelope` column's value for a message written now: the envelope, plus the current request
+ * id for the relay. For services that insert outbox rows with their own SQL.
+ */
+export function outboxJson(envelope: Envelope): string {
+  const requestId = currentRequestId();
+  return JSON.stringify(requestId === undefined ? envelope : { ...envelope, [ROW_REQUEST_ID]: requestId });
 }
 
 /**
@@ -34,7 +51,7 @@ export async function enqueueMany(tx: RawSql, messages: readonly { topic: TopicK
        SELECT t, k, e::jsonb FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS m(t, k, e, n) ORDER BY n`,
       chunk.map((m) => m.topic),
       chunk.map((m) => m.key),
-      chunk.map((m) => JSON.stringify(m.envelope)),
+      chunk.map((m) => outboxJson(m.envelope)),
     );
   }
 }
@@ -44,6 +61,18 @@ interface OutboxRow {
   topic: string;
   message_key: string;
   envelope: Envelope;
+}
+
+/** A stored row as the message to produce: the envelope as the catalog has it, the request id as a header. */
+function messageOf(topic: string, row: OutboxRow): OutgoingMessage & { topic: string } {
+  const { [ROW_REQUEST_ID]: requestId, ...envelope } = row.envelope as Envelope & { [ROW_REQUEST_ID]?: unknown };
+  return {
+    topic,
+    key: row.message_key,
+    envelope,
+    // The relay itself runs outside any request: the row's id, or none at all.
+    headers: typeof requestId === 'string' ? { [REQUEST_ID_HEADER]: requestId } : {},
+  };
 }
 
 /** The channel every service's `outbox_messages` trigger notifies, with its schema as the payload. */
@@ -188,11 +217,16 @@ export class OutboxRelay {
   /** `probe`: a safety-poll wake-up, which usually finds nothing (a nudge usually has rows). */
   private schedule(ms: number, probe = false): void {
     if (this.timer) clearTimeout(this.timer);
-    this.timer = setTimeout(() => {
-      this.inFlight = this.tick(probe).finally(() => {
-        this.inFlight = undefined;
-      });
-    }, ms);
+    // A nudge comes from a request's commit: the relay's work is no request's (rows carry their own).
+    this.timer = setTimeout(
+      () =>
+        withRequestId(undefined, () => {
+          this.inFlight = this.tick(probe).finally(() => {
+            this.inFlight = undefined;
+          });
+        }),
+      ms,
+    );
   }
 
   private async tick(probe: boolean): Promise<void> {
@@ -249,7 +283,7 @@ export class OutboxRelay {
         );
         if (rows.length > 0) {
           // One produce request for the whole batch, whatever its topics, in table order per topic.
-          await this.opts.bus.sendBatch(rows.map((r) => ({ topic: this.opts.bus.topic(r.topic as TopicKey), key: r.message_key, envelope: r.envelope })));
+          await this.opts.bus.sendBatch(rows.map((r) => messageOf(this.opts.bus.topic(r.topic as TopicKey), r)));
           await client.query('UPDATE outbox_messages SET published_at = now() WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
         }
         await client.query('COMMIT');
