@@ -78,7 +78,7 @@ async function endpoint(tenantId: string, url: string, eventTypes: WebhookEventT
 }
 
 /** One request event on request.lifecycle, as the orchestrator publishes it. */
-async function requestEvent(tenantId: string, kind: string, requestId = randomUUID(), seq = 3) {
+async function requestEvent(tenantId: string, kind: string, requestId = randomUUID(), seq = 3, scope?: { project_id: string; environment_id: string }) {
   const status = kind.split('.')[1] ?? 'running';
   const envelope = makeEnvelope('requestLifecycle', 'request.event_appended', tenantId, {
     request_id: requestId,
@@ -87,6 +87,7 @@ async function requestEvent(tenantId: string, kind: string, requestId = randomUU
     status,
     payload: kind === 'request.completed' ? { result: { stage: 'http', status_code: 200, bytes: 10 }, final_url: 'https://example.com/private/path?q=1', proxy_vendor: 'acme' } : {},
     created_at: new Date().toISOString(),
+    ...(scope ? { scope } : {}),
   });
   await bus.send(bus.topic('requestLifecycle'), [{ key: requestId, envelope }]);
   return envelope;
@@ -287,6 +288,32 @@ describe('deliveries', () => {
     await sleep(1_000);
     expect(gone.deliveries).toHaveLength(1);
     expect(watch.status).toBe('enabled');
+  }, 30_000);
+
+  it('a workflow run\'s events reach its project\'s endpoints; a disabled project endpoint is announced to its scope and tenant-wide endpoints, never to another project', async () => {
+    const tenant = randomUUID();
+    const p1 = randomUUID();
+    const p2 = randomUUID();
+    const env = randomUUID();
+    const gone = await receiver(() => ({ status: 410 }));
+    const [same, wide, other] = [await receiver(ok), await receiver(ok), await receiver(ok)];
+    const scoped = (r: Receiver, project: string, types: WebhookEventType[]) =>
+      callInternal(client, webhooksApi.createEndpoint, { body: { tenant_id: tenant, project_id: project, environment_id: env, url: r.url, event_types: types } });
+    const { endpoint: ep } = await scoped(gone, p1, ['request.completed']);
+    await scoped(same, p1, ['webhook.endpoint_disabled', 'request.completed']);
+    await endpoint(tenant, wide.url, ['webhook.endpoint_disabled']);
+    await scoped(other, p2, ['webhook.endpoint_disabled', 'request.completed']);
+    // An event of a request outside any project reaches no project endpoint; a run of p1 reaches p1's.
+    await requestEvent(tenant, 'request.completed');
+    const run = await requestEvent(tenant, 'request.completed', randomUUID(), 3, { project_id: p1, environment_id: env });
+    await until('the endpoint disabled', () => callInternal(client, webhooksApi.readEndpoint, { params: { endpointId: ep.id }, query: { tenant_id: tenant } }), (e) => e.status === 'disabled');
+    await until('the notices', () => same.deliveries.length + wide.deliveries.length, (n) => n === 3);
+    await sleep(500);
+    expect(gone.deliveries).toHaveLength(1);
+    expect(JSON.parse(gone.deliveries[0]!.body).data.request_id).toBe((run.data as { request_id: string }).request_id);
+    expect(same.deliveries.map((d) => JSON.parse(d.body).type).sort()).toEqual(['request.completed', 'webhook.endpoint_disabled']);
+    expect(wide.deliveries.map((d) => JSON.parse(d.body))).toEqual([expect.objectContaining({ type: 'webhook.endpoint_disabled', data: expect.objectContaining({ endpoint_id: ep.id }) })]);
+    expect(other.deliveries).toEqual([]);
   }, 30_000);
 
   it('an exhausted schedule (8 attempts, none answered 2xx) fails the message and disables the endpoint as sustained_failure', async () => {
