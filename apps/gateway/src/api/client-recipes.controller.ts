@@ -1,5 +1,5 @@
 import type { Request as ExRequest } from 'express';
-import { Body, Controller, Delete, Get, Header, Patch, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
+import { Body, Controller, Delete, Example, Get, Header, Patch, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
 import { listRecipes, readRecipe, recipeCapabilities } from '../domain/recipes/recipe-reads.js';
 import { activateRecipeVersion, createRecipe, createRecipeVersion, deleteRecipe, generateRecipeVersion, updateRecipe } from '../domain/recipes/recipe-writes.js';
@@ -42,14 +42,82 @@ export class ClientRecipesController extends Controller {
    * @maximum limit 100
    * @isInt offset
    * @minimum offset 0
+   * @summary List the tenant's recipes (cabinet)
    */
+  @Example<RecipeList>({
+    total: 1,
+    limit: 20,
+    offset: 0,
+    has_more: false,
+    items: [
+      {
+        id: '0b9f7c1e-3a6d-4c1e-9a51-2f0c8d7e6b10',
+        name: 'Product pages',
+        description: '',
+        sample_url: 'https://shop.example/p/trail-shoe-x',
+        fields: [
+          {
+            name: 'title',
+            type: 'string',
+            required: true,
+            multiple: false,
+            description: ''
+          },
+          {
+            name: 'price',
+            type: 'number',
+            required: true,
+            multiple: false,
+            description: ''
+          }
+        ],
+        advanced_schema: false,
+        status: 'active',
+        active_version_id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
+        auto_repair_enabled: true,
+        continuous_repair_confirmed_at: null,
+        created_at: '2026-11-25T10:00:00.000Z',
+        updated_at: '2026-11-25T10:00:00.000Z'
+      }
+    ]
+  })
   @Get()
   @Response<PublicErrorBody>(422, 'Bad limit or offset')
   public async listClientRecipes(@Request() req: ExRequest, @Query() limit: number = 20, @Query() offset: number = 0): Promise<RecipeList> {
     return listRecipes(this.deps, tenantOf(req).tenantId, { limit, offset }, 'client');
   }
 
-  /** What the recipe feature offers: DSL version, limits, extraction field kinds, auto-repair and billing terms. */
+  /**
+   * What the recipe feature offers: DSL version, limits, extraction field kinds, auto-repair and billing terms.
+   * @summary Read the recipe capabilities
+   */
+  @Example<RecipeCapabilities>({
+    enabled: true,
+    dsl_version: 1,
+    generation_max_attempts: 3,
+    limits: { default_page_size: 20, max_page_size: 100, max_prompt_length: 4000, max_schema_bytes: 65536, max_rules: 100, max_selectors_per_rule: 5 },
+    extraction_fields: {
+      scalar_types: ['string', 'number', 'integer', 'boolean', 'url', 'date'],
+      scalar_source_types: ['text', 'attribute', 'html', 'json_ld', 'microdata', 'opengraph'],
+      object_collections: true,
+      max_object_nesting_depth: 2,
+      collection_source_types: ['css'],
+      collection_scope_selector: 'css',
+    },
+    auto_repair: { enabled: true, automatic_repairs_per_window: 3, window_hours: 24, continuous_repair_requires_confirmation: true },
+    billing: {
+      plan_id: 'standard',
+      charge_currency: 'tokens',
+      charge_basis: 'llm_usage',
+      user_token_value_nano_usd: 100000,
+      markup_basis_points: 2000,
+      max_llm_charge_tokens: 500,
+      preflight_required_balance_tokens: 50,
+      exact_charge_available_after_completion: true,
+      failed_operations_charged: false,
+      deterministic_execution_uses_standard_scrape_pricing: true,
+    },
+  })
   @Get('capabilities')
   public async getRecipeCapabilities(@Request() req: ExRequest): Promise<RecipeCapabilities> {
     return recipeCapabilities(this.deps, tenantOf(req).tenantId);
@@ -60,7 +128,102 @@ export class ClientRecipesController extends Controller {
    * against DSL v1 and the capability limits: 422 VALIDATION_FAILED names each offending rule), and
    * `activate: true` makes it active at once.
    * @param idempotencyKey Length 8..200.
+   * @summary Create a recipe
    */
+  @Example<RecipeDetail>({
+    id: '0b9f7c1e-3a6d-4c1e-9a51-2f0c8d7e6b10',
+    name: 'Product pages',
+    description: '',
+    sample_url: 'https://shop.example/p/trail-shoe-x',
+    fields: [
+      {
+        name: 'title',
+        type: 'string',
+        required: true,
+        multiple: false,
+        description: ''
+      },
+      {
+        name: 'price',
+        type: 'number',
+        required: true,
+        multiple: false,
+        description: ''
+      }
+    ],
+    advanced_schema: false,
+    status: 'active',
+    active_version_id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
+    auto_repair_enabled: true,
+    continuous_repair_confirmed_at: null,
+    created_at: '2026-11-25T10:00:00.000Z',
+    updated_at: '2026-11-25T10:00:00.000Z',
+    versions: [
+      {
+        id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
+        version: 1,
+        dsl_version: 1,
+        fields: [
+          {
+            name: 'title',
+            type: 'string',
+            required: true,
+            multiple: false,
+            description: ''
+          },
+          {
+            name: 'price',
+            type: 'number',
+            required: true,
+            multiple: false,
+            description: ''
+          }
+        ],
+        schema: {
+          type: 'object',
+          required: [
+            'title',
+            'price'
+          ],
+          properties: {
+            title: {
+              type: 'string'
+            },
+            price: {
+              type: 'number'
+            }
+          }
+        },
+        definition: {
+          dsl_version: 1,
+          fields: [
+            {
+              name: 'title',
+              type: 'string',
+              required: true,
+              selectors: [
+                'h1.title'
+              ]
+            },
+            {
+              name: 'price',
+              type: 'number',
+              required: true,
+              selectors: [
+                '.price'
+              ]
+            }
+          ]
+        },
+        reason: 'created',
+        origin: 'tenant',
+        repair_reason: null,
+        repaired_from_version_id: null,
+        created_at: '2026-11-25T10:00:00.000Z'
+      }
+    ],
+    repairs: []
+  })
   @Post()
   @SuccessResponse(201, 'Created')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
@@ -71,7 +234,182 @@ export class ClientRecipesController extends Controller {
     return recipe;
   }
 
-  /** One recipe of the tenant with all its versions, newest first. Another tenant's recipe is a 404. */
+  /**
+   * One recipe of the tenant with all its versions, newest first, and its automatic repairs (why
+   * each was made, how it ended, what it cost). Another tenant's recipe is a 404.
+   * @summary Read a recipe with its versions and repairs
+   */
+  @Example<RecipeDetail>({
+    id: '0b9f7c1e-3a6d-4c1e-9a51-2f0c8d7e6b10',
+    name: 'Product pages',
+    description: '',
+    sample_url: 'https://shop.example/p/trail-shoe-x',
+    fields: [
+      {
+        name: 'title',
+        type: 'string',
+        required: true,
+        multiple: false,
+        description: ''
+      },
+      {
+        name: 'price',
+        type: 'number',
+        required: true,
+        multiple: false,
+        description: ''
+      }
+    ],
+    advanced_schema: false,
+    status: 'active',
+    active_version_id: '7e8f9a0b-1c2d-4e3f-8a4b-5c6d7e8f9a0b',
+    auto_repair_enabled: true,
+    continuous_repair_confirmed_at: null,
+    created_at: '2026-11-25T10:00:00.000Z',
+    updated_at: '2026-11-25T10:00:00.000Z',
+    versions: [
+      {
+        id: '7e8f9a0b-1c2d-4e3f-8a4b-5c6d7e8f9a0b',
+        version: 2,
+        dsl_version: 1,
+        fields: [
+          {
+            name: 'title',
+            type: 'string',
+            required: true,
+            multiple: false,
+            description: ''
+          },
+          {
+            name: 'price',
+            type: 'number',
+            required: true,
+            multiple: false,
+            description: ''
+          }
+        ],
+        schema: {
+          type: 'object',
+          required: [
+            'title',
+            'price'
+          ],
+          properties: {
+            title: {
+              type: 'string'
+            },
+            price: {
+              type: 'number'
+            }
+          }
+        },
+        definition: {
+          dsl_version: 1,
+          fields: [
+            {
+              name: 'title',
+              type: 'string',
+              required: true,
+              selectors: [
+                'h1.title'
+              ]
+            },
+            {
+              name: 'price',
+              type: 'number',
+              required: true,
+              selectors: [
+                '.price'
+              ]
+            }
+          ]
+        },
+        reason: 'repaired:heuristic',
+        origin: 'repair',
+        repair_reason: 'REQUIRED_FIELDS_MISSING in 3 of the last 10 runs (price)',
+        repaired_from_version_id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
+        created_at: '2026-11-25T10:00:00.000Z'
+      },
+      {
+        id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
+        version: 1,
+        dsl_version: 1,
+        fields: [
+          {
+            name: 'title',
+            type: 'string',
+            required: true,
+            multiple: false,
+            description: ''
+          },
+          {
+            name: 'price',
+            type: 'number',
+            required: true,
+            multiple: false,
+            description: ''
+          }
+        ],
+        schema: {
+          type: 'object',
+          required: [
+            'title',
+            'price'
+          ],
+          properties: {
+            title: {
+              type: 'string'
+            },
+            price: {
+              type: 'number'
+            }
+          }
+        },
+        definition: {
+          dsl_version: 1,
+          fields: [
+            {
+              name: 'title',
+              type: 'string',
+              required: true,
+              selectors: [
+                'h1.title'
+              ]
+            },
+            {
+              name: 'price',
+              type: 'number',
+              required: true,
+              selectors: [
+                '.price'
+              ]
+            }
+          ]
+        },
+        reason: 'created',
+        origin: 'tenant',
+        repair_reason: null,
+        repaired_from_version_id: null,
+        created_at: '2026-11-25T10:00:00.000Z'
+      }
+    ],
+    repairs: [
+      {
+        id: '9a8b7c6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d',
+        status: 'succeeded',
+        reason: 'REQUIRED_FIELDS_MISSING in 3 of the last 10 runs (price)',
+        from_version_id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
+        version_id: '7e8f9a0b-1c2d-4e3f-8a4b-5c6d7e8f9a0b',
+        trigger_request_id: '3c4d5e6f-7a8b-4c9d-8e0f-1a2b3c4d5e6f',
+        method: 'heuristic',
+        continuous: false,
+        error: null,
+        charged_tokens: 0,
+        created_at: '2026-11-25T10:00:00.000Z',
+        finished_at: '2026-11-25T10:00:00.000Z'
+      }
+    ]
+  })
   @Get('{id}')
   @Response<PublicErrorBody>(404, 'No such recipe')
   @Response<PublicErrorBody>(422, 'The id is not a uuid')
@@ -81,7 +419,10 @@ export class ClientRecipesController extends Controller {
 
   /**
    * Change a recipe's name, description, sample URL or flags. Its rules change by adding a version.
+   * `auto_repair_enabled` turns automatic repair on; `continuous_repair_confirmed: true` records
+   * the confirmation that allows repairs beyond `automatic_repairs_per_window` (false withdraws it).
    * @param idempotencyKey Length 8..200.
+   * @summary Update a recipe's settings
    */
   @Patch('{id}')
   @Response<PublicErrorBody>(404, 'No such recipe')
@@ -100,6 +441,7 @@ export class ClientRecipesController extends Controller {
    * Delete a recipe and its versions. Extraction results already stored stay readable; a request
    * still waiting for its page when its recipe is deleted ends with a failed run (RECIPE_VERSION_GONE).
    * @param idempotencyKey Length 8..200.
+   * @summary Delete a recipe
    */
   @Delete('{id}')
   @SuccessResponse(204, 'Deleted')
@@ -113,7 +455,70 @@ export class ClientRecipesController extends Controller {
   /**
    * Add a version (the next number) with new rules; `activate: true` makes it the active one.
    * @param idempotencyKey Length 8..200.
+   * @summary Add a recipe version
    */
+  @Example<RecipeVersion>({
+    id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
+    version: 1,
+    dsl_version: 1,
+    fields: [
+      {
+        name: 'title',
+        type: 'string',
+        required: true,
+        multiple: false,
+        description: ''
+      },
+      {
+        name: 'price',
+        type: 'number',
+        required: true,
+        multiple: false,
+        description: ''
+      }
+    ],
+    schema: {
+      type: 'object',
+      required: [
+        'title',
+        'price'
+      ],
+      properties: {
+        title: {
+          type: 'string'
+        },
+        price: {
+          type: 'number'
+        }
+      }
+    },
+    definition: {
+      dsl_version: 1,
+      fields: [
+        {
+          name: 'title',
+          type: 'string',
+          required: true,
+          selectors: [
+            'h1.title'
+          ]
+        },
+        {
+          name: 'price',
+          type: 'number',
+          required: true,
+          selectors: [
+            '.price'
+          ]
+        }
+      ]
+    },
+    reason: 'created',
+    origin: 'tenant',
+    repair_reason: null,
+    repaired_from_version_id: null,
+    created_at: '2026-11-25T10:00:00.000Z'
+  })
   @Post('{id}/versions')
   @SuccessResponse(201, 'Created')
   @Response<PublicErrorBody>(404, 'No such recipe')
@@ -134,6 +539,7 @@ export class ClientRecipesController extends Controller {
    * Make a version the active one (status becomes `active`); also how to roll back to an earlier version.
    * Submissions naming the recipe without a version use the active one.
    * @param idempotencyKey Length 8..200.
+   * @summary Activate a recipe version
    */
   @Post('{id}/versions/{versionId}/activate')
   @Response<PublicErrorBody>(404, 'No such recipe or version')
@@ -154,10 +560,97 @@ export class ClientRecipesController extends Controller {
    * `activate`. The offline heuristic reads structured data (JSON-LD, microdata, OpenGraph), the
    * `<h1>`, label/value pairs and repeated blocks; the LLM (when the deployment has one) any
    * chat-completions server. No attempt worked: 422 with each attempt's issues, nothing saved.
+   * Model calls are billed per the capabilities' `billing` terms: a preflight hold of
+   * `preflight_required_balance_tokens` before the first call (402 INSUFFICIENT_CREDITS, nothing
+   * called, when the balance is short), then the exact charge of the model's usage, shown on the
+   * statement as `recipe_generation`; a failed generation is charged only when
+   * `failed_operations_charged`. The heuristic (`method: heuristic`) is not charged.
    * @param idempotencyKey Length 8..200; a replay answers the saved generation without generating again.
+   * @summary Generate a recipe version from a prompt
    */
+  @Example<RecipeGeneration>({
+    version: {
+      id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
+      version: 1,
+      dsl_version: 1,
+      fields: [
+        {
+          name: 'title',
+          type: 'string',
+          required: true,
+          multiple: false,
+          description: ''
+        },
+        {
+          name: 'price',
+          type: 'number',
+          required: true,
+          multiple: false,
+          description: ''
+        }
+      ],
+      schema: {
+        type: 'object',
+        required: [
+          'title',
+          'price'
+        ],
+        properties: {
+          title: {
+            type: 'string'
+          },
+          price: {
+            type: 'number'
+          }
+        }
+      },
+      definition: {
+        dsl_version: 1,
+        fields: [
+          {
+            name: 'title',
+            type: 'string',
+            required: true,
+            selectors: [
+              'h1.title'
+            ]
+          },
+          {
+            name: 'price',
+            type: 'number',
+            required: true,
+            selectors: [
+              '.price'
+            ]
+          }
+        ]
+      },
+      reason: 'generated:llm',
+      origin: 'generation',
+      repair_reason: null,
+      repaired_from_version_id: null,
+      created_at: '2026-11-25T10:00:00.000Z'
+    },
+    method: 'llm',
+    attempts: [
+      {
+        attempt: 1,
+        method: 'llm',
+        outcome: 'accepted',
+        issues: []
+      }
+    ],
+    sample: {
+      data: {
+        title: 'Trail Shoe X',
+        price: 129.9
+      },
+      warnings: []
+    }
+  })
   @Post('{id}/generate')
   @SuccessResponse(201, 'Created')
+  @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance does not cover the LLM preflight')
   @Response<PublicErrorBody>(404, 'No such recipe')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
   @Response<PublicErrorBody>(422, 'Validation failed, the sample page could not be read, or no attempt worked')

@@ -621,15 +621,60 @@ export interface RecipeVersion {
   /** JSON Schema (2020-12) of a run's output. */
   schema: Record<string, unknown>;
   definition: RecipeDefinition;
-  /** Why the version exists: `created` by the tenant. */
+  /** Why the version exists: `created` by the tenant, `generated:<method>`, `repaired:<method>`. */
   reason: string;
+  /** Who made it: the tenant, a generation, or an automatic repair. */
+  origin: 'tenant' | 'generation' | 'repair';
+  /** Repairs only: what was failing on live pages, e.g. `REQUIRED_FIELDS_MISSING in 3 of the last 10 runs (price)`. */
+  repair_reason: string | null;
+  /**
+   * Repairs only: the active version that was failing.
+   * @format uuid
+   */
+  repaired_from_version_id: string | null;
   /** @format date-time */
   created_at: string;
 }
 
-/** A recipe with all its versions, newest first. */
+/** One automatic repair of a recipe (beyond the spec): what triggered it and how it ended. */
+export interface RecipeRepair {
+  /** @format uuid */
+  id: string;
+  /** `queued` until carried out, then `succeeded` (a new version) or `failed` (`error` says why). */
+  status: 'queued' | 'succeeded' | 'failed';
+  /** The failures on live pages that triggered it. */
+  reason: string;
+  /** @format uuid */
+  from_version_id: string;
+  /**
+   * The version it saved (activated while the repaired version was still the active one).
+   * @format uuid
+   */
+  version_id: string | null;
+  /**
+   * The request whose failing page the repair was verified on.
+   * @format uuid
+   */
+  trigger_request_id: string;
+  method: 'heuristic' | 'llm' | null;
+  /** Beyond `automatic_repairs_per_window`, allowed by `continuous_repair_confirmed_at`. */
+  continuous: boolean;
+  error: { code: string; message: string; details?: FieldIssue[] } | null;
+  /**
+   * Tokens charged for the repair's LLM calls (0 for the heuristic).
+   * @isInt
+   */
+  charged_tokens: number;
+  /** @format date-time */
+  created_at: string;
+  /** @format date-time */
+  finished_at: string | null;
+}
+
+/** A recipe with all its versions, newest first, and its automatic repairs (the last 50, newest first). */
 export interface RecipeDetail extends Recipe {
   versions: RecipeVersion[];
+  repairs: RecipeRepair[];
 }
 
 /** Body of POST /api/v1/client/recipes. */

@@ -452,10 +452,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The tenant's extraction recipes, oldest first, as an offset page. */
+        /**
+         * List the tenant's recipes (cabinet)
+         * @description The tenant's extraction recipes, oldest first, as an offset page.
+         */
         get: operations["ListClientRecipes"];
         put?: never;
         /**
+         * Create a recipe
          * @description Create a recipe (status `draft`). With `definition` its version 1 is created too (checked
          *     against DSL v1 and the capability limits: 422 VALIDATION_FAILED names each offending rule), and
          *     `activate: true` makes it active at once.
@@ -474,7 +478,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description What the recipe feature offers: DSL version, limits, extraction field kinds, auto-repair and billing terms. */
+        /**
+         * Read the recipe capabilities
+         * @description What the recipe feature offers: DSL version, limits, extraction field kinds, auto-repair and billing terms.
+         */
         get: operations["GetRecipeCapabilities"];
         put?: never;
         post?: never;
@@ -491,18 +498,28 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description One recipe of the tenant with all its versions, newest first. Another tenant's recipe is a 404. */
+        /**
+         * Read a recipe with its versions and repairs
+         * @description One recipe of the tenant with all its versions, newest first, and its automatic repairs (why
+         *     each was made, how it ended, what it cost). Another tenant's recipe is a 404.
+         */
         get: operations["GetClientRecipe"];
         put?: never;
         post?: never;
         /**
+         * Delete a recipe
          * @description Delete a recipe and its versions. Extraction results already stored stay readable; a request
          *     still waiting for its page when its recipe is deleted ends with a failed run (RECIPE_VERSION_GONE).
          */
         delete: operations["DeleteClientRecipe"];
         options?: never;
         head?: never;
-        /** @description Change a recipe's name, description, sample URL or flags. Its rules change by adding a version. */
+        /**
+         * Update a recipe's settings
+         * @description Change a recipe's name, description, sample URL or flags. Its rules change by adding a version.
+         *     `auto_repair_enabled` turns automatic repair on; `continuous_repair_confirmed: true` records
+         *     the confirmation that allows repairs beyond `automatic_repairs_per_window` (false withdraws it).
+         */
         patch: operations["UpdateClientRecipe"];
         trace?: never;
     };
@@ -516,12 +533,18 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Generate a recipe version from a prompt
          * @description Generate a version from a prompt and a sample page (beyond the spec), synchronously: at most
          *     `generation_max_attempts` attempts, each one's rules run on the sample page; the first that
          *     finds every required field (and something) is saved as a new version, a draft unless
          *     `activate`. The offline heuristic reads structured data (JSON-LD, microdata, OpenGraph), the
          *     `<h1>`, label/value pairs and repeated blocks; the LLM (when the deployment has one) any
          *     chat-completions server. No attempt worked: 422 with each attempt's issues, nothing saved.
+         *     Model calls are billed per the capabilities' `billing` terms: a preflight hold of
+         *     `preflight_required_balance_tokens` before the first call (402 INSUFFICIENT_CREDITS, nothing
+         *     called, when the balance is short), then the exact charge of the model's usage, shown on the
+         *     statement as `recipe_generation`; a failed generation is charged only when
+         *     `failed_operations_charged`. The heuristic (`method: heuristic`) is not charged.
          */
         post: operations["GenerateClientRecipeVersion"];
         delete?: never;
@@ -539,7 +562,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Add a version (the next number) with new rules; `activate: true` makes it the active one. */
+        /**
+         * Add a recipe version
+         * @description Add a version (the next number) with new rules; `activate: true` makes it the active one.
+         */
         post: operations["CreateClientRecipeVersion"];
         delete?: never;
         options?: never;
@@ -557,6 +583,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Activate a recipe version
          * @description Make a version the active one (status becomes `active`); also how to roll back to an earlier version.
          *     Submissions naming the recipe without a version use the active one.
          */
@@ -1636,7 +1663,7 @@ export interface components {
             dsl_version: number;
             fields: components["schemas"]["RecipeFieldRule"][];
         };
-        /** @description A recipe with all its versions, newest first. */
+        /** @description A recipe with all its versions, newest first, and its automatic repairs (the last 50, newest first). */
         RecipeDetail: {
             /** Format: uuid */
             id: string;
@@ -1664,6 +1691,7 @@ export interface components {
             /** Format: date-time */
             updated_at: string;
             versions: components["schemas"]["RecipeVersion"][];
+            repairs: components["schemas"]["RecipeRepair"][];
         };
         RecipeExtractionFields: {
             scalar_types: string[];
@@ -1742,6 +1770,48 @@ export interface components {
             has_more: boolean;
             items: components["schemas"]["Recipe"][];
         };
+        /** @description One automatic repair of a recipe (beyond the spec): what triggered it and how it ended. */
+        RecipeRepair: {
+            /** Format: uuid */
+            id: string;
+            /**
+             * @description `queued` until carried out, then `succeeded` (a new version) or `failed` (`error` says why).
+             * @enum {string}
+             */
+            status: "queued" | "succeeded" | "failed";
+            /** @description The failures on live pages that triggered it. */
+            reason: string;
+            /** Format: uuid */
+            from_version_id: string;
+            /**
+             * Format: uuid
+             * @description The version it saved (activated while the repaired version was still the active one).
+             */
+            version_id: string | null;
+            /**
+             * Format: uuid
+             * @description The request whose failing page the repair was verified on.
+             */
+            trigger_request_id: string;
+            /** @enum {string|null} */
+            method: "heuristic" | "llm" | null;
+            /** @description Beyond `automatic_repairs_per_window`, allowed by `continuous_repair_confirmed_at`. */
+            continuous: boolean;
+            error: {
+                details?: components["schemas"]["FieldIssue"][];
+                message: string;
+                code: string;
+            } | null;
+            /**
+             * Format: int32
+             * @description Tokens charged for the repair's LLM calls (0 for the heuristic).
+             */
+            charged_tokens: number;
+            /** Format: date-time */
+            created_at: string;
+            /** Format: date-time */
+            finished_at: string | null;
+        };
         /**
          * @description Scalar types of DSL v1; values found in the page are coerced to them.
          * @enum {string}
@@ -1759,8 +1829,20 @@ export interface components {
             /** @description JSON Schema (2020-12) of a run's output. */
             schema: components["schemas"]["Record_string.unknown_"];
             definition: components["schemas"]["RecipeDefinition"];
-            /** @description Why the version exists: `created` by the tenant. */
+            /** @description Why the version exists: `created` by the tenant, `generated:<method>`, `repaired:<method>`. */
             reason: string;
+            /**
+             * @description Who made it: the tenant, a generation, or an automatic repair.
+             * @enum {string}
+             */
+            origin: "tenant" | "generation" | "repair";
+            /** @description Repairs only: what was failing on live pages, e.g. `REQUIRED_FIELDS_MISSING in 3 of the last 10 runs (price)`. */
+            repair_reason: string | null;
+            /**
+             * Format: uuid
+             * @description Repairs only: the active version that was failing.
+             */
+            repaired_from_version_id: string | null;
             /** Format: date-time */
             created_at: string;
         };
@@ -4214,6 +4296,15 @@ export interface operations {
             };
             /** @description Missing, invalid, expired or revoked bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INSUFFICIENT_CREDITS: the balance does not cover the LLM preflight */
+            402: {
                 headers: {
                     [name: string]: unknown;
                 };
