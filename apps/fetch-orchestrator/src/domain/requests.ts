@@ -2,7 +2,7 @@ import { PublicError } from '@wdr/kit/errors';
 import { isUniqueViolation, type RawSql } from '@wdr/kit/db';
 import { enqueue, makeEnvelope, outboxJson } from '@wdr/kit/kafka';
 import type { ServiceClient } from '@wdr/kit/http-client';
-import { ledgerApi, type components, type ConcurrencyCeiling, type Envelope, type ProxyNetworkTypeName, type RouteModeName, type TopicKey } from '@wdr/contracts';
+import { ledgerApi, type components, type ConcurrencyCeiling, type Envelope, type ProxyNetworkTypeName, type RouteModeName, type TopicKey, type WorkflowOrigin } from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
 import { Prisma, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
 import type { Sealer } from '@wdr/kit/sealing';
@@ -29,6 +29,8 @@ export interface CreateCommand {
   input_hash: string;
   /** The tenant's concurrency ceiling, when the caller asks for it to be enforced. */
   concurrency?: ConcurrencyCeiling;
+  /** A workflow run: its project, environment, workflow and version, and the project's budget cap. */
+  origin?: WorkflowOrigin;
 }
 
 /** What admission needs: its database, the ledger to reserve with, the sealer and the URL retention. */
@@ -43,7 +45,8 @@ export interface AdmissionDeps {
 
 /**
  * Append one event to a request's history, inside the caller's transaction, and mirror it on the
- * `request.lifecycle` topic through the outbox. The per-request sequence number is the SSE id.
+ * `request.lifecycle` topic through the outbox. The per-request sequence number is the SSE id; a
+ * workflow run's mirror carries its project and environment (`scope`), taken from the row.
  *
  * One statement: it takes the next number from the request's counter (the row lock orders
  * concurrent appends), stores the event and its outbox message with that number (the mirror is
@@ -60,13 +63,18 @@ export async function appendEvent(
   const mirror = lifecycleEnvelope(request, { seq: 1, kind, status, payload, createdAt });
   const rows = await tx.$queryRawUnsafe<{ seq: number }[]>(
     `WITH s AS (
-       UPDATE data_requests SET last_event_seq = last_event_seq + 1 WHERE id = $1::uuid RETURNING last_event_seq AS seq
+       UPDATE data_requests SET last_event_seq = last_event_seq + 1 WHERE id = $1::uuid
+       RETURNING last_event_seq AS seq, project_id, environment_id
      ), e AS (
        INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
        SELECT $1::uuid, s.seq, $2, $3, $4::jsonb, $5::timestamptz FROM s
      ), o AS (
        INSERT INTO outbox_messages (topic, message_key, envelope)
-       SELECT 'requestLifecycle', $1, jsonb_set($6::jsonb, '{data,event_id}', to_jsonb(s.seq)) FROM s
+       SELECT 'requestLifecycle', $1,
+              CASE WHEN s.project_id IS NULL THEN jsonb_set($6::jsonb, '{data,event_id}', to_jsonb(s.seq))
+                   ELSE jsonb_set(jsonb_set($6::jsonb, '{data,event_id}', to_jsonb(s.seq)), '{data,scope}',
+                                  jsonb_build_object('project_id', s.project_id, 'environment_id', s.environment_id)) END
+       FROM s
      )
      SELECT seq FROM s`,
     request.id,
@@ -83,7 +91,7 @@ export async function appendEvent(
 
 /** The `request.lifecycle` message that mirrors one stored event. */
 function lifecycleEnvelope(
-  request: { id: string; tenantId: string },
+  request: { id: string; tenantId: string; projectId?: string | null; environmentId?: string | null },
   event: { seq: number; kind: string; status: string; payload: Record<string, unknown>; createdAt: Date },
 ): Envelope {
   return makeEnvelope('requestLifecycle', 'request.event_appended', request.tenantId, {
@@ -93,6 +101,7 @@ function lifecycleEnvelope(
     status: event.status,
     payload: event.payload,
     created_at: event.createdAt.toISOString(),
+    ...(request.projectId && request.environmentId ? { scope: { project_id: request.projectId, environment_id: request.environmentId } } : {}),
   });
 }
 
@@ -111,20 +120,83 @@ export async function createRequest(
   if (seen.exists) return replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd);
   enforceCeiling(cmd.concurrency, seen.active);
   await refuseUnconnectedPremium(deps.pool, cmd.proxy_type);
+  if (cmd.origin && cmd.origin.budget_cap_tokens !== null) return admitWithinProjectBudget(deps, cmd, cmd.origin.budget_cap_tokens, opts);
+  const reservation = await reserve(deps, cmd, cmd.max_credits);
+  try {
+    const row = acceptedRow(deps, cmd, reservation, cmd.max_credits ?? 0, opts);
+    await insertAccepted(deps.db, row, firstJobOf(row));
+    return submissionView(row, reservation.charged_tokens, false);
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      const winner = await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
+      return replayOf(winner, cmd);
+    }
+    throw err;
+  }
+}
 
-  const reservation = await callInternal(deps.ledger, ledgerApi.reserve, {
+type Reservation = Awaited<ReturnType<typeof reserve>>;
+
+function reserve(deps: AdmissionDeps, cmd: CreateCommand, maxCredits: number | null) {
+  return callInternal(deps.ledger, ledgerApi.reserve, {
     body: {
       request_id: cmd.request_id,
       tenant_id: cmd.tenant_id,
       // Parsed with the same vocabulary on the way in (orchestratorApi.createRequest).
       route_mode: cmd.route_mode as RouteModeName,
       proxy_type: cmd.proxy_type as ProxyNetworkTypeName | null,
-      max_credits: cmd.max_credits,
+      max_credits: maxCredits,
     },
   });
+}
 
+const budgetExhausted = (cap: number, committed: number) =>
+  new PublicError('PROJECT_BUDGET_EXHAUSTED', `The project's budget cap of ${cap} tokens leaves no room for this run (${committed} committed).`, {
+    details: [{ field: 'budget_cap_tokens', issue: `${Math.max(0, cap - committed)} of ${cap} tokens left` }],
+  });
+
+/**
+ * A run of a project with a budget cap. Admissions of the project are serialised (a transaction
+ * advisory lock on the project id) so two runs cannot both take the last room: the project's
+ * committed tokens (ceilings of unsettled runs, charges of settled ones) leave `room`, and the run
+ * is reserved with the ceiling min(its own max_credits, room): execution stops there
+ * (`budget_exhausted`), so the project can never spend past its cap. No room, or less than the
+ * run's base price: PROJECT_BUDGET_EXHAUSTED, nothing reserved.
+ */
+async function admitWithinProjectBudget(deps: AdmissionDeps, cmd: CreateCommand, cap: number, opts: { retriedFromId?: string }): Promise<SubmissionResponse> {
+  const origin = cmd.origin!;
+  try {
+    return await deps.db.$transaction(
+      async (tx) => {
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${origin.project_id}, 0))`;
+        const [sum] = await tx.$queryRaw<{ committed: bigint }[]>`SELECT coalesce(sum(budget_committed), 0)::bigint AS committed FROM data_requests WHERE project_id = ${origin.project_id}::uuid`;
+        const committed = Number(sum?.committed ?? 0);
+        const room = cap - committed;
+        if (room <= 0) throw budgetExhausted(cap, committed);
+        const ceiling = Math.min(cmd.max_credits ?? room, room);
+        let reservation: Reservation;
+        try {
+          reservation = await reserve(deps, cmd, ceiling);
+        } catch (err) {
+          // The room, not the run's own max_credits, is below the base price.
+          if (err instanceof PublicError && err.code === 'BUDGET_BELOW_BASE_PRICE' && ceiling < (cmd.max_credits ?? Infinity)) throw budgetExhausted(cap, committed);
+          throw err;
+        }
+        const row = acceptedRow(deps, cmd, reservation, ceiling, opts);
+        await insertAccepted(tx, row, firstJobOf(row));
+        return submissionView(row, reservation.charged_tokens, false);
+      },
+      { timeout: 15_000, maxWait: 10_000 },
+    );
+  } catch (err) {
+    if (isUniqueViolation(err)) return replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd);
+    throw err;
+  }
+}
+
+function acceptedRow(deps: AdmissionDeps, cmd: CreateCommand, reservation: Reservation, budgetCommitted: number, opts: { retriedFromId?: string }): DataRequest {
   const target = new URL(cmd.url);
-  const row: DataRequest = {
+  return {
     id: cmd.request_id,
     tenantId: cmd.tenant_id,
     batchId: null,
@@ -158,17 +230,12 @@ export async function createRequest(
     finishedAt: null,
     resultExpiresAt: null,
     trafficCarried: null,
+    projectId: cmd.origin?.project_id ?? null,
+    environmentId: cmd.origin?.environment_id ?? null,
+    workflowId: cmd.origin?.workflow_id ?? null,
+    workflowVersionId: cmd.origin?.workflow_version_id ?? null,
+    budgetCommitted: cmd.origin ? budgetCommitted : 0,
   };
-  try {
-    await insertAccepted(deps.db, row, firstJobOf(row));
-    return submissionView(row, reservation.charged_tokens, false);
-  } catch (err) {
-    if (isUniqueViolation(err)) {
-      const winner = await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
-      return replayOf(winner, cmd);
-    }
-    throw err;
-  }
 }
 
 /**
@@ -193,14 +260,16 @@ const acceptedPayload = (r: Pick<DataRequest, 'routeMode' | 'baseTokens'>) => ({
  * replaces, in one round trip and without Prisma's query engine on the hottest write of the fleet.
  * A duplicate id fails the whole statement with a unique violation (a concurrent replay).
  */
-async function insertAccepted(db: PrismaClient, row: DataRequest, job: { topic: TopicKey; key: string; envelope: Envelope }): Promise<void> {
+async function insertAccepted(db: RawSql, row: DataRequest, job: { topic: TopicKey; key: string; envelope: Envelope }): Promise<void> {
   const payload = acceptedPayload(row);
   const accepted = lifecycleEnvelope(row, { seq: 1, kind: 'request.accepted', status: 'pending', payload, createdAt: row.createdAt });
   await db.$executeRawUnsafe(
     `WITH r AS (
        INSERT INTO data_requests (id, tenant_id, retried_from_id, url_origin, target_sealed, target_purge_at, status, route_mode, proxy_type,
-                                  pricing_version, base_tokens, token_state, options, last_event_seq, created_at)
-       VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, 'pending', $7, $8, $9, $10, 'reserved', $11::jsonb, 1, $12::timestamptz)
+                                  pricing_version, base_tokens, token_state, options, last_event_seq, created_at,
+                                  project_id, environment_id, workflow_id, workflow_version_id, budget_committed)
+       VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, 'pending', $7, $8, $9, $10, 'reserved', $11::jsonb, 1, $12::timestamptz,
+               $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21)
        RETURNING id
      ), e AS (
        INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
@@ -224,6 +293,11 @@ async function insertAccepted(db: PrismaClient, row: DataRequest, job: { topic: 
     ['requestLifecycle', job.topic],
     [row.id, job.key],
     [outboxJson(accepted), outboxJson(job.envelope)],
+    row.projectId,
+    row.environmentId,
+    row.workflowId,
+    row.workflowVersionId,
+    row.budgetCommitted,
   );
 }
 
@@ -346,6 +420,12 @@ export function addTraffic(a: TrafficReport | null | undefined, b: TrafficReport
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
+/** A workflow run's `workflow_run` (absent on other requests). */
+function workflowRunOf(r: DataRequest): { workflow_run?: components['schemas']['WorkflowRunOrigin'] } {
+  if (!r.projectId || !r.environmentId || !r.workflowId || !r.workflowVersionId) return {};
+  return { workflow_run: { project_id: r.projectId, environment_id: r.environmentId, workflow_id: r.workflowId, workflow_version_id: r.workflowVersionId } };
+}
+
 export function submissionView(r: DataRequest, chargedTokens: number, replay: boolean): SubmissionResponse {
   return {
     id: r.id,
@@ -364,6 +444,7 @@ export function submissionView(r: DataRequest, chargedTokens: number, replay: bo
     charged_tokens: chargedTokens,
     idempotent_replay: replay,
     ...(r.retriedFromId ? { retried_from_id: r.retriedFromId } : {}),
+    ...workflowRunOf(r),
   };
 }
 
@@ -404,6 +485,7 @@ export function detailView(r: DataRequest): RequestDetail {
     finished_at: iso(r.finishedAt),
     result_expires_at: iso(r.resultExpiresAt),
     ...(r.retriedFromId ? { retried_from_id: r.retriedFromId } : {}),
+    ...workflowRunOf(r),
   };
 }
 
