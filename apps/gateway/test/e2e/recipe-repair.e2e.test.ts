@@ -3,7 +3,22 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { adminCommand, eventually, startChatCompletionsServer, startFixtureSite, startFleet, type ChatCompletionRequest, type ChatCompletionsServer, type FixtureSite, type Fleet } from '@wdr/testkit';
+import type { Envelope } from '@wdr/contracts';
+import { KafkaBus } from '@wdr/kit/kafka';
+import { createLogger } from '@wdr/kit/log';
+import {
+  adminCommand,
+  eventually,
+  KAFKA_BROKERS,
+  startChatCompletionsServer,
+  startFixtureSite,
+  startFleet,
+  withDatabase,
+  type ChatCompletionRequest,
+  type ChatCompletionsServer,
+  type FixtureSite,
+  type Fleet,
+} from '@wdr/testkit';
 
 /**
  * LLM billing of recipe generation and automatic repair of drifting recipes, on the real fleet
@@ -223,6 +238,29 @@ describe('auto-repair', () => {
     expect(repairLines[0]!.memo).toContain(`LLM recipe repair, recipe ${created.body.id}: 1 model call(s)`);
     // The extraction itself is an ordinary HTTP request (1 token); the rest is the repair's charge.
     expect(balanceBefore - (await balanceOf(t))).toBe(1 + charge);
+
+    // Kafka redelivers the repair request (the same message, and a copy under a new id): nothing changes.
+    const extractorDb = fleet.databases['recipe-extractor'].url;
+    const [requested] = await withDatabase(extractorDb, async (c) =>
+      (await c.query<{ envelope: Envelope }>(`SELECT envelope FROM outbox_messages WHERE envelope->>'type' = 'extraction.repair_requested' AND envelope->'data'->>'recipe_id' = $1`, [created.body.id])).rows.map((r) => r.envelope),
+    );
+    expect(requested!.data).toMatchObject({ repair_id: repaired.repairs[0].id, request_id: failed.id });
+    const bus = new KafkaBus({ clientId: 'repair-redelivery', brokers: KAFKA_BROKERS, prefix: fleet.topicPrefix, log: createLogger('test', 'silent') });
+    await bus.connect();
+    const copy = { ...requested!, id: randomUUID() };
+    try {
+      await bus.send(bus.topic('extractionJobs'), [requested!, copy].map((envelope) => ({ key: failed.id as string, envelope })));
+    } finally {
+      await bus.disconnect();
+    }
+    await eventually(
+      () => withDatabase(extractorDb, async (c) => (await c.query(`SELECT count(*)::int AS n FROM processed_messages WHERE event_id = $1`, [copy.id])).rows[0].n as number),
+      (n) => n === 1,
+      30_000,
+    );
+    const afterRedelivery = await recipeOf(t, created.body.id);
+    expect([afterRedelivery.versions.length, afterRedelivery.repairs.length, afterRedelivery.active_version_id, llm.requests.length]).toEqual([2, 1, v2.id, from + 1]);
+    expect((await statementOf(t)).filter((l) => l.type.startsWith('recipe_repair'))).toHaveLength(2);
 
     // The repaired version extracts the changed page.
     const ok = await extractOnce(t, created.body.id, path);
