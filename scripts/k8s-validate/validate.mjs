@@ -4,7 +4,8 @@
 //
 //   1. against its schema: the Kubernetes API (kubernetes-models, generated from the OpenAPI
 //      document of Kubernetes 1.34) and the Prometheus Operator CRDs
-//      (@kubernetes-models/prometheus-operator: PrometheusRule, ServiceMonitor, ...). An object of a
+//      (@kubernetes-models/prometheus-operator: PrometheusRule, ServiceMonitor, ...), and for
+//      unknown fields (strict.mjs, from the same models' type declarations). An object of a
 //      kind with no schema here fails, unless it is listed in NO_SCHEMA below (said in the output);
 //   2. references inside the build: a configMapRef / secretKeyRef to a generated ConfigMap exists,
 //      every HPA's scaleTargetRef and every PDB's selector finds a Deployment, every
@@ -20,14 +21,13 @@
 //   node scripts/k8s-validate/validate.mjs [--results file.json] [dir ...]
 //
 // Builds with `kustomize build` when a kustomize binary is on PATH, else `kubectl kustomize`
-// (KUSTOMIZE="cmd args" overrides). Known gap: like the schemas it reads, it does not reject
-// unknown fields (a misspelt optional field passes); kubeconform -strict would, but is not
-// installable from the registries this project uses.
+// (KUSTOMIZE="cmd args" overrides).
 import { execFileSync, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseAllDocuments } from 'yaml';
+import { unknownFields } from './strict.mjs';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
@@ -67,11 +67,15 @@ function build(dir) {
 }
 
 const modelCache = new Map();
-async function modelFor(apiVersion, kind) {
+function modelDir(apiVersion) {
   const [group, version] = apiVersion.includes('/') ? apiVersion.split('/') : ['', apiVersion];
-  const file = group === 'monitoring.coreos.com'
-    ? join(modules, '@kubernetes-models/prometheus-operator', group, version, 'index.js')
-    : join(modules, 'kubernetes-models', group, version, 'index.js');
+  return group === 'monitoring.coreos.com'
+    ? join(modules, '@kubernetes-models/prometheus-operator', group, version)
+    : join(modules, 'kubernetes-models', group, version);
+}
+
+async function modelFor(apiVersion, kind) {
+  const file = join(modelDir(apiVersion), 'index.js');
   if (!modelCache.has(file)) {
     modelCache.set(file, existsSync(file) ? await import(pathToFileURL(file).href) : {});
   }
@@ -147,6 +151,7 @@ async function validate(dir) {
       } catch (e) {
         errors.push(`${id} (${o.apiVersion}): ${e.message}`);
       }
+      for (const u of unknownFields(o, join(modelDir(o.apiVersion), `${o.kind}.d.ts`), o.kind, modules)) errors.push(`${id} (${o.apiVersion}): ${u}`);
     } else if (NO_SCHEMA.has(key)) {
       notes.push(key);
     } else {
