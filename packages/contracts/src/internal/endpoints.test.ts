@@ -19,7 +19,7 @@ function matches(route: string, path: string): Record<string, string> | null {
   return m ? Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)])) : null;
 }
 
-const sample: Record<string, string> = { id: ID, requestId: ID, tenantId: TENANT, name: 'screenshot.png' };
+const sample: Record<string, string> = { id: ID, requestId: ID, tenantId: TENANT, name: 'screenshot.png', operationId: 'generation:op-1' };
 
 /** Every endpoint, with the path its builder must produce for `sample` (spelled out, as callers had it). */
 const expected: [string, AnyInternalEndpoint, string][] = [
@@ -48,6 +48,8 @@ const expected: [string, AnyInternalEndpoint, string][] = [
   ['ledger.statement', ledgerApi.statement, `/internal/v1/accounts/${TENANT}/statement`],
   ['ledger.usage', ledgerApi.usage, `/internal/v1/accounts/${TENANT}/usage`],
   ['ledger.plan', ledgerApi.plan, `/internal/v1/accounts/${TENANT}/plan`],
+  ['ledger.holdLlmCharge', ledgerApi.holdLlmCharge, '/internal/v1/llm-charges'],
+  ['ledger.settleLlmCharge', ledgerApi.settleLlmCharge, '/internal/v1/llm-charges/generation%3Aop-1/settle'],
   ['renderer.debugArtifact', rendererApi.debugArtifact, RENDER_PATHS.debugArtifact(ID, 'screenshot.png')],
 ];
 
