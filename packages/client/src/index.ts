@@ -1,5 +1,5 @@
 import createClient, { type Client, type ClientOptions } from 'openapi-fetch';
-import type { components, paths } from './openapi.js';
+import type { components, paths } from './generated/openapi.js';
 
 /**
  * The typed client of the public API: openapi-fetch over the types openapi-typescript generates
