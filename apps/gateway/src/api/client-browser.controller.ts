@@ -1,5 +1,5 @@
 import type { Request as ExRequest } from 'express';
-import { Body, Controller, Delete, Get, Header, Patch, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
+import { Body, Controller, Delete, Example, Get, Header, Patch, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
 import { issueProjectKey, listProjectKeys, revokeProjectKey } from '../domain/browser/project-keys.js';
 import {
@@ -53,11 +53,13 @@ import type { PublicErrorBody } from './models.js';
  * own records take an optional Idempotency-Key (8..200): the same key with the same write replays it
  * (204 again, the same answer), with another write it is 409 IDEMPOTENCY_CONFLICT; without it every
  * call is a new write. Another tenant's ids are 404.
+ *
+ * Error descriptions name their codes (`CODE: when`); openapi-document.test.ts checks each code's status.
  */
 @Route('api/v1/client/browser')
 @Tags('Client API: browser workflows')
 @Security('bearer')
-@Response<PublicErrorBody>(401, 'Missing, invalid, expired or revoked bearer token')
+@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token')
 export class ClientBrowserController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -65,12 +67,19 @@ export class ClientBrowserController extends Controller {
 
   /**
    * Beyond the spec: create a workspace with its first owner.
+   * @summary Create a workspace
    * @param idempotencyKey Length 8..200.
    */
   @Post('workspaces')
   @SuccessResponse(201, 'Created')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
-  @Response<PublicErrorBody>(422, 'Validation failed')
+  @Example<Workspace>({
+    id: '01a21293-b600-7a3e-9b21-4c6d8e0f1a2b',
+    name: 'Acme scraping',
+    created_at: '2026-11-25T12:00:00.000Z',
+  })
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the body or the Idempotency-Key is not valid (one `details` entry per problem)')
   public async createBrowserWorkspace(@Request() req: ExRequest, @Body() body: CreateWorkspaceBody, @Header('Idempotency-Key') idempotencyKey?: string): Promise<Workspace> {
     const w = await createWorkspace(this.deps, tenantOf(req).tenantId, idempotencyKey, body);
     this.setStatus(201);
@@ -79,12 +88,22 @@ export class ClientBrowserController extends Controller {
 
   /**
    * Beyond the spec: the tenant's workspaces, a cursor page in creation order.
+   * @summary List workspaces
+   * @param cursor `next_cursor` of the previous page.
    * @param limit 1..100, default 50.
    * @isInt limit
    * @minimum limit 1
    * @maximum limit 100
    */
   @Get('workspaces')
+  @Example<WorkspacePage>({
+    items: [
+      { id: '01a21293-b600-7a3e-9b21-4c6d8e0f1a2b', name: 'Acme scraping', created_at: '2026-11-25T12:00:00.000Z' },
+      { id: '01a21296-9d2a-7c41-8d02-5e7f9a1b3c4d', name: 'Acme research', created_at: '2026-11-25T12:03:10.250Z' },
+    ],
+    next_cursor: 'MDFhMjEyOTYtOWQyYS03YzQxLThkMDItNWU3ZjlhMWIzYzRk',
+  })
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
   public async listBrowserWorkspaces(@Request() req: ExRequest, @Query() cursor?: string, @Query() limit?: number): Promise<WorkspacePage> {
     return listWorkspaces(this.deps, tenantOf(req).tenantId, { cursor, limit });
   }
@@ -93,13 +112,15 @@ export class ClientBrowserController extends Controller {
    * SPEC: create a project in the workspace, with its environments `production` and `staging`.
    * Answers 204 with no body; the new project's address is in `Location`
    * (`/api/v1/client/browser/projects/{projectId}`). A slug already used in the workspace is 409 CONFLICT.
+   * @summary Create a project
    * @param idempotencyKey Length 8..200.
    */
   @Post('workspaces/{workspaceId}/projects')
   @SuccessResponse(204, 'Created (no body; Location names the project)')
-  @Response<PublicErrorBody>(404, 'No such workspace')
-  @Response<PublicErrorBody>(409, 'Slug taken (CONFLICT) or IDEMPOTENCY_CONFLICT')
-  @Response<PublicErrorBody>(422, 'Validation failed')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workspace')
+  @Response<PublicErrorBody>(409, 'CONFLICT: the slug is taken in the workspace; or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: name, slug, budget_cap_tokens or the Idempotency-Key is not valid')
   public async createBrowserProject(
     @Request() req: ExRequest,
     @Path() workspaceId: string,
@@ -113,12 +134,33 @@ export class ClientBrowserController extends Controller {
 
   /**
    * Beyond the spec: the workspace's projects with their environments, a cursor page in creation order.
+   * @summary List a workspace's projects
+   * @param cursor `next_cursor` of the previous page.
+   * @param limit 1..100, default 50.
    * @isInt limit
    * @minimum limit 1
    * @maximum limit 100
    */
   @Get('workspaces/{workspaceId}/projects')
-  @Response<PublicErrorBody>(404, 'No such workspace')
+  @Example<ProjectPage>({
+    items: [
+      {
+        id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
+        workspace_id: '01a21293-b600-7a3e-9b21-4c6d8e0f1a2b',
+        name: 'Price monitor',
+        slug: 'price-monitor',
+        budget_cap_tokens: 5000,
+        environments: [
+          { id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f', name: 'production' },
+          { id: '01a21294-a060-7b54-9235-8bac2d4e6f70', name: 'staging' },
+        ],
+        created_at: '2026-11-25T12:01:00.000Z',
+      },
+    ],
+    next_cursor: null,
+  })
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workspace')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
   public async listBrowserProjects(@Request() req: ExRequest, @Path() workspaceId: string, @Query() cursor?: string, @Query() limit?: number): Promise<ProjectPage> {
     return listProjects(this.deps, tenantOf(req).tenantId, workspaceId, { cursor, limit });
   }
@@ -126,13 +168,15 @@ export class ClientBrowserController extends Controller {
   /**
    * SPEC: add a member to the workspace, or change an existing member's role. Answers 204 with no
    * body. Demoting the workspace's last owner is 409 CONFLICT.
+   * @summary Add a member or change its role
    * @param idempotencyKey Length 8..200.
    */
   @Post('workspaces/{workspaceId}/members')
   @SuccessResponse(204, 'Added or updated (no body)')
-  @Response<PublicErrorBody>(404, 'No such workspace')
-  @Response<PublicErrorBody>(409, 'Last owner (CONFLICT) or IDEMPOTENCY_CONFLICT')
-  @Response<PublicErrorBody>(422, 'Validation failed')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workspace')
+  @Response<PublicErrorBody>(409, 'CONFLICT: the change would demote the last owner; or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: user_id, role or the Idempotency-Key is not valid')
   public async putBrowserMember(
     @Request() req: ExRequest,
     @Path() workspaceId: string,
@@ -145,33 +189,61 @@ export class ClientBrowserController extends Controller {
 
   /**
    * Beyond the spec: the workspace's members by user id, a cursor page.
+   * @summary List a workspace's members
+   * @param cursor `next_cursor` of the previous page.
+   * @param limit 1..100, default 50.
    * @isInt limit
    * @minimum limit 1
    * @maximum limit 100
    */
   @Get('workspaces/{workspaceId}/members')
-  @Response<PublicErrorBody>(404, 'No such workspace')
+  @Example<WorkspaceMemberPage>({
+    items: [
+      { user_id: 1, role: 'owner', created_at: '2026-11-25T12:00:00.000Z', updated_at: '2026-11-25T12:00:00.000Z' },
+      { user_id: 42, role: 'member', created_at: '2026-11-25T12:04:30.000Z', updated_at: '2026-11-25T12:09:12.500Z' },
+    ],
+    next_cursor: null,
+  })
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workspace')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
   public async listBrowserMembers(@Request() req: ExRequest, @Path() workspaceId: string, @Query() cursor?: string, @Query() limit?: number): Promise<WorkspaceMemberPage> {
     return listMembers(this.deps, tenantOf(req).tenantId, workspaceId, { cursor, limit });
   }
 
   /**
    * Beyond the spec: remove a member. Removing the workspace's last owner is 409 CONFLICT.
+   * @summary Remove a member
    * @param idempotencyKey Length 8..200.
    * @isInt userId
    */
   @Delete('workspaces/{workspaceId}/members/{userId}')
   @SuccessResponse(204, 'Removed')
-  @Response<PublicErrorBody>(404, 'No such workspace or member')
-  @Response<PublicErrorBody>(409, 'Last owner (CONFLICT) or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workspace or member')
+  @Response<PublicErrorBody>(409, 'CONFLICT: the member is the last owner; or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: userId is not an integer, or the Idempotency-Key is not valid')
   public async removeBrowserMember(@Request() req: ExRequest, @Path() workspaceId: string, @Path() userId: number, @Header('Idempotency-Key') idempotencyKey?: string): Promise<void> {
     await removeMember(this.deps, tenantOf(req).tenantId, idempotencyKey, workspaceId, userId);
     this.setStatus(204);
   }
 
-  /** Beyond the spec: one project with its environments. */
+  /**
+   * Beyond the spec: one project with its environments.
+   * @summary Read a project
+   */
   @Get('projects/{projectId}')
-  @Response<PublicErrorBody>(404, 'No such project')
+  @Example<Project>({
+    id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
+    workspace_id: '01a21293-b600-7a3e-9b21-4c6d8e0f1a2b',
+    name: 'Price monitor',
+    slug: 'price-monitor',
+    budget_cap_tokens: 5000,
+    environments: [
+      { id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f', name: 'production' },
+      { id: '01a21294-a060-7b54-9235-8bac2d4e6f70', name: 'staging' },
+    ],
+    created_at: '2026-11-25T12:01:00.000Z',
+  })
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project')
   public async getBrowserProject(@Request() req: ExRequest, @Path() projectId: string): Promise<Project> {
     return readProject(this.deps, tenantOf(req).tenantId, projectId);
   }
@@ -179,12 +251,23 @@ export class ClientBrowserController extends Controller {
   /**
    * Beyond the spec: issue a key of the browser-workflow API for one project and environment. The
    * key (`api_key`) is in this answer only; it is stored hashed.
+   * @summary Issue a project+environment key
    * @param idempotencyKey Length 8..200.
    */
   @Post('projects/{projectId}/environments/{environmentId}/api-keys')
   @SuccessResponse(201, 'Issued')
-  @Response<PublicErrorBody>(404, 'No such project or environment')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  @Example<ProjectKey>({
+    id: '01a21295-8ac0-7d61-a346-9cbd3e5f7a81',
+    project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
+    environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
+    label: 'ci-runner',
+    api_key: 'wdrp_EXAMPLE00000_EXAMPLE_not-a-real-project-key_000000000000',
+    created_at: '2026-11-25T12:02:00.000Z',
+  })
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the label or the Idempotency-Key is not valid')
   public async issueBrowserProjectKey(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -197,17 +280,34 @@ export class ClientBrowserController extends Controller {
     return key;
   }
 
-  /** Beyond the spec: the unrevoked keys of a project and environment (never the keys themselves). */
+  /**
+   * Beyond the spec: the unrevoked keys of a project and environment (never the keys themselves).
+   * @summary List a project+environment's keys
+   */
   @Get('projects/{projectId}/environments/{environmentId}/api-keys')
-  @Response<PublicErrorBody>(404, 'No such project or environment')
+  @Example<{ items: ProjectKey[] }>({
+    items: [
+      {
+        id: '01a21295-8ac0-7d61-a346-9cbd3e5f7a81',
+        project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
+        environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
+        label: 'ci-runner',
+        created_at: '2026-11-25T12:02:00.000Z',
+      },
+    ],
+  })
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment')
   public async listBrowserProjectKeys(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string): Promise<{ items: ProjectKey[] }> {
     return listProjectKeys(this.deps, tenantOf(req).tenantId, projectId, environmentId);
   }
 
-  /** Beyond the spec: revoke a key (at once; revoking twice is harmless). */
+  /**
+   * Beyond the spec: revoke a key (at once; revoking twice is harmless).
+   * @summary Revoke a project+environment key
+   */
   @Delete('projects/{projectId}/environments/{environmentId}/api-keys/{keyId}')
   @SuccessResponse(204, 'Revoked')
-  @Response<PublicErrorBody>(404, 'No such project, environment or key')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or key')
   public async revokeBrowserProjectKey(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() keyId: string): Promise<void> {
     await revokeProjectKey(this.deps, tenantOf(req).tenantId, projectId, environmentId, keyId);
     this.setStatus(204);
@@ -217,11 +317,30 @@ export class ClientBrowserController extends Controller {
    * Beyond the spec: create a webhook endpoint of a project and environment. The signing secret
    * (`whsec_…`) is in this answer only. A URL whose host is a private, loopback, link-local or
    * metadata address is refused (422).
+   * @summary Create a webhook endpoint
    */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks')
   @SuccessResponse(201, 'Created')
-  @Response<PublicErrorBody>(404, 'No such project or environment')
-  @Response<PublicErrorBody>(422, 'Validation failed or URL refused')
+  @Example<WebhookEndpointWithSecret>({
+    endpoint: {
+      id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+      project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
+      environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
+      url_origin: 'https://hooks.example.com',
+      event_types: ['request.completed', 'request.failed'],
+      description: 'Results to the pricing pipeline',
+      status: 'enabled',
+      disabled_reason: null,
+      disabled_at: null,
+      created_at: '2026-11-25T12:05:00.000Z',
+      updated_at: '2026-11-25T12:05:00.000Z',
+    },
+    secret: 'whsec_EXAMPLEnotArealSigningSecret00000000000=',
+  })
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address)')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
   public async createBrowserWebhook(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Body() body: CreateWebhookBody): Promise<WebhookEndpointWithSecret> {
     const tenantId = tenantOf(req).tenantId;
     const created = await createWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), body);
@@ -231,12 +350,35 @@ export class ClientBrowserController extends Controller {
 
   /**
    * Beyond the spec: the webhook endpoints of a project and environment (the cabinet's view of the browser-workflow listing).
+   * @summary List a project+environment's webhook endpoints
+   * @param cursor `next_cursor` of the previous page.
+   * @param limit 1..100, default 50.
    * @isInt limit
    * @minimum limit 1
    * @maximum limit 100
    */
   @Get('projects/{projectId}/environments/{environmentId}/webhooks')
-  @Response<PublicErrorBody>(404, 'No such project or environment')
+  @Example<WebhookEndpointPage>({
+    items: [
+      {
+        id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+        project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
+        environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
+        url_origin: 'https://hooks.example.com',
+        event_types: ['request.completed', 'request.failed'],
+        description: 'Results to the pricing pipeline',
+        status: 'enabled',
+        disabled_reason: null,
+        disabled_at: null,
+        created_at: '2026-11-25T12:05:00.000Z',
+        updated_at: '2026-11-25T12:05:00.000Z',
+      },
+    ],
+    next_cursor: null,
+  })
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
   public async listBrowserWebhooks(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -248,18 +390,53 @@ export class ClientBrowserController extends Controller {
     return listWebhooks(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), { cursor, limit });
   }
 
-  /** Beyond the spec: one webhook endpoint, redacted. */
+  /**
+   * Beyond the spec: one webhook endpoint, redacted.
+   * @summary Read a webhook endpoint
+   */
   @Get('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}')
-  @Response<PublicErrorBody>(404, 'No such project, environment or webhook')
+  @Example<WebhookEndpoint>({
+    id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+    project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
+    environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
+    url_origin: 'https://hooks.example.com',
+    event_types: ['request.completed', 'request.failed'],
+    description: 'Results to the pricing pipeline',
+    status: 'enabled',
+    disabled_reason: null,
+    disabled_at: null,
+    created_at: '2026-11-25T12:05:00.000Z',
+    updated_at: '2026-11-25T12:05:00.000Z',
+  })
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
   public async getBrowserWebhook(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() webhookId: string): Promise<WebhookEndpoint> {
     const tenantId = tenantOf(req).tenantId;
     return readWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId);
   }
 
-  /** Beyond the spec: change an endpoint's URL, event types or description; `enabled: true` re-enables it. */
+  /**
+   * Beyond the spec: change an endpoint's URL, event types or description; `enabled: true` re-enables it.
+   * @summary Update or re-enable a webhook endpoint
+   */
   @Patch('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}')
-  @Response<PublicErrorBody>(404, 'No such project, environment or webhook')
-  @Response<PublicErrorBody>(422, 'Validation failed or URL refused')
+  @Example<WebhookEndpoint>({
+    id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+    project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
+    environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
+    url_origin: 'https://hooks.example.com',
+    event_types: ['request.completed', 'request.failed', 'tokens.refunded'],
+    description: 'Results to the pricing pipeline',
+    status: 'enabled',
+    disabled_reason: null,
+    disabled_at: null,
+    created_at: '2026-11-25T12:05:00.000Z',
+    updated_at: '2026-11-25T12:30:00.000Z',
+  })
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address)')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
   public async updateBrowserWebhook(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -271,18 +448,39 @@ export class ClientBrowserController extends Controller {
     return updateWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, body);
   }
 
-  /** Beyond the spec: disable an endpoint (its pending deliveries wait; it takes no new events until re-enabled). */
+  /**
+   * Beyond the spec: disable an endpoint (its pending deliveries wait; it takes no new events until re-enabled).
+   * @summary Disable a webhook endpoint
+   */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/disable')
-  @Response<PublicErrorBody>(404, 'No such project, environment or webhook')
+  @Example<WebhookEndpoint>({
+    id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+    project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
+    environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
+    url_origin: 'https://hooks.example.com',
+    event_types: ['request.completed', 'request.failed'],
+    description: 'Results to the pricing pipeline',
+    status: 'disabled',
+    disabled_reason: 'manual',
+    disabled_at: '2026-11-25T12:40:00.000Z',
+    created_at: '2026-11-25T12:05:00.000Z',
+    updated_at: '2026-11-25T12:40:00.000Z',
+  })
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
   public async disableBrowserWebhook(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() webhookId: string): Promise<WebhookEndpoint> {
     const tenantId = tenantOf(req).tenantId;
     return disableWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId);
   }
 
-  /** Beyond the spec: delete an endpoint with its pending deliveries and attempts. */
+  /**
+   * Beyond the spec: delete an endpoint with its pending deliveries and attempts.
+   * @summary Delete a webhook endpoint
+   */
   @Delete('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}')
   @SuccessResponse(204, 'Deleted')
-  @Response<PublicErrorBody>(404, 'No such project, environment or webhook')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
   public async deleteBrowserWebhook(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() webhookId: string): Promise<void> {
     const tenantId = tenantOf(req).tenantId;
     await deleteWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId);
@@ -292,9 +490,29 @@ export class ClientBrowserController extends Controller {
   /**
    * Beyond the spec: a new signing secret, in this answer only; the previous one keeps signing beside
    * it for `previous_valid_seconds` (default a day; 0 revokes it at once).
+   * @summary Rotate a webhook endpoint's signing secret
    */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/rotate-secret')
-  @Response<PublicErrorBody>(404, 'No such project, environment or webhook')
+  @Example<WebhookEndpointWithSecret>({
+    endpoint: {
+      id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
+      project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
+      environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
+      url_origin: 'https://hooks.example.com',
+      event_types: ['request.completed', 'request.failed'],
+      description: 'Results to the pricing pipeline',
+      status: 'enabled',
+      disabled_reason: null,
+      disabled_at: null,
+      created_at: '2026-11-25T12:05:00.000Z',
+      updated_at: '2026-11-25T12:45:00.000Z',
+    },
+    secret: 'whsec_EXAMPLErotatedNotArealSigningSecret000=',
+  })
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: previous_valid_seconds is not an integer 0..604800')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
   public async rotateBrowserWebhookSecret(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -308,12 +526,46 @@ export class ClientBrowserController extends Controller {
 
   /**
    * Beyond the spec: an endpoint's delivery attempts, redacted (the cabinet's view of the browser-workflow listing).
+   * @summary List a webhook endpoint's delivery attempts
+   * @param cursor `next_cursor` of the previous page.
+   * @param limit 1..100, default 50.
    * @isInt limit
    * @minimum limit 1
    * @maximum limit 100
    */
   @Get('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/deliveries')
-  @Response<PublicErrorBody>(404, 'No such project, environment or webhook')
+  @Example<WebhookDeliveryPage>({
+    items: [
+      {
+        id: 'd4e5f6a7-b8c9-4d0e-9f1a-2b3c4d5e6f70',
+        message_id: '6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d',
+        event_type: 'request.completed',
+        attempt: 2,
+        outcome: 'delivered',
+        status_code: 200,
+        latency_ms: 143,
+        response_excerpt: '{"received":true}',
+        error: null,
+        created_at: '2026-11-25T12:07:41.020Z',
+      },
+      {
+        id: 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f',
+        message_id: '6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d',
+        event_type: 'request.completed',
+        attempt: 1,
+        outcome: 'failed',
+        status_code: 503,
+        latency_ms: 87,
+        response_excerpt: 'upstream unavailable, see https://status.example.com',
+        error: null,
+        created_at: '2026-11-25T12:07:10.480Z',
+      },
+    ],
+    next_cursor: null,
+  })
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
   public async listBrowserWebhookDeliveries(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -328,12 +580,24 @@ export class ClientBrowserController extends Controller {
 
   /**
    * Beyond the spec: create a workflow in a project (no version yet).
+   * @summary Create a workflow
    * @param idempotencyKey Length 8..200.
    */
   @Post('projects/{projectId}/workflows')
   @SuccessResponse(201, 'Created')
-  @Response<PublicErrorBody>(404, 'No such project')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  @Example<Workflow>({
+    id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
+    project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
+    name: 'Catalog prices',
+    workflow_version: 0,
+    active_version_id: null,
+    created_at: '2026-11-25T12:10:00.000Z',
+    updated_at: '2026-11-25T12:10:00.000Z',
+  })
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the name or the Idempotency-Key is not valid')
   public async createBrowserWorkflow(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -347,19 +611,75 @@ export class ClientBrowserController extends Controller {
 
   /**
    * Beyond the spec: a project's workflows, a cursor page in creation order.
+   * @summary List a project's workflows
+   * @param cursor `next_cursor` of the previous page.
+   * @param limit 1..100, default 50.
    * @isInt limit
    * @minimum limit 1
    * @maximum limit 100
    */
   @Get('projects/{projectId}/workflows')
-  @Response<PublicErrorBody>(404, 'No such project')
+  @Example<WorkflowPage>({
+    items: [
+      {
+        id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
+        project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
+        name: 'Catalog prices',
+        workflow_version: 2,
+        active_version_id: '01a2129d-c820-7f83-8568-1edf5a7b9ca3',
+        created_at: '2026-11-25T12:10:00.000Z',
+        updated_at: '2026-11-25T12:25:00.000Z',
+      },
+    ],
+    next_cursor: null,
+  })
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
   public async listBrowserWorkflows(@Request() req: ExRequest, @Path() projectId: string, @Query() cursor?: string, @Query() limit?: number): Promise<WorkflowPage> {
     return listWorkflows(this.deps, tenantOf(req).tenantId, projectId, { cursor, limit });
   }
 
-  /** Beyond the spec: a workflow with its `workflow_version`, its active version and every version, newest first. */
+  /**
+   * Beyond the spec: a workflow with its `workflow_version`, its active version and every version, newest first.
+   * @summary Read a workflow with its versions
+   */
   @Get('workflows/{workflowId}')
-  @Response<PublicErrorBody>(404, 'No such workflow')
+  @Example<WorkflowDetail>({
+    id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
+    project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
+    name: 'Catalog prices',
+    workflow_version: 2,
+    active_version_id: '01a2129d-c820-7f83-8568-1edf5a7b9ca3',
+    created_at: '2026-11-25T12:10:00.000Z',
+    updated_at: '2026-11-25T12:25:00.000Z',
+    versions: [
+      {
+        id: '01a212a6-0580-7094-9679-2fe06b8cadb4',
+        workflow_id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
+        number: 2,
+        status: 'draft',
+        revision: 3,
+        active: false,
+        definition: { url: 'https://shop.example.com/catalog', mode: 'residential_browser', geo_country: 'DE', wait_for_selector: '#products', result_text_selector: '#products' },
+        created_at: '2026-11-25T12:20:00.000Z',
+        updated_at: '2026-11-25T12:24:00.000Z',
+        published_at: null,
+      },
+      {
+        id: '01a2129d-c820-7f83-8568-1edf5a7b9ca3',
+        workflow_id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
+        number: 1,
+        status: 'published',
+        revision: 2,
+        active: true,
+        definition: { url: 'https://shop.example.com/catalog', wait_for_selector: '#products', browser_actions: [{ type: 'click', selector: '#load-more' }], result_text_selector: '#products' },
+        created_at: '2026-11-25T12:11:00.000Z',
+        updated_at: '2026-11-25T12:15:00.000Z',
+        published_at: '2026-11-25T12:15:00.000Z',
+      },
+    ],
+  })
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workflow')
   public async getBrowserWorkflow(@Request() req: ExRequest, @Path() workflowId: string): Promise<WorkflowDetail> {
     return readWorkflow(this.deps, tenantOf(req).tenantId, workflowId);
   }
@@ -367,13 +687,27 @@ export class ClientBrowserController extends Controller {
   /**
    * Beyond the spec: add a draft version (the next number, `revision` 1). The definition is a
    * submission body checked by the submission rules (422 VALIDATION_FAILED, fields under `definition.`).
+   * @summary Add a draft version to a workflow
    * @param idempotencyKey Length 8..200.
    */
   @Post('workflows/{workflowId}/versions')
   @SuccessResponse(201, 'Created')
-  @Response<PublicErrorBody>(404, 'No such workflow')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
-  @Response<PublicErrorBody>(422, 'Validation failed')
+  @Example<WorkflowVersion>({
+    id: '01a212a6-0580-7094-9679-2fe06b8cadb4',
+    workflow_id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
+    number: 2,
+    status: 'draft',
+    revision: 1,
+    active: false,
+    definition: { url: 'https://shop.example.com/catalog', mode: 'residential_browser', geo_country: 'DE', wait_for_selector: '#products', result_text_selector: '#products' },
+    created_at: '2026-11-25T12:20:00.000Z',
+    updated_at: '2026-11-25T12:20:00.000Z',
+    published_at: null,
+  })
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workflow')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the definition breaks a submission rule (`details` fields under `definition.`), or the Idempotency-Key is not valid')
   public async createBrowserWorkflowVersion(
     @Request() req: ExRequest,
     @Path() workflowId: string,
@@ -387,12 +721,26 @@ export class ClientBrowserController extends Controller {
 
   /**
    * Beyond the spec: edit a draft with its current `revision` (stale: 409 CONFLICT; published: 409 CONFLICT); the edit increments it.
+   * @summary Edit a draft version
    * @param idempotencyKey Length 8..200.
    */
   @Patch('workflow-versions/{versionId}')
-  @Response<PublicErrorBody>(404, 'No such version')
-  @Response<PublicErrorBody>(409, 'Stale revision or published (CONFLICT), or IDEMPOTENCY_CONFLICT')
-  @Response<PublicErrorBody>(422, 'Validation failed')
+  @Example<WorkflowVersion>({
+    id: '01a212a6-0580-7094-9679-2fe06b8cadb4',
+    workflow_id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
+    number: 2,
+    status: 'draft',
+    revision: 4,
+    active: false,
+    definition: { url: 'https://shop.example.com/catalog', mode: 'residential_browser', geo_country: 'DE', wait_for_selector: '#products', result_text_selector: '#products' },
+    created_at: '2026-11-25T12:20:00.000Z',
+    updated_at: '2026-11-25T12:26:00.000Z',
+    published_at: null,
+  })
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such version')
+  @Response<PublicErrorBody>(409, 'CONFLICT: the revision is stale or the version is published; or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the definition breaks a submission rule (`details` fields under `definition.`), or the revision or Idempotency-Key is not valid')
   public async updateBrowserWorkflowVersion(
     @Request() req: ExRequest,
     @Path() versionId: string,
@@ -405,12 +753,15 @@ export class ClientBrowserController extends Controller {
   /**
    * SPEC: publish a draft with its current `revision`; the version is immutable from then on. Answers
    * 204 with no body. A stale revision, or a version already published, is 409 CONFLICT.
+   * @summary Publish a draft version
    * @param idempotencyKey Length 8..200.
    */
   @Post('workflow-versions/{versionId}/publish')
   @SuccessResponse(204, 'Published (no body)')
-  @Response<PublicErrorBody>(404, 'No such version')
-  @Response<PublicErrorBody>(409, 'Stale revision or already published (CONFLICT), or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such version')
+  @Response<PublicErrorBody>(409, 'CONFLICT: the revision is stale or the version is already published; or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: revision is not an integer, or the Idempotency-Key is not valid')
   public async publishBrowserWorkflowVersion(
     @Request() req: ExRequest,
     @Path() versionId: string,
@@ -425,12 +776,15 @@ export class ClientBrowserController extends Controller {
    * SPEC: make a published version the workflow's active one, given the workflow's current
    * `workflow_version` (each activation increments it). Activating an earlier published version is
    * the rollback. Answers 204 with no body. A stale `workflow_version` or a draft is 409 CONFLICT.
+   * @summary Activate a published version (or roll back to one)
    * @param idempotencyKey Length 8..200.
    */
   @Post('workflows/{workflowId}/versions/{versionId}/activate')
   @SuccessResponse(204, 'Activated (no body)')
-  @Response<PublicErrorBody>(404, 'No such workflow or version')
-  @Response<PublicErrorBody>(409, 'Stale workflow_version or draft (CONFLICT), or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workflow or version')
+  @Response<PublicErrorBody>(409, 'CONFLICT: workflow_version is stale or the version is a draft; or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: workflow_version is not an integer, or the Idempotency-Key is not valid')
   public async activateBrowserWorkflowVersion(
     @Request() req: ExRequest,
     @Path() workflowId: string,

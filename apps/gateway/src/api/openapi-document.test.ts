@@ -30,38 +30,6 @@ interface OpenApiDocument {
  * not exist yet: the workflow-run operations are being added at the same time.)
  */
 const NOT_YET_DOCUMENTED = new Set([
-  // browser-workflow.controller.ts
-  'GET /api/v1/browser/projects/{projectId}/environments/{environmentId}/webhooks',
-  'GET /api/v1/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/deliveries',
-  'GET /api/v1/browser/projects/{projectId}/environments/{environmentId}/runs/{runId}',
-  'POST /api/v1/browser/projects/{projectId}/environments/{environmentId}/workflows/{workflowId}/runs',
-  // client-browser.controller.ts
-  'GET /api/v1/client/browser/projects/{projectId}',
-  'GET /api/v1/client/browser/projects/{projectId}/environments/{environmentId}/api-keys',
-  'POST /api/v1/client/browser/projects/{projectId}/environments/{environmentId}/api-keys',
-  'DELETE /api/v1/client/browser/projects/{projectId}/environments/{environmentId}/api-keys/{keyId}',
-  'GET /api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks',
-  'POST /api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks',
-  'DELETE /api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}',
-  'GET /api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}',
-  'PATCH /api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}',
-  'GET /api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/deliveries',
-  'POST /api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/disable',
-  'POST /api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/rotate-secret',
-  'GET /api/v1/client/browser/projects/{projectId}/workflows',
-  'POST /api/v1/client/browser/projects/{projectId}/workflows',
-  'PATCH /api/v1/client/browser/workflow-versions/{versionId}',
-  'POST /api/v1/client/browser/workflow-versions/{versionId}/publish',
-  'GET /api/v1/client/browser/workflows/{workflowId}',
-  'POST /api/v1/client/browser/workflows/{workflowId}/versions',
-  'POST /api/v1/client/browser/workflows/{workflowId}/versions/{versionId}/activate',
-  'GET /api/v1/client/browser/workspaces',
-  'POST /api/v1/client/browser/workspaces',
-  'GET /api/v1/client/browser/workspaces/{workspaceId}/members',
-  'POST /api/v1/client/browser/workspaces/{workspaceId}/members',
-  'DELETE /api/v1/client/browser/workspaces/{workspaceId}/members/{userId}',
-  'GET /api/v1/client/browser/workspaces/{workspaceId}/projects',
-  'POST /api/v1/client/browser/workspaces/{workspaceId}/projects',
   // client-recipes.controller.ts
   'GET /api/v1/client/recipes',
   'POST /api/v1/client/recipes',

@@ -28,7 +28,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description The project+environment's webhook endpoints, redacted (URL origin only), a cursor page. */
+        /**
+         * List the webhook endpoints of the key's project and environment
+         * @description The project+environment's webhook endpoints, redacted (URL origin only), a cursor page.
+         */
         get: operations["ListWebhookEndpoints"];
         put?: never;
         post?: never;
@@ -46,6 +49,7 @@ export interface paths {
             cookie?: never;
         };
         /**
+         * List a webhook endpoint's delivery attempts
          * @description A webhook's delivery attempts, newest first, redacted (no payload, no secret, no URL beyond
          *     origins; the start of the receiver's answer, masked), a cursor page.
          */
@@ -111,7 +115,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Beyond the spec: one project with its environments. */
+        /**
+         * Read a project
+         * @description Beyond the spec: one project with its environments.
+         */
         get: operations["GetBrowserProject"];
         put?: never;
         post?: never;
@@ -128,10 +135,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Beyond the spec: the unrevoked keys of a project and environment (never the keys themselves). */
+        /**
+         * List a project+environment's keys
+         * @description Beyond the spec: the unrevoked keys of a project and environment (never the keys themselves).
+         */
         get: operations["ListBrowserProjectKeys"];
         put?: never;
         /**
+         * Issue a project+environment key
          * @description Beyond the spec: issue a key of the browser-workflow API for one project and environment. The
          *     key (`api_key`) is in this answer only; it is stored hashed.
          */
@@ -152,7 +163,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** @description Beyond the spec: revoke a key (at once; revoking twice is harmless). */
+        /**
+         * Revoke a project+environment key
+         * @description Beyond the spec: revoke a key (at once; revoking twice is harmless).
+         */
         delete: operations["RevokeBrowserProjectKey"];
         options?: never;
         head?: never;
@@ -166,10 +180,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Beyond the spec: the webhook endpoints of a project and environment (the cabinet's view of the browser-workflow listing). */
+        /**
+         * List a project+environment's webhook endpoints
+         * @description Beyond the spec: the webhook endpoints of a project and environment (the cabinet's view of the browser-workflow listing).
+         */
         get: operations["ListBrowserWebhooks"];
         put?: never;
         /**
+         * Create a webhook endpoint
          * @description Beyond the spec: create a webhook endpoint of a project and environment. The signing secret
          *     (`whsec_…`) is in this answer only. A URL whose host is a private, loopback, link-local or
          *     metadata address is refused (422).
@@ -188,15 +206,24 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Beyond the spec: one webhook endpoint, redacted. */
+        /**
+         * Read a webhook endpoint
+         * @description Beyond the spec: one webhook endpoint, redacted.
+         */
         get: operations["GetBrowserWebhook"];
         put?: never;
         post?: never;
-        /** @description Beyond the spec: delete an endpoint with its pending deliveries and attempts. */
+        /**
+         * Delete a webhook endpoint
+         * @description Beyond the spec: delete an endpoint with its pending deliveries and attempts.
+         */
         delete: operations["DeleteBrowserWebhook"];
         options?: never;
         head?: never;
-        /** @description Beyond the spec: change an endpoint's URL, event types or description; `enabled: true` re-enables it. */
+        /**
+         * Update or re-enable a webhook endpoint
+         * @description Beyond the spec: change an endpoint's URL, event types or description; `enabled: true` re-enables it.
+         */
         patch: operations["UpdateBrowserWebhook"];
         trace?: never;
     };
@@ -207,7 +234,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Beyond the spec: an endpoint's delivery attempts, redacted (the cabinet's view of the browser-workflow listing). */
+        /**
+         * List a webhook endpoint's delivery attempts
+         * @description Beyond the spec: an endpoint's delivery attempts, redacted (the cabinet's view of the browser-workflow listing).
+         */
         get: operations["ListBrowserWebhookDeliveries"];
         put?: never;
         post?: never;
@@ -226,7 +256,10 @@ export interface paths {
         };
         get?: never;
         put?: never;
-        /** @description Beyond the spec: disable an endpoint (its pending deliveries wait; it takes no new events until re-enabled). */
+        /**
+         * Disable a webhook endpoint
+         * @description Beyond the spec: disable an endpoint (its pending deliveries wait; it takes no new events until re-enabled).
+         */
         post: operations["DisableBrowserWebhook"];
         delete?: never;
         options?: never;
@@ -244,6 +277,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Rotate a webhook endpoint's signing secret
          * @description Beyond the spec: a new signing secret, in this answer only; the previous one keeps signing beside
          *     it for `previous_valid_seconds` (default a day; 0 revokes it at once).
          */
@@ -261,10 +295,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Beyond the spec: a project's workflows, a cursor page in creation order. */
+        /**
+         * List a project's workflows
+         * @description Beyond the spec: a project's workflows, a cursor page in creation order.
+         */
         get: operations["ListBrowserWorkflows"];
         put?: never;
-        /** @description Beyond the spec: create a workflow in a project (no version yet). */
+        /**
+         * Create a workflow
+         * @description Beyond the spec: create a workflow in a project (no version yet).
+         */
         post: operations["CreateBrowserWorkflow"];
         delete?: never;
         options?: never;
@@ -285,7 +325,10 @@ export interface paths {
         delete?: never;
         options?: never;
         head?: never;
-        /** @description Beyond the spec: edit a draft with its current `revision` (stale: 409 CONFLICT; published: 409 CONFLICT); the edit increments it. */
+        /**
+         * Edit a draft version
+         * @description Beyond the spec: edit a draft with its current `revision` (stale: 409 CONFLICT; published: 409 CONFLICT); the edit increments it.
+         */
         patch: operations["UpdateBrowserWorkflowVersion"];
         trace?: never;
     };
@@ -299,6 +342,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Publish a draft version
          * @description SPEC: publish a draft with its current `revision`; the version is immutable from then on. Answers
          *     204 with no body. A stale revision, or a version already published, is 409 CONFLICT.
          */
@@ -316,7 +360,10 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Beyond the spec: a workflow with its `workflow_version`, its active version and every version, newest first. */
+        /**
+         * Read a workflow with its versions
+         * @description Beyond the spec: a workflow with its `workflow_version`, its active version and every version, newest first.
+         */
         get: operations["GetBrowserWorkflow"];
         put?: never;
         post?: never;
@@ -336,6 +383,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Add a draft version to a workflow
          * @description Beyond the spec: add a draft version (the next number, `revision` 1). The definition is a
          *     submission body checked by the submission rules (422 VALIDATION_FAILED, fields under `definition.`).
          */
@@ -356,6 +404,7 @@ export interface paths {
         get?: never;
         put?: never;
         /**
+         * Activate a published version (or roll back to one)
          * @description SPEC: make a published version the workflow's active one, given the workflow's current
          *     `workflow_version` (each activation increments it). Activating an earlier published version is
          *     the rollback. Answers 204 with no body. A stale `workflow_version` or a draft is 409 CONFLICT.
@@ -374,10 +423,16 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Beyond the spec: the tenant's workspaces, a cursor page in creation order. */
+        /**
+         * List workspaces
+         * @description Beyond the spec: the tenant's workspaces, a cursor page in creation order.
+         */
         get: operations["ListBrowserWorkspaces"];
         put?: never;
-        /** @description Beyond the spec: create a workspace with its first owner. */
+        /**
+         * Create a workspace
+         * @description Beyond the spec: create a workspace with its first owner.
+         */
         post: operations["CreateBrowserWorkspace"];
         delete?: never;
         options?: never;
@@ -392,10 +447,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Beyond the spec: the workspace's members by user id, a cursor page. */
+        /**
+         * List a workspace's members
+         * @description Beyond the spec: the workspace's members by user id, a cursor page.
+         */
         get: operations["ListBrowserMembers"];
         put?: never;
         /**
+         * Add a member or change its role
          * @description SPEC: add a member to the workspace, or change an existing member's role. Answers 204 with no
          *     body. Demoting the workspace's last owner is 409 CONFLICT.
          */
@@ -416,7 +475,10 @@ export interface paths {
         get?: never;
         put?: never;
         post?: never;
-        /** @description Beyond the spec: remove a member. Removing the workspace's last owner is 409 CONFLICT. */
+        /**
+         * Remove a member
+         * @description Beyond the spec: remove a member. Removing the workspace's last owner is 409 CONFLICT.
+         */
         delete: operations["RemoveBrowserMember"];
         options?: never;
         head?: never;
@@ -430,10 +492,14 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** @description Beyond the spec: the workspace's projects with their environments, a cursor page in creation order. */
+        /**
+         * List a workspace's projects
+         * @description Beyond the spec: the workspace's projects with their environments, a cursor page in creation order.
+         */
         get: operations["ListBrowserProjects"];
         put?: never;
         /**
+         * Create a project
          * @description SPEC: create a project in the workspace, with its environments `production` and `staging`.
          *     Answers 204 with no body; the new project's address is in `Location`
          *     (`/api/v1/client/browser/projects/{projectId}`). A slug already used in the workspace is 409 CONFLICT.
@@ -2395,7 +2461,7 @@ export interface operations {
                     "application/json": components["schemas"]["RequestDetail"];
                 };
             };
-            /** @description Missing, invalid or revoked project+environment key (a tenant key is not one) */
+            /** @description UNAUTHENTICATED: missing, invalid or revoked project+environment key (a tenant key is not one) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2404,8 +2470,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Not the key's project and environment, or no such webhook */
+            /** @description NOT_FOUND: not the key's project and environment, or no such webhook, workflow or run */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: fetch-orchestrator is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2441,7 +2516,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointPage"];
                 };
             };
-            /** @description Missing, invalid or revoked project+environment key (a tenant key is not one) */
+            /** @description UNAUTHENTICATED: missing, invalid or revoked project+environment key (a tenant key is not one) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2450,7 +2525,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Not the key's project and environment, or no such webhook */
+            /** @description NOT_FOUND: not the key's project and environment, or no such webhook, workflow or run */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2459,8 +2534,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Bad limit or cursor */
+            /** @description VALIDATION_FAILED: bad limit or cursor */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2497,7 +2581,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
-            /** @description Missing, invalid or revoked project+environment key (a tenant key is not one) */
+            /** @description UNAUTHENTICATED: missing, invalid or revoked project+environment key (a tenant key is not one) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2506,7 +2590,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Not the key's project and environment, or no such webhook */
+            /** @description NOT_FOUND: not the key's project and environment, or no such webhook, workflow or run */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2515,8 +2599,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Bad limit or cursor */
+            /** @description VALIDATION_FAILED: bad limit or cursor */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2553,7 +2646,7 @@ export interface operations {
                     "application/json": components["schemas"]["SubmissionResponse"];
                 };
             };
-            /** @description Missing, invalid or revoked project+environment key (a tenant key is not one) */
+            /** @description UNAUTHENTICATED: missing, invalid or revoked project+environment key (a tenant key is not one) */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2571,7 +2664,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Not the key's project and environment, or no such webhook */
+            /** @description NOT_FOUND: not the key's project and environment, or no such webhook, workflow or run */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2580,7 +2673,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description The workflow has no active version, or IDEMPOTENCY_CONFLICT */
+            /** @description CONFLICT: the workflow has no active version; or IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -2589,7 +2682,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed (Idempotency-Key) */
+            /** @description VALIDATION_FAILED: the Idempotency-Key is not valid; BUDGET_BELOW_BASE_PRICE: the definition's max_credits_per_request is below the base price; or PROXY_GEO_VERIFICATION_FAILED */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -2598,7 +2691,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description RATE_LIMITED or CONCURRENCY_LIMITED */
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After) */
             429: {
                 headers: {
                     /** @description Headers on a 429: when to come back, plus the policy's. */
@@ -2609,7 +2702,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description A dependency is unavailable */
+            /** @description DEPENDENCY_UNAVAILABLE: a service this run needs is unreachable; retry shortly */
             503: {
                 headers: {
                     [name: string]: unknown;
@@ -2721,7 +2814,7 @@ export interface operations {
                     "application/json": components["schemas"]["Project"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2730,7 +2823,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project */
+            /** @description NOT_FOUND: no such project */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2764,7 +2857,7 @@ export interface operations {
                     };
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2773,7 +2866,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project or environment */
+            /** @description NOT_FOUND: no such project or environment */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2812,7 +2905,16 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectKey"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2821,7 +2923,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project or environment */
+            /** @description NOT_FOUND: no such project or environment */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2830,8 +2932,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description VALIDATION_FAILED: the label or the Idempotency-Key is not valid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2861,7 +2972,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2870,7 +2981,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project, environment or key */
+            /** @description NOT_FOUND: no such project, environment or key */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2884,7 +2995,9 @@ export interface operations {
     ListBrowserWebhooks: {
         parameters: {
             query?: {
+                /** @description `next_cursor` of the previous page. */
                 cursor?: string;
+                /** @description 1..100, default 50. */
                 limit?: number;
             };
             header?: never;
@@ -2905,7 +3018,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointPage"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2914,8 +3027,26 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project or environment */
+            /** @description NOT_FOUND: no such project or environment */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description VALIDATION_FAILED: bad limit or cursor */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2950,7 +3081,16 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -2959,7 +3099,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project or environment */
+            /** @description NOT_FOUND: no such project or environment */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -2968,8 +3108,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed or URL refused */
+            /** @description VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3001,7 +3150,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3010,8 +3159,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project, environment or webhook */
+            /** @description NOT_FOUND: no such project, environment or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3041,7 +3199,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3050,8 +3208,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project, environment or webhook */
+            /** @description NOT_FOUND: no such project, environment or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3087,7 +3254,16 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3096,7 +3272,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project, environment or webhook */
+            /** @description NOT_FOUND: no such project, environment or webhook */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3105,8 +3281,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed or URL refused */
+            /** @description VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3119,7 +3304,9 @@ export interface operations {
     ListBrowserWebhookDeliveries: {
         parameters: {
             query?: {
+                /** @description `next_cursor` of the previous page. */
                 cursor?: string;
+                /** @description 1..100, default 50. */
                 limit?: number;
             };
             header?: never;
@@ -3141,7 +3328,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookDeliveryPage"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3150,8 +3337,26 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project, environment or webhook */
+            /** @description NOT_FOUND: no such project, environment or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description VALIDATION_FAILED: bad limit or cursor */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3183,7 +3388,7 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpoint"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3192,8 +3397,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project, environment or webhook */
+            /** @description NOT_FOUND: no such project, environment or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3229,7 +3443,16 @@ export interface operations {
                     "application/json": components["schemas"]["WebhookEndpointWithSecret"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3238,8 +3461,26 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project, environment or webhook */
+            /** @description NOT_FOUND: no such project, environment or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description VALIDATION_FAILED: previous_valid_seconds is not an integer 0..604800 */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3252,7 +3493,9 @@ export interface operations {
     ListBrowserWorkflows: {
         parameters: {
             query?: {
+                /** @description `next_cursor` of the previous page. */
                 cursor?: string;
+                /** @description 1..100, default 50. */
                 limit?: number;
             };
             header?: never;
@@ -3272,7 +3515,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowPage"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3281,8 +3524,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project */
+            /** @description NOT_FOUND: no such project */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description VALIDATION_FAILED: bad limit or cursor */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3319,7 +3571,16 @@ export interface operations {
                     "application/json": components["schemas"]["Workflow"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3328,7 +3589,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such project */
+            /** @description NOT_FOUND: no such project */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3337,8 +3598,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description VALIDATION_FAILED: the name or the Idempotency-Key is not valid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3375,7 +3645,16 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowVersion"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3384,7 +3663,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such version */
+            /** @description NOT_FOUND: no such version */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3393,7 +3672,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Stale revision or published (CONFLICT), or IDEMPOTENCY_CONFLICT */
+            /** @description CONFLICT: the revision is stale or the version is published; or IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3402,7 +3681,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED: the definition breaks a submission rule (`details` fields under `definition.`), or the revision or Idempotency-Key is not valid */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3438,7 +3717,16 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3447,7 +3735,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such version */
+            /** @description NOT_FOUND: no such version */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3456,8 +3744,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Stale revision or already published (CONFLICT), or IDEMPOTENCY_CONFLICT */
+            /** @description CONFLICT: the revision is stale or the version is already published; or IDEMPOTENCY_CONFLICT */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description VALIDATION_FAILED: revision is not an integer, or the Idempotency-Key is not valid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3487,7 +3784,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowDetail"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3496,7 +3793,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such workflow */
+            /** @description NOT_FOUND: no such workflow */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3534,7 +3831,16 @@ export interface operations {
                     "application/json": components["schemas"]["WorkflowVersion"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3543,7 +3849,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such workflow */
+            /** @description NOT_FOUND: no such workflow */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3552,7 +3858,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3561,7 +3867,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED: the definition breaks a submission rule (`details` fields under `definition.`), or the Idempotency-Key is not valid */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3598,7 +3904,16 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3607,7 +3922,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such workflow or version */
+            /** @description NOT_FOUND: no such workflow or version */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3616,8 +3931,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Stale workflow_version or draft (CONFLICT), or IDEMPOTENCY_CONFLICT */
+            /** @description CONFLICT: workflow_version is stale or the version is a draft; or IDEMPOTENCY_CONFLICT */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description VALIDATION_FAILED: workflow_version is not an integer, or the Idempotency-Key is not valid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3630,6 +3954,7 @@ export interface operations {
     ListBrowserWorkspaces: {
         parameters: {
             query?: {
+                /** @description `next_cursor` of the previous page. */
                 cursor?: string;
                 /** @description 1..100, default 50. */
                 limit?: number;
@@ -3649,8 +3974,17 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspacePage"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description VALIDATION_FAILED: bad limit or cursor */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3685,7 +4019,16 @@ export interface operations {
                     "application/json": components["schemas"]["Workspace"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3694,7 +4037,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3703,7 +4046,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED: the body or the Idempotency-Key is not valid (one `details` entry per problem) */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3717,7 +4060,9 @@ export interface operations {
     ListBrowserMembers: {
         parameters: {
             query?: {
+                /** @description `next_cursor` of the previous page. */
                 cursor?: string;
+                /** @description 1..100, default 50. */
                 limit?: number;
             };
             header?: never;
@@ -3737,7 +4082,7 @@ export interface operations {
                     "application/json": components["schemas"]["WorkspaceMemberPage"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3746,8 +4091,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such workspace */
+            /** @description NOT_FOUND: no such workspace */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description VALIDATION_FAILED: bad limit or cursor */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3782,7 +4136,16 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3791,7 +4154,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such workspace */
+            /** @description NOT_FOUND: no such workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3800,7 +4163,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Last owner (CONFLICT) or IDEMPOTENCY_CONFLICT */
+            /** @description CONFLICT: the change would demote the last owner; or IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3809,7 +4172,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED: user_id, role or the Idempotency-Key is not valid */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -3842,7 +4205,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3851,7 +4214,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such workspace or member */
+            /** @description NOT_FOUND: no such workspace or member */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3860,8 +4223,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Last owner (CONFLICT) or IDEMPOTENCY_CONFLICT */
+            /** @description CONFLICT: the member is the last owner; or IDEMPOTENCY_CONFLICT */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description VALIDATION_FAILED: userId is not an integer, or the Idempotency-Key is not valid */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3874,7 +4246,9 @@ export interface operations {
     ListBrowserProjects: {
         parameters: {
             query?: {
+                /** @description `next_cursor` of the previous page. */
                 cursor?: string;
+                /** @description 1..100, default 50. */
                 limit?: number;
             };
             header?: never;
@@ -3894,7 +4268,7 @@ export interface operations {
                     "application/json": components["schemas"]["ProjectPage"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3903,8 +4277,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such workspace */
+            /** @description NOT_FOUND: no such workspace */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description VALIDATION_FAILED: bad limit or cursor */
+            422: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3939,7 +4322,16 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -3948,7 +4340,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such workspace */
+            /** @description NOT_FOUND: no such workspace */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -3957,7 +4349,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Slug taken (CONFLICT) or IDEMPOTENCY_CONFLICT */
+            /** @description CONFLICT: the slug is taken in the workspace; or IDEMPOTENCY_CONFLICT */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -3966,7 +4358,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED: name, slug, budget_cap_tokens or the Idempotency-Key is not valid */
             422: {
                 headers: {
                     [name: string]: unknown;
