@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { eventually, withDatabase } from '@wdr/testkit';
 import { newTenant, reserveBody, sendAndWait, settlementEnvelope, startLedger, type LedgerHarness } from './support.js';
@@ -19,18 +20,19 @@ afterAll(async () => {
 
 const api = () => h.api();
 
-async function flows(): Promise<{ reserved: number; charged: number; refundedSettled: number; refundedRefunded: number }> {
+async function flows(source: 'request' | 'llm' = 'request'): Promise<{ reserved: number; charged: number; refundedSettled: number; refundedRefunded: number }> {
   const text = (await api().get('/metrics').expect(200)).text;
-  const value = (name: string, labels = ''): number => {
-    const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(labels));
-    if (!line) throw new Error(`${name}${labels} not exported`);
+  const value = (name: string, labels: string[]): number => {
+    const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && labels.every((x) => l.includes(x)));
+    if (!line) throw new Error(`${name}{${labels.join(',')}} not exported`);
     return Number(line.slice(line.lastIndexOf(' ') + 1));
   };
+  const src = `source="${source}"`;
   return {
-    reserved: value('billing_ledger_tokens_reserved_total'),
-    charged: value('billing_ledger_tokens_charged_total'),
-    refundedSettled: value('billing_ledger_tokens_refunded_total', 'state="settled"'),
-    refundedRefunded: value('billing_ledger_tokens_refunded_total', 'state="refunded"'),
+    reserved: value('billing_ledger_tokens_reserved_total', [src]),
+    charged: value('billing_ledger_tokens_charged_total', [src]),
+    refundedSettled: value('billing_ledger_tokens_refunded_total', [src, 'state="settled"']),
+    refundedRefunded: value('billing_ledger_tokens_refunded_total', [src, 'state="refunded"']),
   };
 }
 
@@ -140,5 +142,34 @@ describe('token flow metrics', () => {
     // The same reservation once the cause is gone: counted once.
     const held = (await api().post('/internal/v1/reservations').send(body).expect(201)).body.held_tokens as number;
     expect((await flows()).reserved - before.reserved).toBe(held);
+  }, 60_000);
+
+  it('counts LLM operations under source="llm": the preflight hold, then the charge and the rest of the hold', async () => {
+    const tenant = await newTenant(h, 1000);
+    const before = await flows('llm');
+    const requestsBefore = await flows('request');
+    const hold = (op: string) => api().post('/internal/v1/llm-charges').send({ tenant_id: tenant, operation_id: op, kind: 'recipe_generation', memo: 'token metrics' });
+    const settle = (op: string, outcome: 'succeeded' | 'failed', cost: number) =>
+      api().post(`/internal/v1/llm-charges/${op}/settle`).send({ tenant_id: tenant, outcome, calls: 1, prompt_tokens: 100, completion_tokens: 10, provider_cost_nano_usd: cost, memo: 'token metrics' });
+    const charged = `generation:${randomUUID()}`;
+    const failed = `generation:${randomUUID()}`;
+    const heldA = (await hold(charged).expect(201)).body.held_tokens as number;
+    const heldB = (await hold(failed).expect(201)).body.held_tokens as number;
+    await hold(charged).expect(200); // replay
+    expect((await flows('llm')).reserved - before.reserved).toBe(heldA + heldB);
+
+    const a = (await settle(charged, 'succeeded', 1_000_000).expect(200)).body as { state: string; charged_tokens: number };
+    const b = (await settle(failed, 'failed', 1_000_000).expect(200)).body as { state: string; charged_tokens: number };
+    await settle(charged, 'succeeded', 1_000_000).expect(200); // replay
+    expect(a).toMatchObject({ state: 'charged' });
+    expect(b).toMatchObject({ state: 'released', charged_tokens: 0 });
+    expect(a.charged_tokens).toBeGreaterThan(0);
+    expect(a.charged_tokens).toBeLessThan(heldA);
+    const after = await flows('llm');
+    expect(after.charged - before.charged).toBe(a.charged_tokens);
+    expect(after.refundedSettled - before.refundedSettled).toBe(heldA - a.charged_tokens);
+    expect(after.refundedRefunded - before.refundedRefunded).toBe(heldB);
+    // The request counters did not move.
+    expect(await flows('request')).toEqual(requestsBefore);
   }, 60_000);
 });

@@ -77,6 +77,7 @@ export function internalRoutes(deps: LedgerDeps): Router {
     try {
       const result = await holdLlmCharge(deps.db, cmd);
       llmCharges.inc({ step: 'hold', outcome: result.replay ? 'replayed' : 'held' });
+      if (!result.replay) tokens.reserved(result.held_tokens, 'llm'); // committed
       res.status(result.replay ? 200 : 201).json(result);
     } catch (err) {
       llmCharges.inc({ step: 'hold', outcome: 'refused' });
@@ -87,6 +88,11 @@ export function internalRoutes(deps: LedgerDeps): Router {
     const operationId = parse(ledgerApi.settleLlmCharge.params.operationId, req.params['operationId']);
     const result = await settleLlmCharge(deps.db, operationId, parse(ledgerApi.settleLlmCharge.body, req.body));
     llmCharges.inc({ step: 'settle', outcome: result.replay ? 'replayed' : result.state });
+    if (!result.replay && result.state !== 'held') {
+      // Committed: the charge (from the hold first, then the balance) and what of the hold came back.
+      tokens.charged(result.charged_tokens, 'llm');
+      tokens.refunded(result.state === 'charged' ? 'settled' : 'refunded', Math.max(0, result.held_tokens - result.charged_tokens), 'llm');
+    }
     res.json(result);
   });
   return r;
