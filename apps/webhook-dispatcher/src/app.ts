@@ -4,6 +4,7 @@ import { internalRoutes } from './api/internal-routes.js';
 import type { DispatcherDeps } from './deps.js';
 import { DeliverySender } from './domain/sender.js';
 import { onBalanceAlert } from './kafka/balance-alert.js';
+import { onBatchCompleted } from './kafka/batch-completed.js';
 import { onRequestEventAppended } from './kafka/request-event-appended.js';
 
 export { createDispatcherDeps, type DispatcherDeps } from './deps.js';
@@ -22,6 +23,7 @@ export function createDispatcherService(deps: DispatcherDeps) {
         topics: ['requestLifecycle', 'billingEvents'],
         handlers: {
           'request.event_appended': onRequestEventAppended(deps),
+          'batch.completed': onBatchCompleted(deps),
           'billing.balance_low': onBalanceAlert,
           'billing.balance_exhausted': onBalanceAlert,
         },

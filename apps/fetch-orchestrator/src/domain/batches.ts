@@ -6,7 +6,10 @@ import { ledgerApi, type components, type ProxyNetworkTypeName, type RouteModeNa
 import { callInternal } from '@wdr/kit/internal-call';
 import { Prisma, type Batch as BatchRow, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
 import { finish, refuseUnconnectedPremium, TERMINAL, type AdmissionDeps } from './requests.js';
+import { batchStatusOf } from './batch-status.js';
 import { firstJobOf } from './stages.js';
+
+export { batchStatusOf };
 
 export type CabinetBatchResponse = components['schemas']['CabinetBatchResponse'];
 export type BatchView = components['schemas']['Batch'];
@@ -32,20 +35,6 @@ export interface BatchCommand {
 export function jobIdOf(batchId: string, index: number): string {
   const h = createHash('sha256').update(`${batchId}\u0000job\u0000${index}`).digest('hex');
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
-}
-
-/**
- * Batch status from its jobs' statuses. Not every job terminal: `pending` while all are pending,
- * else `running`. All terminal: `completed` when all completed, `cancelled` when all were
- * cancelled, `failed` when none completed, `partial` when some completed and some did not.
- */
-export function batchStatusOf(statuses: readonly string[]): BatchStatus {
-  if (statuses.length === 0) return 'pending';
-  if (statuses.some((s) => !TERMINAL.has(s))) return statuses.every((s) => s === 'pending') ? 'pending' : 'running';
-  const completed = statuses.filter((s) => s === 'completed').length;
-  if (completed === statuses.length) return 'completed';
-  if (statuses.every((s) => s === 'cancelled')) return 'cancelled';
-  return completed === 0 ? 'failed' : 'partial';
 }
 
 const jobStatus = (s: string) => (TERMINAL.has(s) || s === 'pending' || s === 'running' ? s : 'running') as BatchJob['status'];
@@ -256,3 +245,4 @@ export async function readBatch(db: PrismaClient, tenantId: string, id: string):
     })),
   };
 }
+

@@ -7,6 +7,7 @@ import { callInternal } from '@wdr/kit/internal-call';
 import { Prisma, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
 import type { Sealer } from '@wdr/kit/sealing';
 import { admissionSnapshot, enforceCeiling } from './admission.js';
+import { announceBatchIfFinished } from './batch-status.js';
 import { firstJobOf } from './stages.js';
 import { recordTerminal } from './request-metrics.js';
 import type { ProxyPool } from './proxies/pool.js';
@@ -384,6 +385,8 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
       ...(traffic ? { traffic } : {}),
     }),
   );
+  // The last job of a batch to end announces the batch's completion.
+  if (row.batchId) await announceBatchIfFinished(tx, row.batchId, row.tenantId);
   // A request that asked for extraction hands its page over to recipe-extractor (by request id:
   // the page stays in request_results, the claim-check recipe-extractor reads it from).
   const extraction = (row.options as { extraction?: { recipe_id?: string; version_id?: string } | null }).extraction;

@@ -208,7 +208,8 @@ export type WebhookEventType =
   | 'tokens.refunded'
   | 'billing.balance_low'
   | 'billing.balance_exhausted'
-  | 'webhook.endpoint_disabled';
+  | 'webhook.endpoint_disabled'
+  | 'batch.completed';
 
 export interface CreateWebhookBody {
   /**
@@ -219,7 +220,7 @@ export interface CreateWebhookBody {
   url: string;
   /**
    * @minItems 1
-   * @maxItems 10
+   * @maxItems 11
    */
   event_types: WebhookEventType[];
   /** @maxLength 500 */
@@ -234,7 +235,7 @@ export interface UpdateWebhookBody {
   url?: string;
   /**
    * @minItems 1
-   * @maxItems 10
+   * @maxItems 11
    */
   event_types?: WebhookEventType[];
   /** @maxLength 500 */

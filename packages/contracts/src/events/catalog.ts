@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { PROXY_NETWORK_TYPES, SETTLED_TOKEN_STATES, STAGES, TERMINAL_REQUEST_STATUSES } from '../vocabulary.js';
+import { BATCH_STATUSES, PROXY_NETWORK_TYPES, SETTLED_TOKEN_STATES, STAGES, TERMINAL_REQUEST_STATUSES } from '../vocabulary.js';
 
 /**
  * The map of the fleet: every Kafka topic once, who produces it, who consumes it, its key, and the
@@ -51,6 +51,20 @@ export const RequestEventAppended = z.object({
   created_at: z.iso.datetime({ offset: true }),
   /** The project and environment of a workflow run (absent for other requests): where webhooks scope it. */
   scope: z.object({ project_id: z.uuid(), environment_id: z.uuid() }).optional(),
+});
+
+/**
+ * Every job of a batch reached a terminal state (announced once, by the transaction that ended the
+ * last job; keyed by the batch id). `status` is the batch's final status.
+ */
+export const BatchCompleted = z.object({
+  batch_id: z.uuid(),
+  status: z.enum(BATCH_STATUSES),
+  total_jobs: z.number().int().min(1),
+  completed: z.number().int().min(0),
+  failed: z.number().int().min(0),
+  cancelled: z.number().int().min(0),
+  finished_at: z.iso.datetime({ offset: true }),
 });
 
 export const SettlementRequested = z.object({
@@ -153,6 +167,7 @@ export const TOPICS = {
     retry: defaultRetry,
     events: {
       'request.event_appended': { version: 1, schema: RequestEventAppended, description: 'A request event was appended to its history (mirrors GET .../events).' },
+      'batch.completed': { version: 1, schema: BatchCompleted, description: 'Every job of a batch reached a terminal state (once per batch; keyed by the batch id).' },
     },
   },
   billingCommands: {

@@ -25,6 +25,7 @@ export const WEBHOOK_EVENT_TYPES = [
   'billing.balance_low',
   'billing.balance_exhausted',
   'webhook.endpoint_disabled',
+  'batch.completed',
 ] as const;
 export type WebhookEventType = (typeof WEBHOOK_EVENT_TYPES)[number];
 

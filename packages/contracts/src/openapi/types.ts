@@ -2336,7 +2336,7 @@ export interface components {
             secret: string;
         };
         /** @enum {string} */
-        WebhookEventType: "request.accepted" | "request.running" | "request.completed" | "request.failed" | "request.cancelled" | "tokens.settled" | "tokens.refunded" | "billing.balance_low" | "billing.balance_exhausted" | "webhook.endpoint_disabled";
+        WebhookEventType: "request.accepted" | "request.running" | "request.completed" | "request.failed" | "request.cancelled" | "tokens.settled" | "tokens.refunded" | "billing.balance_low" | "billing.balance_exhausted" | "webhook.endpoint_disabled" | "batch.completed";
         Workflow: {
             id: string;
             project_id: string;

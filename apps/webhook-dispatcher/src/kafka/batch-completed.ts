@@ -1,0 +1,25 @@
+import type { EventData } from '@wdr/contracts';
+import type { RawSql } from '@wdr/kit/db';
+import type { EventHandler } from '@wdr/kit/kafka';
+import type { Prisma } from '../generated/prisma/client.js';
+import { recordMessages } from '../domain/fan-out.js';
+import type { Subscribers } from '../domain/subscribers.js';
+
+/**
+ * `batch.completed` (request.lifecycle, once per batch): a tenant-level fact, like the balance
+ * alerts, sent to every endpoint of the tenant that subscribes to it. One idempotent statement.
+ */
+export const onBatchCompleted =
+  (deps: { db: RawSql; subscribers: Subscribers }): EventHandler<Prisma.TransactionClient> =>
+  async (envelope) => {
+    if (!deps.subscribers.mayReceive(envelope.tenant_id)) return;
+    const data = envelope.data as EventData<'requestLifecycle', 'batch.completed'>;
+    await recordMessages(deps.db, {
+      tenantId: envelope.tenant_id,
+      eventId: envelope.id,
+      type: 'batch.completed',
+      occurredAt: envelope.occurred_at,
+      data: { ...data },
+      scope: 'tenant',
+    });
+  };
