@@ -58,7 +58,8 @@ export function createHttpShell(opts: {
       genReqId: (_req, res) => String(res.locals['requestId']),
       autoLogging: { ignore: (req) => UNLOGGED_PATHS.has((req.url ?? '').split('?')[0]!) },
       customLogLevel: (_req, res, err) => (err || res.statusCode >= 500 ? 'error' : 'info'),
-      customSuccessMessage: () => 'request answered',
+      // A client that went away before the answer was complete (an event stream closed by its reader).
+      customSuccessMessage: (_req, res) => (res.writableEnded ? 'request answered' : 'request aborted'),
       customErrorMessage: () => 'request failed',
       customSuccessObject: (_req, res, val: Record<string, unknown>) => ({ ...val, request_id: res.locals['requestId'] }),
       customErrorObject: (_req, res, _err, val: Record<string, unknown>) => ({ ...val, request_id: res.locals['requestId'] }),

@@ -112,6 +112,22 @@ describe('request ids', () => {
     expect(callerOut.lines.slice(before).filter((l) => l['msg'] === 'request answered')).toEqual([]);
   });
 
+  it('log a request whose client went away before the answer ended as aborted, with its id', async () => {
+    const out = capture();
+    const url = await serve('streamer', createLogger('streamer', 'info', out.stream), (app) =>
+      app.get('/stream', (_req, res) => {
+        res.writeHead(200, { 'Content-Type': 'text/event-stream' });
+        res.write(': hello\n\n');
+      }),
+    );
+    const ac = new AbortController();
+    const res = await fetch(`${url}/stream`, { headers: { 'X-Request-Id': 'stream-reader-1' }, signal: ac.signal });
+    expect(res.status).toBe(200);
+    ac.abort();
+    const line = await eventually(async () => out.lines.find((l) => l['request_id'] === 'stream-reader-1'), Boolean, 5_000);
+    expect(line).toMatchObject({ msg: 'request aborted', req: { method: 'GET', path: '/stream' }, res: { status_code: 200 } });
+  });
+
   it('ride a Kafka message written through the outbox, into the consumer\'s log context', async () => {
     const out = capture();
     const log = createLogger('consumer', 'debug', out.stream);
