@@ -22,6 +22,7 @@ export class DataBatchesController extends Controller {
    * all: when the balance cannot reserve every job's base price the answer is 402 and nothing is
    * created. Without an `Idempotency-Key` every submission is a new batch.
    * @summary Submit a batch of pages to fetch
+   * @example body {"jobs": [{"url": "https://example.com", "mode": "http"}, {"url": "https://example.org", "mode": "http"}]}
    * @param idempotencyKey Length 8..200; the same key with an identical body replays the first answer for free.
    */
   @Post()
@@ -156,6 +157,7 @@ export class CabinetBatchesController extends Controller {
    * balance cannot reserve them all). When the `Idempotency-Key` header is omitted the server
    * generates an internal key, so the submission is new.
    * @summary Submit a batch of pages to fetch (cabinet)
+   * @example body {"jobs": [{"url": "https://example.com", "mode": "http"}, {"url": "https://example.org", "mode": "http"}]}
    * @param idempotencyKey Length 8..200; the same key with an identical body replays the first answer for free.
    */
   @Post()

@@ -23,6 +23,8 @@ export class ClientRequestsController extends Controller {
    * Submit a request from the cabinet. Same body, validation, limits and billing as
    * POST /api/v1/data/requests.
    * @summary Submit a page to fetch (cabinet)
+   * @example body {"url": "https://example.com/products/42", "mode": "http", "timeout_ms": 30000}
+   * @example body.browser {"url": "https://example.com/app", "wait_for_selector": "#list", "browser_actions": [{"type": "click", "selector": "#more"}], "max_credits_per_request": 10}
    * @param idempotencyKey Length 8..200. When omitted the server generates one, so every call creates a new request.
    */
   @Post()

@@ -26,6 +26,8 @@ export class DataRequestsController extends Controller {
    * Submissions count against the tenant's rate (`RateLimit-*` headers on every answer) and
    * concurrency limits (429 `RATE_LIMITED` / `CONCURRENCY_LIMITED` with `Retry-After`).
    * @summary Submit a page to fetch
+   * @example body {"url": "https://example.com/products/42", "mode": "http", "timeout_ms": 30000}
+   * @example body.browser {"url": "https://example.com/app", "wait_for_selector": "#list", "browser_actions": [{"type": "click", "selector": "#more"}], "max_credits_per_request": 10}
    * @param idempotencyKey Length 8..200; the same key with an identical body replays the first answer for free (kept as long as the request, at least 24 h); with a different body it is a 409.
    */
   @Post()

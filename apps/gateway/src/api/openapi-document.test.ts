@@ -16,6 +16,7 @@ interface MediaType {
 }
 interface Operation {
   summary?: string;
+  requestBody?: { content?: Record<string, MediaType> };
   responses: Record<string, { description: string; content?: Record<string, MediaType> }>;
 }
 interface OpenApiDocument {
@@ -131,11 +132,11 @@ describe('the OpenAPI document', () => {
     expect(checked.flatMap(({ key, op }) => problemsOf(key, op))).toEqual([]);
   });
 
-  it('has examples that are valid against their schemas', () => {
+  it('has examples (of answers and of request bodies) that are valid against their schemas', () => {
     const invalid: string[] = [];
     let count = 0;
     for (const { key, op } of operations) {
-      for (const [status, response] of Object.entries(op.responses)) {
+      for (const [status, response] of [...Object.entries(op.responses), ['request body', op.requestBody ?? {}] as const]) {
         for (const [type, media] of Object.entries(response.content ?? {})) {
           if (!media.schema) continue;
           const validate = ajv.compile(toJsonSchema(media.schema) as object);

@@ -2725,6 +2725,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "jobs": [
+                 *         {
+                 *           "url": "https://example.com",
+                 *           "mode": "http"
+                 *         },
+                 *         {
+                 *           "url": "https://example.org",
+                 *           "mode": "http"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateBatchBody"];
             };
         };
@@ -5004,6 +5018,20 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "jobs": [
+                 *         {
+                 *           "url": "https://example.com",
+                 *           "mode": "http"
+                 *         },
+                 *         {
+                 *           "url": "https://example.org",
+                 *           "mode": "http"
+                 *         }
+                 *       ]
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateBatchBody"];
             };
         };
