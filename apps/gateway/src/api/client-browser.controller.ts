@@ -318,6 +318,7 @@ export class ClientBrowserController extends Controller {
    * (`whsec_…`) is in this answer only. A URL whose host is a private, loopback, link-local or
    * metadata address is refused (422).
    * @summary Create a webhook endpoint
+   * @param idempotencyKey Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`).
    */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks')
   @SuccessResponse(201, 'Created')
@@ -339,11 +340,18 @@ export class ClientBrowserController extends Controller {
   })
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address)')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
-  public async createBrowserWebhook(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Body() body: CreateWebhookBody): Promise<WebhookEndpointWithSecret> {
+  public async createBrowserWebhook(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+    @Body() body: CreateWebhookBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<WebhookEndpointWithSecret> {
     const tenantId = tenantOf(req).tenantId;
-    const created = await createWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), body);
+    const created = await createWebhook(this.deps, tenantId, idempotencyKey, await cabinetScope(this.deps, tenantId, projectId, environmentId), body);
     this.setStatus(201);
     return created;
   }
@@ -418,6 +426,7 @@ export class ClientBrowserController extends Controller {
   /**
    * Beyond the spec: change an endpoint's URL, event types or description; `enabled: true` re-enables it.
    * @summary Update or re-enable a webhook endpoint
+   * @param idempotencyKey Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`).
    */
   @Patch('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}')
   @Example<WebhookEndpoint>({
@@ -435,6 +444,7 @@ export class ClientBrowserController extends Controller {
   })
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address)')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
   public async updateBrowserWebhook(
@@ -443,14 +453,16 @@ export class ClientBrowserController extends Controller {
     @Path() environmentId: string,
     @Path() webhookId: string,
     @Body() body: UpdateWebhookBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
   ): Promise<WebhookEndpoint> {
     const tenantId = tenantOf(req).tenantId;
-    return updateWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, body);
+    return updateWebhook(this.deps, tenantId, idempotencyKey, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, body);
   }
 
   /**
    * Beyond the spec: disable an endpoint (its pending deliveries wait; it takes no new events until re-enabled).
    * @summary Disable a webhook endpoint
+   * @param idempotencyKey Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`).
    */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/disable')
   @Example<WebhookEndpoint>({
@@ -467,23 +479,38 @@ export class ClientBrowserController extends Controller {
     updated_at: '2026-11-25T12:40:00.000Z',
   })
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
-  public async disableBrowserWebhook(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() webhookId: string): Promise<WebhookEndpoint> {
+  public async disableBrowserWebhook(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+    @Path() webhookId: string,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<WebhookEndpoint> {
     const tenantId = tenantOf(req).tenantId;
-    return disableWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId);
+    return disableWebhook(this.deps, tenantId, idempotencyKey, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId);
   }
 
   /**
    * Beyond the spec: delete an endpoint with its pending deliveries and attempts.
    * @summary Delete a webhook endpoint
+   * @param idempotencyKey Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`).
    */
   @Delete('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}')
   @SuccessResponse(204, 'Deleted')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
-  public async deleteBrowserWebhook(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() webhookId: string): Promise<void> {
+  public async deleteBrowserWebhook(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+    @Path() webhookId: string,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<void> {
     const tenantId = tenantOf(req).tenantId;
-    await deleteWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId);
+    await deleteWebhook(this.deps, tenantId, idempotencyKey, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId);
     this.setStatus(204);
   }
 
@@ -491,6 +518,7 @@ export class ClientBrowserController extends Controller {
    * Beyond the spec: a new signing secret, in this answer only; the previous one keeps signing beside
    * it for `previous_valid_seconds` (default a day; 0 revokes it at once).
    * @summary Rotate a webhook endpoint's signing secret
+   * @param idempotencyKey Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`).
    */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/rotate-secret')
   @Example<WebhookEndpointWithSecret>({
@@ -511,6 +539,7 @@ export class ClientBrowserController extends Controller {
   })
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: previous_valid_seconds is not an integer 0..604800')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
   public async rotateBrowserWebhookSecret(
@@ -519,9 +548,10 @@ export class ClientBrowserController extends Controller {
     @Path() environmentId: string,
     @Path() webhookId: string,
     @Body() body: RotateWebhookSecretBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
   ): Promise<WebhookEndpointWithSecret> {
     const tenantId = tenantOf(req).tenantId;
-    return rotateWebhookSecret(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, body);
+    return rotateWebhookSecret(this.deps, tenantId, idempotencyKey, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, body);
   }
 
   /**

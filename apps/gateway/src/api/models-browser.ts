@@ -272,7 +272,8 @@ export interface WebhookEndpoint {
 /** The answer to a creation or a rotation: the `whsec_` signing secret, shown this once. */
 export interface WebhookEndpointWithSecret {
   endpoint: WebhookEndpoint;
-  secret: string;
+  /** The `whsec_` signing secret, in this answer only: absent when the answer is an Idempotency-Key replay (rotate for a new one). */
+  secret?: string;
 }
 
 export interface WebhookEndpointPage {

@@ -313,6 +313,49 @@ describe('project+environment keys, webhooks and the browser-workflow API', () =
   }, 90_000);
 });
 
+describe('webhook management and Idempotency-Key', () => {
+  it('replays creates, rotations, disables and deletes under their key; a replayed create or rotation omits the secret', async () => {
+    const base = `/projects/${projectId}/environments/${production}/webhooks`;
+    const body = { url: `${receiverUrl}/hooks/idem`, event_types: ['webhook.endpoint_disabled'] };
+    const c1 = await post(a, base, body, 'hook-create-0001');
+    expect(c1.status).toBe(201);
+    expect(c1.body.secret).toMatch(/^whsec_/);
+    const id = c1.body.endpoint.id as string;
+    const c2 = await post(a, base, body, 'hook-create-0001');
+    expect(c2.status).toBe(201);
+    expect(c2.body).toEqual({ endpoint: expect.objectContaining({ id }) });
+    expect((await post(a, base, { ...body, description: 'other' }, 'hook-create-0001')).body.code).toBe('IDEMPOTENCY_CONFLICT');
+    const listed = (await get(a, `${base}?limit=100`)).body.items.filter((e: { url_origin: string; event_types: string[] }) => e.event_types.length === 1 && e.event_types[0] === 'webhook.endpoint_disabled');
+    expect(listed.filter((e: { id: string }) => e.id === id)).toHaveLength(1);
+
+    // One rotation, however often it is replayed: deliveries are signed with its secret.
+    const r1 = await post(a, `${base}/${id}/rotate-secret`, { previous_valid_seconds: 0 }, 'hook-rotate-0001');
+    expect(r1.body.secret).toMatch(/^whsec_/);
+    expect(r1.body.secret).not.toBe(c1.body.secret);
+    const r2 = await post(a, `${base}/${id}/rotate-secret`, { previous_valid_seconds: 0 }, 'hook-rotate-0001');
+    expect(r2.body).toEqual({ endpoint: expect.objectContaining({ id }) });
+
+    // A disable replayed under its key answers the same; the notice reaches the idem endpoint signed with the one new secret.
+    const victim = (await post(a, base, { url: `${receiverUrl}/hooks/victim`, event_types: ['request.completed'] })).body.endpoint.id as string;
+    const d1 = await post(a, `${base}/${victim}/disable`, {}, 'hook-disable-0001');
+    expect(d1.body).toMatchObject({ id: victim, status: 'disabled' });
+    expect((await post(a, `${base}/${victim}/disable`, {}, 'hook-disable-0001')).body).toEqual(d1.body);
+    const notice = await eventually(
+      async () => received.filter((r) => r.body.includes(victim) && r.body.includes('webhook.endpoint_disabled')),
+      (rs) => rs.length >= 2, // the watcher (from above) and the idem endpoint
+      30_000,
+    );
+    expect(notice.filter((r) => signatureValid(r, r1.body.secret))).toHaveLength(1);
+
+    // Delete under a key: the replay answers 204 again; without the key the endpoint is gone (404).
+    const del1 = gateway().delete(`${B}${base}/${victim}`).set('Authorization', `Bearer ${a.token}`).set('Idempotency-Key', 'hook-delete-0001');
+    expect((await del1).status).toBe(204);
+    const del2 = gateway().delete(`${B}${base}/${victim}`).set('Authorization', `Bearer ${a.token}`).set('Idempotency-Key', 'hook-delete-0001');
+    expect((await del2).status).toBe(204);
+    expect((await del(a, `${base}/${victim}`)).status).toBe(404);
+  }, 60_000);
+});
+
 describe('running a workflow with the project+environment key', () => {
   const run = (key: string, path: string, idempotencyKey?: string) => {
     const r = gateway().post(`/api/v1/browser/projects/${path}`).set('X-API-Key', key);

@@ -1,15 +1,44 @@
 import { randomUUID } from 'node:crypto';
 import type { WebhookEndpointCreateBody, WebhookEndpointWithSecret } from '@wdr/contracts';
+import { isUniqueViolation } from '@wdr/kit/db';
+import { PublicError } from '@wdr/kit/errors';
 import { sealedSecretAad, sealedUrlAad, type DispatcherDeps } from '../deps.js';
 import { checkedEndpointUrl } from './endpoint-url.js';
 import { endpointView } from './endpoint-views.js';
 import { generateSecret } from './signing.js';
 
-/** Creates an endpoint (URL checked against the target policy) with a fresh `whsec_` secret, answered this once. */
-export async function createEndpoint(deps: Pick<DispatcherDeps, 'db' | 'sealer' | 'policy'>, cmd: WebhookEndpointCreateBody): Promise<WebhookEndpointWithSecret> {
+type Deps = Pick<DispatcherDeps, 'db' | 'sealer' | 'policy'>;
+
+/**
+ * Creates an endpoint (URL checked against the target policy) with a fresh `whsec_` secret,
+ * answered this once. Under a given `endpoint_id` a repeated create answers the existing endpoint
+ * (the same tenant's) with its current secret: the retry of a create whose answer was lost.
+ */
+export async function createEndpoint(deps: Deps, cmd: WebhookEndpointCreateBody): Promise<WebhookEndpointWithSecret> {
+  if (cmd.endpoint_id) {
+    const existing = await existingEndpoint(deps, cmd.tenant_id, cmd.endpoint_id);
+    if (existing) return existing;
+  }
   const url = await checkedEndpointUrl(deps.policy, cmd.url);
-  const id = randomUUID();
+  const id = cmd.endpoint_id ?? randomUUID();
   const secret = generateSecret();
+  try {
+    return await insert(deps, cmd, id, url, secret);
+  } catch (err) {
+    const raced = cmd.endpoint_id && isUniqueViolation(err) ? await existingEndpoint(deps, cmd.tenant_id, cmd.endpoint_id) : undefined;
+    if (raced) return raced;
+    throw err;
+  }
+}
+
+async function existingEndpoint(deps: Deps, tenantId: string, id: string): Promise<WebhookEndpointWithSecret | undefined> {
+  const row = await deps.db.webhookEndpoint.findUnique({ where: { id } });
+  if (!row) return undefined;
+  if (row.tenantId !== tenantId) throw new PublicError('IDEMPOTENCY_CONFLICT', 'This endpoint id is taken.');
+  return { endpoint: endpointView(row), secret: deps.sealer.open(row.secretSealed, sealedSecretAad(id)) };
+}
+
+async function insert(deps: Deps, cmd: WebhookEndpointCreateBody, id: string, url: URL, secret: string): Promise<WebhookEndpointWithSecret> {
   const row = await deps.db.webhookEndpoint.create({
     data: {
       id,

@@ -44,6 +44,12 @@ export const WebhookEndpointCreateBody = z.object({
   url: z.string().min(1).max(2048),
   event_types: z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1).max(WEBHOOK_EVENT_TYPES.length),
   description: z.string().max(500).nullable().default(null),
+  /**
+   * Create it under this id (the gateway derives it from the tenant's Idempotency-Key): a create
+   * that repeats the id answers the tenant's existing endpoint with its current secret (a retry
+   * whose first answer was lost), whatever the rest of the body.
+   */
+  endpoint_id: uuid.optional(),
 });
 export type WebhookEndpointCreateBody = z.infer<typeof WebhookEndpointCreateBody>;
 

@@ -2333,7 +2333,8 @@ export interface components {
         /** @description The answer to a creation or a rotation: the `whsec_` signing secret, shown this once. */
         WebhookEndpointWithSecret: {
             endpoint: components["schemas"]["WebhookEndpoint"];
-            secret: string;
+            /** @description The `whsec_` signing secret, in this answer only: absent when the answer is an Idempotency-Key replay (rotate for a new one). */
+            secret?: string;
         };
         /** @enum {string} */
         WebhookEventType: "request.accepted" | "request.running" | "request.completed" | "request.failed" | "request.cancelled" | "tokens.settled" | "tokens.refunded" | "billing.balance_low" | "billing.balance_exhausted" | "webhook.endpoint_disabled" | "batch.completed";
@@ -3073,7 +3074,10 @@ export interface operations {
     CreateBrowserWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 projectId: string;
                 environmentId: string;
@@ -3115,6 +3119,15 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such project or environment */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3196,7 +3209,10 @@ export interface operations {
     DeleteBrowserWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 projectId: string;
                 environmentId: string;
@@ -3231,6 +3247,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
             503: {
                 headers: {
@@ -3245,7 +3270,10 @@ export interface operations {
     UpdateBrowserWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 projectId: string;
                 environmentId: string;
@@ -3288,6 +3316,15 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such project, environment or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3383,7 +3420,10 @@ export interface operations {
     DisableBrowserWebhook: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 projectId: string;
                 environmentId: string;
@@ -3420,6 +3460,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
             503: {
                 headers: {
@@ -3434,7 +3483,10 @@ export interface operations {
     RotateBrowserWebhookSecret: {
         parameters: {
             query?: never;
-            header?: never;
+            header?: {
+                /** @description Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`). */
+                "Idempotency-Key"?: string;
+            };
             path: {
                 projectId: string;
                 environmentId: string;
@@ -3477,6 +3529,15 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such project, environment or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

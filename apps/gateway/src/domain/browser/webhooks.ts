@@ -10,7 +10,8 @@ import type {
   WebhookEndpointPage,
   WebhookEndpointWithSecret,
 } from '../../api/models-browser.js';
-import { idOrNotFound, notFound, pageOf, type PageArgs } from './claims.js';
+import { requestIdFor } from '../requests/data-requests.js';
+import { idempotentWrite, idOrNotFound, notFound, pageOf, type PageArgs } from './claims.js';
 import { requireEnvironment } from './workspaces.js';
 
 /**
@@ -35,17 +36,32 @@ async function endpointInScope(deps: GatewayDeps, tenantId: string, scope: Scope
 export const cabinetScope = (deps: GatewayDeps, tenantId: string, projectId: string, environmentId: string): Promise<Scope> =>
   requireEnvironment(deps, tenantId, projectId, environmentId);
 
-export async function createWebhook(deps: GatewayDeps, tenantId: string, scope: Scope, body: CreateWebhookBody): Promise<WebhookEndpointWithSecret> {
-  return callInternal(deps.webhooks, webhooksApi.createEndpoint, {
-    body: {
-      tenant_id: tenantId,
-      project_id: scope.projectId,
-      environment_id: scope.environmentId,
-      url: body.url,
-      event_types: body.event_types,
-      description: body.description ?? null,
-    },
-  }) as Promise<WebhookEndpointWithSecret>;
+/**
+ * The management writes take an optional Idempotency-Key like the other cabinet writes: the claim
+ * (gateway database) commits with the answer, so the same write again answers the stored answer
+ * and another write under the key is IDEMPOTENCY_CONFLICT. The endpoint itself lives in
+ * webhook-dispatcher; a create is sent under an id derived from the key, so a retry after a lost
+ * answer finds the endpoint instead of making a second one. Secrets are never stored in a claim: a
+ * replayed create or rotation answers the endpoint without `secret` (rotate again for a new one).
+ */
+export async function createWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, body: CreateWebhookBody): Promise<WebhookEndpointWithSecret> {
+  let secret: string | undefined;
+  const endpoint = await idempotentWrite(deps, tenantId, idempotencyKey, 'create_webhook', { scope, body }, async () => {
+    const created = await callInternal(deps.webhooks, webhooksApi.createEndpoint, {
+      body: {
+        tenant_id: tenantId,
+        project_id: scope.projectId,
+        environment_id: scope.environmentId,
+        url: body.url,
+        event_types: body.event_types,
+        description: body.description ?? null,
+        ...(idempotencyKey !== undefined ? { endpoint_id: requestIdFor(tenantId, `webhook:${idempotencyKey}`) } : {}),
+      },
+    });
+    secret = created.secret;
+    return created.endpoint as WebhookEndpoint;
+  });
+  return secret !== undefined ? { endpoint, secret } : { endpoint };
 }
 
 export async function readWebhook(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string): Promise<WebhookEndpoint> {
@@ -55,27 +71,47 @@ export async function readWebhook(deps: GatewayDeps, tenantId: string, scope: Sc
   return e as WebhookEndpoint;
 }
 
-export async function updateWebhook(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string, body: UpdateWebhookBody): Promise<WebhookEndpoint> {
-  const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
-  return callInternal(deps.webhooks, webhooksApi.updateEndpoint, { params: { endpointId }, body: { tenant_id: tenantId, ...body } }) as Promise<WebhookEndpoint>;
+export async function updateWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, webhookId: string, body: UpdateWebhookBody): Promise<WebhookEndpoint> {
+  return idempotentWrite(deps, tenantId, idempotencyKey, 'update_webhook', { scope, webhookId, body }, async () => {
+    const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
+    return (await callInternal(deps.webhooks, webhooksApi.updateEndpoint, { params: { endpointId }, body: { tenant_id: tenantId, ...body } })) as WebhookEndpoint;
+  });
 }
 
-export async function disableWebhook(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string): Promise<WebhookEndpoint> {
-  const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
-  return callInternal(deps.webhooks, webhooksApi.disableEndpoint, { params: { endpointId }, body: { tenant_id: tenantId } }) as Promise<WebhookEndpoint>;
+export async function disableWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, webhookId: string): Promise<WebhookEndpoint> {
+  return idempotentWrite(deps, tenantId, idempotencyKey, 'disable_webhook', { scope, webhookId }, async () => {
+    const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
+    return (await callInternal(deps.webhooks, webhooksApi.disableEndpoint, { params: { endpointId }, body: { tenant_id: tenantId } })) as WebhookEndpoint;
+  });
 }
 
-export async function deleteWebhook(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string): Promise<void> {
-  const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
-  await callInternal(deps.webhooks, webhooksApi.deleteEndpoint, { params: { endpointId }, body: { tenant_id: tenantId } });
+export async function deleteWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, webhookId: string): Promise<void> {
+  await idempotentWrite(deps, tenantId, idempotencyKey, 'delete_webhook', { scope, webhookId }, async () => {
+    const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
+    await callInternal(deps.webhooks, webhooksApi.deleteEndpoint, { params: { endpointId }, body: { tenant_id: tenantId } });
+    return null;
+  });
 }
 
-export async function rotateWebhookSecret(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string, body: RotateWebhookSecretBody): Promise<WebhookEndpointWithSecret> {
-  const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
-  return callInternal(deps.webhooks, webhooksApi.rotateSecret, {
-    params: { endpointId },
-    body: { tenant_id: tenantId, previous_valid_seconds: body.previous_valid_seconds ?? 86_400 },
-  }) as Promise<WebhookEndpointWithSecret>;
+export async function rotateWebhookSecret(
+  deps: GatewayDeps,
+  tenantId: string,
+  idempotencyKey: string | undefined,
+  scope: Scope,
+  webhookId: string,
+  body: RotateWebhookSecretBody,
+): Promise<WebhookEndpointWithSecret> {
+  let secret: string | undefined;
+  const endpoint = await idempotentWrite(deps, tenantId, idempotencyKey, 'rotate_webhook_secret', { scope, webhookId, body }, async () => {
+    const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
+    const rotated = await callInternal(deps.webhooks, webhooksApi.rotateSecret, {
+      params: { endpointId },
+      body: { tenant_id: tenantId, previous_valid_seconds: body.previous_valid_seconds ?? 86_400 },
+    });
+    secret = rotated.secret;
+    return rotated.endpoint as WebhookEndpoint;
+  });
+  return secret !== undefined ? { endpoint, secret } : { endpoint };
 }
 
 /** The scope's endpoints, a cursor page (the dispatcher's cursor, passed through). */
