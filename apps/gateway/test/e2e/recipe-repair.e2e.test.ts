@@ -294,6 +294,33 @@ describe('auto-repair', () => {
     expect((await gw().get(`/api/v1/data/requests/${ok3.id}/extraction`).set(data(t)).expect(200)).body.data).toEqual({ title: 'Trail Shoe X', price: 129.9 });
   }, 300_000);
 
+  it('repairs with the heuristic alone, free, when the balance cannot pass the LLM preflight', async () => {
+    const t = await newTenant('repair-poor', 45);
+    const path = `/p/${randomUUID()}`;
+    pages.set(path, productPage(1));
+    const created = await gw()
+      .post('/api/v1/client/recipes')
+      .set(client(t))
+      .send({
+        name: 'Poor drift',
+        sample_url: `${shop.url}${path}`,
+        auto_repair_enabled: true,
+        activate: true,
+        definition: { dsl_version: 1, fields: [{ name: 'title', type: 'string', required: true, selectors: ['h1.title'] }, { name: 'price', type: 'number', required: true, selectors: ['.price'] }] },
+      })
+      .expect(201);
+    pages.set(path, productPage(2));
+    const from = llm.requests.length;
+    expect(await extractOnce(t, created.body.id, path)).toMatchObject({ status: 'failed' });
+    const r = await eventually(() => recipeOf(t, created.body.id), (x) => x.repairs.length === 1 && x.repairs[0].status !== 'queued', 60_000);
+    expect(r.repairs[0]).toMatchObject({ status: 'succeeded', method: 'heuristic', charged_tokens: 0, error: null });
+    expect(r.versions[0]).toMatchObject({ origin: 'repair', reason: 'repaired:heuristic' });
+    expect(llm.requests.length).toBe(from);
+    expect((await statementOf(t)).filter((l) => l.type.startsWith('recipe_'))).toEqual([]);
+    const ok = await extractOnce(t, created.body.id, path);
+    expect((await gw().get(`/api/v1/data/requests/${ok.id}/extraction`).set(data(t)).expect(200)).body.data).toEqual({ title: 'Trail Shoe X', price: 129.9 });
+  }, 120_000);
+
   it('leaves a recipe without auto_repair_enabled alone', async () => {
     const t = await newTenant('no-repair', 100);
     const path = `/p/${randomUUID()}`;
