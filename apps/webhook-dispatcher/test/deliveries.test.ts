@@ -316,6 +316,39 @@ describe('deliveries', () => {
     expect(other.deliveries).toEqual([]);
   }, 30_000);
 
+  it('records why an attempt failed: timeout, redirect (not followed), an oversized answer, a refused connection', async () => {
+    const tenant = randomUUID();
+    const slow = await receiver(() => ({ status: 200, delayMs: 4_500 })); // WEBHOOK_TIMEOUT_MS is 3000
+    const moved = await receiver(() => ({ status: 302, headers: { location: 'http://127.0.0.1:1/elsewhere' } }));
+    const huge = await receiver(() => ({ status: 200, body: 'x'.repeat(200 * 1024) }));
+    const closed = http.createServer();
+    await new Promise<void>((resolve) => closed.listen(0, '127.0.0.1', resolve));
+    const closedUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/hooks`;
+    await new Promise((resolve) => closed.close(resolve));
+    const eps: string[] = [];
+    for (const url of [slow.url, moved.url, huge.url, closedUrl]) eps.push((await endpoint(tenant, url, ['request.completed'])).endpoint.id);
+    await requestEvent(tenant, 'request.completed');
+    const attempts = await until(
+      'the four failed attempts',
+      () => sql<{ endpoint_id: string; outcome: string; status_code: number | null; error: string | null }>(
+        `SELECT endpoint_id::text, outcome, status_code, error FROM webhook_attempts WHERE endpoint_id = ANY($1::uuid[])`,
+        [eps],
+      ),
+      (rows) => rows.length >= 4,
+      20_000,
+    );
+    const byEndpoint = new Map(attempts.map((a) => [a.endpoint_id, a]));
+    expect(eps.map((id) => byEndpoint.get(id))).toEqual([
+      { endpoint_id: eps[0], outcome: 'failed', status_code: null, error: 'timeout' },
+      { endpoint_id: eps[1], outcome: 'failed', status_code: 302, error: 'redirect' },
+      { endpoint_id: eps[2], outcome: 'failed', status_code: null, error: 'response_too_large' },
+      { endpoint_id: eps[3], outcome: 'failed', status_code: null, error: 'connection_refused' },
+    ]);
+    // Each is scheduled again (the first retry after about 5 s), none delivered.
+    const pending = await sql<{ status: string; attempts: number }>(`SELECT status, attempts FROM webhook_messages WHERE endpoint_id = ANY($1::uuid[])`, [eps]);
+    expect(pending.map((m) => [m.status, m.attempts])).toEqual(Array(4).fill(['pending', 1]));
+  }, 30_000);
+
   it('an exhausted schedule (8 attempts, none answered 2xx) fails the message and disables the endpoint as sustained_failure', async () => {
     const tenant = randomUUID();
     const r = await receiver(() => ({ status: 500 }));

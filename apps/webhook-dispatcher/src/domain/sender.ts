@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { performance } from 'node:perf_hooks';
-import got, { type RequestError } from 'got';
 import { redactUrls } from '@wdr/contracts';
 import { pgConnectionFor, PgListener } from '@wdr/kit/pg-listen';
 import { sealedSecretAad, sealedUrlAad, type DispatcherDeps } from '../deps.js';
@@ -210,44 +209,65 @@ export class DeliverySender {
     this.duration.observe({ outcome }, latencyMs / 1000);
   }
 
-  private async post(url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
-    const problem = this.deps.policy.checkUrl(new URL(url));
-    if (problem) return { statusCode: null, retryAfterMs: null, excerpt: null, error: 'target_blocked' };
-    const abort = new AbortController();
-    let tooLarge = false;
-    const request = got.post(url, {
-      body,
-      headers,
-      // Every new connection resolves through the policy: a name that now points at a private address is refused.
-      dnsLookup: this.deps.policy.lookup,
-      agent: this.agents,
-      timeout: { request: this.deps.env.WEBHOOK_TIMEOUT_MS },
-      retry: { limit: 0 },
-      throwHttpErrors: false,
-      followRedirect: false,
-      decompress: true,
-      responseType: 'buffer',
-      signal: abort.signal,
-    });
-    request.on('downloadProgress', (p) => {
-      if (p.transferred > MAX_RESPONSE_BYTES && !tooLarge) {
-        tooLarge = true;
-        abort.abort();
-      }
-    });
-    try {
-      const res = await request;
-      const retryAfter = res.headers['retry-after'];
-      return {
-        statusCode: res.statusCode,
-        retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
-        excerpt: excerptOf(Buffer.from(res.body)),
-        error: res.statusCode >= 300 && res.statusCode < 400 ? 'redirect' : null,
+  /**
+   * One POST with node's own client on the keep-alive agents (a delivery is one small request; a
+   * general-purpose client's option handling cost more CPU than the rest of the attempt). Every new
+   * connection resolves through the target policy; no redirects are followed; the whole attempt is
+   * bounded by WEBHOOK_TIMEOUT_MS; at most MAX_RESPONSE_BYTES of the answer are read.
+   */
+  private post(url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
+    const target = new URL(url);
+    if (this.deps.policy.checkUrl(target)) return Promise.resolve({ statusCode: null, retryAfterMs: null, excerpt: null, error: 'target_blocked' });
+    const https_ = target.protocol === 'https:';
+    return new Promise((resolve) => {
+      let settled = false;
+      const settle = (r: AttemptResult) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        resolve(r);
       };
-    } catch (err) {
-      if (tooLarge) return { statusCode: null, retryAfterMs: null, excerpt: null, error: 'response_too_large' };
-      return { statusCode: null, retryAfterMs: null, excerpt: null, error: transportErrorOf(err as RequestError) };
-    }
+      const fail = (error: string) => settle({ statusCode: null, retryAfterMs: null, excerpt: null, error });
+      const req = (https_ ? https : http).request(
+        target,
+        {
+          method: 'POST',
+          agent: https_ ? this.agents.https : this.agents.http,
+          lookup: this.deps.policy.lookup,
+          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)), 'accept-encoding': 'identity' },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          let size = 0;
+          res.on('data', (c: Buffer) => {
+            size += c.length;
+            if (size > MAX_RESPONSE_BYTES) {
+              fail('response_too_large');
+              res.destroy();
+              return;
+            }
+            chunks.push(c);
+          });
+          res.on('error', () => fail('connection_reset'));
+          res.on('end', () => {
+            const status = res.statusCode ?? 0;
+            const retryAfter = res.headers['retry-after'];
+            settle({
+              statusCode: status,
+              retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
+              excerpt: excerptOf(Buffer.concat(chunks)),
+              error: status >= 300 && status < 400 ? 'redirect' : null,
+            });
+          });
+        },
+      );
+      const timer = setTimeout(() => {
+        fail('timeout');
+        req.destroy();
+      }, this.deps.env.WEBHOOK_TIMEOUT_MS);
+      req.on('error', (err: NodeJS.ErrnoException) => fail(transportErrorOf(err)));
+      req.end(body);
+    });
   }
 
   /** The attempt, the message's next state and the endpoint's consequences, atomically. */
@@ -328,7 +348,7 @@ function excerptOf(body: Buffer): string | null {
     .slice(0, EXCERPT_CHARS);
 }
 
-function transportErrorOf(e: RequestError): string {
+function transportErrorOf(e: NodeJS.ErrnoException): string {
   const code = e.code ?? (e.cause as { code?: string } | undefined)?.code ?? '';
   if (code === 'ETARGETBLOCKED') return 'target_blocked';
   if (code === 'ETIMEDOUT') return 'timeout';
