@@ -68,6 +68,7 @@ export class DeliverySender {
     https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
   };
   private readonly delivered: DeliveredBatch;
+  private readonly openedEndpoints = new Map<string, { sealed: string; url: string; secret: string; previous: string | null }>();
   private readonly deliveries;
   private readonly duration;
   private readonly disabled;
@@ -188,13 +189,31 @@ export class DeliverySender {
     );
   }
 
-  private async deliver(c: Claim): Promise<void> {
+  /**
+   * An endpoint's URL and secrets, opened once per sealed value: keyed by the endpoint and its sealed
+   * strings, so a rotation or a new URL (new sealed values) opens again. Bounded: cleared past 10,000.
+   */
+  private opened(c: Claim): { url: string; secret: string; previous: string | null } {
+    const sealed = `${c.url_sealed}|${c.secret_sealed}|${c.previous_secret_sealed ?? ''}`;
+    const hit = this.openedEndpoints.get(c.endpoint_id);
+    if (hit && hit.sealed === sealed) return hit;
     const { sealer } = this.deps;
-    const url = sealer.open(c.url_sealed, sealedUrlAad(c.endpoint_id));
-    const secrets = [sealer.open(c.secret_sealed, sealedSecretAad(c.endpoint_id))];
-    if (c.previous_secret_sealed && c.previous_secret_expires_at && c.previous_secret_expires_at.getTime() > Date.now()) {
-      secrets.push(sealer.open(c.previous_secret_sealed, sealedSecretAad(c.endpoint_id)));
-    }
+    const entry = {
+      sealed,
+      url: sealer.open(c.url_sealed, sealedUrlAad(c.endpoint_id)),
+      secret: sealer.open(c.secret_sealed, sealedSecretAad(c.endpoint_id)),
+      previous: c.previous_secret_sealed ? sealer.open(c.previous_secret_sealed, sealedSecretAad(c.endpoint_id)) : null,
+    };
+    if (this.openedEndpoints.size >= 10_000) this.openedEndpoints.clear();
+    this.openedEndpoints.set(c.endpoint_id, entry);
+    return entry;
+  }
+
+  private async deliver(c: Claim): Promise<void> {
+    const { url, secret, previous } = this.opened(c);
+    const secrets = [secret];
+    // The previous secret signs beside the new one until it expires (checked at each attempt).
+    if (previous && c.previous_secret_expires_at && c.previous_secret_expires_at.getTime() > Date.now()) secrets.push(previous);
     const webhookId = webhookIdOf(c.id);
     const started = performance.now();
     const result = await this.post(url, c.body, {
