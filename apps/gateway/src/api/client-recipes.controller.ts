@@ -27,7 +27,8 @@ import type {
 @Route('api/v1/client/recipes')
 @Tags('Client API: recipes')
 @Security('bearer')
-@Response<PublicErrorBody>(401, 'Missing, invalid, expired or revoked bearer token')
+@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token')
+@Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly')
 export class ClientRecipesController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -82,7 +83,7 @@ export class ClientRecipesController extends Controller {
     ]
   })
   @Get()
-  @Response<PublicErrorBody>(422, 'Bad limit or offset')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: limit or offset out of range')
   public async listClientRecipes(@Request() req: ExRequest, @Query() limit: number = 20, @Query() offset: number = 0): Promise<RecipeList> {
     return listRecipes(this.deps, tenantOf(req).tenantId, { limit, offset }, 'client');
   }
@@ -225,9 +226,10 @@ export class ClientRecipesController extends Controller {
     repairs: []
   })
   @Post()
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @SuccessResponse(201, 'Created')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
-  @Response<PublicErrorBody>(422, 'Validation failed')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details')
   public async createClientRecipe(@Request() req: ExRequest, @Body() body: CreateRecipeBody, @Header('Idempotency-Key') idempotencyKey?: string): Promise<RecipeDetail> {
     const recipe = await createRecipe(this.deps, tenantOf(req).tenantId, idempotencyKey, body);
     this.setStatus(201);
@@ -411,8 +413,8 @@ export class ClientRecipesController extends Controller {
     ]
   })
   @Get('{id}')
-  @Response<PublicErrorBody>(404, 'No such recipe')
-  @Response<PublicErrorBody>(422, 'The id is not a uuid')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid')
   public async getClientRecipe(@Request() req: ExRequest, @Path() id: string): Promise<RecipeDetail> {
     return readRecipe(this.deps, tenantOf(req).tenantId, id);
   }
@@ -424,10 +426,105 @@ export class ClientRecipesController extends Controller {
    * @param idempotencyKey Length 8..200.
    * @summary Update a recipe's settings
    */
+  @Example<RecipeDetail>({
+    id: '0b9f7c1e-3a6d-4c1e-9a51-2f0c8d7e6b10',
+    name: 'Product pages',
+    description: '',
+    sample_url: 'https://shop.example/p/trail-shoe-x',
+    fields: [
+      {
+        name: 'title',
+        type: 'string',
+        required: true,
+        multiple: false,
+        description: ''
+      },
+      {
+        name: 'price',
+        type: 'number',
+        required: true,
+        multiple: false,
+        description: ''
+      }
+    ],
+    advanced_schema: false,
+    status: 'active',
+    active_version_id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
+    auto_repair_enabled: true,
+    continuous_repair_confirmed_at: null,
+    created_at: '2026-11-25T10:00:00.000Z',
+    updated_at: '2026-11-25T10:00:00.000Z',
+    versions: [
+      {
+        id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
+        version: 1,
+        dsl_version: 1,
+        fields: [
+          {
+            name: 'title',
+            type: 'string',
+            required: true,
+            multiple: false,
+            description: ''
+          },
+          {
+            name: 'price',
+            type: 'number',
+            required: true,
+            multiple: false,
+            description: ''
+          }
+        ],
+        schema: {
+          type: 'object',
+          required: [
+            'title',
+            'price'
+          ],
+          properties: {
+            title: {
+              type: 'string'
+            },
+            price: {
+              type: 'number'
+            }
+          }
+        },
+        definition: {
+          dsl_version: 1,
+          fields: [
+            {
+              name: 'title',
+              type: 'string',
+              required: true,
+              selectors: [
+                'h1.title'
+              ]
+            },
+            {
+              name: 'price',
+              type: 'number',
+              required: true,
+              selectors: [
+                '.price'
+              ]
+            }
+          ]
+        },
+        reason: 'created',
+        origin: 'tenant',
+        repair_reason: null,
+        repaired_from_version_id: null,
+        created_at: '2026-11-25T10:00:00.000Z'
+      }
+    ],
+    repairs: []
+  })
   @Patch('{id}')
-  @Response<PublicErrorBody>(404, 'No such recipe')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
-  @Response<PublicErrorBody>(422, 'Validation failed')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details')
   public async updateClientRecipe(
     @Request() req: ExRequest,
     @Path() id: string,
@@ -445,8 +542,8 @@ export class ClientRecipesController extends Controller {
    */
   @Delete('{id}')
   @SuccessResponse(204, 'Deleted')
-  @Response<PublicErrorBody>(404, 'No such recipe')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
   public async deleteClientRecipe(@Request() req: ExRequest, @Path() id: string, @Header('Idempotency-Key') idempotencyKey?: string): Promise<void> {
     await deleteRecipe(this.deps, tenantOf(req).tenantId, idempotencyKey, id);
     this.setStatus(204);
@@ -520,10 +617,11 @@ export class ClientRecipesController extends Controller {
     created_at: '2026-11-25T10:00:00.000Z'
   })
   @Post('{id}/versions')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @SuccessResponse(201, 'Created')
-  @Response<PublicErrorBody>(404, 'No such recipe')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
-  @Response<PublicErrorBody>(422, 'Validation failed')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details')
   public async createClientRecipeVersion(
     @Request() req: ExRequest,
     @Path() id: string,
@@ -541,9 +639,103 @@ export class ClientRecipesController extends Controller {
    * @param idempotencyKey Length 8..200.
    * @summary Activate a recipe version
    */
+  @Example<RecipeDetail>({
+    id: '0b9f7c1e-3a6d-4c1e-9a51-2f0c8d7e6b10',
+    name: 'Product pages',
+    description: '',
+    sample_url: 'https://shop.example/p/trail-shoe-x',
+    fields: [
+      {
+        name: 'title',
+        type: 'string',
+        required: true,
+        multiple: false,
+        description: ''
+      },
+      {
+        name: 'price',
+        type: 'number',
+        required: true,
+        multiple: false,
+        description: ''
+      }
+    ],
+    advanced_schema: false,
+    status: 'active',
+    active_version_id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
+    auto_repair_enabled: true,
+    continuous_repair_confirmed_at: null,
+    created_at: '2026-11-25T10:00:00.000Z',
+    updated_at: '2026-11-25T10:00:00.000Z',
+    versions: [
+      {
+        id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
+        version: 1,
+        dsl_version: 1,
+        fields: [
+          {
+            name: 'title',
+            type: 'string',
+            required: true,
+            multiple: false,
+            description: ''
+          },
+          {
+            name: 'price',
+            type: 'number',
+            required: true,
+            multiple: false,
+            description: ''
+          }
+        ],
+        schema: {
+          type: 'object',
+          required: [
+            'title',
+            'price'
+          ],
+          properties: {
+            title: {
+              type: 'string'
+            },
+            price: {
+              type: 'number'
+            }
+          }
+        },
+        definition: {
+          dsl_version: 1,
+          fields: [
+            {
+              name: 'title',
+              type: 'string',
+              required: true,
+              selectors: [
+                'h1.title'
+              ]
+            },
+            {
+              name: 'price',
+              type: 'number',
+              required: true,
+              selectors: [
+                '.price'
+              ]
+            }
+          ]
+        },
+        reason: 'created',
+        origin: 'tenant',
+        repair_reason: null,
+        repaired_from_version_id: null,
+        created_at: '2026-11-25T10:00:00.000Z'
+      }
+    ],
+    repairs: []
+  })
   @Post('{id}/versions/{versionId}/activate')
-  @Response<PublicErrorBody>(404, 'No such recipe or version')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe or version')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
   public async activateClientRecipeVersion(
     @Request() req: ExRequest,
     @Path() id: string,
@@ -649,11 +841,12 @@ export class ClientRecipesController extends Controller {
     }
   })
   @Post('{id}/generate')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @SuccessResponse(201, 'Created')
   @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance does not cover the LLM preflight')
-  @Response<PublicErrorBody>(404, 'No such recipe')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT')
-  @Response<PublicErrorBody>(422, 'Validation failed, the sample page could not be read, or no attempt worked')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the body, the sample page could not be read, or no attempt worked (details per attempt)')
   public async generateClientRecipeVersion(
     @Request() req: ExRequest,
     @Path() id: string,

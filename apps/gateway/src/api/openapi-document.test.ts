@@ -25,23 +25,10 @@ interface OpenApiDocument {
 }
 
 /**
- * Operations of controllers other engineers are changing right now
- * (client-browser.controller.ts, browser-workflow.controller.ts, client-recipes.controller.ts):
- * owners add summaries and examples, then remove their operations from this list. (Entries need
- * not exist yet: the workflow-run operations are being added at the same time.)
+ * Operations whose owners have not documented them yet (every controller is documented now): an
+ * operation listed here is skipped by the checks below until its summary and examples exist.
  */
-const NOT_YET_DOCUMENTED = new Set([
-  // client-recipes.controller.ts
-  'GET /api/v1/client/recipes',
-  'POST /api/v1/client/recipes',
-  'GET /api/v1/client/recipes/capabilities',
-  'DELETE /api/v1/client/recipes/{id}',
-  'GET /api/v1/client/recipes/{id}',
-  'PATCH /api/v1/client/recipes/{id}',
-  'POST /api/v1/client/recipes/{id}/generate',
-  'POST /api/v1/client/recipes/{id}/versions',
-  'POST /api/v1/client/recipes/{id}/versions/{versionId}/activate',
-]);
+const NOT_YET_DOCUMENTED = new Set<string>([]);
 
 const operations = Object.entries(doc.paths).flatMap(([path, ops]) =>
   Object.entries(ops).map(([method, op]) => ({ key: `${method.toUpperCase()} ${path}`, op })),

@@ -4467,7 +4467,7 @@ export interface operations {
                     "application/json": components["schemas"]["RecipeList"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4476,8 +4476,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Bad limit or offset */
+            /** @description VALIDATION_FAILED: limit or offset out of range */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4512,7 +4521,16 @@ export interface operations {
                     "application/json": components["schemas"]["RecipeDetail"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4521,7 +4539,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4530,8 +4548,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4559,8 +4586,17 @@ export interface operations {
                     "application/json": components["schemas"]["RecipeCapabilities"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4590,7 +4626,7 @@ export interface operations {
                     "application/json": components["schemas"]["RecipeDetail"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4599,7 +4635,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such recipe */
+            /** @description NOT_FOUND: no such recipe */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4608,8 +4644,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description The id is not a uuid */
+            /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4640,7 +4685,7 @@ export interface operations {
                 };
                 content?: never;
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4649,7 +4694,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such recipe */
+            /** @description NOT_FOUND: no such recipe */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4658,8 +4703,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4696,7 +4750,16 @@ export interface operations {
                     "application/json": components["schemas"]["RecipeDetail"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4705,7 +4768,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such recipe */
+            /** @description NOT_FOUND: no such recipe */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4714,7 +4777,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4723,8 +4786,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4761,7 +4833,16 @@ export interface operations {
                     "application/json": components["schemas"]["RecipeGeneration"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4779,7 +4860,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such recipe */
+            /** @description NOT_FOUND: no such recipe */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4788,7 +4869,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4797,8 +4878,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed, the sample page could not be read, or no attempt worked */
+            /** @description VALIDATION_FAILED: the body, the sample page could not be read, or no attempt worked (details per attempt) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4835,7 +4925,16 @@ export interface operations {
                     "application/json": components["schemas"]["RecipeVersion"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description MALFORMED_REQUEST: the body is not JSON */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4844,7 +4943,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such recipe */
+            /** @description NOT_FOUND: no such recipe */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4853,7 +4952,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
             409: {
                 headers: {
                     [name: string]: unknown;
@@ -4862,8 +4961,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description Validation failed */
+            /** @description VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4897,7 +5005,7 @@ export interface operations {
                     "application/json": components["schemas"]["RecipeDetail"];
                 };
             };
-            /** @description Missing, invalid, expired or revoked bearer token */
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
                 headers: {
                     [name: string]: unknown;
@@ -4906,7 +5014,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description No such recipe or version */
+            /** @description NOT_FOUND: no such recipe or version */
             404: {
                 headers: {
                     [name: string]: unknown;
@@ -4915,8 +5023,17 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description IDEMPOTENCY_CONFLICT */
+            /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
