@@ -2,6 +2,7 @@ import { createKafkaService } from '@wdr/kit/kafka';
 import type { Prisma } from './generated/prisma/client.js';
 import { internalRoutes } from './api/internal-routes.js';
 import type { DispatcherDeps } from './deps.js';
+import { purgeFinishedMessages } from './domain/retention.js';
 import { DeliverySender } from './domain/sender.js';
 import { onBalanceAlert } from './kafka/balance-alert.js';
 import { onBatchCompleted } from './kafka/batch-completed.js';
@@ -15,6 +16,12 @@ export { createDispatcherDeps, type DispatcherDeps } from './deps.js';
  */
 export function createDispatcherService(deps: DispatcherDeps) {
   const sender = new DeliverySender(deps);
+  const purged = deps.metrics.counter('webhook_messages_purged_total', 'Finished webhook messages (with their attempts) deleted past WEBHOOK_RETENTION_HOURS.', []);
+  let purgeTimer: NodeJS.Timeout | undefined;
+  const purge = () =>
+    purgeFinishedMessages(deps.db, new Date(Date.now() - deps.env.WEBHOOK_RETENTION_HOURS * 3_600_000))
+      .then((n) => purged.inc(n))
+      .catch((err: unknown) => deps.log.warn({ err }, 'webhook message retention purge failed'));
   const service = createKafkaService<Prisma.TransactionClient>({
     deps,
     consumers: [
@@ -35,8 +42,11 @@ export function createDispatcherService(deps: DispatcherDeps) {
       start: () => {
         deps.subscribers.start();
         sender.start();
+        purgeTimer = setInterval(() => void purge(), 10 * 60_000);
+        purgeTimer.unref();
       },
       stop: async () => {
+        if (purgeTimer) clearInterval(purgeTimer);
         await sender.stop();
         await deps.subscribers.stop();
       },

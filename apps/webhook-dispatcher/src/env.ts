@@ -22,6 +22,11 @@ export const envDispatcher = {
   WEBHOOK_CONCURRENCY: z.coerce.number().int().min(1).max(1_024).default(64),
   /** Deliveries in flight at once to one endpoint (per process): a slow receiver holds only its own slots. */
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
+  /**
+   * How long finished messages (delivered or failed) and their attempts are kept, in hours (default
+   * 30 days). Must outlast the redelivery window of request.lifecycle (topic retention + lag).
+   */
+  WEBHOOK_RETENTION_HOURS: z.coerce.number().int().min(24).max(24 * 365).default(720),
   /** Safety-net poll of the schedule; senders also wake on NOTIFY wdr_webhooks and when a slot frees. */
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
 };
