@@ -79,6 +79,18 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   inFlight?: number;
   /** Overrides every topic's `retry.maxAttempts` (tests; an operator's emergency setting). */
   maxAttempts?: number;
+  /**
+   * Record the events of handlers that took no transaction in `processed_messages` (default true:
+   * a handler may check `ctx.alreadyProcessed()`). false when every such handler is idempotent by
+   * itself or has no effect (webhook-dispatcher's fan-out): the insert per event is then waste.
+   */
+  recordUntransacted?: boolean;
+  /**
+   * Fetch in larger batches: the broker answers a fetch once `minBytes` are there or after
+   * `maxWaitMs` (kafkajs defaults: 1 byte, i.e. at once). For consumers that can trade up to
+   * `maxWaitMs` of latency for far fewer fetch round trips and offset commits under load.
+   */
+  fetch?: { minBytes: number; maxWaitMs: number };
   sessionTimeoutMs?: number;
   /** Called after each offset commit (e.g. to nudge the outbox relay). */
   afterCommit?: () => void;
@@ -93,6 +105,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     sessionTimeout,
     heartbeatInterval: heartbeatEveryMs,
     allowAutoTopicCreation: false,
+    ...(opts.fetch ? { minBytes: opts.fetch.minBytes, maxWaitTimeInMs: opts.fetch.maxWaitMs } : {}),
   });
   const health = trackHealth(consumer, log);
   const stopLag = exportLag(opts.metrics, bus, opts.group, opts.topics, log);
@@ -191,7 +204,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
           await handler(envelope, ctx);
           consumed.inc({ topic: topicLabel, outcome: 'processed' });
           log.debug({ topic: topicLabel, partition, offset: message.offset, type: envelope.type, event_id: envelope.id }, 'message handled');
-          return ran ? undefined : envelope.id;
+          return ran || opts.recordUntransacted === false ? undefined : envelope.id;
         } catch (err) {
           if (err instanceof PoisonMessageError || (!isDependencyFailure(err) && attempt >= maxAttempts)) {
             log.error({ err, topic: topicLabel, offset: message.offset, attempt }, 'message dead-lettered');

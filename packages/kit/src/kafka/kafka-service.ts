@@ -19,6 +19,10 @@ export interface ConsumerSpec<Tx extends RawSql> {
   concurrency?: number;
   /** Messages processed at once, several per partition (see startConsumer); default 1 per partition. */
   inFlight?: number;
+  /** false: handlers without a transaction are idempotent by themselves; their events are not recorded (see startConsumer). */
+  recordUntransacted?: boolean;
+  /** Batched fetches (see startConsumer): up to `maxWaitMs` of latency for fewer round trips. */
+  fetch?: { minBytes: number; maxWaitMs: number };
 }
 
 type ConnectableDb = { $connect: () => Promise<void>; $disconnect: () => Promise<void> };
@@ -153,6 +157,8 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
           handlers: spec.handlers,
           concurrency: spec.concurrency ?? 1,
           ...(spec.inFlight !== undefined ? { inFlight: spec.inFlight } : {}),
+          ...(spec.recordUntransacted !== undefined ? { recordUntransacted: spec.recordUntransacted } : {}),
+          ...(spec.fetch ? { fetch: spec.fetch } : {}),
           ...(env.KAFKA_CONSUMER_MAX_ATTEMPTS !== undefined ? { maxAttempts: env.KAFKA_CONSUMER_MAX_ATTEMPTS } : {}),
           sessionTimeoutMs: env.KAFKA_SESSION_TIMEOUT_MS,
           afterCommit: () => relay.nudge(),

@@ -234,6 +234,27 @@ describe('batches', () => {
     await b.disconnect();
   }, 60_000);
 
+  it('records untransacted handlers\' events as processed by default, and not with recordUntransacted: false', async () => {
+    const b = new KafkaBus({ clientId: 'kit-test-untransacted', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
+    await b.ensureTopics(['renderJobs']);
+    await b.connect();
+    const seen: string[] = [];
+    const handlers = { 'render.job_requested': async (e: { id: string }) => void seen.push(e.id) };
+    const recordedBy = async (group: string) => (await db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM processed_messages WHERE consumer = $1', group)).length;
+    const c1 = await startConsumer({ bus: b, db, log, metrics: createMetrics('kit_test_rec1'), group: 'kit-test-recorded', topics: ['renderJobs'], handlers });
+    const c2 = await startConsumer({ bus: b, db, log, metrics: createMetrics('kit_test_rec2'), group: 'kit-test-unrecorded', topics: ['renderJobs'], handlers, recordUntransacted: false });
+    const jobs = [renderJob(), renderJob()];
+    await b.send(b.topic('renderJobs'), jobs.map((envelope) => ({ key: 'one-partition', envelope })));
+    await eventually(() => committedOffset(b, 'kit-test-unrecorded', 'renderJobs'), (o) => o === 2, 30_000);
+    await eventually(() => committedOffset(b, 'kit-test-recorded', 'renderJobs'), (o) => o === 2, 30_000);
+    expect(seen.sort()).toEqual([...jobs, ...jobs].map((j) => j.id).sort());
+    expect(await recordedBy('kit-test-recorded')).toBe(2);
+    expect(await recordedBy('kit-test-unrecorded')).toBe(0);
+    await c1.stop();
+    await c2.stop();
+    await b.disconnect();
+  }, 60_000);
+
   it('a crash after a batch committed its transactions but before its offset commit repeats no effect', async () => {
     const b = new KafkaBus({ clientId: 'kit-test-crash', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
     await b.ensureTopics(['renderJobs']);
