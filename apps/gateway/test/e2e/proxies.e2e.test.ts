@@ -265,3 +265,34 @@ describe('protection in the HTTP stage', () => {
     expect([d.status, d.token_state, d['protected']]).toEqual(['completed', 'settled', false]);
   });
 });
+
+describe('premium through a configured premium exit', () => {
+  it('leaves through the premium exit at the plan\'s premium price; a plan without one refuses it, charging nothing', async () => {
+    const premium = await startProxyExit({ host: '127.0.0.7' });
+    try {
+      await proxyAdmin(['proxy-add', '--label', 'premium-1', '--class', 'premium', '--url', premium.url]);
+      await new Promise((r) => setTimeout(r, 500)); // the orchestrator reloads at the commit's NOTIFY
+      // The standard plan does not price premium: refused by the ledger, nothing held.
+      const standard = await tenant();
+      const refused = await gw().post('/api/v1/data/requests').set('X-API-Key', standard.key).send({ url: `${site.url}/page`, mode: 'http', proxy_type: 'premium' });
+      expect([refused.status, refused.body.code, refused.body.message]).toEqual([422, 'VALIDATION_FAILED', 'The premium network is not priced for this plan.']);
+      expect(premium.requests()).toBe(0);
+
+      const business = await tenant(5000);
+      await adminCommand(fleet, ['set-plan', '--tenant', business.id, '--plan', 'business'], 'billing-ledger');
+      const others = allExits().map((e) => e.requests());
+      const s = await gw().post('/api/v1/data/requests').set('X-API-Key', business.key).send({ url: `${site.url}/page`, mode: 'http', proxy_type: 'premium', skip_cache: true });
+      expect(s.status).toBe(202);
+      expect(s.body).toMatchObject({ proxy_type: 'premium', base_tokens: 50 });
+      const d = await settled(s.body.id as string, business.key);
+      expect([d.status, d.token_state]).toEqual(['completed', 'settled']);
+      expect(sawTarget(premium)).toBe(1);
+      expect(allExits().map((e) => e.requests())).toEqual(others); // no other exit carried it
+      // The premium tariff (50) plus the premium traffic price of the bytes the exit carried.
+      expect(await charged(s.body.id as string)).toBeGreaterThanOrEqual(50);
+    } finally {
+      await proxyAdmin(['proxy-remove', '--label', 'premium-1']).catch(() => undefined);
+      await premium.close();
+    }
+  });
+});
