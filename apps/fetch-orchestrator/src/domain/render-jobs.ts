@@ -5,6 +5,7 @@ import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { authorizedSolves } from './render-captcha.js';
 import { appendEvent, finish, TERMINAL, type Termination } from './requests.js';
 import { fillResultCache, serveFromCache, type ResultCacheSettings } from './result-cache.js';
+import { lockRequest } from './run-http-stage.js';
 import { browserRouteFor } from './proxies/browser-route.js';
 import type { RouteDeps } from './proxies/route.js';
 
@@ -23,11 +24,6 @@ export interface RenderJobDeps {
 }
 
 const notFound = () => new PublicError('NOT_FOUND', 'No such request.');
-
-async function lockRequest(tx: Tx, requestId: string) {
-  const [row] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM data_requests WHERE id = ${requestId}::uuid FOR UPDATE`;
-  return row;
-}
 
 /**
  * browser-renderer claims the browser stage of a request: the request moves to `running` with a

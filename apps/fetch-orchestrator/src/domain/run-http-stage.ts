@@ -204,9 +204,15 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
   deps.log.info({ requestId: started.id, ok: outcome.ok, elapsedMs }, 'http stage finished');
 }
 
+/** Lock the request row for the rest of the transaction; its status, or undefined when there is no such request. */
+export async function lockRequest(tx: Tx, requestId: string): Promise<{ status: string } | undefined> {
+  const [current] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM data_requests WHERE id = ${requestId}::uuid FOR UPDATE`;
+  return current;
+}
+
 /** Lock the request row; false when it is already terminal (cancelled meanwhile, or finished). */
 export async function lockUnlessTerminal(tx: Tx, requestId: string): Promise<boolean> {
-  const [current] = await tx.$queryRaw<{ status: string }[]>`SELECT status FROM data_requests WHERE id = ${requestId}::uuid FOR UPDATE`;
+  const current = await lockRequest(tx, requestId);
   return current !== undefined && !TERMINAL.has(current.status);
 }
 
