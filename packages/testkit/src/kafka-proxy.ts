@@ -1,5 +1,4 @@
-import { createServer, connect, type Server, type Socket } from 'node:net';
-import type { TcpProxy } from './tcp-proxy.js';
+import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 
 /**
  * A TCP relay in front of a Kafka broker that a test can cut and restore, like `startTcpProxy` for
@@ -16,17 +15,13 @@ import type { TcpProxy } from './tcp-proxy.js';
  * length + 1). Message payloads are JSON, which never holds the zero bytes of the pattern.
  */
 export async function startKafkaProxy(broker: { host: string; port: number }): Promise<TcpProxy> {
-  const open = new Set<Socket>();
-  let down = false;
-  let relayed = 0;
-  let listenPort = 0;
   const hostBytes = Buffer.from(broker.host, 'utf8');
   const portBytes = (p: number) => {
     const b = Buffer.alloc(4);
     b.writeInt32BE(p);
     return b;
   };
-  const patterns = () => {
+  const patterns = (listenPort: number) => {
     const classicLen = Buffer.alloc(2);
     classicLen.writeInt16BE(hostBytes.length);
     const compactLen = Buffer.from([hostBytes.length + 1]);
@@ -44,54 +39,21 @@ export async function startKafkaProxy(broker: { host: string; port: number }): P
     return frame;
   };
 
-  const server: Server = createServer((client) => {
-    if (down) {
-      client.resetAndDestroy();
-      return;
-    }
-    relayed++;
-    const upstream = connect(broker.port, broker.host);
-    open.add(client);
-    open.add(upstream);
-    const drop = () => {
-      open.delete(client);
-      open.delete(upstream);
-      client.destroy();
-      upstream.destroy();
-    };
-    client.on('error', drop);
-    upstream.on('error', drop);
-    client.on('close', drop);
-    upstream.on('close', drop);
-    client.pipe(upstream);
-    let pending: Buffer = Buffer.alloc(0);
-    upstream.on('data', (chunk: Buffer) => {
-      pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
-      while (pending.length >= 4) {
-        const size = pending.readInt32BE(0);
-        if (pending.length < 4 + size) break;
-        client.write(rewrite(Buffer.from(pending.subarray(0, 4 + size))));
-        pending = pending.subarray(4 + size);
-      }
-    });
+  // The relay's own port is known once it listens, before anyone can connect through it.
+  const proxy = await startTcpProxy(broker, {
+    downstream: (upstream, client) => {
+      let pending: Buffer = Buffer.alloc(0);
+      upstream.on('data', (chunk: Buffer) => {
+        pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+        while (pending.length >= 4) {
+          const size = pending.readInt32BE(0);
+          if (pending.length < 4 + size) break;
+          client.write(rewrite(Buffer.from(pending.subarray(0, 4 + size))));
+          pending = pending.subarray(4 + size);
+        }
+      });
+    },
   });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  listenPort = (server.address() as { port: number }).port;
-  rewrites = patterns();
-  return {
-    port: listenPort,
-    cut: () => {
-      down = true;
-      for (const s of open) s.resetAndDestroy();
-      open.clear();
-    },
-    restore: () => {
-      down = false;
-    },
-    connections: () => relayed,
-    close: async () => {
-      for (const s of open) s.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
-  };
+  rewrites = patterns(proxy.port);
+  return proxy;
 }

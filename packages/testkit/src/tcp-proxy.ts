@@ -15,7 +15,13 @@ export interface TcpProxy {
   close: () => Promise<void>;
 }
 
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+export async function startTcpProxy(
+  target: { host: string; port: number },
+  opts: {
+    /** Relay the server's bytes to the client yourself (to rewrite them); default: piped unchanged. */
+    downstream?: (upstream: Socket, client: Socket) => void;
+  } = {},
+): Promise<TcpProxy> {
   const open = new Set<Socket>();
   let down = false;
   let relayed = 0;
@@ -39,7 +45,8 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     client.on('close', drop);
     upstream.on('close', drop);
     client.pipe(upstream);
-    upstream.pipe(client);
+    if (opts.downstream) opts.downstream(upstream, client);
+    else upstream.pipe(client);
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
