@@ -74,6 +74,32 @@ export interface TxCapable<Tx extends RawSql = RawSql> extends RawSql {
   $transaction<R>(fn: (tx: Tx) => Promise<R>, opts?: { timeout?: number; maxWait?: number }): Promise<R>;
 }
 
+const commitHooks = new WeakMap<object, (() => void)[]>();
+
+/**
+ * Run `fn` once the transaction `tx` has committed: for effects outside the database that must not
+ * happen for a transaction that rolls back and is retried (a metric counted twice). Only a
+ * transaction opened by `transactionWithHooks` knows its commit; in any other, `fn` runs at once
+ * (as if the caller had run it inline).
+ */
+export function afterCommit(tx: object, fn: () => void): void {
+  const hooks = commitHooks.get(tx);
+  if (hooks) hooks.push(fn);
+  else fn();
+}
+
+/** `db.$transaction(fn)` whose `afterCommit` hooks run after the commit, and never after a rollback. */
+export async function transactionWithHooks<Tx extends RawSql, R>(db: TxCapable<Tx>, fn: (tx: Tx) => Promise<R>, opts?: { timeout?: number; maxWait?: number }): Promise<R> {
+  const hooks: (() => void)[] = [];
+  const result = await db.$transaction(async (tx) => {
+    hooks.length = 0; // a transaction retried by its client starts its hooks over
+    commitHooks.set(tx as object, hooks);
+    return fn(tx);
+  }, opts);
+  for (const hook of hooks) hook();
+  return result;
+}
+
 export async function databaseReachable(db: RawSql): Promise<boolean> {
   await db.$queryRawUnsafe('SELECT 1');
   return true;

@@ -1,3 +1,4 @@
+import { transactionWithHooks } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { detailView, finish, TERMINAL, type RequestDetail } from './requests.js';
@@ -10,7 +11,7 @@ import { detailView, finish, TERMINAL, type RequestDetail } from './requests.js'
  * the terminal state on `request.lifecycle` to whoever tracks open requests.
  */
 export async function cancelRequest(db: PrismaClient, tenantId: string, id: string): Promise<{ detail: RequestDetail; changed: boolean }> {
-  return db.$transaction(async (tx) => {
+  return transactionWithHooks(db, async (tx) => {
     const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM data_requests WHERE id = ${id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
     if (locked.length === 0) throw new PublicError('NOT_FOUND', 'No such request.');
     const row = await tx.dataRequest.findUniqueOrThrow({ where: { id } });

@@ -1,3 +1,4 @@
+import { transactionWithHooks } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import type { Sealer } from '@wdr/kit/sealing';
 import { RenderOptions, type ProxyNetworkTypeName, type RenderJob, type RenderResult, type RenderResultAnswer, type RenderStartAnswer } from '@wdr/contracts';
@@ -39,7 +40,7 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
     planned && !TERMINAL.has(planned.status)
       ? await browserRouteFor(deps.routes, { proxyType: planned.proxyType, options: planned.options as Record<string, unknown> })
       : undefined;
-  return deps.db.$transaction(async (tx) => {
+  return transactionWithHooks(deps.db, async (tx) => {
     const locked = await lockRequest(tx, requestId);
     if (!locked) throw notFound();
     if (TERMINAL.has(locked.status)) return { state: 'skip', status: locked.status };
@@ -112,7 +113,7 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
  * one transaction. A result for a request that is already terminal is acknowledged and ignored.
  */
 export async function acceptRenderResult(deps: RenderJobDeps, requestId: string, result: RenderResult): Promise<RenderResultAnswer> {
-  return deps.db.$transaction(
+  return transactionWithHooks(deps.db, 
     async (tx) => {
       const locked = await lockRequest(tx, requestId);
       if (!locked) throw notFound();

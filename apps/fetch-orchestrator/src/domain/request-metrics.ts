@@ -3,8 +3,9 @@ import type { ServiceMetrics } from '@wdr/kit/metrics';
 /**
  * How requests end, for SREs: how many reach each terminal state (by route mode, terminal stage and
  * error code) and how long from admission to that state (per route mode). Recorded by `finish()`,
- * the one place a request becomes terminal, inside its transaction: a transaction that rolls back
- * and is retried counts twice, which only ever happens on a consumer's redelivery.
+ * the one place a request becomes terminal, once its transaction committed (`afterCommit`: the
+ * consumers' and the render handlers' transactions know their commit), so a transaction that rolls
+ * back and is retried counts once.
  */
 export interface TerminalRecorder {
   record(r: { routeMode: string; createdAt: Date }, t: { status: string; terminalStage?: string; error?: Record<string, unknown> }): void;

@@ -1,5 +1,5 @@
 import { PublicError } from '@wdr/kit/errors';
-import { isUniqueViolation, type RawSql } from '@wdr/kit/db';
+import { afterCommit, isUniqueViolation, type RawSql } from '@wdr/kit/db';
 import { enqueue, makeEnvelope, outboxJson } from '@wdr/kit/kafka';
 import type { ServiceClient } from '@wdr/kit/http-client';
 import { ledgerApi, type components, type ConcurrencyCeiling, type Envelope, type ProxyNetworkTypeName, type RouteModeName, type TopicKey, type WorkflowOrigin } from '@wdr/contracts';
@@ -364,7 +364,8 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
     },
   });
   if (!row) return tx.dataRequest.findUniqueOrThrow({ where: { id: request.id } });
-  recordTerminal(row, t);
+  // Counted once the transaction committed (a rolled-back, redelivered finish does not count twice).
+  afterCommit(tx, () => recordTerminal(row, t));
   const traffic = addTraffic(row.trafficCarried as TrafficReport | null, t.traffic);
   await appendEvent(tx, row, `request.${t.status}`, t.status, {
     ...(t.userError ? { error: t.userError } : {}),

@@ -1,3 +1,4 @@
+import { transactionWithHooks } from '@wdr/kit/db';
 import { createHmac } from 'node:crypto';
 import { canonicalJson } from '@wdr/kit/canonical-json';
 import type { Sealer } from '@wdr/kit/sealing';
@@ -163,7 +164,7 @@ export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataReq
     return false;
   }
 
-  const served = await deps.db.$transaction(async (tx) => {
+  const served = await transactionWithHooks(deps.db, async (tx) => {
     // Lock the request; one cancelled or finished since it was read stays as it is.
     const [row] = await tx.dataRequest.updateManyAndReturn({
       where: { id: request.id, status: { notIn: [...TERMINAL] } },

@@ -2,7 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import type { Admin, Consumer, KafkaMessage } from 'kafkajs';
 import { Gauge } from 'prom-client';
 import { envelopeSchema, eventSpecOf, TOPICS, type Envelope, type TopicKey } from '@wdr/contracts';
-import type { RawSql, TxCapable } from '../db.js';
+import { transactionWithHooks, type RawSql, type TxCapable } from '../db.js';
 import { isDependencyFailure } from '../dependency-failure.js';
 import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics.js';
@@ -191,7 +191,8 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
             },
             transaction: async (fn) => {
               ran = true;
-              return db.$transaction(
+              return transactionWithHooks(
+                db,
                 async (tx) => {
                   if ((await markProcessed(tx, envelope.id)) === 0) return false;
                   await fn(tx);
