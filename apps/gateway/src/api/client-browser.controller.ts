@@ -10,6 +10,7 @@ import {
   listDeliveries,
   listWebhooks,
   readWebhook,
+  redeliverWebhookMessage,
   rotateWebhookSecret,
   updateWebhook,
 } from '../domain/browser/webhooks.js';
@@ -36,6 +37,7 @@ import type {
   WebhookEndpoint,
   WebhookEndpointPage,
   WebhookEndpointWithSecret,
+  WebhookMessage,
   Workflow,
   WorkflowDetail,
   WorkflowPage,
@@ -568,7 +570,7 @@ export class ClientBrowserController extends Controller {
     items: [
       {
         id: 'd4e5f6a7-b8c9-4d0e-9f1a-2b3c4d5e6f70',
-        message_id: '6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d',
+        message_id: 'msg_6a5b4c3d2e1f4a0b9c8d7e6f5a4b3c2d',
         event_type: 'request.completed',
         attempt: 2,
         outcome: 'delivered',
@@ -580,7 +582,7 @@ export class ClientBrowserController extends Controller {
       },
       {
         id: 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f',
-        message_id: '6a5b4c3d-2e1f-4a0b-9c8d-7e6f5a4b3c2d',
+        message_id: 'msg_6a5b4c3d2e1f4a0b9c8d7e6f5a4b3c2d',
         event_type: 'request.completed',
         attempt: 1,
         outcome: 'failed',
@@ -606,6 +608,36 @@ export class ClientBrowserController extends Controller {
   ): Promise<WebhookDeliveryPage> {
     const tenantId = tenantOf(req).tenantId;
     return listDeliveries(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, { cursor, limit });
+  }
+
+  /**
+   * Beyond the spec: deliver one message again now (by its `webhook-id`, the deliveries list's
+   * `message_id`), whatever its status: same webhook-id and body, its retry schedule started over.
+   * @summary Redeliver a webhook message
+   * @param messageId The message's `webhook-id` (`msg_…`).
+   */
+  @Post('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/deliveries/{messageId}/redeliver')
+  @Example<WebhookMessage>({
+    id: 'msg_6a5b4c3d2e1f4a0b9c8d7e6f5a4b3c2d',
+    event_type: 'request.completed',
+    status: 'pending',
+    attempts: 8,
+    next_attempt_at: '2026-11-26T16:02:11.000Z',
+    delivered_at: null,
+    created_at: '2026-11-25T12:07:10.300Z',
+  })
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment, webhook or message')
+  @Response<PublicErrorBody>(409, 'CONFLICT: the message is being delivered right now')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
+  public async redeliverBrowserWebhookMessage(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+    @Path() webhookId: string,
+    @Path() messageId: string,
+  ): Promise<WebhookMessage> {
+    const tenantId = tenantOf(req).tenantId;
+    return redeliverWebhookMessage(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, messageId);
   }
 
   /**

@@ -276,6 +276,22 @@ export interface WebhookEndpointWithSecret {
   secret?: string;
 }
 
+/** A message (one event for one endpoint) and where its schedule stands (the answer to a redelivery). */
+export interface WebhookMessage {
+  /** The `webhook-id` header of its deliveries (`msg_…`). */
+  id: string;
+  event_type: string;
+  status: 'pending' | 'delivered' | 'failed';
+  /** @isInt */
+  attempts: number;
+  /** @format date-time */
+  next_attempt_at: string | null;
+  /** @format date-time */
+  delivered_at: string | null;
+  /** @format date-time */
+  created_at: string;
+}
+
 export interface WebhookEndpointPage {
   items: WebhookEndpoint[];
   next_cursor: string | null;

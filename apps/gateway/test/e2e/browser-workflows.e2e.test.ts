@@ -347,6 +347,19 @@ describe('webhook management and Idempotency-Key', () => {
     );
     expect(notice.filter((r) => signatureValid(r, r1.body.secret))).toHaveLength(1);
 
+    // Manual redelivery of that message: the same webhook-id and body again, a second attempt listed.
+    const first = notice.find((r) => signatureValid(r, r1.body.secret))!;
+    const webhookId = String(first.headers['webhook-id']);
+    const redelivered = await post(a, `${base}/${id}/deliveries/${webhookId}/redeliver`, {});
+    expect(redelivered.status).toBe(200);
+    expect(redelivered.body).toMatchObject({ id: webhookId, status: 'pending', event_type: 'webhook.endpoint_disabled' });
+    const again = await eventually(async () => received.filter((r) => r.headers['webhook-id'] === webhookId), (rs) => rs.length === 2, 30_000);
+    expect(again[1]!.body).toBe(first.body);
+    const attempts = await eventually(async () => (await get(a, `${base}/${id}/deliveries`)).body.items, (items: { message_id: string }[]) => items.filter((x) => x.message_id === webhookId).length === 2, 30_000);
+    expect(attempts.filter((x: { message_id: string }) => x.message_id === webhookId).map((x: { attempt: number }) => x.attempt).sort()).toEqual([1, 2]);
+    expect((await post(a, `${base}/${id}/deliveries/msg_${'0'.repeat(32)}/redeliver`, {})).status).toBe(404);
+    expect((await post(a, `${base}/${id}/deliveries/not-a-webhook-id/redeliver`, {})).status).toBe(404);
+
     // Delete under a key: the replay answers 204 again; without the key the endpoint is gone (404).
     const del1 = gateway().delete(`${B}${base}/${victim}`).set('Authorization', `Bearer ${a.token}`).set('Idempotency-Key', 'hook-delete-0001');
     expect((await del1).status).toBe(204);

@@ -247,6 +247,27 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/deliveries/{messageId}/redeliver": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /**
+         * Redeliver a webhook message
+         * @description Beyond the spec: deliver one message again now (by its `webhook-id`, the deliveries list's
+         *     `message_id`), whatever its status: same webhook-id and body, its retry schedule started over.
+         */
+        post: operations["RedeliverBrowserWebhookMessage"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/client/browser/projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/disable": {
         parameters: {
             query?: never;
@@ -2338,6 +2359,22 @@ export interface components {
         };
         /** @enum {string} */
         WebhookEventType: "request.accepted" | "request.running" | "request.completed" | "request.failed" | "request.cancelled" | "tokens.settled" | "tokens.refunded" | "billing.balance_low" | "billing.balance_exhausted" | "webhook.endpoint_disabled" | "batch.completed";
+        /** @description A message (one event for one endpoint) and where its schedule stands (the answer to a redelivery). */
+        WebhookMessage: {
+            /** @description The `webhook-id` header of its deliveries (`msg_…`). */
+            id: string;
+            event_type: string;
+            /** @enum {string} */
+            status: "pending" | "delivered" | "failed";
+            /** Format: int32 */
+            attempts: number;
+            /** Format: date-time */
+            next_attempt_at: string | null;
+            /** Format: date-time */
+            delivered_at: string | null;
+            /** Format: date-time */
+            created_at: string;
+        };
         Workflow: {
             id: string;
             project_id: string;
@@ -3399,6 +3436,68 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: bad limit or cursor */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    RedeliverBrowserWebhookMessage: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                projectId: string;
+                environmentId: string;
+                webhookId: string;
+                /** @description The message's `webhook-id` (`msg_…`). */
+                messageId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["WebhookMessage"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description NOT_FOUND: no such project, environment, webhook or message */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description CONFLICT: the message is being delivered right now */
+            409: {
                 headers: {
                     [name: string]: unknown;
                 };

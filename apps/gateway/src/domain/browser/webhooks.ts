@@ -9,6 +9,7 @@ import type {
   WebhookEndpoint,
   WebhookEndpointPage,
   WebhookEndpointWithSecret,
+  WebhookMessage,
 } from '../../api/models-browser.js';
 import { requestIdFor } from '../requests/data-requests.js';
 import { idempotentWrite, idOrNotFound, notFound, pageOf, type PageArgs } from './claims.js';
@@ -130,4 +131,17 @@ export async function listDeliveries(deps: GatewayDeps, tenantId: string, scope:
     params: { endpointId },
     query: { tenant_id: tenantId, limit: take, ...(args.cursor ? { cursor: args.cursor } : {}) },
   }) as Promise<WebhookDeliveryPage>;
+}
+
+const WEBHOOK_ID_RE = /^msg_[0-9a-f]{32}$/;
+
+/**
+ * Manual redelivery of one message (by its `webhook-id`, as the deliveries list shows it): due now
+ * whatever its status, its schedule started over, same webhook-id and body. One being delivered at
+ * this moment is 409. Naturally idempotent: a repeat just makes it due again.
+ */
+export async function redeliverWebhookMessage(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string, messageId: string): Promise<WebhookMessage> {
+  const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
+  if (!WEBHOOK_ID_RE.test(messageId)) throw notFound('webhook message');
+  return (await callInternal(deps.webhooks, webhooksApi.redeliver, { params: { endpointId, messageId }, body: { tenant_id: tenantId } })) as WebhookMessage;
 }
