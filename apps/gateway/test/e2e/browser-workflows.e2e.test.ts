@@ -355,8 +355,13 @@ describe('webhook management and Idempotency-Key', () => {
     expect(redelivered.body).toMatchObject({ id: webhookId, status: 'pending', event_type: 'webhook.endpoint_disabled' });
     const again = await eventually(async () => received.filter((r) => r.headers['webhook-id'] === webhookId), (rs) => rs.length === 2, 30_000);
     expect(again[1]!.body).toBe(first.body);
-    const attempts = await eventually(async () => (await get(a, `${base}/${id}/deliveries`)).body.items, (items: { message_id: string }[]) => items.filter((x) => x.message_id === webhookId).length === 2, 30_000);
-    expect(attempts.filter((x: { message_id: string }) => x.message_id === webhookId).map((x: { attempt: number }) => x.attempt).sort()).toEqual([1, 2]);
+    type Attempt = { message_id: string; attempt: number };
+    const attempts = await eventually(
+      async () => ((await get(a, `${base}/${id}/deliveries`)).body.items as Attempt[]).filter((x) => x.message_id === webhookId),
+      (items) => items.length === 2,
+      30_000,
+    );
+    expect(attempts.map((x) => x.attempt).sort()).toEqual([1, 2]);
     expect((await post(a, `${base}/${id}/deliveries/msg_${'0'.repeat(32)}/redeliver`, {})).status).toBe(404);
     expect((await post(a, `${base}/${id}/deliveries/not-a-webhook-id/redeliver`, {})).status).toBe(404);
 
