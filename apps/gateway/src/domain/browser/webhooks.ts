@@ -26,11 +26,12 @@ export interface Scope {
   environmentId: string;
 }
 
-async function endpointInScope(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string): Promise<string> {
+/** The tenant's endpoint named in the path, if it belongs to the scope; any other is a 404. */
+async function endpointInScope(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string): Promise<WebhookEndpoint> {
   const endpointId = idOrNotFound(webhookId, 'webhook');
   const e = await callInternal(deps.webhooks, webhooksApi.readEndpoint, { params: { endpointId }, query: { tenant_id: tenantId } });
   if (e.project_id !== scope.projectId || e.environment_id !== scope.environmentId) throw notFound('webhook');
-  return endpointId;
+  return e as WebhookEndpoint;
 }
 
 /** The cabinet's routes name the scope in the path: the tenant's project and environment, or 404. */
@@ -65,30 +66,25 @@ export async function createWebhook(deps: GatewayDeps, tenantId: string, idempot
   return secret !== undefined ? { endpoint, secret } : { endpoint };
 }
 
-export async function readWebhook(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string): Promise<WebhookEndpoint> {
-  const endpointId = idOrNotFound(webhookId, 'webhook');
-  const e = await callInternal(deps.webhooks, webhooksApi.readEndpoint, { params: { endpointId }, query: { tenant_id: tenantId } });
-  if (e.project_id !== scope.projectId || e.environment_id !== scope.environmentId) throw notFound('webhook');
-  return e as WebhookEndpoint;
-}
+export const readWebhook = (deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string): Promise<WebhookEndpoint> => endpointInScope(deps, tenantId, scope, webhookId);
 
 export async function updateWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, webhookId: string, body: UpdateWebhookBody): Promise<WebhookEndpoint> {
   return idempotentWrite(deps, tenantId, idempotencyKey, 'update_webhook', { scope, webhookId, body }, async () => {
-    const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
+    const { id: endpointId } = await endpointInScope(deps, tenantId, scope, webhookId);
     return (await callInternal(deps.webhooks, webhooksApi.updateEndpoint, { params: { endpointId }, body: { tenant_id: tenantId, ...body } })) as WebhookEndpoint;
   });
 }
 
 export async function disableWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, webhookId: string): Promise<WebhookEndpoint> {
   return idempotentWrite(deps, tenantId, idempotencyKey, 'disable_webhook', { scope, webhookId }, async () => {
-    const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
+    const { id: endpointId } = await endpointInScope(deps, tenantId, scope, webhookId);
     return (await callInternal(deps.webhooks, webhooksApi.disableEndpoint, { params: { endpointId }, body: { tenant_id: tenantId } })) as WebhookEndpoint;
   });
 }
 
 export async function deleteWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, webhookId: string): Promise<void> {
   await idempotentWrite(deps, tenantId, idempotencyKey, 'delete_webhook', { scope, webhookId }, async () => {
-    const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
+    const { id: endpointId } = await endpointInScope(deps, tenantId, scope, webhookId);
     await callInternal(deps.webhooks, webhooksApi.deleteEndpoint, { params: { endpointId }, body: { tenant_id: tenantId } });
     return null;
   });
@@ -104,7 +100,7 @@ export async function rotateWebhookSecret(
 ): Promise<WebhookEndpointWithSecret> {
   let secret: string | undefined;
   const endpoint = await idempotentWrite(deps, tenantId, idempotencyKey, 'rotate_webhook_secret', { scope, webhookId, body }, async () => {
-    const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
+    const { id: endpointId } = await endpointInScope(deps, tenantId, scope, webhookId);
     const rotated = await callInternal(deps.webhooks, webhooksApi.rotateSecret, {
       params: { endpointId },
       body: { tenant_id: tenantId, previous_valid_seconds: body.previous_valid_seconds ?? 86_400 },
@@ -125,7 +121,7 @@ export async function listWebhooks(deps: GatewayDeps, tenantId: string, scope: S
 
 /** An endpoint's delivery attempts, newest first as the dispatcher lists them, redacted by it. */
 export async function listDeliveries(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string, args: PageArgs): Promise<WebhookDeliveryPage> {
-  const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
+  const { id: endpointId } = await endpointInScope(deps, tenantId, scope, webhookId);
   const { take } = pageOf({ limit: args.limit });
   return callInternal(deps.webhooks, webhooksApi.listAttempts, {
     params: { endpointId },
@@ -141,7 +137,7 @@ const WEBHOOK_ID_RE = /^msg_[0-9a-f]{32}$/;
  * this moment is 409. Naturally idempotent: a repeat just makes it due again.
  */
 export async function redeliverWebhookMessage(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string, messageId: string): Promise<WebhookMessage> {
-  const endpointId = await endpointInScope(deps, tenantId, scope, webhookId);
+  const { id: endpointId } = await endpointInScope(deps, tenantId, scope, webhookId);
   if (!WEBHOOK_ID_RE.test(messageId)) throw notFound('webhook message');
   return (await callInternal(deps.webhooks, webhooksApi.redeliver, { params: { endpointId, messageId }, body: { tenant_id: tenantId } })) as WebhookMessage;
 }
