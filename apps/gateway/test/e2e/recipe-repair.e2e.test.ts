@@ -182,16 +182,15 @@ describe('auto-repair', () => {
     return eventually(() => detail(t, sub.body.id), (d) => d.status === 'completed' || d.status === 'failed', 60_000);
   }
   const recipeOf = async (t: Tenant, id: string) => (await gw().get(`/api/v1/client/recipes/${id}`).set(client(t)).expect(200)).body;
-
-  it('repairs a drifting active version once within the window, no more, and again only with continuous repair confirmed', async () => {
-    const t = await newTenant('repair', 1000);
+  /** A recipe with auto-repair on, active at once, reading title and price off a fresh product page of the shop. */
+  async function driftingRecipe(t: Tenant, name: string): Promise<{ created: { body: { id: string; active_version_id: string } }; path: string }> {
     const path = `/p/${randomUUID()}`;
     pages.set(path, productPage(1));
     const created = await gw()
       .post('/api/v1/client/recipes')
       .set(client(t))
       .send({
-        name: 'Drifting',
+        name,
         sample_url: `${shop.url}${path}`,
         auto_repair_enabled: true,
         activate: true,
@@ -204,6 +203,12 @@ describe('auto-repair', () => {
         },
       })
       .expect(201);
+    return { created, path };
+  }
+
+  it('repairs a drifting active version once within the window, no more, and again only with continuous repair confirmed', async () => {
+    const t = await newTenant('repair', 1000);
+    const { created, path } = await driftingRecipe(t, 'Drifting');
     const v1 = created.body.active_version_id as string;
     expect(await extractOnce(t, created.body.id, path)).toMatchObject({ status: 'completed' });
 
@@ -296,19 +301,7 @@ describe('auto-repair', () => {
 
   it('repairs with the heuristic alone, free, when the balance cannot pass the LLM preflight', async () => {
     const t = await newTenant('repair-poor', 45);
-    const path = `/p/${randomUUID()}`;
-    pages.set(path, productPage(1));
-    const created = await gw()
-      .post('/api/v1/client/recipes')
-      .set(client(t))
-      .send({
-        name: 'Poor drift',
-        sample_url: `${shop.url}${path}`,
-        auto_repair_enabled: true,
-        activate: true,
-        definition: { dsl_version: 1, fields: [{ name: 'title', type: 'string', required: true, selectors: ['h1.title'] }, { name: 'price', type: 'number', required: true, selectors: ['.price'] }] },
-      })
-      .expect(201);
+    const { created, path } = await driftingRecipe(t, 'Poor drift');
     pages.set(path, productPage(2));
     const from = llm.requests.length;
     expect(await extractOnce(t, created.body.id, path)).toMatchObject({ status: 'failed' });
