@@ -187,6 +187,20 @@ describe('endpoints', () => {
     const bad = await callInternal(client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 2, cursor: 'nonsense' } }).catch((e: unknown) => e);
     expect(bad).toMatchObject({ code: 'VALIDATION_FAILED' });
   });
+
+  it('a create under an endpoint_id already used answers that endpoint with its secret; another tenant under it is refused', async () => {
+    const tenant = randomUUID();
+    const r = await receiver(ok);
+    const endpointId = randomUUID();
+    const body = { tenant_id: tenant, url: r.url, event_types: ['request.completed' as const], endpoint_id: endpointId };
+    const first = await callInternal(client, webhooksApi.createEndpoint, { body });
+    expect(first.endpoint.id).toBe(endpointId);
+    const retried = await callInternal(client, webhooksApi.createEndpoint, { body });
+    expect(retried).toEqual(first);
+    expect((await callInternal(client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 50 } })).items).toHaveLength(1);
+    const other = await callInternal(client, webhooksApi.createEndpoint, { body: { ...body, tenant_id: randomUUID() } }).catch((e: unknown) => e);
+    expect(other).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
+  });
 });
 
 describe('deliveries', () => {
