@@ -45,6 +45,28 @@ export async function idempotentWrite<T>(
   });
 }
 
+/**
+ * `idempotentWrite` for a write whose answer carries a secret shown once (an API key, a signing
+ * secret): the claim stores the answer without it, so the secret is never kept in clear, and a
+ * replay answers `value` alone (`secret` undefined).
+ */
+export async function idempotentWriteWithSecret<T>(
+  deps: GatewayDeps,
+  tenantId: string,
+  idempotencyKey: string | undefined,
+  operation: string,
+  input: unknown,
+  write: (tx: Tx) => Promise<{ value: T; secret: string }>,
+): Promise<{ value: T; secret: string | undefined }> {
+  let secret: string | undefined;
+  const value = await idempotentWrite(deps, tenantId, idempotencyKey, operation, input, async (tx) => {
+    const written = await write(tx);
+    secret = written.secret;
+    return written.value;
+  });
+  return { value, secret };
+}
+
 /** UUID version 7 (time-ordered), so ids sort in creation order and serve as cursors. */
 export function uuidv7(now = Date.now()): string {
   const b = randomBytes(16);

@@ -6,7 +6,7 @@ import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { CredentialCache } from '../auth/credential-cache.js';
 import { digestMatches } from '../tenants/api-keys.js';
 import { limitsOf, type AuthenticatedTenant } from '../tenants/tenants.js';
-import { idOrNotFound, idempotentWrite, notFound, uuidv7 } from './claims.js';
+import { idOrNotFound, idempotentWriteWithSecret, notFound, uuidv7 } from './claims.js';
 import { requireEnvironment } from './workspaces.js';
 
 /**
@@ -67,14 +67,13 @@ const keyView = (k: { id: string; projectId: string; environmentId: string; labe
 /** Beyond the spec: issue a key for a project and environment; the key is in this answer only (an idempotent replay omits it). */
 export async function issueProjectKey(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, projectId: string, environmentId: string, body: CreateProjectKeyBody): Promise<ProjectKey> {
   const scope = await requireEnvironment(deps, tenantId, projectId, environmentId);
-  let issued: string | undefined;
-  const view = await idempotentWrite(deps, tenantId, idempotencyKey, 'issue_project_key', { scope, body }, async (tx) => {
+  const { value: view, secret: issued } = await idempotentWriteWithSecret(deps, tenantId, idempotencyKey, 'issue_project_key', { scope, body }, async (tx) => {
     const prefix = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x').slice(0, 12);
-    issued = `wdrp_${prefix}_${randomBytes(32).toString('base64url')}`;
+    const key = `wdrp_${prefix}_${randomBytes(32).toString('base64url')}`;
     const row = await tx.projectApiKey.create({
-      data: { id: uuidv7(), tenantId, ...scope, prefix, hash: hashOf(issued, deps.env.API_KEY_PEPPER), label: body.label ?? 'default' },
+      data: { id: uuidv7(), tenantId, ...scope, prefix, hash: hashOf(key, deps.env.API_KEY_PEPPER), label: body.label ?? 'default' },
     });
-    return keyView(row);
+    return { value: keyView(row), secret: key };
   });
   return issued !== undefined ? { ...view, api_key: issued } : view;
 }

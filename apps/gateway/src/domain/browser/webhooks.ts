@@ -12,7 +12,7 @@ import type {
   WebhookMessage,
 } from '../../api/models-browser.js';
 import { requestIdFor } from '../requests/data-requests.js';
-import { idempotentWrite, idOrNotFound, notFound, pageOf, type PageArgs } from './claims.js';
+import { idempotentWrite, idempotentWriteWithSecret, idOrNotFound, notFound, pageOf, type PageArgs } from './claims.js';
 import { requireEnvironment } from './workspaces.js';
 
 /**
@@ -47,8 +47,7 @@ export const cabinetScope = (deps: GatewayDeps, tenantId: string, projectId: str
  * replayed create or rotation answers the endpoint without `secret` (rotate again for a new one).
  */
 export async function createWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, body: CreateWebhookBody): Promise<WebhookEndpointWithSecret> {
-  let secret: string | undefined;
-  const endpoint = await idempotentWrite(deps, tenantId, idempotencyKey, 'create_webhook', { scope, body }, async () => {
+  const { value: endpoint, secret } = await idempotentWriteWithSecret(deps, tenantId, idempotencyKey, 'create_webhook', { scope, body }, async () => {
     const created = await callInternal(deps.webhooks, webhooksApi.createEndpoint, {
       body: {
         tenant_id: tenantId,
@@ -60,8 +59,7 @@ export async function createWebhook(deps: GatewayDeps, tenantId: string, idempot
         ...(idempotencyKey !== undefined ? { endpoint_id: requestIdFor(tenantId, `webhook:${idempotencyKey}`) } : {}),
       },
     });
-    secret = created.secret;
-    return created.endpoint as WebhookEndpoint;
+    return { value: created.endpoint as WebhookEndpoint, secret: created.secret };
   });
   return secret !== undefined ? { endpoint, secret } : { endpoint };
 }
@@ -98,15 +96,13 @@ export async function rotateWebhookSecret(
   webhookId: string,
   body: RotateWebhookSecretBody,
 ): Promise<WebhookEndpointWithSecret> {
-  let secret: string | undefined;
-  const endpoint = await idempotentWrite(deps, tenantId, idempotencyKey, 'rotate_webhook_secret', { scope, webhookId, body }, async () => {
+  const { value: endpoint, secret } = await idempotentWriteWithSecret(deps, tenantId, idempotencyKey, 'rotate_webhook_secret', { scope, webhookId, body }, async () => {
     const { id: endpointId } = await endpointInScope(deps, tenantId, scope, webhookId);
     const rotated = await callInternal(deps.webhooks, webhooksApi.rotateSecret, {
       params: { endpointId },
       body: { tenant_id: tenantId, previous_valid_seconds: body.previous_valid_seconds ?? 86_400 },
     });
-    secret = rotated.secret;
-    return rotated.endpoint as WebhookEndpoint;
+    return { value: rotated.endpoint as WebhookEndpoint, secret: rotated.secret };
   });
   return secret !== undefined ? { endpoint, secret } : { endpoint };
 }
