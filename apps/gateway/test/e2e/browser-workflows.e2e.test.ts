@@ -458,4 +458,21 @@ describe('running a workflow with the project+environment key', () => {
     expect(elsewhere.every((b) => JSON.parse(b).data.environment_id === prod)).toBe(true);
     expect(received.filter((r) => r.body.includes(first.body.id))).toHaveLength(2);
   }, 240_000);
+
+  it('a definition with max_credits_per_request holds only that much of the cap: runs fit side by side', async () => {
+    const p = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Side by side', slug: 'side-by-side', budget_cap_tokens: 12 });
+    const pid = (p.headers['location'] as string).split('/').pop()!;
+    const env = (await get(a, `/projects/${pid}`)).body.environments[0].id as string;
+    const key = (await post(a, `/projects/${pid}/environments/${env}/api-keys`, {})).body.api_key as string;
+    const wf = (await post(a, `/projects/${pid}/workflows`, { name: 'capped' })).body.id as string;
+    const v = (await post(a, `/workflows/${wf}/versions`, { definition: { url: `${site.url}/js-page`, wait_for_selector: '#rendered', max_credits_per_request: 6 } })).body;
+    await post(a, `/workflow-versions/${v.id}/publish`, { revision: 1 });
+    await post(a, `/workflows/${wf}/versions/${v.id}/activate`, { workflow_version: 0 });
+    // Each run holds its own ceiling (6) while it runs: two fit in 12, a third does not.
+    const runs = [await run(key, `${pid}/environments/${env}/workflows/${wf}/runs`), await run(key, `${pid}/environments/${env}/workflows/${wf}/runs`)];
+    expect(runs.map((r) => r.status)).toEqual([202, 202]);
+    const third = await run(key, `${pid}/environments/${env}/workflows/${wf}/runs`);
+    expect([third.status, third.body.code]).toEqual([402, 'PROJECT_BUDGET_EXHAUSTED']);
+    for (const r of runs) await eventually(async () => (await readRun(key, `${pid}/environments/${env}/runs/${r.body.id}`)).body, (d) => d.token_state === 'settled', 90_000);
+  }, 240_000);
 });
