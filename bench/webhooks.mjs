@@ -80,6 +80,8 @@ const dispatcher = await startServiceProcess('webhook-dispatcher', {
   WEBHOOK_ENDPOINT_CONCURRENCY: String(ENDPOINT_CONCURRENCY),
   ...(CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}` } : {}),
 });
+// A failed run (a thrown phase) must not leave the dispatcher running: kill it as the bench exits.
+process.on('exit', () => dispatcher.proc()?.kill('SIGKILL'));
 const client = createServiceClient({ name: 'webhook-dispatcher', baseUrl: dispatcher.url });
 
 const tenantId = randomUUID();
