@@ -1,7 +1,10 @@
 #!/usr/bin/env bash
 # Local single-node Apache Kafka (KRaft, broker+controller) from Maven Central jars.
 #
-#   bash infra/kafka/kafka.sh start|stop|status|reset
+#   bash infra/kafka/kafka.sh start|stop|status|reset|libs
+#
+# `libs` only fetches the jars (tests start a second, secured broker from them: packages/testkit
+# secure-kafka.ts).
 #
 # Env:
 #   KAFKA_PORT              client listener        (default 9092)
@@ -348,5 +351,6 @@ case "${1:-}" in
   stop)   with_lock cmd_stop ;;
   status) cmd_status ;;
   reset)  with_lock cmd_reset ;;
-  *) echo "usage: $0 start|stop|status|reset" >&2; exit 2 ;;
+  libs)   with_lock ensure_libs ;;
+  *) echo "usage: $0 start|stop|status|reset|libs" >&2; exit 2 ;;
 esac

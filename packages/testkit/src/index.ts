@@ -11,3 +11,4 @@ export * from './tcp-proxy.js';
 export * from './proxy-exits.js';
 export * from './kafka-proxy.js';
 export * from './chat-completions.js';
+export * from './secure-kafka.js';
