@@ -11,6 +11,7 @@ import { PrismaClient } from './generated/prisma/client.js';
 import { mountApiReference } from './api/reference.js';
 import { publicValidationError } from './api/validation-errors.js';
 import { CREDENTIALS_CHANNEL, CredentialCache } from './domain/auth/credential-cache.js';
+import { purgeWriteClaims } from './domain/browser/claims.js';
 import { withLimiterScripts, type LimiterRedis } from './domain/limits/redis-scripts.js';
 import type { GatewayEnv } from './env.js';
 import { RegisterRoutes } from './routes/routes.js';
@@ -79,6 +80,7 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
  * consumer. Ready means "can serve the API": the database only (Redis and Kafka degrade, see above).
  */
 export function createGatewayService(deps: GatewayDeps): ServiceLifecycle {
+  let purgeTimer: NodeJS.Timeout | undefined;
   return {
     app: createApp(deps),
     start: async () => {
@@ -89,10 +91,19 @@ export function createGatewayService(deps: GatewayDeps): ServiceLifecycle {
       // Kafka is not required to serve: the live feed connects in the background (streams poll
       // the stored events until it does).
       deps.liveEvents.start();
+      // Idempotency claims of the cabinet's writes outlive their window otherwise (every replica
+      // purges; the deletes of two at once only overlap).
+      purgeTimer = setInterval(() => {
+        purgeWriteClaims(deps.db, deps.env.IDEMPOTENCY_RETENTION_HOURS)
+          .then((n) => n > 0 && deps.log.info({ purged: n }, 'expired write claims purged'))
+          .catch((err: unknown) => deps.log.warn({ err }, 'purging write claims failed'));
+      }, 3_600_000);
+      purgeTimer.unref();
     },
     // Open event streams would hold the HTTP server's shutdown until the grace period ends.
     beforeClose: () => deps.liveEvents.closeAll(),
     stop: async () => {
+      clearInterval(purgeTimer);
       await deps.liveEvents.stop();
       await deps.credentialChanges.stop();
       deps.credentials.trust(false);

@@ -44,6 +44,11 @@ export const gatewayEnv = {
   AUTH_CACHE_MAX_ENTRIES: positiveInt(10_000, 1_000_000),
   /** Cabinet tokens expire after this many days unless the admin command says otherwise. */
   CABINET_TOKEN_TTL_DAYS: positiveInt(90, 3650),
+  /**
+   * How long an Idempotency-Key of a cabinet browser-workflow write (projects, members, workflows,
+   * keys, webhooks) replays its stored answer; older claims are purged hourly and the key is new again.
+   */
+  IDEMPOTENCY_RETENTION_HOURS: positiveInt(24, 24 * 365),
 };
 
 export type GatewayEnv = ReturnType<typeof loadGatewayEnv>;

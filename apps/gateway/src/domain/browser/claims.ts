@@ -67,6 +67,23 @@ export async function idempotentWriteWithSecret<T>(
   return { value, secret };
 }
 
+/**
+ * Forget the write claims older than the retention (IDEMPOTENCY_RETENTION_HOURS): after that the same
+ * key is a new write, as documented. Deleted oldest first, at most `batch` rows per statement (the
+ * created_at index), so a large backlog never holds one long transaction. Returns the count deleted.
+ */
+export async function purgeWriteClaims(db: GatewayDeps['db'], retentionHours: number, batch = 5_000): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await db.$executeRaw`
+      DELETE FROM client_write_claims WHERE key_id IN (
+        SELECT key_id FROM client_write_claims WHERE created_at < now() - make_interval(hours => ${retentionHours}::int)
+        ORDER BY created_at LIMIT ${batch}::int)`;
+    total += deleted;
+    if (deleted < batch) return total;
+  }
+}
+
 /** UUID version 7 (time-ordered), so ids sort in creation order and serve as cursors. */
 export function uuidv7(now = Date.now()): string {
   const b = randomBytes(16);
