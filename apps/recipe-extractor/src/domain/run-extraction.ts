@@ -43,13 +43,17 @@ interface RunEnd {
  */
 export async function runExtraction(deps: RunDeps, tenantId: string, job: z.infer<typeof ExtractionJobRequested>, ctx: HandlerContext<Tx>): Promise<void> {
   if (await ctx.alreadyProcessed()) return;
-  const run = await runFor(deps.db, tenantId, job);
+  const run = await runFor(deps, tenantId, job);
   if (!run || (TERMINAL_RUN_STATUSES as readonly string[]).includes(run.status)) {
     await ctx.transaction(async () => {});
     return;
   }
   const pageStatus = job.page_status ?? 'completed';
   const end = pageStatus === 'completed' ? await extractPage(deps, run) : pageNotCompleted(pageStatus);
+  // Deliveries of one job may run at once (the consumer takes several messages of a partition in
+  // flight): each may extract, but only the one whose update finds the run not yet terminal ends it,
+  // and only that one counts it and may request a repair.
+  let endedHere = false as boolean;
   await ctx.transaction(async (tx) => {
     const ended = await tx.extractionRun.updateMany({
       where: { id: run.id, status: { notIn: [...TERMINAL_RUN_STATUSES] } },
@@ -62,25 +66,59 @@ export async function runExtraction(deps: RunDeps, tenantId: string, job: z.infe
         finishedAt: new Date(),
       },
     });
-    if (ended.count === 1 && end.status === 'failed' && (DRIFT_ERROR_CODES as readonly string[]).includes(end.error?.code ?? '')) {
+    endedHere = ended.count === 1;
+    if (endedHere && end.status === 'failed' && (DRIFT_ERROR_CODES as readonly string[]).includes(end.error?.code ?? '')) {
       await requestRepairIfDrifting(tx, deps.repair, deps.metrics, run);
     }
   });
+  if (!endedHere) return;
   deps.metrics.counter('extraction_runs_total', 'Extraction runs ended, by outcome.', ['outcome']).inc({ outcome: end.status === 'completed' ? 'completed' : (end.error?.code ?? 'failed').toLowerCase() });
 }
 
-/** The run reserved at admission; a job whose run was never reserved (its admission died half-way) gets one from the job. */
-async function runFor(db: PrismaClient, tenantId: string, job: z.infer<typeof ExtractionJobRequested>): Promise<ExtractionRun | null> {
+/**
+ * The run reserved at admission. A job may find none: the gateway creates the run only after the
+ * orchestrator answered its create, and the page can be done first (a result-cache hit, a fast
+ * page, a gateway slowed down between the two calls), or that second call was lost. The
+ * run is then created from the job and from the request as the orchestrator stores it, with what
+ * admission would have given it: the page origin (relative URLs resolve against it) and, for a
+ * retry, the run of the retried request (`retried_from_run_id`). Both writers upsert by request
+ * id with the same values, so whichever comes second answers the first one's run.
+ */
+async function runFor(deps: Pick<RunDeps, 'db' | 'orchestrator'>, tenantId: string, job: z.infer<typeof ExtractionJobRequested>): Promise<ExtractionRun | null> {
+  const db = deps.db;
   const run = await db.extractionRun.findUnique({ where: { requestId: job.request_id } });
   if (run || !job.recipe_id) return run;
   const recipe = await db.recipe.findUnique({ where: { id: job.recipe_id } });
   const versionId = job.version_id ?? recipe?.activeVersionId ?? null;
   if (!recipe || recipe.tenantId !== tenantId || versionId === null) return null;
+  // A request the orchestrator no longer has still gets its run (it fails reading the page, PAGE_UNAVAILABLE).
+  const request = await callInternal(deps.orchestrator, orchestratorApi.readRequest, { params: { id: job.request_id }, query: { tenant_id: tenantId } }).catch((err: unknown) => {
+    if (err instanceof PublicError && err.code === 'NOT_FOUND') return undefined;
+    throw err;
+  });
+  const source = request?.retried_from_id ? await db.extractionRun.findUnique({ where: { requestId: request.retried_from_id } }) : null;
   return db.extractionRun.upsert({
     where: { requestId: job.request_id },
     update: {},
-    create: { id: randomUUID(), requestId: job.request_id, tenantId, recipeId: recipe.id, versionId, status: 'queued' },
+    create: {
+      id: randomUUID(),
+      requestId: job.request_id,
+      tenantId,
+      recipeId: recipe.id,
+      versionId,
+      pageOrigin: originOf(request?.url),
+      retriedFromRunId: source && source.tenantId === tenantId ? source.id : null,
+      status: 'queued',
+    },
   });
+}
+
+function originOf(url: string | undefined): string | null {
+  try {
+    return url ? new URL(url).origin : null;
+  } catch {
+    return null;
+  }
 }
 
 function pageNotCompleted(pageStatus: string): RunEnd {
