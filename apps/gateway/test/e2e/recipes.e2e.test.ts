@@ -1,7 +1,9 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
+import { createServer, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { adminCommand, eventually, startFixtureSite, startFleet, type FixtureSite, type Fleet } from '@wdr/testkit';
+import { adminCommand, eventually, KAFKA_BROKERS, startFixtureSite, startFleet, startKafkaProxy, type FixtureSite, type Fleet, type TcpProxy } from '@wdr/testkit';
 
 /**
  * Recipes and structured extraction through the public API on the real fleet: recipe writes and
@@ -11,7 +13,44 @@ import { adminCommand, eventually, startFixtureSite, startFleet, type FixtureSit
  */
 let fleet: Fleet;
 let site: FixtureSite;
+let held: HeldPage;
+/** recipe-extractor alone reaches Kafka through this relay: cutting it holds extraction jobs back (the rest of the fleet is untouched). */
+let extractorKafka: TcpProxy;
 let t: { id: string; apiKey: string; token: string };
+
+/**
+ * A target page that holds every answer until the test releases it: while a request to it is
+ * pending here, its page fetch is provably not over.
+ */
+interface HeldPage {
+  url: string;
+  arrived: () => number;
+  release: () => void;
+  close: () => Promise<void>;
+}
+
+async function startHeldPage(html: string): Promise<HeldPage> {
+  const waiting: ServerResponse[] = [];
+  let arrived = 0;
+  const server: Server = createServer((_req, res) => {
+    arrived++;
+    waiting.push(res);
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const release = () => {
+    for (const res of waiting.splice(0)) res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(html);
+  };
+  return {
+    url: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    arrived: () => arrived,
+    release,
+    close: async () => {
+      release();
+      server.closeAllConnections();
+      await new Promise((r) => server.close(r));
+    },
+  };
+}
 
 const gw = () => request(fleet.url('gateway'));
 const client = () => ({ Authorization: `Bearer ${t.token}` });
@@ -52,13 +91,19 @@ const PRODUCT_RULES = {
 
 beforeAll(async () => {
   site = await startFixtureSite();
-  fleet = await startFleet();
+  held = await startHeldPage('<!doctype html><html><body><h1 class="title">Held Shoe</h1><p class="price">10.00</p></body></html>');
+  const [host, port] = KAFKA_BROKERS[0]!.split(':');
+  extractorKafka = await startKafkaProxy({ host: host!, port: Number(port) });
+  fleet = await startFleet({ env: { 'recipe-extractor': { KAFKA_BROKERS: `127.0.0.1:${extractorKafka.port}` } } });
   t = await newTenant('recipes');
 }, 180_000);
 
 afterAll(async () => {
+  extractorKafka?.restore();
   await fleet?.stop();
   await site?.close();
+  await held?.close();
+  await extractorKafka?.close();
 });
 
 describe('recipes', () => {
@@ -183,8 +228,6 @@ describe('extraction', () => {
     const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
     expect(sub.status).toBe(202);
     expect(sub.body).toMatchObject({ status: 'pending', result_kind: 'extraction', page_status: 'pending' });
-    const early = await detail(sub.body.id);
-    expect(['waiting_for_page', 'queued', 'running', 'completed']).toContain(early.status);
 
     const d = await ended(sub.body.id);
     expect(d).toMatchObject({ status: 'completed', result_kind: 'extraction', page_status: 'completed', error: null, page_error: null });
@@ -207,6 +250,24 @@ describe('extraction', () => {
     });
     // The page result is still there beside it.
     expect((await gw().get(`/api/v1/data/requests/${sub.body.id}/result`).set(data())).text).toContain('Trail Shoe X');
+  }, 90_000);
+
+  it('is waiting_for_page while its page is being fetched, then ends with the run', async () => {
+    const before = held.arrived();
+    const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${held.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
+    expect(sub.status).toBe(202);
+    // The orchestrator is fetching the page and the page server has not answered: the fetch is not over.
+    await eventually(async () => held.arrived(), (n) => n > before, 30_000, 50);
+    const waiting = await detail(sub.body.id);
+    expect(waiting).toMatchObject({ status: 'waiting_for_page', result_kind: 'extraction', page_status: 'running', error: null, extraction: { status: 'waiting_for_page' } });
+    const list = (await gw().get('/api/v1/data/requests?limit=100').set(data()).expect(200)).body as { data: { id: string; status: string }[] };
+    expect(list.data.find((r) => r.id === sub.body.id)).toMatchObject({ status: 'waiting_for_page', page_status: 'running' });
+    expectPublicError(await gw().get(`/api/v1/data/requests/${sub.body.id}/extraction`).set(data()), 409, 'RESULT_NOT_READY');
+
+    held.release();
+    const d = await ended(sub.body.id);
+    expect(d).toMatchObject({ status: 'completed', page_status: 'completed', extraction: { status: 'completed' } });
+    expect((await gw().get(`/api/v1/data/requests/${sub.body.id}/extraction`).set(data()).expect(200)).body.data).toMatchObject({ title: 'Held Shoe', price: 10 });
   }, 90_000);
 
   it('fails the run with a clear error when a required field is missing, while the page completed', async () => {
@@ -323,4 +384,24 @@ describe('extraction', () => {
     const plain = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/page`, mode: 'http' });
     expectPublicError(await gw().get(`/api/v1/data/requests/${plain.body.id}/extraction`).set(data()), 404, 'NOT_FOUND');
   });
+  it('is queued once its page is done while its job waits for recipe-extractor, then runs', async () => {
+    // recipe-extractor cannot reach Kafka: the page completes, its job waits on the topic.
+    extractorKafka.cut();
+    try {
+      const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
+      expect(sub.status).toBe(202);
+      const queued = await eventually(() => detail(sub.body.id), (d) => d.page_status === 'completed', 60_000);
+      expect(queued).toMatchObject({ status: 'queued', page_status: 'completed', page_error: null, error: null, extraction: { status: 'queued' } });
+      expectPublicError(await gw().get(`/api/v1/data/requests/${sub.body.id}/extraction`).set(data()), 409, 'RESULT_NOT_READY');
+      // Still queued a moment later: nothing else runs it.
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect((await detail(sub.body.id)).status).toBe('queued');
+
+      extractorKafka.restore();
+      const d = await eventually(() => detail(sub.body.id), (x) => x.status === 'completed' || x.status === 'failed', 120_000, 500);
+      expect(d).toMatchObject({ status: 'completed', page_status: 'completed', extraction: { status: 'completed' } });
+    } finally {
+      extractorKafka.restore();
+    }
+  }, 180_000);
 });
