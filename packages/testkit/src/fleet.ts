@@ -41,7 +41,8 @@ export interface Fleet {
   topicPrefix: string;
   /** Send a signal (SIGKILL for a crash) and wait until the process is gone. */
   kill: (service: ServiceName, signal?: NodeJS.Signals) => Promise<number | null>;
-  start: (service: ServiceName) => Promise<void>;
+  /** Start a stopped service; with `env`, these variables over its environment from now on (a restart with another configuration). */
+  start: (service: ServiceName, env?: Record<string, string>) => Promise<void>;
   /** The environment a service runs with. */
   envOf: (service: ServiceName) => Record<string, string>;
   /** Process id of a running service (to find its Chromium children, say). */
@@ -110,8 +111,9 @@ export async function startFleet(
     m.env = { ...shared, ...(opts.env?.all ?? {}), ...(opts.env?.[m.service] ?? {}), PORT: String(m.port), DATABASE_URL: databaseUrl.toString() };
   }
 
-  const start = async (service: ServiceName) => {
+  const start = async (service: ServiceName, env?: Record<string, string>) => {
     const m = members.get(service)!;
+    if (env) m.env = { ...m.env, ...env };
     const proc = spawn(process.execPath, [join(REPO, 'apps', service, 'dist', 'main.js')], {
       env: { ...process.env, ...m.env },
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -154,7 +156,7 @@ export async function startFleet(
     // Dependencies first: the ledger, then the orchestrator, then the rest in parallel.
     await start('billing-ledger');
     await start('fetch-orchestrator');
-    await Promise.all(SERVICE_NAMES.filter((s) => s !== 'billing-ledger' && s !== 'fetch-orchestrator').map(start));
+    await Promise.all(SERVICE_NAMES.filter((s) => s !== 'billing-ledger' && s !== 'fetch-orchestrator').map((s) => start(s)));
   } catch (err) {
     await Promise.all(SERVICE_NAMES.map((s) => kill(s, 'SIGKILL')));
     await Promise.all(Object.values(databases).map((d) => d.drop()));

@@ -44,10 +44,26 @@ const dataSubmit = (apiKey: string, body: unknown, key?: string) => {
 let a: Tenant;
 let b: Tenant;
 
+/** recipe-extractor's configuration in this fleet (defaults: 100 rules, 65536 bytes, 5 selectors, 4000 characters, depth 2, 3 attempts, 3 repairs per 24 h). */
+const RECIPE_CONFIG = {
+  RECIPE_MAX_RULES: '7',
+  RECIPE_MAX_SCHEMA_BYTES: '6000',
+  RECIPE_MAX_SELECTORS_PER_RULE: '2',
+  RECIPE_MAX_PROMPT_LENGTH: '300',
+  RECIPE_MAX_OBJECT_NESTING_DEPTH: '1',
+  RECIPE_GENERATION_MAX_ATTEMPTS: '4',
+  RECIPE_AUTO_REPAIRS_PER_WINDOW: '5',
+  RECIPE_REPAIR_WINDOW_HOURS: '12',
+};
+
 beforeAll(async () => {
   site = await startFixtureSite();
   fleet = await startFleet({
-    env: { gateway: { REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:`, RATE_LIMIT_SUBMISSIONS: String(DEFAULT_RATE), RATE_LIMIT_WINDOW_SECONDS: '60', CONCURRENCY_LIMIT: '50' } },
+    env: {
+      gateway: { REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:`, RATE_LIMIT_SUBMISSIONS: String(DEFAULT_RATE), RATE_LIMIT_WINDOW_SECONDS: '60', CONCURRENCY_LIMIT: '50' },
+      // Every recipe limit away from its default: capabilities must report these, and enforce them.
+      'recipe-extractor': RECIPE_CONFIG,
+    },
   });
   [a, b] = await Promise.all([newTenant('cabinet-a'), newTenant('cabinet-b')]);
 }, 180_000);
@@ -150,17 +166,53 @@ describe('cabinet tokens', () => {
 });
 
 describe('recipes', () => {
-  it.each([
-    ['client', '/api/v1/client/recipes', () => ({ Authorization: `Bearer ${a.token}` })],
-    ['data', '/api/v1/data/recipes', () => ({ 'X-API-Key': a.apiKey })],
-  ])('the %s API lists an empty page for a tenant without recipes, with the envelope and the paging defaults (pages with recipes: recipes.e2e.test.ts)', async (_n, path, auth) => {
-    const res = await gateway().get(path).set(auth());
-    expect(res.status).toBe(200);
-    expect(res.body).toEqual({ total: 0, limit: 20, offset: 0, has_more: false, items: [] });
-    const paged = await gateway().get(`${path}?limit=100&offset=10000`).set(auth());
-    expect(paged.body).toEqual({ total: 0, limit: 100, offset: 10000, has_more: false, items: [] });
-    const one = await gateway().get(`${path}?limit=1`).set(auth());
-    expect(one.body.limit).toBe(1);
+  it('both APIs list the tenant’s recipes as a real offset page: envelope, defaults, has_more, offsets past the end, tenant isolation (more: recipes.e2e.test.ts)', async () => {
+    const t = await newTenant('cabinet-recipes');
+    const clientAuth = { Authorization: `Bearer ${t.token}` };
+    const dataAuth = { 'X-API-Key': t.apiKey };
+    const definition = { dsl_version: 1, fields: [{ name: 'title', type: 'string', required: true, selectors: ['h1'] }] };
+    const made: { id: string; name: string }[] = [];
+    for (const [name, body] of [
+      ['Plain', {}],
+      ['Active', { definition, activate: true }],
+      ['Draft', { definition }],
+    ] as const) {
+      const r = await gateway().post('/api/v1/client/recipes').set(clientAuth).send({ name, sample_url: `${site.url}/product`, ...body });
+      expect(r.status).toBe(201);
+      made.push({ id: r.body.id, name });
+    }
+
+    const all = await gateway().get('/api/v1/client/recipes').set(clientAuth);
+    expect(all.status).toBe(200);
+    expect(all.body).toMatchObject({ total: 3, limit: 20, offset: 0, has_more: false });
+    expect(all.body.items.map((r: { id: string; name: string }) => ({ id: r.id, name: r.name }))).toEqual(made);
+    expect(all.body.items.map((r: { status: string }) => r.status)).toEqual(['draft', 'active', 'draft']);
+
+    const data = await gateway().get('/api/v1/data/recipes').set(dataAuth);
+    expect(data.body).toMatchObject({ total: 3, limit: 20, offset: 0, has_more: false });
+    expect(data.body.items.map((r: { active_version: unknown }) => r.active_version === null)).toEqual([true, false, true]);
+    expect(data.body.items[1].active_version).toMatchObject({ version: 1, fields: [{ name: 'title', type: 'string', required: true, multiple: false, description: '' }] });
+
+    for (const [path, auth] of [
+      ['/api/v1/client/recipes', clientAuth],
+      ['/api/v1/data/recipes', dataAuth],
+    ] as const) {
+      const first = await gateway().get(`${path}?limit=2`).set(auth);
+      expect(first.body).toMatchObject({ total: 3, limit: 2, offset: 0, has_more: true });
+      expect(first.body.items.map((r: { id: string }) => r.id)).toEqual([made[0]!.id, made[1]!.id]);
+      const last = await gateway().get(`${path}?limit=2&offset=2`).set(auth);
+      expect(last.body).toMatchObject({ total: 3, limit: 2, offset: 2, has_more: false });
+      expect(last.body.items.map((r: { id: string }) => r.id)).toEqual([made[2]!.id]);
+      // Past the end: the real total, no items.
+      const beyond = await gateway().get(`${path}?limit=100&offset=10000`).set(auth);
+      expect(beyond.body).toEqual({ total: 3, limit: 100, offset: 10000, has_more: false, items: [] });
+    }
+    // Another tenant's listing has none of them.
+    const theirs = await gateway().get('/api/v1/client/recipes?limit=100').set('Authorization', `Bearer ${b.token}`);
+    expect(theirs.status).toBe(200);
+    const theirIds = theirs.body.items.map((r: { id: string }) => r.id);
+    for (const r of made) expect(theirIds).not.toContain(r.id);
+    expect(theirs.body.total).toBe(theirIds.length);
   });
 
   it.each([
@@ -193,25 +245,26 @@ describe('recipes', () => {
     expectPublicError(await gateway().get('/api/v1/client/recipes').set('X-API-Key', a.apiKey), 401, 'UNAUTHENTICATED');
   });
 
-  it('reports the recipe capabilities in the shape of the spec', async () => {
+  it('reports the recipe capabilities in the shape of the spec, with the values recipe-extractor is configured with', async () => {
     const res = await gateway().get('/api/v1/client/recipes/capabilities').set('Authorization', `Bearer ${a.token}`);
     expect(res.status).toBe(200);
     const int = expect.any(Number);
     const strings = expect.arrayContaining([expect.any(String)]);
+    // recipe-extractor's configuration of this fleet (RECIPE_CONFIG), not its defaults.
     expect(res.body).toEqual({
-      enabled: expect.any(Boolean),
-      dsl_version: int,
-      generation_max_attempts: int,
-      limits: { default_page_size: 20, max_page_size: 100, max_prompt_length: int, max_schema_bytes: int, max_rules: int, max_selectors_per_rule: int },
+      enabled: true,
+      dsl_version: 1,
+      generation_max_attempts: 4,
+      limits: { default_page_size: 20, max_page_size: 100, max_prompt_length: 300, max_schema_bytes: 6000, max_rules: 7, max_selectors_per_rule: 2 },
       extraction_fields: {
         scalar_types: strings,
         scalar_source_types: strings,
-        object_collections: expect.any(Boolean),
-        max_object_nesting_depth: int,
+        object_collections: true,
+        max_object_nesting_depth: 1,
         collection_source_types: strings,
-        collection_scope_selector: expect.any(String),
+        collection_scope_selector: 'css',
       },
-      auto_repair: { enabled: expect.any(Boolean), automatic_repairs_per_window: int, window_hours: int, continuous_repair_requires_confirmation: expect.any(Boolean) },
+      auto_repair: { enabled: true, automatic_repairs_per_window: 5, window_hours: 12, continuous_repair_requires_confirmation: true },
       billing: {
         plan_id: expect.any(String),
         charge_currency: expect.any(String),
@@ -234,6 +287,83 @@ describe('recipes', () => {
     await adminCommand(fleet, ['set-plan', '--tenant', a.id, '--plan', 'standard'], 'billing-ledger');
     const ints = [res.body.dsl_version, res.body.generation_max_attempts, ...Object.values(res.body.limits), ...Object.values(res.body.billing).filter((v) => typeof v === 'number')];
     for (const v of ints) expect(Number.isInteger(v)).toBe(true);
+  });
+});
+
+describe('recipe limits from configuration, enforced through the gateway', () => {
+  const auth = () => ({ Authorization: `Bearer ${a.token}` });
+  const field = (i: number, extra: Record<string, unknown> = {}) => ({ name: `f${i}`, type: 'string', selectors: ['h1'], ...extra });
+  const create = (definition: unknown) => gateway().post('/api/v1/client/recipes').set(auth()).send({ name: `Limits ${randomUUID()}`, sample_url: `${site.url}/product`, definition });
+  const refused = (res: request.Response) => {
+    expectPublicError(res, 422, 'VALIDATION_FAILED');
+    return res.body.details as { field: string; issue: string }[];
+  };
+
+  it('max_rules 7: seven rules are taken, eight refused', async () => {
+    expect((await create({ dsl_version: 1, fields: Array.from({ length: 7 }, (_, i) => field(i)) })).status).toBe(201);
+    expect(refused(await create({ dsl_version: 1, fields: Array.from({ length: 8 }, (_, i) => field(i)) }))).toContainEqual({ field: 'definition.fields', issue: 'has 8 rules; max_rules is 7' });
+    // Rules inside an object field count too: 6 fields + an object field with 2 = 9 rules.
+    const nested = { dsl_version: 1, fields: [...Array.from({ length: 6 }, (_, i) => field(i)), { name: 'items', type: 'object', multiple: true, scope: 'section', fields: [field(10), field(11)] }] };
+    expect(refused(await create(nested))).toContainEqual({ field: 'definition.fields', issue: 'has 9 rules; max_rules is 7' });
+  });
+
+  it('max_selectors_per_rule 2: two selectors are taken, three refused, on a new version too', async () => {
+    const ok = await create({ dsl_version: 1, fields: [field(0, { selectors: ['h1', 'h2'] })] });
+    expect(ok.status).toBe(201);
+    expect(refused(await create({ dsl_version: 1, fields: [field(0, { selectors: ['h1', 'h2', 'h3'] })] }))).toEqual([
+      { field: 'definition.fields.0.selectors', issue: 'has 3 selectors; max_selectors_per_rule is 2' },
+    ]);
+    const version = await gateway()
+      .post(`/api/v1/client/recipes/${ok.body.id}/versions`)
+      .set(auth())
+      .send({ definition: { dsl_version: 1, fields: [field(0), field(1, { selectors: ['h1', 'h2', 'h3'] })] } });
+    expect(refused(version)).toContainEqual({ field: 'definition.fields.1.selectors', issue: 'has 3 selectors; max_selectors_per_rule is 2' });
+  });
+
+  it('max_schema_bytes 6000: a definition under it is taken, one over it refused with its size', async () => {
+    const described = (n: number) => ({ dsl_version: 1, fields: Array.from({ length: n }, (_, i) => field(i, { description: 'd'.repeat(1000) })) });
+    const under = described(5);
+    const over = described(6);
+    const bytes = (d: unknown) => Buffer.byteLength(JSON.stringify(d));
+    expect(bytes(under)).toBeLessThan(6000);
+    expect(bytes(over)).toBeGreaterThan(6000);
+    expect((await create(under)).status).toBe(201);
+    expect(refused(await create(over))).toEqual([{ field: 'definition', issue: `is ${bytes(over)} bytes as JSON; max_schema_bytes is 6000` }]);
+  });
+
+  it('max_object_nesting_depth 1: an object collection is taken, an object inside it refused', async () => {
+    const oneDeep = { dsl_version: 1, fields: [{ name: 'reviews', type: 'object', multiple: true, scope: 'section.review', fields: [{ name: 'author', type: 'string', selectors: ['.author'] }] }] };
+    const created = await create(oneDeep);
+    expect(created.status).toBe(201);
+    const twoDeep = {
+      dsl_version: 1,
+      fields: [
+        {
+          name: 'reviews',
+          type: 'object',
+          multiple: true,
+          scope: 'section.review',
+          fields: [{ name: 'by', type: 'object', scope: '.author', fields: [{ name: 'name', type: 'string', selectors: ['span'] }] }],
+        },
+      ],
+    };
+    expect(refused(await create(twoDeep))).toEqual([{ field: 'definition.fields.0.fields.0', issue: 'nests objects 2 deep; max_object_nesting_depth is 1' }]);
+    const version = await gateway().post(`/api/v1/client/recipes/${created.body.id}/versions`).set(auth()).send({ definition: twoDeep });
+    expect(refused(version)).toEqual([{ field: 'definition.fields.0.fields.0', issue: 'nests objects 2 deep; max_object_nesting_depth is 1' }]);
+  });
+
+  it('max_prompt_length 300: a generation with a 300-character prompt runs, 301 characters are refused before anything is fetched', async () => {
+    const recipe = await gateway().post('/api/v1/client/recipes').set(auth()).send({ name: 'Prompted', sample_url: `${site.url}/product` });
+    expect(recipe.status).toBe(201);
+    const fetched = site.hits.get('/product') ?? 0;
+    const long = await gateway().post(`/api/v1/client/recipes/${recipe.body.id}/generate`).set(auth()).send({ prompt: 'p'.repeat(301), method: 'heuristic' });
+    expect(refused(long)).toEqual([{ field: 'prompt', issue: 'is 301 characters; max_prompt_length is 300' }]);
+    expect(site.hits.get('/product') ?? 0).toBe(fetched);
+    const prompt = `product title and price ${'p'.repeat(300)}`.slice(0, 300);
+    const ok = await gateway().post(`/api/v1/client/recipes/${recipe.body.id}/generate`).set(auth()).send({ prompt, method: 'heuristic' });
+    expect(ok.status).toBe(201);
+    // The generated version is held to the same limits.
+    expect(ok.body.version.fields.length).toBeLessThanOrEqual(7);
   });
 });
 
@@ -354,4 +484,70 @@ describe('concurrency limits', () => {
     );
     expect(active).toBeLessThanOrEqual(3);
   }, 60_000);
+});
+
+describe('recipes disabled (recipe-extractor restarted with RECIPES_ENABLED=false)', () => {
+  let t: Tenant;
+  let recipeId: string;
+  const auth = () => ({ Authorization: `Bearer ${t.token}` });
+  const definition = { dsl_version: 1, fields: [{ name: 'title', type: 'string', required: true, selectors: ['h1.title'] }] };
+
+  beforeAll(async () => {
+    // A recipe made while enabled: it stays readable, but nothing may run it or add to it.
+    t = await newTenant('recipes-off');
+    const r = await gateway().post('/api/v1/client/recipes').set(auth()).send({ name: 'Before', sample_url: `${site.url}/product`, definition, activate: true });
+    expect(r.status).toBe(201);
+    recipeId = r.body.id as string;
+    await fleet.kill('recipe-extractor');
+    await fleet.start('recipe-extractor', { RECIPES_ENABLED: 'false' });
+  }, 90_000);
+
+  afterAll(async () => {
+    await fleet.kill('recipe-extractor');
+    await fleet.start('recipe-extractor', { RECIPES_ENABLED: 'true' });
+  }, 90_000);
+
+  it('capabilities say enabled false, auto-repair too; the configured limits are unchanged', async () => {
+    const res = await gateway().get('/api/v1/client/recipes/capabilities').set(auth());
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({
+      enabled: false,
+      generation_max_attempts: 4,
+      limits: { max_rules: 7, max_schema_bytes: 6000, max_selectors_per_rule: 2, max_prompt_length: 300 },
+      extraction_fields: { max_object_nesting_depth: 1 },
+      auto_repair: { enabled: false, automatic_repairs_per_window: 5, window_hours: 12 },
+    });
+  });
+
+  it('refuses a submission with extraction on both APIs, before anything is created; a plain submission still runs', async () => {
+    const rows = () =>
+      withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) => (await c.query('SELECT 1 FROM data_requests WHERE tenant_id = $1', [t.id])).rowCount);
+    const before = await rows();
+    const body = { url: `${site.url}/product`, mode: 'http', extraction: { recipe_id: recipeId } };
+    for (const res of [await dataSubmit(t.apiKey, body), await clientSubmit(t.token, body)]) {
+      expectPublicError(res, 422, 'VALIDATION_FAILED');
+      expect(res.body.details).toEqual([{ field: 'extraction', issue: 'structured extraction is not enabled' }]);
+    }
+    expect(await rows()).toBe(before);
+    const plain = await dataSubmit(t.apiKey, { url: `${site.url}/product`, mode: 'http' });
+    expect(plain.status).toBe(202);
+    expect(plain.body.result_kind).toBeUndefined();
+  });
+
+  it('refuses creating a recipe, a version or a generation; the existing recipe stays readable and listed', async () => {
+    const refusedWrite = (res: request.Response) => {
+      expectPublicError(res, 422, 'VALIDATION_FAILED');
+      expect(res.body.details).toEqual([{ field: 'recipes', issue: 'structured extraction is not enabled' }]);
+      expect(res.body.message).toMatch(/not enabled/);
+    };
+    refusedWrite(await gateway().post('/api/v1/client/recipes').set(auth()).send({ name: 'After', sample_url: `${site.url}/product` }));
+    refusedWrite(await gateway().post(`/api/v1/client/recipes/${recipeId}/versions`).set(auth()).send({ definition }));
+    refusedWrite(await gateway().post(`/api/v1/client/recipes/${recipeId}/generate`).set(auth()).send({ prompt: 'title', method: 'heuristic' }));
+
+    const read = await gateway().get(`/api/v1/client/recipes/${recipeId}`).set(auth());
+    expect(read.status).toBe(200);
+    expect(read.body).toMatchObject({ id: recipeId, name: 'Before', status: 'active', versions: [{ version: 1 }] });
+    const list = await gateway().get('/api/v1/data/recipes').set('X-API-Key', t.apiKey);
+    expect(list.body).toMatchObject({ total: 1, has_more: false, items: [{ id: recipeId, active_version: { version: 1 } }] });
+  });
 });

@@ -1,6 +1,6 @@
 import { Router } from 'express';
 import { COLLECTION_SOURCE_TYPES, DSL_VERSION, extractorApi as api, SCALAR_SOURCE_TYPES, SCALAR_TYPES, type ExtractorCapabilities } from '@wdr/contracts';
-import { parseOrThrow as parse } from '@wdr/kit/errors';
+import { parseOrThrow as parse, PublicError } from '@wdr/kit/errors';
 import { generationDepsOf, type ExtractorDeps } from '../deps.js';
 import { listRecipes, readRecipe } from '../domain/recipe-views.js';
 import { activateVersion, createRecipe, createVersion, deleteRecipe, updateRecipe } from '../domain/recipe-writes.js';
@@ -39,6 +39,18 @@ export function capabilitiesOf(deps: Pick<ExtractorDeps, 'env'>): ExtractorCapab
   };
 }
 
+/**
+ * RECIPES_ENABLED=false: nothing new is made. Creating a recipe, a version or a generation is
+ * refused (and so is a submission naming a recipe, in createRun); the tenant's existing recipes
+ * stay readable, and updating, activating or deleting them still works (a tenant can tidy up).
+ */
+function refuseWhenDisabled(deps: Pick<ExtractorDeps, 'env'>, what: string): void {
+  if (deps.env.RECIPES_ENABLED) return;
+  throw new PublicError('VALIDATION_FAILED', `Structured extraction is not enabled on this deployment: ${what} is refused (capabilities: enabled false).`, {
+    details: [{ field: 'recipes', issue: 'structured extraction is not enabled' }],
+  });
+}
+
 /** Internal API for the gateway; not exposed outside the cluster. Every call names the tenant. */
 export function internalRoutes(deps: ExtractorDeps): Router {
   const r = Router();
@@ -53,6 +65,7 @@ export function internalRoutes(deps: ExtractorDeps): Router {
   });
   r.post(api.createRecipe.route, async (req, res) => {
     const b = parse(api.createRecipe.body, req.body);
+    refuseWhenDisabled(deps, 'creating a recipe');
     res.status(201).json(await createRecipe(writes, b.tenant_id, b.idempotency, b.recipe));
   });
   r.get(api.readRecipe.route, async (req, res) => {
@@ -73,6 +86,7 @@ export function internalRoutes(deps: ExtractorDeps): Router {
   r.post(api.createVersion.route, async (req, res) => {
     const id = parse(api.createVersion.params.id, req.params['id']);
     const b = parse(api.createVersion.body, req.body);
+    refuseWhenDisabled(deps, 'creating a version');
     res.status(201).json(await createVersion(writes, b.tenant_id, id, b.idempotency, b.version));
   });
   r.post(api.activateVersion.route, async (req, res) => {
@@ -84,6 +98,7 @@ export function internalRoutes(deps: ExtractorDeps): Router {
   r.post(api.generateVersion.route, async (req, res) => {
     const id = parse(api.generateVersion.params.id, req.params['id']);
     const b = parse(api.generateVersion.body, req.body);
+    refuseWhenDisabled(deps, 'generating a version');
     res.status(201).json(await generateVersion(generationDepsOf(deps), b.tenant_id, id, b.idempotency, b.generation));
   });
   r.post(api.createRun.route, async (req, res) => {
