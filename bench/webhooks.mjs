@@ -2,29 +2,37 @@
 /**
  * Webhook delivery benchmark (issue 10): the webhook-dispatcher as a real process (its own fresh
  * database, real Kafka topics), events produced onto request.lifecycle as the orchestrator does,
- * deliveries to a local receiver on 127.0.0.1. Beside it, in the same run, a bare loop posting the
- * same kind of signed payloads (Standard Webhooks HMAC per message) to the same receiver with the
- * same number of requests in flight. See bench/README.md.
+ * deliveries to a local receiver on 127.0.0.1. Beside it, in the same run, bare loops posting the
+ * very payloads the dispatcher delivered in the throughput phase (same bodies, same paths, same
+ * webhook-ids, signed again with the endpoints' secrets at send time, the same header set) to the
+ * same receiver with the same number of requests in flight. See bench/README.md.
  *
  *   npx turbo run build && node packages/testkit/dist/prepare-templates.js   # once
  *   npm run bench:webhooks
- *   BENCH_EVENTS=1000 BENCH_ENDPOINTS=4 BENCH_RATE=100 npm run bench:webhooks
+ *   BENCH_EVENTS=1000 BENCH_ENDPOINTS=4 BENCH_RATES=100,250 npm run bench:webhooks
  *
  * Phases:
  *   throughput  BENCH_EVENTS events at once, each to BENCH_ENDPOINTS endpoints: deliveries/s from
  *               the first produce to the last delivery received
- *   latency     BENCH_RATE events/s for BENCH_LATENCY_S seconds (a load the dispatcher keeps up
- *               with): event-to-delivery p50/p99, from the produce call to the receiver's arrival
+ *   latency     for each rate of BENCH_RATES (events/s; each event is BENCH_ENDPOINTS deliveries),
+ *               BENCH_LATENCY_S seconds at that steady rate: event-to-delivery p50/p99, from the
+ *               produce call to the receiver's arrival, and the delivery rate actually reached
  *   idle tenant the same burst for a tenant without endpoints: dispatcher CPU per event (the
  *               fan-out should skip them without a transaction)
- *   bare loop   the throughput phase's deliveries posted directly, signed, same concurrency
+ *   bare loops  the throughput phase's deliveries posted again directly (see above), same
+ *               concurrency, after 200 of them as warm-up: from a worker thread (its own event loop,
+ *               as the dispatcher has its own process) with node:http and with undici (the
+ *               dispatcher's client), and, as the earlier runs did, from the receiver's own thread
+ *               with node:http. The ratio is taken against the fastest of them.
  */
 import { createHmac, randomBytes, randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import http from 'node:http';
+import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { Worker } from 'node:worker_threads';
 import { webhooksApi } from '@wdr/contracts';
 import { createServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
@@ -34,31 +42,49 @@ import { createTestDatabase, KAFKA_BROKERS, startServiceProcess, uniqueTopicPref
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 4);
-const RATE = Number(process.env.BENCH_RATE ?? 100);
+/** Steady rates of the latency phases, events/s (BENCH_RATE, a single rate, is still read). */
+const RATES = (process.env.BENCH_RATES ?? process.env.BENCH_RATE ?? '100,250').split(',').map(Number);
 const LATENCY_S = Number(process.env.BENCH_LATENCY_S ?? 10);
 const ENDPOINT_CONCURRENCY = Number(process.env.BENCH_ENDPOINT_CONCURRENCY ?? 16);
 const CONCURRENCY = ENDPOINTS * ENDPOINT_CONCURRENCY;
+/**
+ * The dispatcher build to run: its directory under apps/ (default webhook-dispatcher), or a path
+ * from there to another checkout's build, e.g. `../../tmp/before/apps/webhook-dispatcher` to measure
+ * the code before a change with this very bench.
+ */
+const DISPATCHER_APP = process.env.BENCH_DISPATCHER_APP ?? 'webhook-dispatcher';
 /** Write a V8 CPU profile of the dispatcher to this directory (read with bench/profile-top.mjs). */
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
 
 // ---------------------------------------------------------------------------- the receiver
-/** Arrival time of every delivery, by request id, and the webhook-ids seen (duplicates counted). */
+/**
+ * Arrival time of every delivery, by request id, and the webhook-ids seen (duplicates counted while
+ * the dispatcher delivers; the bare loops repeat its ids on purpose). While `captured` is set, each
+ * delivery's path, webhook-id, body and header names are kept for the bare loops to post again.
+ */
 const arrivals = [];
 const seenIds = new Set();
 let duplicates = 0;
+let countDuplicates = true;
+let captured;
 const receiver = http.createServer((req, res) => {
   const chunks = [];
   req.on('data', (c) => chunks.push(c));
   req.on('end', () => {
     const at = performance.now();
     const id = String(req.headers['webhook-id']);
-    if (seenIds.has(id)) duplicates += 1;
-    seenIds.add(id);
-    const body = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+    if (countDuplicates) {
+      if (seenIds.has(id)) duplicates += 1;
+      seenIds.add(id);
+    }
+    const text = Buffer.concat(chunks).toString('utf8');
+    const body = JSON.parse(text);
     arrivals.push({ at, requestId: body.data?.request_id });
+    captured?.push({ path: req.url, id, body: text, headerNames: headerNamesOf(req) });
     res.writeHead(204).end();
   });
 });
+const headerNamesOf = (req) => req.rawHeaders.filter((_, i) => i % 2 === 0).map((h) => h.toLowerCase()).sort().join(',');
 receiver.keepAliveTimeout = 30_000;
 await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 const receiverUrl = `http://127.0.0.1:${receiver.address().port}`;
@@ -69,7 +95,7 @@ const prefix = uniqueTopicPrefix();
 const bus = new KafkaBus({ clientId: 'bench-webhooks', brokers: KAFKA_BROKERS, prefix, log: createLogger('bench', 'silent') });
 await bus.ensureTopics(['requestLifecycle', 'billingEvents']);
 await bus.connect();
-const dispatcher = await startServiceProcess('webhook-dispatcher', {
+const dispatcher = await startServiceProcess(DISPATCHER_APP, {
   DATABASE_URL: database.url,
   KAFKA_TOPIC_PREFIX: prefix,
   KAFKA_TOPICS_MODE: 'create',
@@ -138,6 +164,7 @@ await untilArrived(20 * ENDPOINTS, 60_000);
 arrivals.length = 0;
 
 // ---------------------------------------------------------------------------- throughput
+captured = [];
 const cpu0 = cpuSeconds();
 const t0 = performance.now();
 await produce(tenantId, EVENTS);
@@ -146,22 +173,32 @@ const burstS = (arrivals[arrivals.length - 1].at - t0) / 1000;
 const burstCpu = cpuSeconds() - cpu0;
 const dispatcherRate = (EVENTS * ENDPOINTS) / burstS;
 arrivals.length = 0;
+const delivered = captured;
+captured = undefined;
 
-// ---------------------------------------------------------------------------- latency at a steady rate
-const steadyEvents = RATE * LATENCY_S;
-const produced = new Map();
-const tick = 100;
-const perTick = Math.max(1, Math.round((RATE * tick) / 1000));
-const steadyStart = performance.now();
-for (let sent = 0; sent < steadyEvents; sent += perTick) {
-  for (const [k, v] of await produce(tenantId, Math.min(perTick, steadyEvents - sent))) produced.set(k, v);
-  const next = steadyStart + ((sent + perTick) / RATE) * 1000;
-  const wait = next - performance.now();
-  if (wait > 0) await sleep(wait);
+// ---------------------------------------------------------------------------- latency at steady rates
+async function steady(rate) {
+  const events = rate * LATENCY_S;
+  const produced = new Map();
+  const tick = 100;
+  const perTick = Math.max(1, Math.round((rate * tick) / 1000));
+  const cpuStart = cpuSeconds();
+  const start = performance.now();
+  for (let sent = 0; sent < events; sent += perTick) {
+    for (const [k, v] of await produce(tenantId, Math.min(perTick, events - sent))) produced.set(k, v);
+    const next = start + ((sent + perTick) / rate) * 1000;
+    const wait = next - performance.now();
+    if (wait > 0) await sleep(wait);
+  }
+  await untilArrived(events * ENDPOINTS, 120_000);
+  const cpu = cpuSeconds() - cpuStart;
+  const latencies = arrivals.map((a) => a.at - produced.get(a.requestId)).sort((x, y) => x - y);
+  const reached = arrivals.length / ((arrivals[arrivals.length - 1].at - start) / 1000);
+  arrivals.length = 0;
+  return { rate, deliveriesPerS: rate * ENDPOINTS, reached, latencies, cpuPerDelivery: cpu / (events * ENDPOINTS) };
 }
-await untilArrived(steadyEvents * ENDPOINTS, 120_000);
-const latencies = arrivals.map((a) => a.at - produced.get(a.requestId)).sort((x, y) => x - y);
-arrivals.length = 0;
+const steadyResults = [];
+for (const rate of RATES) steadyResults.push(await steady(rate));
 
 // ---------------------------------------------------------------------------- a tenant without endpoints
 const idleCpu0 = cpuSeconds();
@@ -187,50 +224,118 @@ while ((await lagOf()) > 0) {
 const idleCpu = cpuSeconds() - idleCpu0;
 await admin.disconnect();
 
-// ---------------------------------------------------------------------------- bare loop
-const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-const bareBodies = Array.from({ length: EVENTS * ENDPOINTS }, (_, i) => ({
-  i,
-  body: JSON.stringify({ type: 'request.completed', timestamp: new Date().toISOString(), data: { request_id: randomUUID(), event: { type: 'request.completed' } } }),
-}));
-function signed(secret, id, body) {
-  const ts = Math.floor(Date.now() / 1000);
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  return { 'webhook-id': id, 'webhook-timestamp': String(ts), 'webhook-signature': `v1,${createHmac('sha256', key).update(`${id}.${ts}.${body}`).digest('base64')}` };
+// ---------------------------------------------------------------------------- bare loops
+/**
+ * The bare sender, run in a worker thread or inline: posts `items` (the dispatcher's own deliveries)
+ * with `concurrency` requests in flight, signing each at send time as the dispatcher does, with the
+ * dispatcher's headers; the first `warm` of them untimed. Answers deliveries/s and the busy time of
+ * its event loop per delivery (its CPU, as near as a thread can tell).
+ */
+const bareSource = `
+const { createHmac } = require('node:crypto');
+const http = require('node:http');
+const { performance } = require('node:perf_hooks');
+async function bare({ receiverUrl, items, secrets, concurrency, client, undiciPath, warm }) {
+  const origin = new URL(receiverUrl).origin;
+  const sign = (secret, id, body) => {
+    const ts = Math.floor(Date.now() / 1000);
+    const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+    return {
+      'content-type': 'application/json',
+      'user-agent': 'wdr-webhooks/1',
+      'accept-encoding': 'identity',
+      'webhook-id': id,
+      'webhook-timestamp': String(ts),
+      'webhook-signature': 'v1,' + createHmac('sha256', key).update(id + '.' + ts + '.' + body).digest('base64'),
+    };
+  };
+  let post, close;
+  if (client === 'undici') {
+    const { Agent } = require(undiciPath);
+    const agent = new Agent({ connections: concurrency, pipelining: 1 });
+    post = (path, body, headers) =>
+      new Promise((resolve, reject) => {
+        agent.dispatch({ origin, path, method: 'POST', headers, body }, {
+          onRequestStart() {}, onResponseStart() {}, onResponseData() {}, onResponseEnd: () => resolve(), onResponseError: (_c, err) => reject(err),
+        });
+      });
+    close = () => agent.close();
+  } else {
+    const agent = new http.Agent({ keepAlive: true, maxSockets: concurrency });
+    post = (path, body, headers) =>
+      new Promise((resolve, reject) => {
+        const req = http.request(origin + path, { method: 'POST', agent, headers: { ...headers, 'content-length': Buffer.byteLength(body) } }, (res) => {
+          res.resume();
+          res.on('end', resolve);
+        });
+        req.on('error', reject);
+        req.end(body);
+      });
+    close = () => agent.destroy();
+  }
+  const run = async (list) => {
+    let next = 0;
+    await Promise.all(Array.from({ length: concurrency }, async () => {
+      while (next < list.length) {
+        const { path, id, body, endpoint } = list[next++];
+        await post(path, body, sign(secrets[endpoint], id, body));
+      }
+    }));
+  };
+  await run(items.slice(0, warm));
+  const elu0 = performance.eventLoopUtilization();
+  const start = performance.now();
+  await run(items);
+  const seconds = (performance.now() - start) / 1000;
+  const busyMs = performance.eventLoopUtilization(elu0).active;
+  await close();
+  return { rate: items.length / seconds, busyUsPerDelivery: (busyMs * 1000) / items.length };
 }
-const post = (path, body, headers) =>
-  new Promise((resolve, reject) => {
-    const req = http.request(`${receiverUrl}${path}`, { method: 'POST', agent, headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body), ...headers } }, (res) => {
-      res.resume();
-      res.on('end', resolve);
-    });
-    req.on('error', reject);
-    req.end(body);
+`;
+const undiciPath = createRequire(import.meta.url).resolve('undici');
+const bareItems = delivered.map((d) => ({ path: d.path, id: d.id, body: d.body, endpoint: Number(/\/hooks\/(\d+)/.exec(d.path)[1]) }));
+const bareData = { receiverUrl, items: bareItems, secrets, concurrency: CONCURRENCY, undiciPath, warm: 200 };
+function bareInWorker(client) {
+  const worker = new Worker(`${bareSource}; require('node:worker_threads').parentPort.postMessage(null); bare(require('node:worker_threads').workerData).then((r) => require('node:worker_threads').parentPort.postMessage(r));`, {
+    eval: true,
+    workerData: { ...bareData, client },
   });
-let next = 0;
-const bareStart = performance.now();
-await Promise.all(
-  Array.from({ length: CONCURRENCY }, async () => {
-    while (next < bareBodies.length) {
-      const { i, body } = bareBodies[next++];
-      const id = `msg_bare${i}`;
-      await post(`/hooks/${i % ENDPOINTS}`, body, signed(secrets[i % ENDPOINTS], id, body));
-    }
-  }),
-);
-const bareRate = bareBodies.length / ((performance.now() - bareStart) / 1000);
-agent.destroy();
+  return new Promise((resolve, reject) => {
+    worker.on('message', (m) => m && (resolve(m), void worker.terminate()));
+    worker.on('error', reject);
+  });
+}
+countDuplicates = false;
+captured = [];
+const bare = {
+  'worker thread, undici': await bareInWorker('undici'),
+  'worker thread, node:http': await bareInWorker('http'),
+  // eslint-disable-next-line no-new-func
+  "receiver's thread, node:http": await new Function('require', `${bareSource}; return bare;`)(createRequire(import.meta.url))({ ...bareData, client: 'http' }),
+};
+// The bare loops post what the dispatcher posted: the same header names (a check, not a claim).
+const bareHeaders = new Set(captured.map((c) => c.headerNames));
+const dispatcherHeaders = new Set(delivered.map((c) => c.headerNames));
+captured = undefined;
+const bareRate = Math.max(...Object.values(bare).map((b) => b.rate));
 
 // ---------------------------------------------------------------------------- report
-console.log(`\n${EVENTS} events x ${ENDPOINTS} endpoints, ${CONCURRENCY} deliveries in flight at most (${ENDPOINT_CONCURRENCY} per endpoint); ${cpus().length} CPUs, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+const bodyBytes = delivered.map((d) => Buffer.byteLength(d.body)).sort((x, y) => x - y);
+console.log(`\ndispatcher: apps/${DISPATCHER_APP}; ${EVENTS} events x ${ENDPOINTS} endpoints, ${CONCURRENCY} deliveries in flight at most (${ENDPOINT_CONCURRENCY} per endpoint); bodies ${bodyBytes[0]}-${bodyBytes[bodyBytes.length - 1]} bytes; ${cpus().length} CPUs, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
 console.log('| | deliveries/s | notes |');
 console.log('|---|---|---|');
 console.log(`| dispatcher (Kafka event -> durable message -> signed POST -> attempt recorded) | ${dispatcherRate.toFixed(0)} | ${(EVENTS * ENDPOINTS)} deliveries in ${burstS.toFixed(2)} s, dispatcher CPU ${((burstCpu * 1e6) / (EVENTS * ENDPOINTS)).toFixed(0)} us/delivery |`);
-console.log(`| bare loop (signed POST only) | ${bareRate.toFixed(0)} | same receiver, same concurrency |`);
-console.log(`ratio dispatcher/bare: ${(dispatcherRate / bareRate).toFixed(2)}x (target >= 0.5x); dispatcher ${dispatcherRate.toFixed(0)}/s (target >= 1000/s)`);
-console.log(`event-to-delivery at ${RATE} events/s (${RATE * ENDPOINTS} deliveries/s) for ${LATENCY_S} s: p50 ${pct(latencies, 50).toFixed(1)} ms, p99 ${pct(latencies, 99).toFixed(1)} ms, max ${latencies[latencies.length - 1].toFixed(1)} ms (target p99 < 1000 ms)`);
+for (const [name, b] of Object.entries(bare)) {
+  console.log(`| bare loop (${name}): the same ${bareItems.length} payloads re-signed and posted | ${b.rate.toFixed(0)} | sender thread busy ${b.busyUsPerDelivery.toFixed(0)} us/delivery |`);
+}
+console.log(`header names: dispatcher ${[...dispatcherHeaders].join(' | ')}; bare ${[...bareHeaders].join(' | ')}${bareHeaders.size === dispatcherHeaders.size && [...bareHeaders].every((h) => dispatcherHeaders.has(h)) ? ' (same)' : ' (DIFFERENT)'}`);
+console.log(`ratio dispatcher/fastest bare loop: ${(dispatcherRate / bareRate).toFixed(2)}x (target >= 0.5x); dispatcher ${dispatcherRate.toFixed(0)}/s (target >= 1000/s)`);
+for (const r of steadyResults) {
+  const l = r.latencies;
+  console.log(`event-to-delivery at ${r.rate} events/s (${r.deliveriesPerS} deliveries/s offered, ${r.reached.toFixed(0)}/s reached) for ${LATENCY_S} s: p50 ${pct(l, 50).toFixed(1)} ms, p99 ${pct(l, 99).toFixed(1)} ms, max ${l[l.length - 1].toFixed(1)} ms (target p99 < 1000 ms); dispatcher CPU ${(r.cpuPerDelivery * 1e6).toFixed(0)} us/delivery`);
+}
 console.log(`events of a tenant without endpoints: dispatcher CPU ${((idleCpu * 1e6) / EVENTS).toFixed(0)} us/event (${EVENTS} events)`);
-console.log(`duplicate webhook-ids received: ${duplicates}`);
+console.log(`duplicate webhook-ids received from the dispatcher: ${duplicates}`);
 
 if (process.env.BENCH_SHOW_LOGS) console.log(dispatcher.logs().slice(-3000));
 await dispatcher.kill('SIGTERM');

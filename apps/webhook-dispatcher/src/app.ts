@@ -2,6 +2,8 @@ import { createKafkaService } from '@wdr/kit/kafka';
 import type { Prisma } from './generated/prisma/client.js';
 import { internalRoutes } from './api/internal-routes.js';
 import type { DispatcherDeps } from './deps.js';
+import { FanOut } from './domain/fan-out.js';
+import { HotSql } from './domain/hot-sql.js';
 import { purgeFinishedMessages } from './domain/retention.js';
 import { DeliverySender } from './domain/sender.js';
 import { onBalanceAlert } from './kafka/balance-alert.js';
@@ -15,7 +17,10 @@ export { createDispatcherDeps, type DispatcherDeps } from './deps.js';
  * due messages from the database. The two meet only in Postgres: a consumer never waits on a receiver.
  */
 export function createDispatcherService(deps: DispatcherDeps) {
-  const sender = new DeliverySender(deps);
+  // The per-delivery statements (fan-out, claim, record) on pg directly; the rest on Prisma.
+  const hot = new HotSql(deps.env.DATABASE_URL);
+  const fanOut = new FanOut(hot);
+  const sender = new DeliverySender(deps, hot);
   const purged = deps.metrics.counter('webhook_messages_purged_total', 'Finished webhook messages (with their attempts) deleted past WEBHOOK_RETENTION_HOURS.', []);
   let purgeTimer: NodeJS.Timeout | undefined;
   const purge = () =>
@@ -29,14 +34,18 @@ export function createDispatcherService(deps: DispatcherDeps) {
         group: 'webhook-dispatcher',
         topics: ['requestLifecycle', 'billingEvents'],
         handlers: {
-          'request.event_appended': onRequestEventAppended(deps),
-          'batch.completed': onBatchCompleted(deps),
+          'request.event_appended': onRequestEventAppended({ fanOut, subscribers: deps.subscribers }),
+          'batch.completed': onBatchCompleted({ fanOut, subscribers: deps.subscribers }),
           'billing.balance_low': onBalanceAlert,
           'billing.balance_exhausted': onBalanceAlert,
         },
         // The fan-out is idempotent by itself (one message per endpoint and event) and skipped
         // events have no effect: recording them as processed would only cost an insert each.
         recordUntransacted: false,
+        // Events are independent (no order is promised between deliveries), so many are handled at
+        // once and their fan-outs share a statement (FanOut); offsets still move only past events
+        // whose messages are committed.
+        inFlight: 64,
         // Webhooks tolerate 50 ms more latency; in exchange a busy fleet's events arrive in a few
         // large fetches instead of one fetch (and offset commit) per handful of messages.
         fetch: { minBytes: 64 * 1024, maxWaitMs: 50 },
@@ -55,6 +64,7 @@ export function createDispatcherService(deps: DispatcherDeps) {
         if (purgeTimer) clearInterval(purgeTimer);
         await sender.stop();
         await deps.subscribers.stop();
+        await hot.end().catch(() => undefined);
       },
     },
   });

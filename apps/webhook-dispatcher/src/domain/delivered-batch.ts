@@ -1,4 +1,5 @@
-import type { RawSql } from '@wdr/kit/db';
+import { GroupedWrites } from './grouped-writes.js';
+import type { HotSql } from './hot-sql.js';
 
 /** One successful attempt waiting to be recorded. */
 export interface Delivered {
@@ -12,11 +13,11 @@ export interface Delivered {
 }
 
 /**
- * Records successful attempts in groups: the attempts that end while a write is in flight are
- * written together by the next one, one statement for the whole group (attempt rows, messages
- * marked delivered where the lease is still the sender's, `last_success_at` once per endpoint).
- * Under load this turns a transaction per delivery, all of them updating the same endpoint row,
- * into one statement per few dozen deliveries; alone, a delivery is written at once.
+ * Records successful attempts in groups (GroupedWrites): the attempts that end while a write is in
+ * flight are written together by the next one, one statement for the whole group (attempt rows,
+ * messages marked delivered where the lease is still the sender's, `last_success_at` once per
+ * endpoint). Under load this turns a transaction per delivery, all of them updating the same
+ * endpoint row, into one statement per few dozen deliveries; alone, a delivery is written at once.
  *
  * Each caller's promise settles when its own attempt is committed (or the write failed): a
  * delivery counts as recorded, and is never sent again, only from then on. A crash before that is
@@ -24,40 +25,19 @@ export interface Delivered {
  * sent again (at least once; the stable webhook-id lets the receiver drop the repeat).
  */
 export class DeliveredBatch {
-  private queue: { d: Delivered; resolve: () => void; reject: (err: unknown) => void }[] = [];
-  private writing = false;
+  private readonly groups: GroupedWrites<Delivered>;
 
-  constructor(
-    private readonly db: RawSql,
-    private readonly maxGroup = 256,
-  ) {}
-
-  record(d: Delivered): Promise<void> {
-    return new Promise((resolve, reject) => {
-      this.queue.push({ d, resolve, reject });
-      if (!this.writing) void this.flush();
-    });
+  constructor(private readonly sql: HotSql) {
+    this.groups = new GroupedWrites((group) => this.write(group));
   }
 
-  private async flush(): Promise<void> {
-    this.writing = true;
-    try {
-      while (this.queue.length > 0) {
-        const group = this.queue.splice(0, this.maxGroup);
-        try {
-          await this.write(group.map((g) => g.d));
-          for (const g of group) g.resolve();
-        } catch (err) {
-          for (const g of group) g.reject(err);
-        }
-      }
-    } finally {
-      this.writing = false;
-    }
+  record(d: Delivered): Promise<void> {
+    return this.groups.add(d);
   }
 
   private async write(group: Delivered[]): Promise<void> {
-    await this.db.$executeRawUnsafe(
+    await this.sql.count(
+      'wdr_webhook_delivered',
       `WITH input AS (
          SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::int[], $6::int[], $7::text[])
            AS t(message_id, claim_token, endpoint_id, attempt, status_code, latency_ms, excerpt)
@@ -73,13 +53,15 @@ export class DeliveredBatch {
        SET status = 'delivered', attempts = m.attempts + 1, delivered_at = now(), next_attempt_at = NULL, claimed_until = NULL, claim_token = NULL
        FROM input i
        WHERE m.id = i.message_id AND m.claim_token = i.claim_token AND m.status = 'pending'`,
-      group.map((d) => d.messageId),
-      group.map((d) => d.claimToken),
-      group.map((d) => d.endpointId),
-      group.map((d) => d.attempt),
-      group.map((d) => d.statusCode),
-      group.map((d) => d.latencyMs),
-      group.map((d) => d.excerpt),
+      [
+        group.map((d) => d.messageId),
+        group.map((d) => d.claimToken),
+        group.map((d) => d.endpointId),
+        group.map((d) => d.attempt),
+        group.map((d) => d.statusCode),
+        group.map((d) => d.latencyMs),
+        group.map((d) => d.excerpt),
+      ],
     );
   }
 }

@@ -1,5 +1,7 @@
 import type { WebhookEventType } from '@wdr/contracts';
 import type { RawSql } from '@wdr/kit/db';
+import { GroupedWrites } from './grouped-writes.js';
+import type { HotSql } from './hot-sql.js';
 
 /** One event as it becomes webhook messages: the body is built once and sent as is to every endpoint. */
 export interface WebhookEvent {
@@ -23,7 +25,8 @@ export const bodyOf = (e: WebhookEvent) => JSON.stringify({ type: e.type, timest
 
 /**
  * Records one message per subscribed, enabled endpoint of the tenant, due now, in one statement
- * (alone, or in the caller's transaction). A repeated event adds nothing (unique endpoint + event),
+ * (alone, or in the caller's transaction: a disabled-endpoint notice, a balance alert; the
+ * consumer's hot path groups events with FanOut below). A repeated event adds nothing (unique endpoint + event),
  * so redelivery is harmless. The insert's trigger wakes the senders at commit.
  *
  * Which endpoints: the tenant's, enabled, whose `event_types` hold the type, and whose scope takes
@@ -48,4 +51,49 @@ export async function recordMessages(tx: RawSql, e: WebhookEvent): Promise<numbe
     scoped?.projectId ?? null,
     scoped?.environmentId ?? null,
   );
+}
+
+/**
+ * The consumer's fan-out of many events at once: the events handled while a write is in flight are
+ * recorded together by the next (GroupedWrites), one statement and one wake-up of the senders for
+ * the group, on the delivery loop's own connections (HotSql). The same rows as `recordMessages`
+ * writes one event at a time: one message per subscribed, enabled endpoint of each event's tenant,
+ * idempotent by (endpoint, event). Each handler's promise settles once its event's messages are
+ * committed, so the consumer's offset never moves past an event whose messages are not durable.
+ */
+export class FanOut {
+  private readonly groups: GroupedWrites<WebhookEvent>;
+
+  constructor(private readonly sql: HotSql) {
+    this.groups = new GroupedWrites((group) => this.write(group));
+  }
+
+  record(e: WebhookEvent): Promise<void> {
+    return this.groups.add(e);
+  }
+
+  private async write(group: WebhookEvent[]): Promise<void> {
+    const scoped = group.map((e) => (e.scope !== null && e.scope !== 'tenant' ? e.scope : null));
+    await this.sql.count(
+      'wdr_webhook_fan_out',
+      `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
+       SELECT gen_random_uuid(), ep.id, ep.tenant_id, e.event_id, e.event_type, e.body, now()
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[])
+         AS e(tenant_id, event_id, event_type, body, tenant_wide, project_id, environment_id)
+       JOIN webhook_endpoints ep ON ep.tenant_id = e.tenant_id
+       WHERE ep.status = 'enabled' AND e.event_type = ANY(ep.event_types)
+         AND (e.tenant_wide OR ep.project_id IS NULL
+              OR (ep.project_id = e.project_id AND (ep.environment_id IS NULL OR ep.environment_id = e.environment_id)))
+       ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
+      [
+        group.map((e) => e.tenantId),
+        group.map((e) => e.eventId),
+        group.map((e) => e.type),
+        group.map(bodyOf),
+        group.map((e) => e.scope === 'tenant'),
+        scoped.map((s) => s?.projectId ?? null),
+        scoped.map((s) => s?.environmentId ?? null),
+      ],
+    );
+  }
 }

@@ -1,12 +1,13 @@
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import https from 'node:https';
 import { performance } from 'node:perf_hooks';
+import type { Agent, Dispatcher } from 'undici';
 import { redactUrls } from '@wdr/contracts';
 import { pgConnectionFor, PgListener } from '@wdr/kit/pg-listen';
 import { sealedSecretAad, sealedUrlAad, type DispatcherDeps } from '../deps.js';
 import { DeliveredBatch } from './delivered-batch.js';
+import { deliveryAgent } from './delivery-agent.js';
 import { disableEndpoint } from './disable-endpoint.js';
+import type { HotSql } from './hot-sql.js';
 import { parseRetryAfter, retryDelayMs } from './schedule.js';
 import { signedHeaders, webhookIdOf } from './signing.js';
 
@@ -43,7 +44,9 @@ const EXCERPT_CHARS = 256;
  * Claim: `FOR UPDATE SKIP LOCKED` over the due messages of each enabled endpoint, at most
  * `WEBHOOK_ENDPOINT_CONCURRENCY` held per endpoint (counted from the leases in the table, so the
  * bound holds across replicas up to the race of two simultaneous claims) and at most the free slots
- * of this process. A claim sets a lease (`claimed_until` = `next_attempt_at` = now + timeout + 30 s):
+ * of this process. A claim sets a lease (`claimed_until` = `next_attempt_at` = now + timeout + 30 s;
+ * the two move together, so a held lease is also a future `next_attempt_at`, which lets the count of
+ * held leases read a range of the due index instead of every pending row of the endpoint):
  * a sender that dies mid-delivery leaves the message due again when the lease ends, and another
  * sender sends it again (at least once). Every attempt's result, the message's new state and the
  * endpoint's consequences (410, exhausted schedule) commit together: a failed attempt in its own
@@ -52,6 +55,10 @@ const EXCERPT_CHARS = 256;
  *
  * Wakes on `NOTIFY wdr_webhooks` (the fan-out's insert trigger, redeliveries), when a delivery ends
  * (a slot is free), and every WEBHOOK_POLL_MS (retries falling due, lost notifications).
+ *
+ * The claim and the success records run on HotSql (pg directly, prepared statements), the POST on
+ * undici's dispatcher: in the profile of the earlier loop (Prisma's raw queries, node:http) those
+ * two layers, not the work itself, took most of the CPU of a delivery.
  */
 export class DeliverySender {
   private running = false;
@@ -63,17 +70,17 @@ export class DeliverySender {
   private lastDrainAt = Date.now();
   private readonly listener: PgListener;
   private readonly schema: string;
-  private readonly agents = {
-    http: new http.Agent({ keepAlive: true, maxSockets: 256 }),
-    https: new https.Agent({ keepAlive: true, maxSockets: 256 }),
-  };
+  private readonly agent: Agent;
   private readonly delivered: DeliveredBatch;
-  private readonly openedEndpoints = new Map<string, { sealed: string; url: string; secret: string; previous: string | null }>();
+  private readonly openedEndpoints = new Map<string, Opened>();
   private readonly deliveries;
   private readonly duration;
   private readonly disabled;
 
-  constructor(private readonly deps: DispatcherDeps) {
+  constructor(
+    private readonly deps: DispatcherDeps,
+    private readonly sql: HotSql,
+  ) {
     const { schema, config } = pgConnectionFor(deps.env.DATABASE_URL);
     this.schema = schema;
     this.listener = new PgListener({
@@ -83,7 +90,8 @@ export class DeliverySender {
       onNotify: (payload) => payload === this.schema && this.kick(),
       onListening: () => this.kick(),
     });
-    this.delivered = new DeliveredBatch(deps.db);
+    this.delivered = new DeliveredBatch(this.sql);
+    this.agent = deliveryAgent(deps.policy, { timeoutMs: deps.env.WEBHOOK_TIMEOUT_MS, connections: deps.env.WEBHOOK_CONCURRENCY });
     this.deliveries = deps.metrics.counter('deliveries_total', 'Webhook delivery attempts, by outcome (delivered, retry, exhausted).', ['outcome']);
     this.duration = deps.metrics.histogram('delivery_duration_seconds', 'Webhook delivery attempts: time to the receiver\'s answer or failure.', ['outcome'], [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
     this.disabled = deps.metrics.counter('endpoints_disabled_total', 'Webhook endpoints disabled by the sender, by reason (gone, sustained_failure).', ['reason']);
@@ -102,8 +110,7 @@ export class DeliverySender {
     if (this.timer) clearInterval(this.timer);
     await this.listener.stop();
     await Promise.allSettled([...this.sending]);
-    this.agents.http.destroy();
-    this.agents.https.destroy();
+    await this.agent.destroy().catch(() => undefined);
   }
 
   /** Claims keep succeeding (a sender that cannot read its schedule for a minute is unready). */
@@ -156,11 +163,12 @@ export class DeliverySender {
 
   private claim(limit: number): Promise<Claim[]> {
     const leaseMs = this.deps.env.WEBHOOK_TIMEOUT_MS + 30_000;
-    return this.deps.db.$queryRawUnsafe<Claim[]>(
+    return this.sql.rows<Claim>(
+      'wdr_webhook_claim',
       `WITH ready AS (
          SELECT ep.id AS endpoint_id,
                 $2::int - (SELECT count(*) FROM webhook_messages f
-                           WHERE f.endpoint_id = ep.id AND f.status = 'pending' AND f.claimed_until > now())::int AS free
+                           WHERE f.endpoint_id = ep.id AND f.status = 'pending' AND f.next_attempt_at > now() AND f.claimed_until > now())::int AS free
          FROM webhook_endpoints ep
          WHERE ep.status = 'enabled'
            AND EXISTS (SELECT 1 FROM webhook_messages d WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.next_attempt_at <= now())
@@ -181,11 +189,13 @@ export class DeliverySender {
        WHERE m.id = p.id AND ep.id = m.endpoint_id
        RETURNING m.id::text, m.claim_token::text, m.endpoint_id::text, m.body, m.attempts, m.schedule_step, m.first_attempt_at,
                  ep.url_sealed, ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_expires_at`,
-      limit,
-      this.deps.env.WEBHOOK_ENDPOINT_CONCURRENCY,
-      leaseMs,
-      // The lease's owner: a result recorded after the lease moved on to another sender changes no schedule.
-      randomUUID(),
+      [
+        limit,
+        this.deps.env.WEBHOOK_ENDPOINT_CONCURRENCY,
+        leaseMs,
+        // The lease's owner: a result recorded after the lease moved on to another sender changes no schedule.
+        randomUUID(),
+      ],
     );
   }
 
@@ -193,14 +203,19 @@ export class DeliverySender {
    * An endpoint's URL and secrets, opened once per sealed value: keyed by the endpoint and its sealed
    * strings, so a rotation or a new URL (new sealed values) opens again. Bounded: cleared past 10,000.
    */
-  private opened(c: Claim): { url: string; secret: string; previous: string | null } {
-    const sealed = `${c.url_sealed}|${c.secret_sealed}|${c.previous_secret_sealed ?? ''}`;
+  private opened(c: Claim): Opened {
     const hit = this.openedEndpoints.get(c.endpoint_id);
-    if (hit && hit.sealed === sealed) return hit;
+    if (hit && hit.urlSealed === c.url_sealed && hit.secretSealed === c.secret_sealed && hit.previousSealed === c.previous_secret_sealed) return hit;
     const { sealer } = this.deps;
-    const entry = {
-      sealed,
-      url: sealer.open(c.url_sealed, sealedUrlAad(c.endpoint_id)),
+    const url = new URL(sealer.open(c.url_sealed, sealedUrlAad(c.endpoint_id)));
+    const entry: Opened = {
+      urlSealed: c.url_sealed,
+      secretSealed: c.secret_sealed,
+      previousSealed: c.previous_secret_sealed,
+      origin: url.origin,
+      path: url.pathname + url.search,
+      // Scheme, credentials and literal addresses, judged once per URL; names are judged at every connection.
+      blocked: this.deps.policy.checkUrl(url) !== undefined,
       secret: sealer.open(c.secret_sealed, sealedSecretAad(c.endpoint_id)),
       previous: c.previous_secret_sealed ? sealer.open(c.previous_secret_sealed, sealedSecretAad(c.endpoint_id)) : null,
     };
@@ -210,15 +225,17 @@ export class DeliverySender {
   }
 
   private async deliver(c: Claim): Promise<void> {
-    const { url, secret, previous } = this.opened(c);
+    const target = this.opened(c);
+    const { secret, previous } = target;
     const secrets = [secret];
     // The previous secret signs beside the new one until it expires (checked at each attempt).
     if (previous && c.previous_secret_expires_at && c.previous_secret_expires_at.getTime() > Date.now()) secrets.push(previous);
     const webhookId = webhookIdOf(c.id);
     const started = performance.now();
-    const result = await this.post(url, c.body, {
+    const result = await this.post(target, c.body, {
       'content-type': 'application/json',
       'user-agent': 'wdr-webhooks/1',
+      'accept-encoding': 'identity',
       ...signedHeaders(secrets, webhookId, Math.floor(Date.now() / 1000), c.body),
     });
     const latencyMs = Math.round(performance.now() - started);
@@ -229,17 +246,24 @@ export class DeliverySender {
   }
 
   /**
-   * One POST with node's own client on the keep-alive agents (a delivery is one small request; a
-   * general-purpose client's option handling cost more CPU than the rest of the attempt). Every new
-   * connection resolves through the target policy; no redirects are followed; the whole attempt is
-   * bounded by WEBHOOK_TIMEOUT_MS; at most MAX_RESPONSE_BYTES of the answer are read.
+   * One POST through undici's dispatcher (an HTTP/1.1 keep-alive pool per origin, no pipelining),
+   * the answer taken as it streams in, without a response object or stream. Every new connection
+   * goes through the target policy (the agent's connect hook: literal addresses judged there, names
+   * resolved by the policy's lookup); no redirects are followed (undici follows none unless asked);
+   * the whole attempt (waiting for a connection, connecting, sending, the answer) is bounded by
+   * WEBHOOK_TIMEOUT_MS; more than MAX_RESPONSE_BYTES of answer fails the attempt.
    */
-  private post(url: string, body: string, headers: Record<string, string>): Promise<AttemptResult> {
-    const target = new URL(url);
-    if (this.deps.policy.checkUrl(target)) return Promise.resolve({ statusCode: null, retryAfterMs: null, excerpt: null, error: 'target_blocked' });
-    const https_ = target.protocol === 'https:';
+  private post(target: Opened, body: string, headers: Record<string, string>): Promise<AttemptResult> {
+    if (target.blocked) return Promise.resolve({ statusCode: null, retryAfterMs: null, excerpt: null, error: 'target_blocked' });
     return new Promise((resolve) => {
       let settled = false;
+      let controller: Dispatcher.DispatchController | undefined;
+      let abortWhenStarted: Error | undefined;
+      let status = 0;
+      let retryAfter: string | undefined;
+      const kept: Buffer[] = [];
+      let keptBytes = 0;
+      let size = 0;
       const settle = (r: AttemptResult) => {
         if (settled) return;
         settled = true;
@@ -247,45 +271,49 @@ export class DeliverySender {
         resolve(r);
       };
       const fail = (error: string) => settle({ statusCode: null, retryAfterMs: null, excerpt: null, error });
-      const req = (https_ ? https : http).request(
-        target,
-        {
-          method: 'POST',
-          agent: https_ ? this.agents.https : this.agents.http,
-          lookup: this.deps.policy.lookup,
-          headers: { ...headers, 'content-length': String(Buffer.byteLength(body)), 'accept-encoding': 'identity' },
-        },
-        (res) => {
-          const chunks: Buffer[] = [];
-          let size = 0;
-          res.on('data', (c: Buffer) => {
-            size += c.length;
-            if (size > MAX_RESPONSE_BYTES) {
-              fail('response_too_large');
-              res.destroy();
-              return;
-            }
-            chunks.push(c);
-          });
-          res.on('error', () => fail('connection_reset'));
-          res.on('end', () => {
-            const status = res.statusCode ?? 0;
-            const retryAfter = res.headers['retry-after'];
-            settle({
-              statusCode: status,
-              retryAfterMs: parseRetryAfter(Array.isArray(retryAfter) ? retryAfter[0] : retryAfter, Date.now()),
-              excerpt: excerptOf(Buffer.concat(chunks)),
-              error: status >= 300 && status < 400 ? 'redirect' : null,
-            });
-          });
-        },
-      );
-      const timer = setTimeout(() => {
-        fail('timeout');
-        req.destroy();
-      }, this.deps.env.WEBHOOK_TIMEOUT_MS);
-      req.on('error', (err: NodeJS.ErrnoException) => fail(transportErrorOf(err)));
-      req.end(body);
+      const abort = (error: string) => {
+        fail(error);
+        const reason = new Error(error);
+        if (controller) controller.abort(reason);
+        else abortWhenStarted = reason; // still waiting for a connection
+      };
+      const timer = setTimeout(() => abort('timeout'), this.deps.env.WEBHOOK_TIMEOUT_MS);
+      try {
+        this.agent.dispatch(
+          { origin: target.origin, path: target.path, method: 'POST', headers, body },
+          {
+            onRequestStart: (c) => {
+              controller = c;
+              if (abortWhenStarted) c.abort(abortWhenStarted);
+            },
+            onResponseStart: (_c, statusCode, h) => {
+              status = statusCode;
+              const ra = h['retry-after'];
+              retryAfter = Array.isArray(ra) ? ra[0] : ra;
+              if (Number(h['content-length'] ?? 0) > MAX_RESPONSE_BYTES) abort('response_too_large');
+            },
+            onResponseData: (_c, chunk) => {
+              size += chunk.length;
+              if (size > MAX_RESPONSE_BYTES) return abort('response_too_large');
+              // Only the excerpt's worth is kept (the excerpt reads at most 4 bytes a character).
+              if (keptBytes < 4 * EXCERPT_CHARS) {
+                kept.push(chunk);
+                keptBytes += chunk.length;
+              }
+            },
+            onResponseEnd: () =>
+              settle({
+                statusCode: status,
+                retryAfterMs: parseRetryAfter(retryAfter, Date.now()),
+                excerpt: excerptOf(kept.length === 1 ? kept[0]! : Buffer.concat(kept)),
+                error: status >= 300 && status < 400 ? 'redirect' : null,
+              }),
+            onResponseError: (_c, err) => fail(transportErrorOf(err as NodeJS.ErrnoException)),
+          },
+        );
+      } catch (err) {
+        fail(transportErrorOf(err as NodeJS.ErrnoException));
+      }
     });
   }
 
@@ -353,6 +381,18 @@ export class DeliverySender {
   }
 }
 
+/** An endpoint's URL and secrets, opened from their sealed values (cached while those are unchanged). */
+interface Opened {
+  urlSealed: string;
+  secretSealed: string;
+  previousSealed: string | null;
+  origin: string;
+  path: string;
+  blocked: boolean;
+  secret: string;
+  previous: string | null;
+}
+
 /** The start of a receiver's answer, printable, URLs reduced to their origin, secrets masked. */
 function excerptOf(body: Buffer): string | null {
   if (body.length === 0) return null;
@@ -370,9 +410,9 @@ function excerptOf(body: Buffer): string | null {
 function transportErrorOf(e: NodeJS.ErrnoException): string {
   const code = e.code ?? (e.cause as { code?: string } | undefined)?.code ?? '';
   if (code === 'ETARGETBLOCKED') return 'target_blocked';
-  if (code === 'ETIMEDOUT') return 'timeout';
+  if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout';
   if (code === 'ECONNREFUSED') return 'connection_refused';
-  if (code === 'ECONNRESET' || code === 'EPIPE') return 'connection_reset';
+  if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') return 'connection_reset';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';
   if (/CERT|TLS|SSL|SELF_SIGNED/.test(code)) return 'tls';
   return 'network';

@@ -1,8 +1,7 @@
 import type { EventData } from '@wdr/contracts';
-import type { RawSql } from '@wdr/kit/db';
 import type { EventHandler } from '@wdr/kit/kafka';
 import type { Prisma } from '../generated/prisma/client.js';
-import { recordMessages } from '../domain/fan-out.js';
+import type { FanOut } from '../domain/fan-out.js';
 import type { Subscribers } from '../domain/subscribers.js';
 
 /**
@@ -10,11 +9,11 @@ import type { Subscribers } from '../domain/subscribers.js';
  * alerts, sent to every endpoint of the tenant that subscribes to it. One idempotent statement.
  */
 export const onBatchCompleted =
-  (deps: { db: RawSql; subscribers: Subscribers }): EventHandler<Prisma.TransactionClient> =>
+  (deps: { fanOut: FanOut; subscribers: Subscribers }): EventHandler<Prisma.TransactionClient> =>
   async (envelope) => {
     if (!deps.subscribers.mayReceive(envelope.tenant_id)) return;
     const data = envelope.data as EventData<'requestLifecycle', 'batch.completed'>;
-    await recordMessages(deps.db, {
+    await deps.fanOut.record({
       tenantId: envelope.tenant_id,
       eventId: envelope.id,
       type: 'batch.completed',

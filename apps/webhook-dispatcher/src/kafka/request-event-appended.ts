@@ -1,8 +1,7 @@
 import { publicRequestEventOf, WEBHOOK_EVENT_TYPES, type EventData, type WebhookEventType } from '@wdr/contracts';
-import type { RawSql } from '@wdr/kit/db';
 import type { EventHandler } from '@wdr/kit/kafka';
 import type { Prisma } from '../generated/prisma/client.js';
-import { recordMessages } from '../domain/fan-out.js';
+import type { FanOut } from '../domain/fan-out.js';
 import type { Subscribers } from '../domain/subscribers.js';
 
 const SUBSCRIBABLE: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
@@ -18,11 +17,11 @@ const SUBSCRIBABLE: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
  * ones; any other request's events reach tenant-wide endpoints only.
  */
 export const onRequestEventAppended =
-  (deps: { db: RawSql; subscribers: Subscribers }): EventHandler<Prisma.TransactionClient> =>
+  (deps: { fanOut: FanOut; subscribers: Subscribers }): EventHandler<Prisma.TransactionClient> =>
   async (envelope) => {
     const e = envelope.data as EventData<'requestLifecycle', 'request.event_appended'>;
     if (!SUBSCRIBABLE.has(e.kind) || !deps.subscribers.mayReceive(envelope.tenant_id)) return;
-    await recordMessages(deps.db, {
+    await deps.fanOut.record({
       tenantId: envelope.tenant_id,
       eventId: envelope.id,
       type: e.kind as WebhookEventType,
