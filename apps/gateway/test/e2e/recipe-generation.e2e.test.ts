@@ -13,6 +13,8 @@ let fleet: Fleet;
 let site: FixtureSite;
 let llm: ChatCompletionsServer;
 let token: string;
+/** generation_max_attempts of this fleet (the default is 3). */
+const MAX_ATTEMPTS = 4;
 /** What the local model answers next (one entry per completion, in order). */
 const answers: string[] = [];
 
@@ -22,7 +24,7 @@ const auth = () => ({ Authorization: `Bearer ${token}` });
 beforeAll(async () => {
   site = await startFixtureSite();
   llm = await startChatCompletionsServer({ respond: () => answers.shift() ?? '{}' });
-  fleet = await startFleet({ env: { 'recipe-extractor': { LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: llm.apiKey, LLM_MODEL: 'local-test-model', RECIPE_GENERATION_MAX_ATTEMPTS: '3' } } });
+  fleet = await startFleet({ env: { 'recipe-extractor': { LLM_BASE_URL: llm.baseUrl, LLM_API_KEY: llm.apiKey, LLM_MODEL: 'local-test-model', RECIPE_GENERATION_MAX_ATTEMPTS: String(MAX_ATTEMPTS) } } });
   const created = await adminCommand(fleet, ['create-tenant', '--name', 'generation', '--credits', '100']);
   token = (await adminCommand(fleet, ['issue-cabinet-token', '--tenant', created['tenant_id'] as string]))['cabinet_token'] as string;
 }, 180_000);
@@ -92,10 +94,11 @@ describe('recipe generation', () => {
 
   it('falls back to the heuristic on the last attempt in auto, and fails clearly when nothing works', async () => {
     const id = await newRecipe();
-    answers.push('not json', '{"dsl_version":1,"fields":[]}');
+    answers.push('not json', '{"dsl_version":1,"fields":[]}', 'not json either');
     const res = await gw().post(`/api/v1/client/recipes/${id}/generate`).set(auth()).send({ prompt: 'price' });
     expect(res.status).toBe(201);
-    expect(res.body.attempts.map((a: { method: string; outcome: string }) => `${a.method}:${a.outcome}`)).toEqual(['llm:error', 'llm:rejected', 'heuristic:accepted']);
+    // MAX_ATTEMPTS in all: the model MAX_ATTEMPTS - 1 times, then the heuristic.
+    expect(res.body.attempts.map((a: { method: string; outcome: string }) => `${a.method}:${a.outcome}`)).toEqual(['llm:error', 'llm:rejected', 'llm:error', 'heuristic:accepted']);
 
     const bad = await gw().post(`/api/v1/client/recipes/${id}/generate`).set(auth()).send({ prompt: 'x', sample_url: `${site.url}/status/404`, method: 'heuristic' });
     expect([bad.status, bad.body.code]).toEqual([422, 'VALIDATION_FAILED']);
@@ -104,5 +107,24 @@ describe('recipe generation', () => {
     expect(long.body.details).toEqual([{ field: 'prompt', issue: 'is 4001 characters; max_prompt_length is 4000' }]);
     // Nothing was saved by the failed calls.
     expect((await gw().get(`/api/v1/client/recipes/${id}`).set(auth())).body.versions).toHaveLength(1);
+  });
+
+  it('stops after generation_max_attempts as configured, and the capabilities report that number', async () => {
+    const caps = await gw().get('/api/v1/client/recipes/capabilities').set(auth()).expect(200);
+    expect(caps.body.generation_max_attempts).toBe(MAX_ATTEMPTS);
+    const id = await newRecipe();
+    // More rejected answers queued than the limit allows: only MAX_ATTEMPTS are asked for.
+    answers.length = 0;
+    answers.push(...Array.from({ length: MAX_ATTEMPTS + 2 }, (_, i) => JSON.stringify({ dsl_version: 1, fields: [{ name: `missing_${i}`, type: 'string', required: true, selectors: [`.missing-${i}`] }] })));
+    const before = llm.requests.length;
+    const res = await gw().post(`/api/v1/client/recipes/${id}/generate`).set(auth()).send({ prompt: 'the sku', method: 'llm' });
+    expect([res.status, res.body.code]).toEqual([422, 'VALIDATION_FAILED']);
+    expect(res.body.message).toBe(`No generated recipe worked on the sample page in ${MAX_ATTEMPTS} attempt(s); nothing was saved.`);
+    for (let i = 1; i <= MAX_ATTEMPTS; i++) expect(res.body.details).toContainEqual({ field: `attempts.${i}.missing_${i - 1}`, issue: 'required field not found on the page' });
+    expect(res.body.details.filter((d: { field: string }) => !(Number(d.field.split('.')[1]) <= MAX_ATTEMPTS))).toEqual([]);
+    expect(llm.requests.length).toBe(before + MAX_ATTEMPTS);
+    expect(answers).toHaveLength(2);
+    answers.length = 0;
+    expect((await gw().get(`/api/v1/client/recipes/${id}`).set(auth())).body.versions).toHaveLength(0);
   });
 });
