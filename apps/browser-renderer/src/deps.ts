@@ -39,7 +39,7 @@ export function createRendererDeps(env: RendererEnv): RendererDeps {
       metrics: base.metrics,
     }),
     policy,
-    artifactSealer: Sealer.fromBase64(env.DEBUG_ARTIFACT_KEY),
+    artifactSealer: Sealer.fromKeys(env.DEBUG_ARTIFACT_KEY, env.DEBUG_ARTIFACT_KEY_PREVIOUS, 'DEBUG_ARTIFACT_KEY'),
     meter: new ProxyMeter({ policy, log: base.log }),
     captchaSolver:
       env.CAPTCHA_SOLVER_URL && env.CAPTCHA_SOLVER_KEY

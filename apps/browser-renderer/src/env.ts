@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { baseEnv, databaseEnv, internalUrl, kafkaEnv, loadEnv } from '@wdr/kit/config';
+import { previousSealingKeysEnv, sealingKeyEnv } from '@wdr/kit/sealing';
 
 const int = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
 /** Unset and empty (how manifests often leave a secret out) mean the same: absent. */
@@ -31,8 +32,10 @@ export const envRenderer = {
     .string()
     .default('')
     .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
-  /** AES-256-GCM key (base64, 32 bytes) sealing debug artifacts at rest. */
-  DEBUG_ARTIFACT_KEY: z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded'),
+  /** AES-256-GCM key sealing debug artifacts at rest: `<id>:<base64 of 32 bytes>`, or plain base64 (id k1). */
+  DEBUG_ARTIFACT_KEY: sealingKeyEnv(),
+  /** Earlier keys that still open what they sealed (`<id>:<base64>,...`): a rotation keeps the old key here. */
+  DEBUG_ARTIFACT_KEY_PREVIOUS: previousSealingKeysEnv(),
   /** Debug artifacts of failed requests are purged after this long. */
   DEBUG_ARTIFACT_RETENTION_HOURS: int(1, 168, 24),
   /**

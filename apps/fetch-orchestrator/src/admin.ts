@@ -27,10 +27,10 @@ const { command, values } = parseCommandLine(usage, ['proxy-add', 'proxy-list', 
   country: { type: 'string' },
   authoritative: { type: 'boolean', default: false },
 });
-const env = commandEnv(() => loadEnv({ ...databaseEnv, TARGET_URL_KEY: orchestratorEnv.TARGET_URL_KEY, PROXY_EXIT_URL: z.string().optional() }, process.env));
+const env = commandEnv(() => loadEnv({ ...databaseEnv, TARGET_URL_KEY: orchestratorEnv.TARGET_URL_KEY, TARGET_URL_KEY_PREVIOUS: orchestratorEnv.TARGET_URL_KEY_PREVIOUS, PROXY_EXIT_URL: z.string().optional() }, process.env));
 
 const db = new PrismaClient(prismaClientOptions(env.DATABASE_URL, { max: 1 }));
-const sealer = Sealer.fromBase64(env.TARGET_URL_KEY);
+const sealer = commandEnv(() => Sealer.fromKeys(env.TARGET_URL_KEY, env.TARGET_URL_KEY_PREVIOUS, 'TARGET_URL_KEY'));
 const label = () => {
   if (!values.label) throw new ExitConfigError('--label is required');
   return values.label;

@@ -31,7 +31,7 @@ export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, Pris
 export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
   const base = kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), { poolSize: Math.min(env.FETCH_CONCURRENCY, 8) + 4 });
   const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, metrics: base.metrics });
-  const sealer = Sealer.fromBase64(env.TARGET_URL_KEY);
+  const sealer = Sealer.fromKeys(env.TARGET_URL_KEY, env.TARGET_URL_KEY_PREVIOUS, 'TARGET_URL_KEY');
   recordTerminalStatesIn(base.metrics);
   const pool = new ProxyPool(base.db, sealer, base.log, { ...DEFAULT_POOL_OPTIONS, resetTimeoutMs: env.PROXY_EXIT_RESET_MS }, base.metrics);
   const routes: RouteDeps = {
@@ -45,7 +45,7 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
     sealer,
     policy: new TargetPolicy(env.TARGET_ALLOWLIST),
     resultCache: {
-      keySecret: cacheKeySecretOf(env.TARGET_URL_KEY),
+      keySecret: cacheKeySecretOf(env.TARGET_URL_KEY.key.toString('base64')),
       maxEntriesPerTenant: env.RESULT_CACHE_MAX_ENTRIES_PER_TENANT,
       maxTotalBytes: env.RESULT_CACHE_MAX_BYTES,
       outcomes: base.metrics.counter('result_cache_total', 'Result cache: lookups by outcome (hit, miss, bypass: not allowed to read) and entries evicted at fill.', ['outcome']),

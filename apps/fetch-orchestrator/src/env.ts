@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { baseEnv, databaseEnv, internalUrl, kafkaEnv, loadEnv } from '@wdr/kit/config';
+import { previousSealingKeysEnv, sealingKeyEnv } from '@wdr/kit/sealing';
 
 export const orchestratorEnv = {
   ...baseEnv,
@@ -7,10 +8,13 @@ export const orchestratorEnv = {
   ...kafkaEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8081),
   LEDGER_URL: internalUrl('http://127.0.0.1:8082'),
-  /** AES-256-GCM key (base64, 32 bytes) sealing the full target URL at rest. */
-  TARGET_URL_KEY: z
-    .string()
-    .refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded'),
+  /**
+   * AES-256-GCM key sealing the full target URL (and proxy exit URLs) at rest: `<id>:<base64 of 32
+   * bytes>`, or plain base64 (id k1). The result cache's key is derived from it.
+   */
+  TARGET_URL_KEY: sealingKeyEnv(),
+  /** Earlier keys that still open what they sealed (`<id>:<base64>,...`): a rotation keeps the old key here. */
+  TARGET_URL_KEY_PREVIOUS: previousSealingKeysEnv(),
   /** How long the sealed full URL is kept before it is purged. */
   TARGET_URL_RETENTION_HOURS: z.coerce.number().int().min(1).max(720).default(24),
   RESULT_RETENTION_HOURS: z.coerce.number().int().min(1).max(720).default(24),

@@ -52,6 +52,7 @@ describe.each([
   ['gateway', 'create-tenant', 'API_KEY_PEPPER'],
   ['billing-ledger', 'top-up', 'DATABASE_URL'],
   ['fetch-orchestrator', 'proxy-add', 'TARGET_URL_KEY'],
+  ['webhook-dispatcher', 'webhook-reseal', 'WEBHOOK_SECRET_KEY'],
 ])('%s admin', (service, command, variable) => {
   it('--help prints the usage and exits 0', async () => {
     for (const args of [['--help'], ['-h'], [command, '--help']]) {

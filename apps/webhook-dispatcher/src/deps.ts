@@ -6,7 +6,7 @@ import { PrismaClient } from './generated/prisma/client.js';
 import { Subscribers } from './domain/subscribers.js';
 
 export interface DispatcherDeps extends KafkaServiceDeps<DispatcherEnv, PrismaClient> {
-  /** Seals endpoint URLs and signing secrets (AES-256-GCM, WEBHOOK_SECRET_KEY). */
+  /** Seals endpoint URLs and signing secrets (AES-256-GCM, WEBHOOK_SECRET_KEY; opens with WEBHOOK_SECRET_KEY_PREVIOUS too). */
   sealer: Sealer;
   /** The SSRF rules for endpoint URLs: at creation and at every connection. */
   policy: TargetPolicy;
@@ -18,7 +18,7 @@ export function createDispatcherDeps(env: DispatcherEnv): DispatcherDeps {
   const base = kafkaServiceDeps('webhook-dispatcher', env, (options) => new PrismaClient(options));
   return {
     ...base,
-    sealer: Sealer.fromBase64(env.WEBHOOK_SECRET_KEY),
+    sealer: Sealer.fromKeys(env.WEBHOOK_SECRET_KEY, env.WEBHOOK_SECRET_KEY_PREVIOUS, 'WEBHOOK_SECRET_KEY'),
     policy: new TargetPolicy(env.TARGET_ALLOWLIST),
     subscribers: new Subscribers(base.db, env.DATABASE_URL, base.log),
   };

@@ -1,13 +1,19 @@
 import { z } from 'zod';
 import { baseEnv, databaseEnv, kafkaEnv, loadEnv } from '@wdr/kit/config';
+import { previousSealingKeysEnv, sealingKeyEnv } from '@wdr/kit/sealing';
 
 export const envDispatcher = {
   ...baseEnv,
   ...databaseEnv,
   ...kafkaEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8085),
-  /** AES-256-GCM key (base64, 32 bytes) sealing endpoint URLs and `whsec_` signing secrets at rest. */
-  WEBHOOK_SECRET_KEY: z.string().refine((v) => Buffer.from(v, 'base64').length === 32, 'must be 32 bytes, base64-encoded'),
+  /**
+   * AES-256-GCM key sealing endpoint URLs and `whsec_` signing secrets at rest: `<id>:<base64 of 32
+   * bytes>`, or plain base64 (id k1). New values are sealed under it.
+   */
+  WEBHOOK_SECRET_KEY: sealingKeyEnv(),
+  /** Earlier keys that still open what they sealed (`<id>:<base64>,...`): a rotation keeps the old key here. */
+  WEBHOOK_SECRET_KEY_PREVIOUS: previousSealingKeysEnv(),
   /**
    * Hosts or IPs endpoint URLs may resolve to even though they are private or loopback (comma
    * separated), as the orchestrator's TARGET_ALLOWLIST. Empty in production; tests allow 127.0.0.1.

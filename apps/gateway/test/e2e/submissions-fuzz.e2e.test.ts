@@ -18,6 +18,12 @@ let fleet: Fleet;
 let site: FixtureSite;
 let apiKey: string;
 let token: string;
+/** The fuzz tenant's recipes, in the order both listings give them (oldest first). */
+let recipeIds: string[] = [];
+/** Extraction objects the fuzz tenant may submit: an active recipe, or any of its recipes with one of its versions. */
+let validExtractions: Record<string, string>[] = [];
+/** Extraction objects that must be refused: unknown or foreign recipes, a draft without a version, a version of another recipe. */
+let refusedExtractions: Record<string, unknown>[] = [];
 
 const RUNS = Number(process.env['WDR_FUZZ_RUNS'] ?? 150);
 const gateway = () => request(fleet.url('gateway'));
@@ -35,6 +41,48 @@ beforeAll(async () => {
   const t = await adminCommand(fleet, ['create-tenant', '--name', 'fuzz', '--credits', '10000000']);
   apiKey = t['api_key'] as string;
   token = (await adminCommand(fleet, ['issue-cabinet-token', '--tenant', t['tenant_id'] as string]))['cabinet_token'] as string;
+  const other = await adminCommand(fleet, ['create-tenant', '--name', 'fuzz-other', '--credits', '100']);
+  const otherToken = (await adminCommand(fleet, ['issue-cabinet-token', '--tenant', other['tenant_id'] as string]))['cabinet_token'] as string;
+
+  // Seven recipes (a listing of several pages for small limits): active ones, drafts with a
+  // version, a draft without one; and one of another tenant.
+  const definition = { dsl_version: 1, fields: [{ name: 'heading', type: 'string', required: true, selectors: ['h1'] }] };
+  const make = async (auth: string, body: Record<string, unknown>) => {
+    const r = await request(fleet.url('gateway')).post('/api/v1/client/recipes').set('Authorization', `Bearer ${auth}`).send({ sample_url: `${site.url}/page`, ...body });
+    if (r.status !== 201) throw new Error(`${r.status} ${JSON.stringify(r.body)}`);
+    return r.body as { id: string; active_version_id: string | null; versions: { id: string }[] };
+  };
+  const kinds = ['active', 'draft', 'active', 'empty', 'active', 'draft', 'active'] as const;
+  const made = [];
+  for (const [i, kind] of kinds.entries()) {
+    made.push({ kind, ...(await make(token, { name: `fuzz ${i}`, ...(kind === 'empty' ? {} : { definition, activate: kind === 'active' }) })) });
+  }
+  const foreign = await make(otherToken, { name: 'not yours', definition, activate: true });
+  const listed = await request(fleet.url('gateway')).get('/api/v1/client/recipes?limit=100').set('Authorization', `Bearer ${token}`);
+  recipeIds = (listed.body.items as { id: string }[]).map((r) => r.id);
+  expect([...recipeIds].sort()).toEqual(made.map((r) => r.id).sort());
+
+  validExtractions = made.flatMap((r) => [
+    ...(r.active_version_id ? [{ recipe_id: r.id }] : []),
+    ...r.versions.map((v) => ({ recipe_id: r.id, version_id: v.id })),
+  ]);
+  const empty = made.find((r) => r.kind === 'empty')!;
+  const [one, two] = made.filter((r) => r.kind === 'active');
+  refusedExtractions = [
+    { recipe_id: randomUUID() },
+    { recipe_id: foreign.id },
+    { recipe_id: foreign.id, version_id: foreign.versions[0]!.id },
+    { recipe_id: one!.id, version_id: foreign.versions[0]!.id },
+    { recipe_id: one!.id, version_id: two!.versions[0]!.id },
+    { recipe_id: one!.id, version_id: randomUUID() },
+    { recipe_id: empty.id },
+    ...made.filter((r) => r.kind === 'draft').map((r) => ({ recipe_id: r.id })),
+    { recipe_id: 'not-a-uuid' },
+    { recipe_id: one!.id, version_id: 'v1' },
+    { recipe_id: one!.id, fields: ['heading'] },
+    { version_id: two!.versions[0]!.id },
+    {},
+  ];
 }, 180_000);
 
 afterAll(async () => {
@@ -125,8 +173,8 @@ const validBody = fc.record(
     debug_artifacts: fc.boolean(),
     skip_cache: fc.boolean(),
     cache_ttl_seconds: fc.integer({ min: 0, max: 3_600 }),
-    // A valid extraction names one of the tenant's recipes (recipes.e2e.test.ts); here only its absence.
-    extraction: fc.constant(null),
+    // null, or one of the fuzz tenant's recipes that can run (chosen when generated: they exist only after beforeAll).
+    extraction: fc.oneof(fc.constant(null), fc.nat().map((i) => validExtractions[i % validExtractions.length]!)),
   },
   { requiredKeys: ['url'] },
 );
@@ -171,9 +219,40 @@ describe('random and mutated submissions', () => {
         if (res.status !== 202) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
         expect(res.body.url).toBe(site.url);
         expect(res.body.idempotent_replay).toBe(false);
+        // An extraction request says so, a plain one does not.
+        expect(res.body.result_kind).toBe(b.extraction ? 'extraction' : undefined);
       }),
       { numRuns: Math.ceil(RUNS / 3) },
     );
+  }, 240_000);
+
+  it.each(surfaces)('the %s admits every runnable extraction object and refuses every other one with a VALIDATION_FAILED naming extraction', async (_n, path, auth) => {
+    const extraction = fc.oneof(
+      fc.nat().map((i) => ({ ok: true, value: validExtractions[i % validExtractions.length] as unknown })),
+      fc.nat().map((i) => ({ ok: false, value: refusedExtractions[i % refusedExtractions.length] as unknown })),
+      // Not an object at all, or an object of anything.
+      fc.oneof(junk, fc.dictionary(fc.constantFrom('recipe_id', 'version_id', 'fields', 'x'), junk, { maxKeys: 3 })).filter((v) => v !== null && v !== undefined).map((value) => ({ ok: false, value })),
+    );
+    const seen = { admitted: 0, refused: 0 };
+    await fc.assert(
+      fc.asyncProperty(extraction, fc.constantFrom('/page', '/status/404'), async ({ ok, value }, page) => {
+        const res = await gateway().post(path).set(auth()).send({ url: `${site.url}${page}`, mode: 'http', extraction: value });
+        wellFormed(res);
+        if (ok) {
+          if (res.status !== 202) throw new Error(`${JSON.stringify(value)}: ${res.status} ${JSON.stringify(res.body)}`);
+          expect(res.body).toMatchObject({ result_kind: 'extraction', page_status: 'pending' });
+          seen.admitted++;
+        } else {
+          if (res.status !== 422) throw new Error(`${JSON.stringify(value)}: ${res.status} ${JSON.stringify(res.body)}`);
+          expect(res.body.code).toBe('VALIDATION_FAILED');
+          expect((res.body.details as { field: string }[]).some((d) => d.field === 'extraction' || d.field.startsWith('extraction.'))).toBe(true);
+          seen.refused++;
+        }
+      }),
+      { numRuns: Math.ceil(RUNS / 3) },
+    );
+    expect(seen.admitted).toBeGreaterThan(0);
+    expect(seen.refused).toBeGreaterThan(0);
   }, 240_000);
 
   it.each(surfaces)('the %s answers every mutated or random body with a submission or a well-formed PublicError', async (_n, path, auth) => {
@@ -227,9 +306,15 @@ describe('random credentials, query strings and paths', () => {
     );
   }, 120_000);
 
-  it('answers any recipe query string with a page or a 422', async () => {
-    const value = fc.oneof(fc.integer({ min: -5, max: 20_000 }).map(String), printable, fc.constantFrom('', '1e2', '0x10', '00020', ' 5', '5 ', '1.0', 'NaN', 'Infinity', '9007199254740993'));
+  it('answers any recipe query string with a consistent page of the tenant’s recipes or a 422', async () => {
+    const value = fc.oneof(
+      fc.integer({ min: -2, max: 9 }).map(String),
+      fc.integer({ min: -5, max: 20_000 }).map(String),
+      printable,
+      fc.constantFrom('', '1e2', '0x10', '00020', '0002', ' 5', '5 ', '1.0', 'NaN', 'Infinity', '9007199254740993'),
+    );
     const query = fc.array(fc.tuple(fc.constantFrom('limit', 'offset', 'cursor', 'x', 'limit[]', 'offset[a]'), value), { maxLength: 4 });
+    const pages: { offset: number; limit: number; n: number }[] = [];
     await fc.assert(
       fc.asyncProperty(query, fc.boolean(), async (pairs, client) => {
         const qs = pairs.map(([k, v]) => `${encodeURIComponent(k)}=${encodeURIComponent(v)}`).join('&');
@@ -240,12 +325,25 @@ describe('random credentials, query strings and paths', () => {
         wellFormed(res);
         expect([200, 422]).toContain(res.status);
         if (res.status === 200) {
-          expect(res.body).toEqual({ total: 0, limit: expect.any(Number), offset: expect.any(Number), has_more: false, items: [] });
-          expect(res.body.limit >= 1 && res.body.limit <= 100).toBe(true);
+          const { total, limit, offset, has_more, items } = res.body as { total: number; limit: number; offset: number; has_more: boolean; items: { id: string; active_version?: unknown }[] };
+          expect(Object.keys(res.body).sort()).toEqual(['has_more', 'items', 'limit', 'offset', 'total']);
+          expect(Number.isInteger(limit) && limit >= 1 && limit <= 100).toBe(true);
+          expect(Number.isInteger(offset) && offset >= 0).toBe(true);
+          if (!client) expect(offset).toBeLessThanOrEqual(10_000);
+          // The page the echoed limit and offset name, of the tenant's real recipes.
+          expect(total).toBe(recipeIds.length);
+          expect(items.map((r) => r.id)).toEqual(recipeIds.slice(offset, offset + limit));
+          expect(items.length).toBeLessThanOrEqual(limit);
+          expect(has_more).toBe(offset + items.length < total);
+          for (const r of items) expect('active_version' in r).toBe(!client);
+          pages.push({ offset, limit, n: items.length });
         }
       }),
       { numRuns: RUNS },
     );
+    // The runs reached real pages: some with items, some partial or past the end.
+    expect(pages.some((p) => p.n > 0)).toBe(true);
+    expect(pages.some((p) => p.n > 0 && p.offset + p.n < recipeIds.length)).toBe(true);
   }, 120_000);
 
   it('answers any method and path with a PublicError or a page', async () => {
