@@ -10,7 +10,8 @@ import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
 import { KafkaBus, makeEnvelope } from '@wdr/kit/kafka';
 import { createLogger } from '@wdr/kit/log';
-import { createTestDatabase, KAFKA_BROKERS, startServiceProcess, uniqueTopicPrefix, withDatabase, type ServiceProcess, type TestDatabase } from '@wdr/testkit';
+import { createTestDatabase, KAFKA_BROKERS, startServiceProcess, uniqueTopicPrefix, type ServiceProcess, type TestDatabase } from '@wdr/testkit';
+import { harness, ok, type Delivery, type Receiver } from './harness.js';
 
 /**
  * The delivery engine end to end: the dispatcher as a real process, events produced onto its real
@@ -23,104 +24,8 @@ let database: TestDatabase;
 let dispatcher: ServiceProcess;
 let client: ServiceClient;
 let bus: KafkaBus;
-const servers: http.Server[] = [];
 
-interface Delivery {
-  id: string;
-  headers: http.IncomingHttpHeaders;
-  body: string;
-  answered: number;
-  at: number;
-}
-
-interface Receiver {
-  url: string;
-  deliveries: Delivery[];
-  /** Largest number of requests it held at once. */
-  maxConcurrent: () => number;
-}
-
-/** A receiver answering each request with `answer(delivery, nth attempt of its webhook-id)`. */
-async function receiver(answer: (d: Delivery, nth: number) => { status: number; headers?: Record<string, string>; body?: string; delayMs?: number }): Promise<Receiver> {
-  const deliveries: Delivery[] = [];
-  const seen = new Map<string, number>();
-  let open = 0;
-  let max = 0;
-  const server = http.createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      open++;
-      max = Math.max(max, open);
-      const id = String(req.headers['webhook-id']);
-      const nth = (seen.get(id) ?? 0) + 1;
-      seen.set(id, nth);
-      const d: Delivery = { id, headers: req.headers, body: Buffer.concat(chunks).toString('utf8'), answered: 0, at: Date.now() };
-      const a = answer(d, nth);
-      setTimeout(() => {
-        open--;
-        d.answered = a.status;
-        deliveries.push(d);
-        res.writeHead(a.status, a.headers ?? {}).end(a.body ?? '');
-      }, a.delayMs ?? 0);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  servers.push(server);
-  const r = { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/in?token=s3cret`, deliveries, maxConcurrent: () => max };
-  return r;
-}
-
-const ok = () => ({ status: 204 });
-
-async function endpoint(tenantId: string, url: string, eventTypes: WebhookEventType[]) {
-  return callInternal(client, webhooksApi.createEndpoint, { body: { tenant_id: tenantId, url, event_types: eventTypes } });
-}
-
-/** One request event on request.lifecycle, as the orchestrator publishes it. */
-async function requestEvent(tenantId: string, kind: string, requestId = randomUUID(), seq = 3, scope?: { project_id: string; environment_id: string }) {
-  const status = kind.split('.')[1] ?? 'running';
-  const envelope = makeEnvelope('requestLifecycle', 'request.event_appended', tenantId, {
-    request_id: requestId,
-    event_id: seq,
-    kind,
-    status,
-    payload: kind === 'request.completed' ? { result: { stage: 'http', status_code: 200, bytes: 10 }, final_url: 'https://example.com/private/path?q=1', proxy_vendor: 'acme' } : {},
-    created_at: new Date().toISOString(),
-    ...(scope ? { scope } : {}),
-  });
-  await bus.send(bus.topic('requestLifecycle'), [{ key: requestId, envelope }]);
-  return envelope;
-}
-
-const sql = <T>(query: string, params: unknown[] = []) => withDatabase(database.url, async (c) => (await c.query(query, params)).rows as T[]);
-
-/** "Advance the clock": every pending schedule and lease moves `ms` earlier, and the senders are woken. */
-async function advance(ms: number) {
-  await sql(
-    `UPDATE webhook_messages SET next_attempt_at = next_attempt_at - $1 * interval '1 millisecond',
-       claimed_until = claimed_until - $1 * interval '1 millisecond' WHERE status = 'pending'`,
-    [ms],
-  );
-  await sql(`SELECT pg_notify('wdr_webhooks', 'webhooks')`);
-}
-
-async function until<T>(what: string, probe: () => Promise<T> | T, done: (v: T) => boolean, timeoutMs = 30_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await probe();
-    if (done(v)) return v;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${JSON.stringify(v)}\n${dispatcher.logs()}`);
-    await sleep(100);
-  }
-}
-
-const messagesOf = (endpointId: string) =>
-  sql<{ id: string; status: string; attempts: number; next_attempt_at: Date | null; delay_s: number | null }>(
-    `SELECT id::text, status, attempts, next_attempt_at, EXTRACT(EPOCH FROM next_attempt_at - now())::float AS delay_s
-     FROM webhook_messages WHERE endpoint_id = $1::uuid ORDER BY created_at, id`,
-    [endpointId],
-  );
+const { receiver, closeReceivers, endpoint, requestEvent, sql, advance, until, messagesOf, attemptsOf, delaysAfterLastAttempt } = harness(() => ({ database, bus, dispatcher, client }));
 
 beforeAll(async () => {
   database = await createTestDatabase('webhook-dispatcher');
@@ -145,10 +50,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await dispatcher?.kill('SIGTERM');
-  for (const s of servers) {
-    s.closeAllConnections();
-    s.close();
-  }
+  closeReceivers();
   await bus?.disconnect();
   await database?.drop();
 }, 60_000);
@@ -236,6 +138,79 @@ describe('deliveries', () => {
     expect(attempts.items[0]!.latency_ms).toBeGreaterThanOrEqual(0);
   });
 
+  it('a signing-secret rotation with an overlap signs with both secrets until it ends, then with the new one alone', async () => {
+    const tenant = randomUUID();
+    const r = await receiver(ok);
+    const { endpoint: ep, secret: oldSecret } = await endpoint(tenant, r.url, ['request.completed']);
+    const OVERLAP_S = 5;
+    const rotated = await callInternal(client, webhooksApi.rotateSecret, { params: { endpointId: ep.id }, body: { tenant_id: tenant, previous_valid_seconds: OVERLAP_S } });
+    const newSecret = rotated.secret;
+    expect(newSecret).not.toBe(oldSecret);
+    const rotatedAt = Date.now();
+    const headersOf = (d: Delivery) => ({
+      'webhook-id': String(d.headers['webhook-id']),
+      'webhook-timestamp': String(d.headers['webhook-timestamp']),
+      'webhook-signature': String(d.headers['webhook-signature']),
+    });
+    const signaturesOf = (d: Delivery) => String(d.headers['webhook-signature']).split(' ');
+    /** Which of the two secrets a delivery's header carries a valid signature for (each checked alone). */
+    const signedBy = (d: Delivery) =>
+      signaturesOf(d).map((sig) => {
+        const one = { ...headersOf(d), 'webhook-signature': sig };
+        const verifies = (secret: string) => {
+          try {
+            new Webhook(secret).verify(d.body, one);
+            return true;
+          } catch {
+            return false;
+          }
+        };
+        return verifies(newSecret) ? 'new' : verifies(oldSecret) ? 'old' : 'neither';
+      });
+
+    // During the overlap: two signatures, the new secret's first, each valid for its own secret only.
+    await requestEvent(tenant, 'request.completed');
+    await until('the delivery during the overlap', () => r.deliveries.length, (n) => n === 1);
+    const during = r.deliveries[0]!;
+    expect(during.at - rotatedAt).toBeLessThan(OVERLAP_S * 1000);
+    expect(signedBy(during)).toEqual(['new', 'old']);
+    expect(new Webhook(oldSecret).verify(during.body, headersOf(during))).toMatchObject({ type: 'request.completed' });
+    expect(new Webhook(newSecret).verify(during.body, headersOf(during))).toMatchObject({ type: 'request.completed' });
+
+    // After it: the new secret's signature alone; a receiver still on the old secret rejects the delivery.
+    await sleep(Math.max(0, rotatedAt + OVERLAP_S * 1000 + 200 - Date.now()));
+    await requestEvent(tenant, 'request.completed');
+    await until('the delivery after the overlap', () => r.deliveries.length, (n) => n === 2);
+    const after = r.deliveries[1]!;
+    expect(signedBy(after)).toEqual(['new']);
+    expect(new Webhook(newSecret).verify(after.body, headersOf(after))).toMatchObject({ type: 'request.completed' });
+    expect(() => new Webhook(oldSecret).verify(after.body, headersOf(after))).toThrow();
+  }, 30_000);
+
+  it('stores a truncated, redacted excerpt of the answer: URLs to their origin, whsec_ secrets and bearer/basic credentials masked', async () => {
+    const tenant = randomUUID();
+    const answer =
+      'rejected\u0000: signature for whsec_MfKQ9r8GKYqrTwjUPD8ILPZIo2LaLaSw= did not match;\n' +
+      'Authorization: Bearer eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxIn0.c2ln was refused, so was BASIC dXNlcjpwYXNzd29yZA==; ' +
+      'retry at https://hooks.example.com/retry/42?token=abc123 later. ' +
+      'x'.repeat(400);
+    const r = await receiver(() => ({ status: 401, body: answer }));
+    const { endpoint: ep } = await endpoint(tenant, r.url, ['request.completed']);
+    await requestEvent(tenant, 'request.completed');
+    const [attempt] = await until('the failed attempt', () => attemptsOf(ep.id), (rows) => rows.length === 1);
+    const expected = (
+      'rejected : signature for whsec_[redacted] did not match;\n' +
+      'Authorization: Bearer [redacted] was refused, so was BASIC [redacted]; ' +
+      'retry at https://hooks.example.com later. ' +
+      'x'.repeat(400)
+    ).slice(0, 256);
+    expect(attempt).toMatchObject({ outcome: 'failed', status_code: 401, response_excerpt: expected });
+    // The API answers the same stored excerpt.
+    const page = await callInternal(client, webhooksApi.listAttempts, { params: { endpointId: ep.id }, query: { tenant_id: tenant, limit: 50 } });
+    expect(page.items[0]!.response_excerpt).toBe(expected);
+    for (const secret of ['MfKQ9r8G', 'eyJhbGci', 'c2ln', 'dXNlcjpw', 'abc123', '/retry']) expect(expected).not.toContain(secret);
+  }, 30_000);
+
   it('a receiver that fails, then recovers, gets every event exactly once by webhook-id after retries driven from the database', async () => {
     const tenant = randomUUID();
     // Each message is answered 500 twice, then 200.
@@ -243,11 +218,11 @@ describe('deliveries', () => {
     const { endpoint: ep } = await endpoint(tenant, r.url, ['request.completed', 'request.failed']);
     for (let i = 0; i < 5; i++) await requestEvent(tenant, i % 2 ? 'request.failed' : 'request.completed');
     // First attempts at once; the second ones about 5 s later (the schedule, not a timer: moved here).
-    const firstRound = await until('the first attempts', () => messagesOf(ep.id), (ms) => ms.length === 5 && ms.every((m) => m.attempts === 1));
-    for (const m of firstRound) expect(m.delay_s).toBeGreaterThan(3.5); // 5 s +-10 %, minus the time since
+    await until('the first attempts', () => messagesOf(ep.id), (ms) => ms.length === 5 && ms.every((m) => m.attempts === 1));
+    for (const d of await delaysAfterLastAttempt(ep.id)) expect([d, d >= 4.5 && d <= 5.5]).toEqual([d, true]); // 5 s +-10 %
     await advance(6_000);
-    const secondRound = await until('the second attempts', () => messagesOf(ep.id), (ms) => ms.every((m) => m.attempts === 2));
-    for (const m of secondRound) expect(m.delay_s).toBeGreaterThan(250); // 5 min +-10 %
+    await until('the second attempts', () => messagesOf(ep.id), (ms) => ms.every((m) => m.attempts === 2));
+    for (const d of await delaysAfterLastAttempt(ep.id)) expect([d, d >= 270 && d <= 330]).toEqual([d, true]); // 5 min +-10 %
     await sleep(1_000);
     expect(r.deliveries).toHaveLength(10); // nothing was sent early
     await advance(6 * 60_000);
@@ -363,10 +338,12 @@ describe('deliveries', () => {
     expect(pending.map((m) => [m.status, m.attempts])).toEqual(Array(4).fill(['pending', 1]));
   }, 30_000);
 
-  it('an exhausted schedule (8 attempts, none answered 2xx) fails the message and disables the endpoint as sustained_failure', async () => {
+  it('an exhausted schedule (8 attempts, none answered 2xx) fails the message, disables the endpoint as sustained_failure and tells the other subscribed endpoints', async () => {
     const tenant = randomUUID();
     const r = await receiver(() => ({ status: 500 }));
+    const watcher = await receiver(ok);
     const { endpoint: ep } = await endpoint(tenant, r.url, ['billing.balance_low']);
+    const { secret: watcherSecret } = await endpoint(tenant, watcher.url, ['webhook.endpoint_disabled']);
     const envelope = makeEnvelope('billingEvents', 'billing.balance_low', tenant, { balance_tokens: 3, threshold_tokens: 10 });
     await bus.send(bus.topic('billingEvents'), [{ key: tenant, envelope }]);
     for (let attempt = 1; attempt <= 8; attempt++) {
@@ -379,6 +356,13 @@ describe('deliveries', () => {
     expect(view).toMatchObject({ status: 'disabled', disabled_reason: 'sustained_failure' });
     expect(new Set(r.deliveries.map((d) => d.id)).size).toBe(1);
     expect(JSON.parse(r.deliveries[0]!.body)).toMatchObject({ type: 'billing.balance_low', data: { balance_tokens: 3, threshold_tokens: 10 } });
+    // The notice: one, signed for the watcher, naming the endpoint and the reason (the disabled endpoint gets none).
+    await until('the disabled notice', () => watcher.deliveries.length, (n) => n >= 1);
+    await sleep(500);
+    expect(watcher.deliveries).toHaveLength(1);
+    const notice = new Webhook(watcherSecret).verify(watcher.deliveries[0]!.body, watcher.deliveries[0]!.headers as Record<string, string>);
+    expect(notice).toMatchObject({ type: 'webhook.endpoint_disabled', data: { endpoint_id: ep.id, reason: 'sustained_failure', url_origin: new URL(r.url).origin } });
+    expect(r.deliveries.every((d) => JSON.parse(d.body).type === 'billing.balance_low')).toBe(true);
 
     // Re-enabled and redelivered by hand: the same webhook-id, the same body, now answered.
     await callInternal(client, webhooksApi.updateEndpoint, { params: { endpointId: ep.id }, body: { tenant_id: tenant, enabled: true } });
