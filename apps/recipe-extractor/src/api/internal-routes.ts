@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { COLLECTION_SOURCE_TYPES, DSL_VERSION, extractorApi as api, SCALAR_SOURCE_TYPES, SCALAR_TYPES, type ExtractorCapabilities } from '@wdr/contracts';
 import { parseOrThrow as parse, PublicError } from '@wdr/kit/errors';
 import { generationDepsOf, type ExtractorDeps } from '../deps.js';
-import { listRecipes, readRecipe } from '../domain/recipe-views.js';
+import { listRecipes, readRecipeSnapshot } from '../domain/recipe-views.js';
 import { activateVersion, createRecipe, createVersion, deleteRecipe, updateRecipe } from '../domain/recipe-writes.js';
 import { createRun, lookupRuns, readRun } from '../domain/runs.js';
 import { generateVersion } from '../domain/generation/generate.js';
@@ -71,7 +71,7 @@ export function internalRoutes(deps: ExtractorDeps): Router {
   r.get(api.readRecipe.route, async (req, res) => {
     const id = parse(api.readRecipe.params.id, req.params['id']);
     const tenantId = parse(api.readRecipe.query.shape.tenant_id, req.query['tenant_id']);
-    res.json(await readRecipe(deps.db, tenantId, id));
+    res.json(await readRecipeSnapshot(deps.db, tenantId, id));
   });
   r.post(api.updateRecipe.route, async (req, res) => {
     const id = parse(api.updateRecipe.params.id, req.params['id']);

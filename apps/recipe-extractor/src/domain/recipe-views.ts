@@ -64,6 +64,17 @@ export async function recipeOf(db: Db, tenantId: string, id: string): Promise<Re
   return r;
 }
 
+/**
+ * readRecipe as of one moment, for reads outside a write: the recipe, its versions and its repairs
+ * come from three queries, and an automatic repair commits its version, the activation and its own
+ * ending together. Under READ COMMITTED a repair committing between the queries showed up
+ * `succeeded` with a version_id missing from `versions` (or the old active_version_id beside the
+ * new version); one REPEATABLE READ snapshot sees the repair whole or not at all.
+ */
+export async function readRecipeSnapshot(db: PrismaClient, tenantId: string, id: string): Promise<RecipeDetailView> {
+  return db.$transaction((tx) => readRecipe(tx, tenantId, id), { isolationLevel: 'RepeatableRead' });
+}
+
 export async function readRecipe(db: Db, tenantId: string, id: string): Promise<RecipeDetailView> {
   const r = await recipeOf(db, tenantId, id);
   const [versions, repairs] = await Promise.all([
