@@ -1,8 +1,9 @@
-import { createHmac, randomUUID } from 'node:crypto';
+import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { Webhook } from 'standardwebhooks';
 import { adminCommand, eventually, startFixtureSite, startFleet, type FixtureSite, type Fleet } from '@wdr/testkit';
 
 /**
@@ -74,11 +75,18 @@ afterAll(async () => {
   await new Promise((resolve) => receiver?.close(resolve));
 }, 60_000);
 
-/** Standard Webhooks: v1 = base64 HMAC-SHA256(secret bytes, `${id}.${timestamp}.${body}`). */
+/** Verified as a receiver would, with the `standardwebhooks` package (signature and timestamp tolerance). */
 function signatureValid(r: Received, secret: string): boolean {
-  const key = Buffer.from(secret.replace(/^whsec_/, ''), 'base64');
-  const expected = createHmac('sha256', key).update(`${r.headers['webhook-id']}.${r.headers['webhook-timestamp']}.${r.body}`).digest('base64');
-  return String(r.headers['webhook-signature']).split(' ').includes(`v1,${expected}`);
+  try {
+    new Webhook(secret).verify(r.body, {
+      'webhook-id': String(r.headers['webhook-id']),
+      'webhook-timestamp': String(r.headers['webhook-timestamp']),
+      'webhook-signature': String(r.headers['webhook-signature']),
+    });
+    return true;
+  } catch {
+    return false;
+  }
 }
 
 let workspaceId: string;
@@ -281,6 +289,10 @@ describe('project+environment keys, webhooks and the browser-workflow API', () =
     expect(attempts.map((x: { message_id: string }) => x.message_id).sort()).toEqual(deliveries.map((d) => d.headers['webhook-id']).sort());
     expect((await browserApi(prodKey, `${projectId}/environments/${production}/webhooks?limit=0`)).status).toBe(422);
     expect((await browserApi(prodKey, `${projectId}/environments/${production}/webhooks?limit=101`)).status).toBe(422);
+    for (const limit of ['0', '101', '2.5', 'x']) {
+      const bad = await browserApi(prodKey, `${projectId}/environments/${production}/webhooks/${watcherId}/deliveries?limit=${limit}`);
+      expect({ limit, status: bad.status, code: bad.body.code }).toEqual({ limit, status: 422, code: 'VALIDATION_FAILED' });
+    }
 
     // Other credentials: the staging key (404), the tenant key (401), another tenant's project key (404), no key (401).
     expect((await browserApi(stagingKey, `${projectId}/environments/${production}/webhooks`)).status).toBe(404);
@@ -311,6 +323,54 @@ describe('project+environment keys, webhooks and the browser-workflow API', () =
     expect((await del(a, `/projects/${projectId}/environments/${production}/api-keys/${issued.body.id}`)).status).toBe(204);
     expect((await browserApi(prodKey, `${projectId}/environments/${production}/webhooks`)).status).toBe(401);
   }, 90_000);
+});
+
+describe('the browser-workflow API\'s pages and scopes', () => {
+  const browserApi = (key: string, path: string) => gateway().get(`/api/v1/browser/projects/${path}`).set('X-API-Key', key);
+
+  it('a webhook\'s deliveries come 50 to a page by default; a key of another project of the same tenant sees nothing of this one', async () => {
+    const p = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Pages', slug: 'pages' });
+    const pid = (p.headers['location'] as string).split('/').pop()!;
+    const env = (await get(a, `/projects/${pid}`)).body.environments[0].id as string;
+    const key = (await post(a, `/projects/${pid}/environments/${env}/api-keys`, {})).body.api_key as string;
+    const base = `/projects/${pid}/environments/${env}/webhooks`;
+    const watcher = await post(a, base, { url: `${receiverUrl}/hooks/pages-watcher`, event_types: ['webhook.endpoint_disabled'] });
+    const watcherId = watcher.body.endpoint.id as string;
+    const flapperId = (await post(a, base, { url: `${receiverUrl}/hooks/pages-flapper`, event_types: ['request.completed'] })).body.endpoint.id as string;
+    // 51 disables: 51 notices, one delivery attempt each, to the watcher.
+    for (let i = 0; i < 51; i++) {
+      expect((await post(a, `${base}/${flapperId}/disable`, {})).status).toBe(200);
+      expect((await patch(a, `${base}/${flapperId}`, { enabled: true })).status).toBe(200);
+    }
+    const first = await eventually(
+      () => browserApi(key, `${pid}/environments/${env}/webhooks/${watcherId}/deliveries`),
+      (r) => r.status === 200 && r.body.items.length === 50 && r.body.next_cursor !== null,
+      60_000,
+    );
+    const rest = await eventually(
+      () => browserApi(key, `${pid}/environments/${env}/webhooks/${watcherId}/deliveries?cursor=${encodeURIComponent(first.body.next_cursor)}`),
+      (r) => r.status === 200 && r.body.items.length === 1,
+      30_000,
+    );
+    expect(rest.body.next_cursor).toBeNull();
+    const ids = [...first.body.items, ...rest.body.items].map((x: { id: string }) => x.id);
+    expect(new Set(ids).size).toBe(51);
+    expect([...first.body.items, ...rest.body.items].every((x: { outcome: string }) => x.outcome === 'delivered')).toBe(true);
+    // The endpoints' list takes the same default: both fit in one page.
+    expect((await browserApi(key, `${pid}/environments/${env}/webhooks`)).body).toEqual({ items: expect.any(Array), next_cursor: null });
+
+    // A key of the first project (same tenant, same workspace) on this project's paths: 404, never data.
+    const otherKey = (await post(a, `/projects/${projectId}/environments/${production}/api-keys`, { label: 'other project' })).body.api_key as string;
+    for (const path of [`${pid}/environments/${env}/webhooks`, `${pid}/environments/${env}/webhooks/${watcherId}/deliveries`]) {
+      const r = await browserApi(otherKey, path);
+      expect({ path, status: r.status, code: r.body.code, items: r.body.items }).toEqual({ path, status: 404, code: 'NOT_FOUND', items: undefined });
+    }
+    // Its own path with this project's webhook id: 404 too; its own list holds none of this project's endpoints.
+    expect((await browserApi(otherKey, `${projectId}/environments/${production}/webhooks/${watcherId}/deliveries`)).status).toBe(404);
+    const own = (await browserApi(otherKey, `${projectId}/environments/${production}/webhooks?limit=100`)).body.items.map((e: { id: string }) => e.id);
+    expect(own).not.toContain(watcherId);
+    expect(own).not.toContain(flapperId);
+  }, 120_000);
 });
 
 describe('webhook management and Idempotency-Key', () => {
