@@ -4,27 +4,14 @@ import type { Agent, Dispatcher } from 'undici';
 import { redactUrls } from '@wdr/contracts';
 import { pgConnectionFor, PgListener } from '@wdr/kit/pg-listen';
 import { sealedSecretAad, sealedUrlAad, type DispatcherDeps } from '../deps.js';
-import { DeliveredBatch } from './delivered-batch.js';
+import { claimDue, type Claim, type ClaimLimits } from './claim.js';
+import { recordDelivered, type Delivered } from './delivered-batch.js';
 import { deliveryAgent } from './delivery-agent.js';
 import { disableEndpoint } from './disable-endpoint.js';
+import { GroupedWrites } from './grouped-writes.js';
 import type { HotSql } from './hot-sql.js';
 import { parseRetryAfter, retryDelayMs } from './schedule.js';
 import { signedHeaders, webhookIdOf } from './signing.js';
-
-/** A message a sender holds (its lease is `claimed_until`), with what it needs to send it. */
-interface Claim {
-  id: string;
-  claim_token: string;
-  endpoint_id: string;
-  body: string;
-  attempts: number;
-  schedule_step: number;
-  first_attempt_at: Date;
-  url_sealed: string;
-  secret_sealed: string;
-  previous_secret_sealed: string | null;
-  previous_secret_expires_at: Date | null;
-}
 
 interface AttemptResult {
   statusCode: number | null;
@@ -41,17 +28,17 @@ const EXCERPT_CHARS = 256;
  * The sender: claims due messages from Postgres and delivers them. The database is the only source
  * of truth for what is due (`next_attempt_at`); the process keeps nothing but what it is sending.
  *
- * Claim: `FOR UPDATE SKIP LOCKED` over the due messages of each enabled endpoint, at most
- * `WEBHOOK_ENDPOINT_CONCURRENCY` held per endpoint (counted from the leases in the table, so the
- * bound holds across replicas up to the race of two simultaneous claims) and at most the free slots
- * of this process. A claim sets a lease (`claimed_until` = `next_attempt_at` = now + timeout + 30 s;
- * the two move together, so a held lease is also a future `next_attempt_at`, which lets the count of
- * held leases read a range of the due index instead of every pending row of the endpoint):
- * a sender that dies mid-delivery leaves the message due again when the lease ends, and another
- * sender sends it again (at least once). Every attempt's result, the message's new state and the
- * endpoint's consequences (410, exhausted schedule) commit together: a failed attempt in its own
- * transaction, successful ones in groups (DeliveredBatch, one statement for the attempts that end
- * while the previous group is written); a delivered message is never claimed again.
+ * Claim (claim.ts): `FOR UPDATE SKIP LOCKED` over the due messages of each enabled endpoint, at
+ * most `WEBHOOK_ENDPOINT_CONCURRENCY` held per endpoint (counted from the leases in the table, so
+ * the bound holds across replicas up to the race of two simultaneous claims; this process runs its
+ * claims one at a time) and at most the free slots of this process. A claim sets a lease
+ * (`claimed_until` = `next_attempt_at` = now + timeout + 30 s): a sender that dies mid-delivery
+ * leaves the message due again when the lease ends, and another sender sends it again (at least
+ * once). Every attempt's result, the message's new state and the endpoint's consequences (410,
+ * exhausted schedule) commit together: a failed attempt in its own transaction, successful ones in
+ * groups (recordDelivered: one statement for the attempts that end while the previous group is
+ * written, which also claims what their freed slots can take); a delivered message is never
+ * claimed again.
  *
  * Wakes on `NOTIFY wdr_webhooks` (the fan-out's insert trigger, redeliveries), when a delivery ends
  * (a slot is free), and every WEBHOOK_POLL_MS (retries falling due, lost notifications).
@@ -71,7 +58,9 @@ export class DeliverySender {
   private readonly listener: PgListener;
   private readonly schema: string;
   private readonly agent: Agent;
-  private readonly delivered: DeliveredBatch;
+  private readonly delivered: GroupedWrites<Delivered>;
+  /** Claims run one at a time in this process (two at once could both see an endpoint's room). */
+  private claiming: Promise<unknown> = Promise.resolve();
   private readonly openedEndpoints = new Map<string, Opened>();
   private readonly deliveries;
   private readonly duration;
@@ -90,7 +79,7 @@ export class DeliverySender {
       onNotify: (payload) => payload === this.schema && this.kick(),
       onListening: () => this.kick(),
     });
-    this.delivered = new DeliveredBatch(this.sql);
+    this.delivered = new GroupedWrites((group) => this.recordGroup(group));
     this.agent = deliveryAgent(deps.policy, { timeoutMs: deps.env.WEBHOOK_TIMEOUT_MS, connections: deps.env.WEBHOOK_CONCURRENCY });
     this.deliveries = deps.metrics.counter('deliveries_total', 'Webhook delivery attempts, by outcome (delivered, retry, exhausted).', ['outcome']);
     this.duration = deps.metrics.histogram('delivery_duration_seconds', 'Webhook delivery attempts: time to the receiver\'s answer or failure.', ['outcome'], [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
@@ -135,11 +124,14 @@ export class DeliverySender {
       this.again = false;
       try {
         for (;;) {
-          const free = this.deps.env.WEBHOOK_CONCURRENCY - this.inFlight;
-          if (!this.running || free <= 0) break;
-          const claims = await this.claim(free);
-          for (const c of claims) this.launch(c);
-          if (claims.length < free) break;
+          const more = await this.exclusive(async () => {
+            const free = this.deps.env.WEBHOOK_CONCURRENCY - this.inFlight;
+            if (!this.running || free <= 0) return false;
+            const claims = await claimDue(this.sql, this.limits(free));
+            for (const c of claims) this.launch(c);
+            return claims.length === free;
+          });
+          if (!more) break;
         }
         this.lastDrainAt = Date.now();
       } catch (err) {
@@ -161,42 +153,33 @@ export class DeliverySender {
     this.sending.add(p);
   }
 
-  private claim(limit: number): Promise<Claim[]> {
-    const leaseMs = this.deps.env.WEBHOOK_TIMEOUT_MS + 30_000;
-    return this.sql.rows<Claim>(
-      'wdr_webhook_claim',
-      `WITH ready AS (
-         SELECT ep.id AS endpoint_id,
-                $2::int - (SELECT count(*) FROM webhook_messages f
-                           WHERE f.endpoint_id = ep.id AND f.status = 'pending' AND f.next_attempt_at > now() AND f.claimed_until > now())::int AS free
-         FROM webhook_endpoints ep
-         WHERE ep.status = 'enabled'
-           AND EXISTS (SELECT 1 FROM webhook_messages d WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.next_attempt_at <= now())
-       ), picked AS (
-         SELECT m.id FROM ready r CROSS JOIN LATERAL (
-           SELECT d.id FROM webhook_messages d
-           WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()
-           ORDER BY d.next_attempt_at, d.id
-           LIMIT GREATEST(r.free, 0)
-           FOR UPDATE OF d SKIP LOCKED
-         ) m
-         LIMIT $1
-       )
-       UPDATE webhook_messages m
-       SET claimed_until = now() + $3 * interval '1 millisecond', next_attempt_at = now() + $3 * interval '1 millisecond',
-           claim_token = $4::uuid, first_attempt_at = COALESCE(m.first_attempt_at, now())
-       FROM picked p, webhook_endpoints ep
-       WHERE m.id = p.id AND ep.id = m.endpoint_id
-       RETURNING m.id::text, m.claim_token::text, m.endpoint_id::text, m.body, m.attempts, m.schedule_step, m.first_attempt_at,
-                 ep.url_sealed, ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_expires_at`,
-      [
-        limit,
-        this.deps.env.WEBHOOK_ENDPOINT_CONCURRENCY,
-        leaseMs,
-        // The lease's owner: a result recorded after the lease moved on to another sender changes no schedule.
-        randomUUID(),
-      ],
-    );
+  private exclusive<T>(fn: () => Promise<T>): Promise<T> {
+    const run = this.claiming.then(fn, fn);
+    this.claiming = run.catch(() => undefined);
+    return run;
+  }
+
+  private limits(limit: number): ClaimLimits {
+    return {
+      limit: Math.max(0, limit),
+      perEndpoint: this.deps.env.WEBHOOK_ENDPOINT_CONCURRENCY,
+      leaseMs: this.deps.env.WEBHOOK_TIMEOUT_MS + 30_000,
+      token: randomUUID(),
+    };
+  }
+
+  /**
+   * A group of successes recorded, and the slots they free refilled in the same statement
+   * (recordDelivered): the group's deliveries still count in `inFlight` until this resolves, so
+   * what may be claimed is the free slots plus theirs. Their POSTs are over, so no more requests
+   * than WEBHOOK_CONCURRENCY are ever in flight.
+   */
+  private recordGroup(group: Delivered[]): Promise<void> {
+    return this.exclusive(async () => {
+      const free = this.running ? this.deps.env.WEBHOOK_CONCURRENCY - this.inFlight + group.length : 0;
+      const claims = await recordDelivered(this.sql, group, this.limits(free));
+      for (const c of claims) this.launch(c);
+    });
   }
 
   /**
@@ -320,7 +303,7 @@ export class DeliverySender {
   /** The attempt, the message's next state and the endpoint's consequences, atomically. */
   private async record(c: Claim, r: AttemptResult, latencyMs: number, delivered: boolean): Promise<'delivered' | 'retry' | 'exhausted'> {
     if (delivered) {
-      await this.delivered.record({
+      await this.delivered.add({
         messageId: c.id,
         claimToken: c.claim_token,
         endpointId: c.endpoint_id,

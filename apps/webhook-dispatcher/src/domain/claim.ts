@@ -1,0 +1,74 @@
+import type { HotSql } from './hot-sql.js';
+
+/** A message a sender holds (its lease is `claimed_until`), with what it needs to send it. */
+export interface Claim {
+  id: string;
+  claim_token: string;
+  endpoint_id: string;
+  body: string;
+  attempts: number;
+  schedule_step: number;
+  first_attempt_at: Date;
+  url_sealed: string;
+  secret_sealed: string;
+  previous_secret_sealed: string | null;
+  previous_secret_expires_at: Date | null;
+}
+
+/** What one claim may take: `limit` messages in all, `perEndpoint` leases held per endpoint at most. */
+export interface ClaimLimits {
+  limit: number;
+  perEndpoint: number;
+  leaseMs: number;
+  /** The lease's owner: a result recorded after the lease moved on to another sender changes no schedule. */
+  token: string;
+}
+
+/**
+ * The claim, as the tail of a statement: `FOR UPDATE SKIP LOCKED` over the due messages of each
+ * enabled endpoint, at most `perEndpoint` leases held per endpoint (counted from the table, so the
+ * bound holds across replicas up to the race of two simultaneous claims), at most `limit` in all;
+ * each gets a lease (`claimed_until` = `next_attempt_at` = now + lease). The two move together, so a
+ * held lease is also a future `next_attempt_at`: the count of held leases reads a range of the due
+ * index instead of every pending row of the endpoint.
+ *
+ * `p` names the statement's parameters for limit, perEndpoint, leaseMs and token. `giveBack`: a
+ * statement that also ends leases (recordDelivered) names a CTE of (endpoint_id, n) leases it ends,
+ * which the count still sees as held (one snapshot for the whole statement), and the messages
+ * whose leases those are (never claimed again by the same statement).
+ */
+export function claimTail(p: { limit: string; perEndpoint: string; leaseMs: string; token: string }, giveBack?: { cte: string; ids: string }): string {
+  const given = giveBack ? ` + COALESCE((SELECT g.n FROM ${giveBack.cte} g WHERE g.endpoint_id = ep.id), 0)` : '';
+  const notGiven = giveBack ? ` AND d.id <> ALL(${giveBack.ids})` : '';
+  return `ready AS (
+       SELECT ep.id AS endpoint_id,
+              ${p.perEndpoint}::int - (SELECT count(*) FROM webhook_messages f
+                                       WHERE f.endpoint_id = ep.id AND f.status = 'pending' AND f.next_attempt_at > now() AND f.claimed_until > now())::int${given} AS free
+       FROM webhook_endpoints ep
+       WHERE ep.status = 'enabled'
+         AND EXISTS (SELECT 1 FROM webhook_messages d WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.next_attempt_at <= now()${notGiven})
+     ), picked AS (
+       SELECT m.id FROM ready r CROSS JOIN LATERAL (
+         SELECT d.id FROM webhook_messages d
+         WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()${notGiven}
+         ORDER BY d.next_attempt_at, d.id
+         LIMIT GREATEST(r.free, 0)
+         FOR UPDATE OF d SKIP LOCKED
+       ) m
+       LIMIT ${p.limit}
+     )
+     UPDATE webhook_messages m
+     SET claimed_until = now() + ${p.leaseMs} * interval '1 millisecond', next_attempt_at = now() + ${p.leaseMs} * interval '1 millisecond',
+         claim_token = ${p.token}::uuid, first_attempt_at = COALESCE(m.first_attempt_at, now())
+     FROM picked p, webhook_endpoints ep
+     WHERE m.id = p.id AND ep.id = m.endpoint_id
+     RETURNING m.id::text, m.claim_token::text, m.endpoint_id::text, m.body, m.attempts, m.schedule_step, m.first_attempt_at,
+               ep.url_sealed, ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_expires_at`;
+}
+
+const CLAIM = `WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3', token: '$4' })}`;
+
+/** Claims due messages (see claimTail). */
+export function claimDue(sql: HotSql, l: ClaimLimits): Promise<Claim[]> {
+  return sql.rows<Claim>('wdr_webhook_claim', CLAIM, [l.limit, l.perEndpoint, l.leaseMs, l.token]);
+}
