@@ -326,7 +326,8 @@ console.log('| | deliveries/s | notes |');
 console.log('|---|---|---|');
 console.log(`| dispatcher (Kafka event -> durable message -> signed POST -> attempt recorded) | ${dispatcherRate.toFixed(0)} | ${(EVENTS * ENDPOINTS)} deliveries in ${burstS.toFixed(2)} s, dispatcher CPU ${((burstCpu * 1e6) / (EVENTS * ENDPOINTS)).toFixed(0)} us/delivery |`);
 for (const [name, b] of Object.entries(bare)) {
-  console.log(`| bare loop (${name}): the same ${bareItems.length} payloads re-signed and posted | ${b.rate.toFixed(0)} | sender thread busy ${b.busyUsPerDelivery.toFixed(0)} us/delivery |`);
+  const busy = name.startsWith('receiver') ? 'thread (sender and receiver) busy' : 'sender thread busy';
+  console.log(`| bare loop (${name}): the same ${bareItems.length} payloads re-signed and posted | ${b.rate.toFixed(0)} | ${busy} ${b.busyUsPerDelivery.toFixed(0)} us/delivery |`);
 }
 console.log(`header names: dispatcher ${[...dispatcherHeaders].join(' | ')}; bare ${[...bareHeaders].join(' | ')}${bareHeaders.size === dispatcherHeaders.size && [...bareHeaders].every((h) => dispatcherHeaders.has(h)) ? ' (same)' : ' (DIFFERENT)'}`);
 console.log(`ratio dispatcher/fastest bare loop: ${(dispatcherRate / bareRate).toFixed(2)}x (target >= 0.5x); dispatcher ${dispatcherRate.toFixed(0)}/s (target >= 1000/s)`);
