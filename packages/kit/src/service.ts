@@ -19,6 +19,16 @@ export interface ReadinessCheck {
   required?: boolean;
 }
 
+/**
+ * A reason the process must be restarted: `check` returns undefined while live, or what is wedged.
+ * Synchronous and cheap (the probe runs every few seconds); never about a dependency being down,
+ * which a restart does not fix.
+ */
+export interface LivenessCheck {
+  name: string;
+  check: () => string | undefined;
+}
+
 export interface HttpShell {
   app: Express;
   /** Adds the 404 and PublicError handlers; call after mounting the service's routes. */
@@ -30,13 +40,15 @@ const UNLOGGED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
 
 /**
  * The HTTP shell every service shares: request ids, access logs, RED metrics, /healthz, /readyz and /metrics.
- * Liveness only says the process answers; readiness runs the service's own checks: the required
- * ones decide 200/503, the others (`required: false`) are only reported in the body.
+ * Liveness says the process answers and none of its `liveness` checks found something wedged that
+ * only a restart fixes (503 naming it otherwise); readiness runs the service's own checks: the
+ * required ones decide 200/503, the others (`required: false`) are only reported in the body.
  */
 export function createHttpShell(opts: {
   metrics: ServiceMetrics;
   log: Logger;
   readiness: ReadinessCheck[];
+  liveness?: LivenessCheck[];
   jsonLimit?: string;
   /** Paths (prefixes) whose JSON bodies may be larger than `jsonLimit`, e.g. batch submissions. */
   largeBodyRoutes?: { path: string; limit: string }[];
@@ -78,7 +90,12 @@ export function createHttpShell(opts: {
   app.use((_req, res, next) => withRequestId(String(res.locals['requestId']), next));
 
   app.get('/healthz', (_req, res) => {
-    res.json({ status: 'ok' });
+    const wedged = (opts.liveness ?? []).flatMap((c) => {
+      const problem = c.check();
+      return problem === undefined ? [] : [{ name: c.name, problem }];
+    });
+    if (wedged.length > 0) res.status(503).json({ status: 'wedged', checks: wedged });
+    else res.json({ status: 'ok' });
   });
   app.get('/readyz', async (_req, res) => {
     const results = await Promise.all(

@@ -6,8 +6,9 @@ import { createMetrics, type ServiceMetrics } from '../metrics.js';
 import { createHttpShell, type ReadinessCheck, type ServiceLifecycle } from '../service.js';
 import { KafkaBus } from './bus.js';
 import type { KafkaSecurityEnv, KafkaTopicsEnv } from './kafka-config.js';
-import { PROCESSED_PURGE_EVERY_MS, purgeProcessed } from './processed-retention.js';
+import { PROCESSED_PURGE_EVERY_MS, processedPurger } from './processed-retention.js';
 import { startConsumer, type ConsumerHandle, type EventHandler } from './consumer.js';
+import { ConsumerWatchdog } from './consumer-liveness.js';
 import { OutboxRelay } from './outbox.js';
 
 export interface ConsumerSpec<Tx extends RawSql> {
@@ -76,6 +77,8 @@ export interface KafkaServiceParts<Tx extends RawSql> {
   jsonLimit?: string;
   /** Extra background work started after the consumers and stopped before them. */
   background?: { start: () => Promise<void> | void; stop: () => Promise<void> | void };
+  /** The consumer watchdog's stall time and period (ConsumerWatchdog; defaults 5 min and 15 s; tests shorten them). */
+  consumerLiveness?: { stallMs?: number; everyMs?: number };
 }
 
 /**
@@ -86,8 +89,10 @@ export interface KafkaServiceParts<Tx extends RawSql> {
  * such as Chromium) gate /readyz. Kafka does not: a service starts, serves and admits without it
  * (admissions wait in the outbox), and connects in the background, retrying until the broker
  * answers. The Kafka state is reported in the /readyz body (`required: false`) and as the gauges
- * `kafka_connected` and `kafka_consumer_ready{group}` for alerts. Liveness stays "the process
- * answers": a broker outage must not restart every pod of the fleet.
+ * `kafka_connected` and `kafka_consumer_ready{group}` for alerts. Liveness (/healthz) fails only
+ * for a consumer wedged in a way a restart fixes (ConsumerWatchdog: kafkajs gave up on it, or it
+ * made no progress for 5 minutes while the broker answers; `kafka_consumer_wedged{group}`), never
+ * because Kafka is down: a broker outage must not restart every pod of the fleet.
  *
  * Shutdown order: HTTP (by the caller), background work, consumers (in-flight messages finish and
  * commit), relay (final drain), producer, database.
@@ -106,9 +111,32 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
   const connectedGauge = metrics.gauge('kafka_connected', 'The producer is connected to Kafka (1) or still connecting (0).', [] as const);
   const consumerGauge = metrics.gauge('kafka_consumer_ready', 'A consumer group member joined, not crashed, fetching within the last minute and not waiting on a dependency (1), or not (0).', ['group'] as const);
   const consumersReady = () => running.size === parts.consumers.length && [...running.values()].every((c) => c.ready());
+  const purge = processedPurger({ db, metrics, log, retainHours: env.PROCESSED_RETENTION_HOURS });
+  const wedgedGauge = metrics.gauge('kafka_consumer_wedged', 'The consumer is wedged in a way a restart fixes, so liveness fails (1): kafkajs gave up on it, or no fetch or heartbeat for the stall time while the broker answers.', ['group'] as const);
+  const watchdog = new ConsumerWatchdog({
+    bus,
+    log,
+    consumers: () => running,
+    ...parts.consumerLiveness,
+    onCheck: (wedged) => {
+      for (const spec of parts.consumers) wedgedGauge.set({ group: spec.group }, wedged.some((w) => w.group === spec.group) ? 1 : 0);
+    },
+  });
   const shell = createHttpShell({
     metrics,
     log,
+    liveness:
+      parts.consumers.length > 0
+        ? [
+            {
+              name: 'kafka_consumers',
+              check: () => {
+                const wedged = watchdog.wedged();
+                return wedged.length === 0 ? undefined : wedged.map((w) => `${w.group}: ${w.detail}`).join('; ');
+              },
+            },
+          ]
+        : [],
     readiness: [
       // Before start() the service has no database connection and no relay: not ready.
       { name: 'started', check: () => started },
@@ -194,11 +222,8 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
       gaugeTimer.unref();
       started = true;
       if (parts.consumers.length > 0) {
-        purgeTimer = setInterval(() => {
-          purgeProcessed(db, env.PROCESSED_RETENTION_HOURS)
-            .then((n) => n > 0 && log.info({ deleted: n }, 'processed-event records past their retention purged'))
-            .catch((err: unknown) => log.warn({ err }, 'purging processed-event records failed; next try in an hour'));
-        }, PROCESSED_PURGE_EVERY_MS);
+        watchdog.start();
+        purgeTimer = setInterval(() => void purge(), PROCESSED_PURGE_EVERY_MS);
         purgeTimer.unref();
       }
     },
@@ -207,6 +232,7 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
       started = false;
       if (purgeTimer) clearInterval(purgeTimer);
       if (gaugeTimer) clearInterval(gaugeTimer);
+      await watchdog.stop();
       await parts.background?.stop();
       // A connection attempt in progress gets a moment to finish (a consumer it starts late is
       // stopped at once); a broker that is down does not hold the shutdown.

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { createTestDatabase, pgRawSql, type TestDatabase } from '@wdr/testkit';
-import { purgeProcessed } from './processed-retention.js';
+import { createLogger } from '../log.js';
+import { createMetrics } from '../metrics.js';
+import { processedPurger, purgeProcessed } from './processed-retention.js';
 
 /** The idempotent consumers' memory is purged past its retention, and only that (real Postgres). */
 let database: TestDatabase;
@@ -37,4 +39,18 @@ it('deletes processed-event records older than the retention, in batches, and ke
   // The purge finds old rows through an index, so it does not read the whole table each hour.
   const indexes = await db.$queryRawUnsafe<{ indexdef: string }[]>(`SELECT indexdef FROM pg_indexes WHERE tablename = 'processed_messages'`);
   expect(indexes.map((i) => i.indexdef).join('\n')).toMatch(/\(processed_at\)/);
+});
+
+it('counts the rows each purge deletes and the time it takes, as metrics', async () => {
+  await db.$executeRawUnsafe(
+    `INSERT INTO processed_messages (consumer, event_id, processed_at)
+     SELECT 'retention-metrics', gen_random_uuid(), now() - interval '300 hours' FROM generate_series(1, 40)`,
+  );
+  const metrics = createMetrics('kit-retention');
+  const purge = processedPurger({ db, metrics, log: createLogger('kit-retention', 'silent'), retainHours: 192 });
+  const value = async (name: string) => Number(new RegExp(`^kit_retention_${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(await metrics.registry.metrics())?.[1]);
+  expect(await purge()).toBe(40);
+  expect(await purge()).toBe(0);
+  expect(await value('processed_messages_purged_total')).toBe(40);
+  expect(await value('processed_messages_purge_seconds_total')).toBeGreaterThan(0);
 });

@@ -1,4 +1,6 @@
 import type { RawSql } from '../db.js';
+import type { Logger } from '../log.js';
+import type { ServiceMetrics } from '../metrics.js';
 
 /** How often a service looks for processed-event records past their retention. */
 export const PROCESSED_PURGE_EVERY_MS = 3_600_000;
@@ -23,4 +25,29 @@ export async function purgeProcessed(db: RawSql, retainHours: number, batch = 5_
     total += deleted;
     if (deleted < batch) return total;
   }
+}
+
+/**
+ * The hourly purge of a Kafka service (createKafkaService): purgeProcessed, counted as
+ * `<prefix>_processed_messages_purged_total` (rows deleted) and
+ * `<prefix>_processed_messages_purge_seconds_total` (time spent purging, failures included), so
+ * the table's churn and the purge's cost are visible. A failure is logged and left to the next round.
+ */
+export function processedPurger(opts: { db: RawSql; metrics: ServiceMetrics; log: Logger; retainHours: number }): () => Promise<number> {
+  const purged = opts.metrics.counter('processed_messages_purged_total', 'Processed-event records (idempotent consumers) deleted past PROCESSED_RETENTION_HOURS.', [] as const);
+  const spent = opts.metrics.counter('processed_messages_purge_seconds_total', 'Time spent purging processed-event records past their retention.', [] as const);
+  return async () => {
+    const t0 = performance.now();
+    try {
+      const n = await purgeProcessed(opts.db, opts.retainHours);
+      purged.inc(n);
+      if (n > 0) opts.log.info({ deleted: n }, 'processed-event records past their retention purged');
+      return n;
+    } catch (err) {
+      opts.log.warn({ err }, 'purging processed-event records failed; next try in an hour');
+      return 0;
+    } finally {
+      spent.inc((performance.now() - t0) / 1000);
+    }
+  };
 }
