@@ -1,4 +1,5 @@
 import { ledgerApi } from '@wdr/contracts';
+import { PublicError } from '@wdr/kit/errors';
 import { commandEnv, parseCommandLine } from '@wdr/kit/cli';
 import { createServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
@@ -9,7 +10,8 @@ import { issueCabinetToken, revokeCabinetToken } from './domain/auth/cabinet-tok
 import { createTenant, createTenantNamed, issueKeyFor, setTenantLimits } from './domain/tenants/tenants.js';
 
 /**
- * Operator commands. `create-tenant` makes a tenant with an API key and grants it credits;
+ * Operator commands. `create-tenant` makes a tenant with an API key and grants it credits, and a
+ * rerun of it finishes what a failed run left undone (the initial grant, idempotent by reference);
  * `issue-key` adds a key to an existing tenant; `seed-demo` does either for the tenant "demo".
  * `issue-cabinet-token` issues a client-API bearer token (shown once, stored hashed, expiring after
  * --expires-in-days, CABINET_TOKEN_TTL_DAYS by default, 0 = never); `revoke-cabinet-token` revokes
@@ -17,8 +19,8 @@ import { createTenant, createTenantNamed, issueKeyFor, setTenantLimits } from '.
  * clears an override). Output is JSON on stdout so scripts can read it.
  */
 const usage = `usage: admin <command> [options]
-  create-tenant --name NAME [--credits N]   refuses a NAME that exists (use issue-key for another key)
-  grant --tenant ID --amount N --reference REF   free credits, once per REF (retries a failed initial grant)
+  create-tenant --name NAME [--credits N]   once per NAME; a rerun completes the initial grant (the key is shown once)
+  grant --tenant ID --amount N --reference REF   free credits, once per REF
   issue-key --tenant ID
   seed-demo [--credits N]
   issue-cabinet-token --tenant ID [--label LABEL] [--expires-in-days N]
@@ -80,30 +82,38 @@ try {
   switch (command) {
     case 'create-tenant': {
       if (!values.name) throw new Error('--name is required');
-      // One tenant per name: a rerun must not make a second tenant silently (the first run's key is
-      // not recoverable, so point at issue-key instead).
-      const created = await createTenantNamed(db, values.name, env.API_KEY_PEPPER);
-      if (!created.created) {
-        console.error(
-          `tenant "${values.name}" already exists (tenant_id ${created.tenantId}); nothing created. ` +
-            `Another key: admin issue-key --tenant ${created.tenantId}; credits: admin grant --tenant ${created.tenantId} --amount N --reference REF`,
-        );
+      // One tenant per name (an advisory lock serialises concurrent runs), then the initial grant
+      // by the reference initial-grant:<tenant_id>. A rerun finds the tenant and makes the same
+      // grant: the ledger answers a replay when it landed, grants it when it did not, and refuses
+      // other credits under that reference (IDEMPOTENCY_CONFLICT). The key is shown only by the
+      // run that created the tenant (stored hashed); a rerun points at issue-key.
+      const rerun = `admin create-tenant --name ${JSON.stringify(values.name)} --credits ${credits}`;
+      const t = await createTenantNamed(db, values.name, env.API_KEY_PEPPER);
+      const reference = `initial-grant:${t.tenantId}`;
+      let granted: Awaited<ReturnType<typeof grant>>;
+      try {
+        granted = await grant(t.tenantId, credits, reference);
+      } catch (err) {
+        if (!t.created && err instanceof PublicError && err.code === 'IDEMPOTENCY_CONFLICT') {
+          console.error(`tenant "${values.name}" exists (tenant_id ${t.tenantId}) with an initial grant other than ${credits} credits; nothing changed (more credits: admin grant --tenant ${t.tenantId} --amount N --reference REF)`);
+          process.exitCode = 1;
+          break;
+        }
+        // The tenant and its key exist: print them (a new key is shown only here), then how to finish.
+        console.log(JSON.stringify({ tenant_id: t.tenantId, created: t.created, ...(t.created ? { api_key: t.apiKey } : {}), balance_tokens: null, grant_failed: true }));
+        console.error(`granting ${credits} credits to tenant ${t.tenantId} failed: ${errorText(err)}; rerun the same command to finish it (the grant is made once): ${rerun}`);
         process.exitCode = 1;
         break;
       }
-      const t = created;
-      const reference = `initial-grant:${t.tenantId}`;
-      try {
-        const balance = await grant(t.tenantId, credits, reference);
-        console.log(JSON.stringify({ tenant_id: t.tenantId, api_key: t.apiKey, balance_tokens: balance?.balance_tokens ?? 0 }));
-      } catch (err) {
-        // The tenant and its key exist: print them (the key is shown only here), then how to finish.
-        console.log(JSON.stringify({ tenant_id: t.tenantId, api_key: t.apiKey, balance_tokens: null, grant_failed: true }));
-        console.error(
-          `the tenant and key above were created, but granting ${credits} credits failed: ${errorText(err)}\n` +
-            `retry the grant (idempotent, by its reference): admin grant --tenant ${t.tenantId} --amount ${credits} --reference ${reference}`,
-        );
-        process.exitCode = 1;
+      // Without a grant (--credits 0): a new tenant has nothing; an existing one's balance, if the ledger answers.
+      const balance =
+        granted?.balance_tokens ??
+        (t.created ? 0 : await callInternal(ledger, ledgerApi.balance, { params: { tenantId: t.tenantId } }).then((b) => b.balance_tokens, () => null));
+      if (t.created) {
+        console.log(JSON.stringify({ tenant_id: t.tenantId, created: true, api_key: t.apiKey, balance_tokens: balance }));
+      } else {
+        console.log(JSON.stringify({ tenant_id: t.tenantId, created: false, initial_grant: credits === 0 ? 'not asked' : granted?.created ? 'granted now' : 'already granted', balance_tokens: balance }));
+        console.error(`tenant "${values.name}" already exists (tenant_id ${t.tenantId}); its API key was shown once, when it was created. Another key: admin issue-key --tenant ${t.tenantId}`);
       }
       break;
     }

@@ -5,8 +5,9 @@ import { createTestDatabase, startServiceProcess, type ServiceProcess, type Test
 
 /**
  * The operator command lines (apps/<service>/dist/admin.js, built): --help, usage and environment
- * errors without stack traces; the gateway's create-tenant refusing a second tenant of one name,
- * and, when the grant fails, still printing the tenant and key with the exact retry command.
+ * errors without stack traces; the gateway's create-tenant making one tenant per name, a rerun of
+ * it completing a failed initial grant (exit 0, the existing tenant, no key), and a rerun with other
+ * credits refused as a conflict.
  * Real Postgres and a real billing-ledger process.
  */
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -86,37 +87,57 @@ describe.each([
 });
 
 describe('gateway create-tenant', () => {
-  it('creates once per name and refuses a rerun, pointing at issue-key', async () => {
-    const first = await admin('gateway', ['create-tenant', '--name', 'cli-acme', '--credits', '7'], gatewayEnv);
+  const run = (name: string, credits: number | undefined, env = gatewayEnv) =>
+    admin('gateway', ['create-tenant', '--name', name, ...(credits === undefined ? [] : ['--credits', String(credits)])], env);
+
+  it('creates once per name; a rerun of the same command exits 0 with the existing tenant, no key and no second grant', async () => {
+    const first = await run('cli-acme', 7);
     expect(first.code).toBe(0);
-    const t = JSON.parse(first.out) as { tenant_id: string; api_key: string; balance_tokens: number };
-    expect(t.balance_tokens).toBe(7);
-    const again = await admin('gateway', ['create-tenant', '--name', 'cli-acme', '--credits', '7'], gatewayEnv);
-    expect(again.code).toBe(1);
-    expect(again.out).toBe('');
+    const t = JSON.parse(first.out) as { tenant_id: string; created: boolean; api_key: string; balance_tokens: number };
+    expect(t).toMatchObject({ created: true, balance_tokens: 7 });
+    expect(t.api_key).toMatch(/\S{16,}/);
+    const again = await run('cli-acme', 7);
+    expect(again.code).toBe(0);
+    expect(JSON.parse(again.out)).toEqual({ tenant_id: t.tenant_id, created: false, initial_grant: 'already granted', balance_tokens: 7 });
     expect(again.err).toContain(`already exists (tenant_id ${t.tenant_id})`);
     expect(again.err).toContain(`admin issue-key --tenant ${t.tenant_id}`);
     noStack(again.err);
-    // Concurrent runs of one name make one tenant.
-    const runs = await Promise.all([1, 2, 3].map(() => admin('gateway', ['create-tenant', '--name', 'cli-race'], gatewayEnv)));
-    expect(runs.map((r) => r.code).sort()).toEqual([0, 1, 1]);
+    // Concurrent runs of one name make one tenant; one of them shows its key.
+    const runs = await Promise.all([1, 2, 3].map(() => run('cli-race', undefined)));
+    expect(runs.map((r) => r.code)).toEqual([0, 0, 0]);
+    const outs = runs.map((r) => JSON.parse(r.out) as { tenant_id: string; created: boolean; api_key?: string });
+    expect(new Set(outs.map((o) => o.tenant_id)).size).toBe(1);
+    expect(outs.filter((o) => o.created && o.api_key).length).toBe(1);
+    expect(outs.filter((o) => !o.created && o.api_key === undefined).length).toBe(2);
   }, 60_000);
 
-  it('a failed grant still prints the tenant and key, the error and the retry command; the retry grants once', async () => {
-    const r = await admin('gateway', ['create-tenant', '--name', 'cli-grant-fails', '--credits', '5'], { ...gatewayEnv, LEDGER_URL: 'http://127.0.0.1:9' });
+  it('a rerun with other credits is a conflict: one line, exit 1, nothing changed', async () => {
+    const first = await run('cli-conflict', 7);
+    expect(first.code).toBe(0);
+    const t = JSON.parse(first.out) as { tenant_id: string };
+    const other = await run('cli-conflict', 9);
+    expect(other.code).toBe(1);
+    expect(other.out).toBe('');
+    expect(other.err.trim().split('\n')).toHaveLength(1);
+    expect(other.err).toContain(`tenant "cli-conflict" exists (tenant_id ${t.tenant_id}) with an initial grant other than 9 credits; nothing changed`);
+    noStack(other.err);
+    expect(JSON.parse((await run('cli-conflict', 7)).out)).toMatchObject({ tenant_id: t.tenant_id, balance_tokens: 7 });
+  }, 60_000);
+
+  it('a failed grant prints the tenant and key and the rerun that finishes it; the rerun grants once and exits 0', async () => {
+    const r = await run('cli-grant-fails', 5, { ...gatewayEnv, LEDGER_URL: 'http://127.0.0.1:9' });
     expect(r.code).toBe(1);
-    const t = JSON.parse(r.out) as { tenant_id: string; api_key: string; grant_failed: boolean };
+    const t = JSON.parse(r.out) as { tenant_id: string; created: boolean; api_key: string; grant_failed: boolean };
+    expect(t).toMatchObject({ created: true, grant_failed: true });
     expect(t.api_key).toMatch(/\S{16,}/);
-    expect(t.grant_failed).toBe(true);
     noStack(r.err);
-    const retry = `admin grant --tenant ${t.tenant_id} --amount 5 --reference initial-grant:${t.tenant_id}`;
-    expect(r.err).toContain(retry);
-    const args = retry.split(' ').slice(1);
-    const granted = await admin('gateway', args, gatewayEnv);
-    expect(granted.code).toBe(0);
-    expect(JSON.parse(granted.out)).toMatchObject({ tenant_id: t.tenant_id, balance_tokens: 5 });
-    // The same reference again is a replay, not a second grant.
-    const replay = await admin('gateway', args, gatewayEnv);
-    expect(JSON.parse(replay.out)).toMatchObject({ balance_tokens: 5 });
+    expect(r.err).toContain('rerun the same command to finish it (the grant is made once): admin create-tenant --name "cli-grant-fails" --credits 5');
+    const finished = await run('cli-grant-fails', 5);
+    expect(finished.code).toBe(0);
+    expect(JSON.parse(finished.out)).toEqual({ tenant_id: t.tenant_id, created: false, initial_grant: 'granted now', balance_tokens: 5 });
+    // Once more: a replay, not a second grant.
+    const replay = await run('cli-grant-fails', 5);
+    expect(replay.code).toBe(0);
+    expect(JSON.parse(replay.out)).toEqual({ tenant_id: t.tenant_id, created: false, initial_grant: 'already granted', balance_tokens: 5 });
   }, 60_000);
 });
