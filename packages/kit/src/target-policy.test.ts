@@ -45,11 +45,18 @@ describe('TargetPolicy', () => {
     expect(strict.checkUrl(new URL('http://[2002:7f00:1::]/'))).toBeDefined();
   });
 
-  it('honours the allow-list, also for the IPv6 forms of an allowed IPv4 address', () => {
+  it('honours the allow-list for the address and its IPv4-mapped form only, not the IPv4-compatible or translator forms', () => {
     const local = new TargetPolicy(['127.0.0.1']);
     expect(local.addressAllowed('127.0.0.1')).toBe(true);
     expect(local.addressAllowed('::ffff:127.0.0.1')).toBe(true);
     expect(local.addressAllowed('127.0.0.2')).toBe(false);
+    // Other addresses that only carry 127.0.0.1: an allow-list of 127.0.0.1 does not open them.
+    expect(local.addressAllowed('::127.0.0.1')).toBe(false);
+    expect(local.checkUrl(new URL('http://[::127.0.0.1]:8080/'))).toBe('the target address is not allowed');
+    expect(local.addressAllowed('64:ff9b::7f00:1')).toBe(false);
+    expect(local.addressAllowed('2002:7f00:1::')).toBe(false);
+    // A public address carried in the compatible form is still judged as that address.
+    expect(local.addressAllowed('::8.8.8.8')).toBe(true);
   });
 
   it('checks scheme, credentials and literal addresses', () => {

@@ -10,17 +10,29 @@ import ipaddr from 'ipaddr.js';
  * unspecified IPv4, and their IPv6 counterparts (unique local, link-local, loopback, multicast,
  * discard), are refused, and so are the IPv6 forms that can carry an IPv4 address to a translator:
  * NAT64 (64:ff9b::/96), 6to4 (2002::/16) and Teredo. IPv4-mapped and IPv4-compatible forms
- * (::ffff:a.b.c.d, ::a.b.c.d) are judged as the IPv4 address they carry. The check runs on the
+ * (::ffff:a.b.c.d, ::a.b.c.d) are judged as the IPv4 address they carry. The allow-list matches
+ * an address as written and, for an allowed IPv4 address, its IPv4-mapped form (the same address
+ * as a dual-stack socket writes it); never the IPv4-compatible or translator forms, which are other
+ * addresses: an allow-list of 127.0.0.1 does not open ::127.0.0.1. The check runs on the
  * resolved IP of every connection, so a public name that resolves to a private address, or a
  * redirect to one, is refused too.
  */
-function embeddedIPv4(address: string): string | undefined {
+function embeddedIPv4(address: string): { v4: string; mapped: boolean } | undefined {
   if (isIP(address) !== 6 || !ipaddr.isValid(address)) return undefined;
-  const v6 = ipaddr.IPv6.parse(address);
-  if (v6.isIPv4MappedAddress()) return v6.toIPv4Address().toString();
+  // In WHATWG's canonical form (hex, no dotted quad): ipaddr.js parses a dotted ::a.b.c.d as the
+  // mapped ::ffff:a.b.c.d, which would let the allow-list match an IPv4-compatible address.
+  let canonical = address;
+  try {
+    canonical = new URL(`http://[${address}]/`).hostname.slice(1, -1);
+  } catch {
+    // A zone id (fe80::1%eth0) is not URL syntax; such an address has no embedded IPv4 anyway.
+  }
+  if (!ipaddr.isValid(canonical)) return undefined;
+  const v6 = ipaddr.IPv6.parse(canonical);
+  if (v6.isIPv4MappedAddress()) return { v4: v6.toIPv4Address().toString(), mapped: true };
   // IPv4-compatible (::a.b.c.d, deprecated): the first 96 bits are zero (but not :: or ::1).
   if (v6.parts.slice(0, 6).every((p) => p === 0) && (v6.parts[6] !== 0 || v6.parts[7]! > 1)) {
-    return ipaddr.fromByteArray(v6.toByteArray().slice(12)).toString();
+    return { v4: ipaddr.fromByteArray(v6.toByteArray().slice(12)).toString(), mapped: false };
   }
   return undefined;
 }
@@ -39,8 +51,9 @@ export class TargetPolicy {
   addressAllowed(address: string): boolean {
     if (this.allow.has(address.toLowerCase())) return true;
     if (isIP(address) === 0) return false;
-    const v4 = embeddedIPv4(address);
-    if (v4 !== undefined) return this.addressAllowed(v4);
+    const embedded = embeddedIPv4(address);
+    if (embedded?.mapped) return this.addressAllowed(embedded.v4);
+    if (embedded) return routable(embedded.v4);
     return routable(address);
   }
 

@@ -435,3 +435,34 @@ describe('authentication', () => {
     expectPublicError(res, 401, 'UNAUTHENTICATED');
   });
 });
+
+describe('targets inside the platform (SSRF), submitted through the API', () => {
+  // Its own tenant: these requests fail and are refunded while other tests check balances.
+  let ssrfKey: string;
+  beforeAll(async () => {
+    ssrfKey = (await adminCommand(fleet, ['create-tenant', '--name', 'ssrf', '--credits', '10000']))['api_key'] as string;
+  });
+
+  // The fleet allow-lists 127.0.0.1 (its fixture sites): that address only, not the IPv6 forms
+  // that carry it (::127.0.0.1 is another address, not a way around the list).
+  it.each([
+    ['IPv4-compatible loopback (the fixture site)', () => `http://[::127.0.0.1]:${new URL(site.url).port}/ssrf-compat`],
+    ['NAT64 of the cloud metadata address', () => 'http://[64:ff9b::a9fe:a9fe]/latest/meta-data/'],
+    ['IPv4-mapped metadata address', () => 'http://[::ffff:169.254.169.254]/latest/meta-data/'],
+    ['6to4 of loopback', () => `http://[2002:7f00:1::]:${new URL(site.url).port}/ssrf-6to4`],
+  ])('accepts %s with 202, then fails it as TARGET_BLOCKED, refunded, with no byte sent', async (_name, target) => {
+    const url = target();
+    const res = await submit({ url, mode: 'http' }, ssrfKey);
+    expect(res.status).toBe(202);
+    const id = (res.body as { id: string }).id;
+    const d = await eventually(
+      async () => (await gateway().get(`/api/v1/data/requests/${id}`).set('X-API-Key', ssrfKey)).body as Record<string, unknown>,
+      (x) => x['token_state'] === 'refunded',
+      30_000,
+    );
+    expect([d['status'], (d['user_error'] as { code?: string } | null)?.code]).toEqual(['failed', 'TARGET_BLOCKED']);
+    // The fixture site (the only server on 127.0.0.1 here) never saw the path.
+    expect(site.hits.get(new URL(url).pathname)).toBeUndefined();
+  });
+});
+
