@@ -12,9 +12,20 @@ export interface TerminalRecorder {
 }
 
 let recorder: TerminalRecorder | undefined;
+let httpFetches: ((outcome: string, seconds: number) => void) | undefined;
 
-/** Wire the service's metrics in (the app does, once); without it nothing is recorded (unit tests). */
+/**
+ * Wire the service's metrics in (the app does, once); without it nothing is recorded (unit tests).
+ * Also the HTTP stage's fetch duration (recordHttpFetch).
+ */
 export function recordTerminalStatesIn(metrics: ServiceMetrics): void {
+  const fetchDuration = metrics.histogram(
+    'http_fetch_duration_seconds',
+    'HTTP stage: the fetch of the target (route, proxy exit, redirects, body), by outcome (completed, escalated to the browser, or the failure code).',
+    ['outcome'],
+    [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
+  );
+  httpFetches = (outcome, seconds) => fetchDuration.observe({ outcome }, seconds);
   const finished = metrics.counter('requests_finished_total', 'Requests that reached a terminal state, by route mode, outcome, terminal stage and error code.', [
     'route_mode',
     'outcome',
@@ -38,4 +49,14 @@ export function recordTerminalStatesIn(metrics: ServiceMetrics): void {
 
 export function recordTerminal(r: { routeMode: string; createdAt: Date }, t: { status: string; terminalStage?: string; error?: Record<string, unknown> }): void {
   recorder?.record(r, t);
+}
+
+/**
+ * One fetch of the HTTP stage, as `http_fetch_duration_seconds{outcome}`: `completed` (a page
+ * that becomes the result), `escalated` (auto: handed to the browser), or the code the request
+ * fails with (TARGET_TIMEOUT, TARGET_SERVER_ERROR, PROTECTION_NOT_PASSED, PROXY_UNAVAILABLE, ...).
+ * Each fetch counts once, a redelivered job's fetch again: it is another fetch.
+ */
+export function recordHttpFetch(outcome: string, seconds: number): void {
+  httpFetches?.(outcome, seconds);
 }

@@ -11,6 +11,7 @@ import { planRoute, runOnRoute, type RouteDeps, type Traffic } from './proxies/r
 import { proxyAgentsFor } from './proxies/transport.js';
 import { classifyHttpPage, type PageSignal } from './page-signals.js';
 import { appendEvent, finish, TERMINAL, type Termination } from './requests.js';
+import { recordHttpFetch } from './request-metrics.js';
 import { renderJobOf } from './stages.js';
 import { fillResultCache, serveFromCache, type ResultCacheSettings } from './result-cache.js';
 
@@ -99,6 +100,7 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
   });
   const elapsedMs = Date.now() - t0;
   if (!routed.ok) {
+    recordHttpFetch(routed.failure.code, elapsedMs / 1000);
     const { code, message } = routed.failure;
     await ctx.transaction(async (tx) => {
       if (!(await lockUnlessTerminal(tx, started.id))) return;
@@ -119,6 +121,7 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
   const signal = outcome.ok ? classifyHttpPage(outcome, { shells: started.routeMode === 'auto' }) : undefined;
 
   if (started.routeMode === 'auto' && signal && signal.kind !== 'page') {
+    recordHttpFetch('escalated', elapsedMs / 1000);
     await escalateToBrowser(deps, started, signal, ctx, traffic);
     deps.log.info({ requestId: started.id, signal: signal.kind, elapsedMs }, 'http stage escalated to the browser');
     return;
@@ -126,6 +129,18 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
 
   const isProtected = signal?.kind === 'challenge';
   const overBudget = outcome.ok ? await trafficOverBudget(deps, started, options.max_credits_per_request ?? null, traffic) : undefined;
+  recordHttpFetch(
+    !outcome.ok
+      ? outcome.code
+      : overBudget
+        ? 'BUDGET_EXHAUSTED'
+        : isProtected
+          ? 'PROTECTION_NOT_PASSED'
+          : outcome.statusCode >= 500
+            ? 'TARGET_SERVER_ERROR'
+            : 'completed',
+    elapsedMs / 1000,
+  );
   await ctx.transaction(async (tx) => {
     // Cancelled while the page was being fetched: keep it cancelled and store nothing. The row lock
     // orders this against a concurrent cancel.

@@ -466,3 +466,41 @@ describe('targets inside the platform (SSRF), submitted through the API', () => 
   });
 });
 
+describe('stage durations for SREs', () => {
+  let metricsKey: string;
+  beforeAll(async () => {
+    metricsKey = (await adminCommand(fleet, ['create-tenant', '--name', 'stage-metrics', '--credits', '10000']))['api_key'] as string;
+  });
+
+  /** The `_count` of a histogram series with this outcome label, from a service's /metrics. */
+  const count = async (service: 'fetch-orchestrator' | 'browser-renderer', metric: string, outcome: string) => {
+    const text = (await request(fleet.url(service)).get('/metrics').expect(200)).text;
+    const line = text.split('\n').find((l) => l.startsWith(`${metric}_count{`) && l.includes(`outcome="${outcome}"`));
+    return line === undefined ? 0 : Number(line.split(' ').pop());
+  };
+  const settledAs = async (body: object) => {
+    const res = await submit(body, metricsKey);
+    expect(res.status).toBe(202);
+    const id = (res.body as { id: string }).id;
+    return eventually(
+      async () => (await gateway().get(`/api/v1/data/requests/${id}`).set('X-API-Key', metricsKey)).body as Record<string, unknown>,
+      (x) => x['status'] === 'completed' || x['status'] === 'failed',
+      60_000,
+    );
+  };
+
+  it('the HTTP stage fetch duration and the render duration are histograms by outcome (completed or the failure code) on /metrics', async () => {
+    const fetchCompleted = await count('fetch-orchestrator', 'fetch_orchestrator_http_fetch_duration_seconds', 'completed');
+    const fetch5xx = await count('fetch-orchestrator', 'fetch_orchestrator_http_fetch_duration_seconds', 'TARGET_SERVER_ERROR');
+    const rendered = await count('browser-renderer', 'browser_renderer_render_duration_seconds', 'completed');
+
+    expect((await settledAs({ url: `${site.url}/page`, mode: 'http' }))['status']).toBe('completed');
+    expect((await settledAs({ url: `${site.url}/status/503`, mode: 'http' }))['user_error']).toMatchObject({ code: 'TARGET_SERVER_ERROR' });
+    expect((await settledAs({ url: `${site.url}/js-page`, mode: 'browser' }))['status']).toBe('completed');
+
+    // At least these three (requests of earlier tests may still be finishing in the background).
+    expect(await count('fetch-orchestrator', 'fetch_orchestrator_http_fetch_duration_seconds', 'completed')).toBeGreaterThan(fetchCompleted);
+    expect(await count('fetch-orchestrator', 'fetch_orchestrator_http_fetch_duration_seconds', 'TARGET_SERVER_ERROR')).toBeGreaterThan(fetch5xx);
+    expect(await count('browser-renderer', 'browser_renderer_render_duration_seconds', 'completed')).toBeGreaterThan(rendered);
+  }, 120_000);
+});
