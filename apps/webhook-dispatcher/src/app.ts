@@ -4,6 +4,7 @@ import { internalRoutes } from './api/internal-routes.js';
 import type { DispatcherDeps } from './deps.js';
 import { FanOut } from './domain/fan-out.js';
 import { HotSql } from './domain/hot-sql.js';
+import { purgeEndpointOperations } from './domain/operations.js';
 import { purgeFinishedMessages } from './domain/retention.js';
 import { DeliverySender } from './domain/sender.js';
 import { onBalanceAlert } from './kafka/balance-alert.js';
@@ -27,6 +28,12 @@ export function createDispatcherService(deps: DispatcherDeps) {
     purgeFinishedMessages(deps.db, new Date(Date.now() - deps.env.WEBHOOK_RETENTION_HOURS * 3_600_000))
       .then((n) => purged.inc(n))
       .catch((err: unknown) => deps.log.warn({ err }, 'webhook message retention purge failed'));
+  const operationsPurged = deps.metrics.counter('endpoint_operations_purged_total', 'Applied endpoint writes forgotten past IDEMPOTENCY_RETENTION_HOURS.', []);
+  let operationsTimer: NodeJS.Timeout | undefined;
+  const purgeOperations = () =>
+    purgeEndpointOperations(deps.db, new Date(Date.now() - deps.env.IDEMPOTENCY_RETENTION_HOURS * 3_600_000))
+      .then((n) => operationsPurged.inc(n))
+      .catch((err: unknown) => deps.log.warn({ err }, 'endpoint operation retention purge failed'));
   const service = createKafkaService<Prisma.TransactionClient>({
     deps,
     consumers: [
@@ -59,9 +66,12 @@ export function createDispatcherService(deps: DispatcherDeps) {
         sender.start();
         purgeTimer = setInterval(() => void purge(), 10 * 60_000);
         purgeTimer.unref();
+        operationsTimer = setInterval(() => void purgeOperations(), 3_600_000);
+        operationsTimer.unref();
       },
       stop: async () => {
         if (purgeTimer) clearInterval(purgeTimer);
+        if (operationsTimer) clearInterval(operationsTimer);
         await sender.stop();
         await deps.subscribers.stop();
         await hot.end().catch(() => undefined);

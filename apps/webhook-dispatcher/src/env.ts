@@ -33,6 +33,12 @@ export const envDispatcher = {
    * 30 days). Must outlast the redelivery window of request.lifecycle (topic retention + lag).
    */
   WEBHOOK_RETENTION_HOURS: z.coerce.number().int().min(24).max(24 * 365).default(720),
+  /**
+   * How long an applied endpoint write is remembered by its `operation_id` (a repeat answers the
+   * first answer), in hours; purged hourly. Keep it equal to the gateway's IDEMPOTENCY_RETENTION_HOURS,
+   * which derives the operation ids from Idempotency-Keys kept that long.
+   */
+  IDEMPOTENCY_RETENTION_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(24),
   /** Safety-net poll of the schedule; senders also wake on NOTIFY wdr_webhooks and when a slot frees. */
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
 };

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
-import { adminCommand, eventually, startFixtureSite, startFleet, type FixtureSite, type Fleet } from '@wdr/testkit';
+import { adminCommand, eventually, startFixtureSite, startFleet, withDatabase, type FixtureSite, type Fleet } from '@wdr/testkit';
 
 /**
  * Browser workflows through the real fleet (issue 10): workspaces, projects and their environments,
@@ -431,6 +431,54 @@ describe('webhook management and Idempotency-Key', () => {
     const del2 = gateway().delete(`${B}${base}/${victim}`).set('Authorization', `Bearer ${a.token}`).set('Idempotency-Key', 'hook-delete-0001');
     expect((await del2).status).toBe(204);
     expect((await del(a, `${base}/${victim}`)).status).toBe(404);
+  }, 60_000);
+});
+
+describe('webhook writes the dispatcher applied but the gateway did not commit', () => {
+  /** While installed, the gateway's transaction fails when it stores a claim's answer (after webhook-dispatcher has answered). */
+  const gatewaySql = (q: string) => withDatabase(fleet.databases.gateway.url, (c) => c.query(q));
+  const failClaimAnswers = () =>
+    gatewaySql(`CREATE OR REPLACE FUNCTION test_fail_claim() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'test: gateway commit fails'; END $$;
+      CREATE TRIGGER test_fail_claim BEFORE UPDATE ON client_write_claims FOR EACH ROW WHEN (NEW.tenant_id = '${a.id}'::uuid) EXECUTE FUNCTION test_fail_claim();`);
+  const commitAgain = () => gatewaySql('DROP TRIGGER IF EXISTS test_fail_claim ON client_write_claims; DROP FUNCTION IF EXISTS test_fail_claim();');
+  const keyed = (req: request.Test, key: string) => req.set('Authorization', `Bearer ${a.token}`).set('Idempotency-Key', key);
+
+  it('a retry under the same Idempotency-Key answers what the dispatcher did: one rotation (its secret answered now), one deletion (204)', async () => {
+    const base = `/projects/${projectId}/environments/${production}/webhooks`;
+    const hook = await post(a, base, { url: `${receiverUrl}/hooks/lost-answers`, event_types: ['webhook.endpoint_disabled'] });
+    const id = hook.body.endpoint.id as string;
+    const gone = (await post(a, base, { url: `${receiverUrl}/hooks/lost-delete`, event_types: ['request.completed'] })).body.endpoint.id as string;
+    const rotate = () => keyed(gateway().post(`${B}${base}/${id}/rotate-secret`), 'hook-lost-rotate-01').send({ previous_valid_seconds: 3600 });
+    const remove = () => keyed(gateway().delete(`${B}${base}/${gone}`), 'hook-lost-delete-01');
+
+    await failClaimAnswers();
+    try {
+      expect((await rotate()).status).toBe(500);
+      expect((await remove()).status).toBe(500);
+    } finally {
+      await commitAgain();
+    }
+    // webhook-dispatcher applied both; the gateway kept no claim.
+    expect((await get(a, `${base}/${gone}`)).status).toBe(404);
+
+    const retried = await rotate();
+    expect(retried.status).toBe(200);
+    expect(retried.body.secret).toMatch(/^whsec_/);
+    expect(retried.body.secret).not.toBe(hook.body.secret);
+    expect((await rotate()).body).toEqual({ endpoint: retried.body.endpoint }); // now the gateway's claim replays, without the secret
+    expect((await remove()).status).toBe(204);
+    expect((await remove()).status).toBe(204);
+
+    // One rotation only: deliveries are signed with the answered secret and, beside it, the original
+    // one (the previous secret). A second rotation would have left the undelivered secret as previous.
+    const victim = (await post(a, base, { url: `${receiverUrl}/hooks/lost-victim`, event_types: ['request.completed'] })).body.endpoint.id as string;
+    expect((await post(a, `${base}/${victim}/disable`, {})).status).toBe(200);
+    const notice = await eventually(
+      async () => received.filter((r) => r.body.includes(victim) && signatureValid(r, retried.body.secret)),
+      (rs) => rs.length === 1,
+      30_000,
+    );
+    expect(signatureValid(notice[0]!, hook.body.secret)).toBe(true);
   }, 60_000);
 });
 

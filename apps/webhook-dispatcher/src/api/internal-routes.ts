@@ -35,16 +35,13 @@ export function internalRoutes(deps: DispatcherDeps): Router {
     res.json(updated);
   });
   r.post(api.disableEndpoint.route, async (req, res) => {
-    const { tenant_id } = parse(api.disableEndpoint.body, req.body);
-    res.json(await disableEndpointManually(deps, tenant_id, endpointIdOf(req)));
+    res.json(await disableEndpointManually(deps, endpointIdOf(req), parse(api.disableEndpoint.body, req.body)));
   });
   r.post(api.deleteEndpoint.route, async (req, res) => {
-    const { tenant_id } = parse(api.deleteEndpoint.body, req.body);
-    res.json(await deleteEndpoint(deps, tenant_id, endpointIdOf(req)));
+    res.json(await deleteEndpoint(deps, endpointIdOf(req), parse(api.deleteEndpoint.body, req.body)));
   });
   r.post(api.rotateSecret.route, async (req, res) => {
-    const b = parse(api.rotateSecret.body, req.body);
-    res.json(await rotateSecret(deps, b.tenant_id, endpointIdOf(req), b.previous_valid_seconds));
+    res.json(await rotateSecret(deps, endpointIdOf(req), parse(api.rotateSecret.body, req.body)));
   });
   r.get(api.listAttempts.route, async (req, res) => {
     res.json(await listAttempts(deps.db, endpointIdOf(req), parse(api.listAttempts.query, req.query)));

@@ -4,8 +4,9 @@ import { endpoint } from './endpoint.js';
 /**
  * The internal HTTP API of webhook-dispatcher (`/internal/v1/*`): a tenant's webhook endpoints,
  * their signing secrets, their delivery attempts and manual redelivery. Every call names the
- * tenant; another tenant's endpoint is NOT_FOUND, exactly like a missing one. The gateway will call
- * it for the cabinet and browser-workflow routes (issue 10); nothing calls it from outside yet.
+ * tenant; another tenant's endpoint is NOT_FOUND, exactly like a missing one. The gateway calls it
+ * for the cabinet and browser-workflow routes (issue 10). Writes other than create may carry an
+ * `operation_id` (EndpointWriteBody); a create repeats safely under its `endpoint_id`.
  */
 
 /**
@@ -53,9 +54,31 @@ export const WebhookEndpointCreateBody = z.object({
 });
 export type WebhookEndpointCreateBody = z.infer<typeof WebhookEndpointCreateBody>;
 
+/**
+ * What every endpoint write (update, disable, delete, secret rotation) may carry besides the tenant.
+ *
+ * `operation_id`: the caller's id for this write (the gateway derives it from tenant +
+ * Idempotency-Key). The dispatcher records the applied write under it, in the write's transaction,
+ * for IDEMPOTENCY_RETENTION_HOURS: the same write again under that id answers the recorded answer
+ * without doing anything (a deletion answers `{deleted: true}` though the endpoint is gone; a
+ * rotation answers the same new secret, it made only one), and another write under it (another
+ * endpoint, kind or body, or another tenant) is IDEMPOTENCY_CONFLICT. Without it every call is new.
+ *
+ * `in_scope`: apply it only to an endpoint of this project and environment; any other is NOT_FOUND,
+ * like a missing one (the gateway's routes name the scope in the path).
+ */
+const endpointWrite = {
+  tenant_id: uuid,
+  operation_id: uuid.optional(),
+  in_scope: z.object({ project_id: scopeId, environment_id: scopeId }).optional(),
+};
+
+export const EndpointWriteBody = z.object(endpointWrite);
+export type EndpointWriteBody = z.infer<typeof EndpointWriteBody>;
+
 /** Changes to an endpoint; `enabled: true` re-enables a disabled one (its pending messages resume). */
 export const WebhookEndpointUpdateBody = z.object({
-  tenant_id: uuid,
+  ...endpointWrite,
   url: z.string().min(1).max(2048).optional(),
   event_types: z.array(z.enum(WEBHOOK_EVENT_TYPES)).min(1).max(WEBHOOK_EVENT_TYPES.length).optional(),
   description: z.string().max(500).nullable().optional(),
@@ -66,10 +89,11 @@ export type WebhookEndpointUpdateBody = z.infer<typeof WebhookEndpointUpdateBody
 export const TenantBody = z.object({ tenant_id: uuid });
 
 export const RotateSecretBody = z.object({
-  tenant_id: uuid,
+  ...endpointWrite,
   /** How long the previous secret keeps signing beside the new one (0: revoked at once). */
   previous_valid_seconds: z.number().int().min(0).max(7 * 86_400).default(86_400),
 });
+export type RotateSecretBody = z.infer<typeof RotateSecretBody>;
 
 const page = {
   cursor: z.string().max(500).optional(),
@@ -148,9 +172,9 @@ export const webhooksApi = {
   listEndpoints: endpoint<CursorPage<WebhookEndpointView>>()({ method: 'GET', route: '/internal/v1/webhook-endpoints', params: {}, query: WebhookEndpointListQuery }),
   readEndpoint: endpoint<WebhookEndpointView>()({ method: 'GET', route: endpointPath, params: ep, query: TenantQuery }),
   updateEndpoint: endpoint<WebhookEndpointView>()({ method: 'POST', route: endpointPath, params: ep, body: WebhookEndpointUpdateBody }),
-  disableEndpoint: endpoint<WebhookEndpointView>()({ method: 'POST', route: `${endpointPath}/disable`, params: ep, body: TenantBody }),
+  disableEndpoint: endpoint<WebhookEndpointView>()({ method: 'POST', route: `${endpointPath}/disable`, params: ep, body: EndpointWriteBody }),
   /** Deletes the endpoint with its messages and attempts (answers `{deleted: true}`). */
-  deleteEndpoint: endpoint<{ deleted: true }>()({ method: 'POST', route: `${endpointPath}/delete`, params: ep, body: TenantBody }),
+  deleteEndpoint: endpoint<{ deleted: true }>()({ method: 'POST', route: `${endpointPath}/delete`, params: ep, body: EndpointWriteBody }),
   rotateSecret: endpoint<WebhookEndpointWithSecret>()({ method: 'POST', route: `${endpointPath}/secret/rotate`, params: ep, body: RotateSecretBody }),
   listAttempts: endpoint<CursorPage<WebhookAttemptView>>()({ method: 'GET', route: `${endpointPath}/attempts`, params: ep, query: WebhookAttemptListQuery }),
   /** Sends the message again now (whatever its status); its schedule starts over. */

@@ -42,9 +42,16 @@ export const cabinetScope = (deps: GatewayDeps, tenantId: string, projectId: str
  * The management writes take an optional Idempotency-Key like the other cabinet writes: the claim
  * (gateway database) commits with the answer, so the same write again answers the stored answer
  * and another write under the key is IDEMPOTENCY_CONFLICT. The endpoint itself lives in
- * webhook-dispatcher; a create is sent under an id derived from the key, so a retry after a lost
- * answer finds the endpoint instead of making a second one. Secrets are never stored in a claim: a
- * replayed create or rotation answers the endpoint without `secret` (rotate again for a new one).
+ * webhook-dispatcher, which commits its change before the gateway's claim does; so that a retry
+ * after the dispatcher applied a write but the gateway did not commit (or its answer was lost) does
+ * not apply it twice, every write is sent under an id derived from the key: a create under its
+ * endpoint id (the retry finds the endpoint instead of making a second one), the others under an
+ * `operation_id` the dispatcher remembers (the retry answers what the first call did: a deleted
+ * endpoint's delete succeeds again, a rotation answers the secret it made instead of making
+ * another). Without a key nothing is derived and every call is new. Secrets are never stored in a
+ * claim: a create or rotation replayed from the gateway's claim answers the endpoint without
+ * `secret` (rotate again for a new one); one replayed by the dispatcher (the gateway's claim never
+ * committed, so the client never saw it) answers the secret.
  */
 export async function createWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, body: CreateWebhookBody): Promise<WebhookEndpointWithSecret> {
   const { value: endpoint, secret } = await idempotentWriteWithSecret(deps, tenantId, idempotencyKey, 'create_webhook', { scope, body }, async () => {
@@ -66,24 +73,37 @@ export async function createWebhook(deps: GatewayDeps, tenantId: string, idempot
 
 export const readWebhook = (deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string): Promise<WebhookEndpoint> => endpointInScope(deps, tenantId, scope, webhookId);
 
+/**
+ * What every write sends besides its own fields: the tenant, the scope the endpoint must belong to
+ * (the dispatcher answers NOT_FOUND for another, so no read comes first: after a deletion applied
+ * by an earlier attempt there is nothing left to read), and the operation id derived from the key.
+ */
+function writeOf(tenantId: string, idempotencyKey: string | undefined, scope: Scope) {
+  return {
+    tenant_id: tenantId,
+    in_scope: { project_id: scope.projectId, environment_id: scope.environmentId },
+    ...(idempotencyKey !== undefined ? { operation_id: requestIdFor(tenantId, `webhook-operation:${idempotencyKey}`) } : {}),
+  };
+}
+
 export async function updateWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, webhookId: string, body: UpdateWebhookBody): Promise<WebhookEndpoint> {
   return idempotentWrite(deps, tenantId, idempotencyKey, 'update_webhook', { scope, webhookId, body }, async () => {
-    const { id: endpointId } = await endpointInScope(deps, tenantId, scope, webhookId);
-    return (await callInternal(deps.webhooks, webhooksApi.updateEndpoint, { params: { endpointId }, body: { tenant_id: tenantId, ...body } })) as WebhookEndpoint;
+    const endpointId = idOrNotFound(webhookId, 'webhook');
+    return (await callInternal(deps.webhooks, webhooksApi.updateEndpoint, { params: { endpointId }, body: { ...body, ...writeOf(tenantId, idempotencyKey, scope) } })) as WebhookEndpoint;
   });
 }
 
 export async function disableWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, webhookId: string): Promise<WebhookEndpoint> {
   return idempotentWrite(deps, tenantId, idempotencyKey, 'disable_webhook', { scope, webhookId }, async () => {
-    const { id: endpointId } = await endpointInScope(deps, tenantId, scope, webhookId);
-    return (await callInternal(deps.webhooks, webhooksApi.disableEndpoint, { params: { endpointId }, body: { tenant_id: tenantId } })) as WebhookEndpoint;
+    const endpointId = idOrNotFound(webhookId, 'webhook');
+    return (await callInternal(deps.webhooks, webhooksApi.disableEndpoint, { params: { endpointId }, body: writeOf(tenantId, idempotencyKey, scope) })) as WebhookEndpoint;
   });
 }
 
 export async function deleteWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, webhookId: string): Promise<void> {
   await idempotentWrite(deps, tenantId, idempotencyKey, 'delete_webhook', { scope, webhookId }, async () => {
-    const { id: endpointId } = await endpointInScope(deps, tenantId, scope, webhookId);
-    await callInternal(deps.webhooks, webhooksApi.deleteEndpoint, { params: { endpointId }, body: { tenant_id: tenantId } });
+    const endpointId = idOrNotFound(webhookId, 'webhook');
+    await callInternal(deps.webhooks, webhooksApi.deleteEndpoint, { params: { endpointId }, body: writeOf(tenantId, idempotencyKey, scope) });
     return null;
   });
 }
@@ -97,10 +117,10 @@ export async function rotateWebhookSecret(
   body: RotateWebhookSecretBody,
 ): Promise<WebhookEndpointWithSecret> {
   const { value: endpoint, secret } = await idempotentWriteWithSecret(deps, tenantId, idempotencyKey, 'rotate_webhook_secret', { scope, webhookId, body }, async () => {
-    const { id: endpointId } = await endpointInScope(deps, tenantId, scope, webhookId);
+    const endpointId = idOrNotFound(webhookId, 'webhook');
     const rotated = await callInternal(deps.webhooks, webhooksApi.rotateSecret, {
       params: { endpointId },
-      body: { tenant_id: tenantId, previous_valid_seconds: body.previous_valid_seconds ?? 86_400 },
+      body: { ...writeOf(tenantId, idempotencyKey, scope), previous_valid_seconds: body.previous_valid_seconds ?? 86_400 },
     });
     return { value: rotated.endpoint as WebhookEndpoint, secret: rotated.secret };
   });
