@@ -247,8 +247,10 @@ describe('deliveries', () => {
     const { endpoint: ep } = await endpoint(tenant, r.url, ['request.completed']);
     await requestEvent(tenant, 'request.completed');
     const [m] = await until('the first attempt', () => messagesOf(ep.id), (ms) => ms[0]?.attempts === 1);
+    // Retry-After's hour, not the schedule's 5 s; measured against the database clock a moment
+    // later, give or take a step of the machine's clock (a run saw 3600.005).
     expect(m!.delay_s).toBeGreaterThan(3_590);
-    expect(m!.delay_s).toBeLessThanOrEqual(3_600);
+    expect(m!.delay_s).toBeLessThanOrEqual(3_601);
     await advance(60_000);
     await sleep(800);
     expect(r.deliveries).toHaveLength(1);
