@@ -100,6 +100,20 @@ export async function transactionWithHooks<Tx extends RawSql, R>(db: TxCapable<T
   return result;
 }
 
+/**
+ * A purge in bounded statements: `deleteBatch(limit)` deletes at most `limit` rows (oldest first,
+ * on an index) and answers how many; it runs again until a statement deletes fewer, so a large
+ * backlog never holds one long transaction or many locks. Returns the total deleted.
+ */
+export async function deleteInBatches(deleteBatch: (limit: number) => Promise<number>, batch: number): Promise<number> {
+  let total = 0;
+  for (;;) {
+    const deleted = await deleteBatch(batch);
+    total += deleted;
+    if (deleted < batch) return total;
+  }
+}
+
 export async function databaseReachable(db: RawSql): Promise<boolean> {
   await db.$queryRawUnsafe('SELECT 1');
   return true;

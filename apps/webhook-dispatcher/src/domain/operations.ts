@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { deleteInBatches } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import type { DispatcherDeps } from '../deps.js';
 import type { Prisma } from '../generated/prisma/client.js';
@@ -91,12 +92,10 @@ function replay<T>(
  * none is left. Returns how many went.
  */
 export async function purgeEndpointOperations(db: Deps['db'], before: Date, batch = 5_000): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const n = await db.$executeRaw`
+  return deleteInBatches(
+    (limit) => db.$executeRaw`
       DELETE FROM endpoint_operations WHERE id IN (
-        SELECT id FROM endpoint_operations WHERE created_at < ${before} ORDER BY created_at LIMIT ${batch}::int)`;
-    total += n;
-    if (n < batch) return total;
-  }
+        SELECT id FROM endpoint_operations WHERE created_at < ${before} ORDER BY created_at LIMIT ${limit}::int)`,
+    batch,
+  );
 }

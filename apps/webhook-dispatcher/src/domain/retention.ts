@@ -1,4 +1,4 @@
-import type { RawSql } from '@wdr/kit/db';
+import { deleteInBatches, type RawSql } from '@wdr/kit/db';
 
 /**
  * Deletes finished messages (delivered or failed) created before `before`, with their attempts (ON
@@ -9,16 +9,15 @@ import type { RawSql } from '@wdr/kit/db';
  * Returns how many messages went.
  */
 export async function purgeFinishedMessages(db: RawSql, before: Date, batch = 5_000): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const n = await db.$executeRawUnsafe(
-      `DELETE FROM webhook_messages WHERE id IN (
-         SELECT id FROM webhook_messages WHERE status <> 'pending' AND created_at < $1 ORDER BY created_at LIMIT $2
-       )`,
-      before,
-      batch,
-    );
-    total += n;
-    if (n < batch) return total;
-  }
+  return deleteInBatches(
+    (limit) =>
+      db.$executeRawUnsafe(
+        `DELETE FROM webhook_messages WHERE id IN (
+           SELECT id FROM webhook_messages WHERE status <> 'pending' AND created_at < $1 ORDER BY created_at LIMIT $2
+         )`,
+        before,
+        limit,
+      ),
+    batch,
+  );
 }

@@ -1,4 +1,4 @@
-import type { RawSql } from '../db.js';
+import { deleteInBatches, type RawSql } from '../db.js';
 import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics.js';
 
@@ -14,17 +14,16 @@ export const PROCESSED_PURGE_EVERY_MS = 3_600_000;
  * rows went.
  */
 export async function purgeProcessed(db: RawSql, retainHours: number, batch = 5_000): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const deleted = await db.$executeRawUnsafe(
-      `DELETE FROM processed_messages WHERE ctid = ANY (ARRAY(
-         SELECT ctid FROM processed_messages WHERE processed_at < now() - ($1::int * interval '1 hour') LIMIT $2::int))`,
-      retainHours,
-      batch,
-    );
-    total += deleted;
-    if (deleted < batch) return total;
-  }
+  return deleteInBatches(
+    (limit) =>
+      db.$executeRawUnsafe(
+        `DELETE FROM processed_messages WHERE ctid = ANY (ARRAY(
+           SELECT ctid FROM processed_messages WHERE processed_at < now() - ($1::int * interval '1 hour') LIMIT $2::int))`,
+        retainHours,
+        limit,
+      ),
+    batch,
+  );
 }
 
 /**

@@ -1,4 +1,5 @@
 import { randomBytes } from 'node:crypto';
+import { deleteInBatches } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import type { GatewayDeps } from '../../app.js';
 import { Prisma } from '../../generated/prisma/client.js';
@@ -73,15 +74,13 @@ export async function idempotentWriteWithSecret<T>(
  * created_at index), so a large backlog never holds one long transaction. Returns the count deleted.
  */
 export async function purgeWriteClaims(db: GatewayDeps['db'], retentionHours: number, batch = 5_000): Promise<number> {
-  let total = 0;
-  for (;;) {
-    const deleted = await db.$executeRaw`
+  return deleteInBatches(
+    (limit) => db.$executeRaw`
       DELETE FROM client_write_claims WHERE key_id IN (
         SELECT key_id FROM client_write_claims WHERE created_at < now() - make_interval(hours => ${retentionHours}::int)
-        ORDER BY created_at LIMIT ${batch}::int)`;
-    total += deleted;
-    if (deleted < batch) return total;
-  }
+        ORDER BY created_at LIMIT ${limit}::int)`,
+    batch,
+  );
 }
 
 /** UUID version 7 (time-ordered), so ids sort in creation order and serve as cursors. */
