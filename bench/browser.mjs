@@ -55,7 +55,16 @@ async function bareLoop(site, path) {
   const browser = await puppeteer.launch({
     executablePath: CHROMIUM,
     headless: true,
-    args: ['--no-sandbox', '--disable-gpu', '--disable-dev-shm-usage', '--disable-background-networking', '--disable-component-update', '--disable-sync', '--no-first-run', '--disable-quic'],
+    args: [
+      '--no-sandbox',
+      '--disable-gpu',
+      '--disable-dev-shm-usage',
+      '--disable-background-networking',
+      '--disable-component-update',
+      '--disable-sync',
+      '--no-first-run',
+      '--disable-quic',
+    ],
   });
   const once = async () => {
     const context = await browser.createBrowserContext();
@@ -134,7 +143,11 @@ async function rssOf(pid) {
 async function throughApi(site) {
   const fleet = await startFleet({
     env: {
-      gateway: { REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`, RATE_LIMIT_SUBMISSIONS: '10000000', CONCURRENCY_LIMIT: '10000000' },
+      gateway: {
+        REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`,
+        RATE_LIMIT_SUBMISSIONS: '10000000',
+        CONCURRENCY_LIMIT: '10000000',
+      },
       'browser-renderer': { BROWSER_POOL_SIZE: '1', BROWSER_PAGES_PER_BROWSER: String(CONCURRENCY) },
       // The production default (the test fleet polls every 100 ms to keep suites quick).
       all: { LOG_LEVEL: 'error', OUTBOX_POLL_MS: '250' },
@@ -145,7 +158,11 @@ async function throughApi(site) {
     const gw = fleet.url('gateway');
     const headers = { 'x-api-key': tenant.api_key, 'content-type': 'application/json' };
     const submit = async () => {
-      const res = await fetch(`${gw}/api/v1/data/requests`, { method: 'POST', headers, body: JSON.stringify({ url: `${site.url}${PAGE}`, mode: 'browser' }) });
+      const res = await fetch(`${gw}/api/v1/data/requests`, {
+        method: 'POST',
+        headers,
+        body: JSON.stringify({ url: `${site.url}${PAGE}`, mode: 'browser' }),
+      });
       if (res.status !== 202) throw new Error(`submission answered ${res.status}: ${await res.text()}`);
       return (await res.json()).id;
     };
@@ -202,8 +219,18 @@ try {
   const rows = [
     ['run', 'pages/s', 'completed', 'vs bare loop'],
     [`bare puppeteer-core loop (${PAGE})`, fmt(bare.pagesPerSecond), `${bare.ok}/${PAGES}`, '1.00x'],
-    [`renderer engine, no Kafka (${PAGE})`, fmt(engine.pagesPerSecond), `${engine.ok}/${PAGES}`, `${fmt(engine.pagesPerSecond / bare.pagesPerSecond)}x`],
-    [`end to end through the API (${PAGE})`, fmt(api.pagesPerSecond), `${api.ok}/${PAGES}`, `${fmt(api.pagesPerSecond / bare.pagesPerSecond)}x`],
+    [
+      `renderer engine, no Kafka (${PAGE})`,
+      fmt(engine.pagesPerSecond),
+      `${engine.ok}/${PAGES}`,
+      `${fmt(engine.pagesPerSecond / bare.pagesPerSecond)}x`,
+    ],
+    [
+      `end to end through the API (${PAGE})`,
+      fmt(api.pagesPerSecond),
+      `${api.ok}/${PAGES}`,
+      `${fmt(api.pagesPerSecond / bare.pagesPerSecond)}x`,
+    ],
     [`engine, full / compatible (${IMAGES})`, fmt(full.pagesPerSecond), `${full.ok}/${PAGES}`, '-'],
     [`engine, site-light / adaptive (${IMAGES})`, fmt(light.pagesPerSecond), `${light.ok}/${PAGES}`, '-'],
   ];

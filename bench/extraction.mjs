@@ -19,10 +19,16 @@ const ROUNDS = arg('rounds', 3);
 // A product page: head with JSON-LD and OpenGraph, the product block, a spec table, reviews, and
 // a large related-products grid plus boilerplate to bring it to ~200 KB.
 function page() {
-  const related = Array.from({ length: 560 }, (_, i) =>
-    `<li class="card" data-sku="R-${i}"><a href="/p/${i}"><img src="/img/r${i}.jpg" alt="Related ${i}"><span class="name">Related product ${i} with a longer name</span></a><span class="cost">€${(19 + i * 0.5).toFixed(2)}</span><p class="blurb">Lightweight, durable and made for every trail. Item ${i} of the related grid.</p></li>`).join('\n');
-  const reviews = Array.from({ length: 90 }, (_, i) =>
-    `<section class="review"><span class="author">Reviewer ${i}</span><span class="stars">${(i % 5) + 1}</span><time datetime="2026-0${(i % 9) + 1}-1${i % 10}">a while ago</time><p class="body">${'Great shoe, fits well and grips on wet rock. '.repeat(3)}</p></section>`).join('\n');
+  const related = Array.from(
+    { length: 560 },
+    (_, i) =>
+      `<li class="card" data-sku="R-${i}"><a href="/p/${i}"><img src="/img/r${i}.jpg" alt="Related ${i}"><span class="name">Related product ${i} with a longer name</span></a><span class="cost">€${(19 + i * 0.5).toFixed(2)}</span><p class="blurb">Lightweight, durable and made for every trail. Item ${i} of the related grid.</p></li>`,
+  ).join('\n');
+  const reviews = Array.from(
+    { length: 90 },
+    (_, i) =>
+      `<section class="review"><span class="author">Reviewer ${i}</span><span class="stars">${(i % 5) + 1}</span><time datetime="2026-0${(i % 9) + 1}-1${i % 10}">a while ago</time><p class="body">${'Great shoe, fits well and grips on wet rock. '.repeat(3)}</p></section>`,
+  ).join('\n');
   const nav = Array.from({ length: 120 }, (_, i) => `<li><a href="/c/${i}">Category ${i}</a></li>`).join('');
   return `<!doctype html><html><head><title>Trail Shoe X</title>
 <meta property="og:title" content="Trail Shoe X"><meta property="og:image" content="https://shop.example/img/1.jpg"><meta property="og:type" content="product">
@@ -87,7 +93,9 @@ function cheerioAlone(html) {
     weight: t('td.weight'),
     drop: t('td.drop'),
     released: t('td.released'),
-    sizes: $('li.size').map((_, e) => $(e).text().trim()).get(),
+    sizes: $('li.size')
+      .map((_, e) => $(e).text().trim())
+      .get(),
     brand: ld.brand?.name,
     sku: ld.sku,
     currency: ld.offers?.priceCurrency,
@@ -96,9 +104,15 @@ function cheerioAlone(html) {
     og_image: $('meta[property="og:image"]').attr('content'),
     color: t('[itemprop~="color"]'),
     material: t('[itemprop~="material"]'),
-    related_links: $('li.card > a').map((_, e) => $(e).attr('href')).get(),
-    related_names: $('li.card .name').map((_, e) => $(e).text().trim()).get(),
-    reviews: $('section.review').map((_, e) => ({ author: $(e).find('.author').first().text().trim(), stars: $(e).find('.stars').first().text().trim() })).get(),
+    related_links: $('li.card > a')
+      .map((_, e) => $(e).attr('href'))
+      .get(),
+    related_names: $('li.card .name')
+      .map((_, e) => $(e).text().trim())
+      .get(),
+    reviews: $('section.review')
+      .map((_, e) => ({ author: $(e).find('.author').first().text().trim(), stars: $(e).find('.stars').first().text().trim() }))
+      .get(),
   };
 }
 
@@ -109,7 +123,8 @@ const dsl = () => extract(RECIPE, html, { pageUrl: 'https://shop.example/p/tsx' 
 const a = dsl();
 const b = cheerioAlone(html);
 if (a.missing.length || a.warnings.length) throw new Error(`DSL run not clean: ${JSON.stringify([a.missing, a.warnings])}`);
-if (a.data.related_names.length !== b.related_names.length || a.data.reviews.length !== b.reviews.length || a.data.sizes.length !== 12) throw new Error('selections differ');
+if (a.data.related_names.length !== b.related_names.length || a.data.reviews.length !== b.reviews.length || a.data.sizes.length !== 12)
+  throw new Error('selections differ');
 
 function runsPerSecond(fn) {
   const end = performance.now() + SECONDS * 1000;
@@ -120,7 +135,10 @@ function runsPerSecond(fn) {
   }
   return n / SECONDS;
 }
-for (let i = 0; i < 20; i += 1) { dsl(); cheerioAlone(html); } // warm-up
+for (let i = 0; i < 20; i += 1) {
+  dsl();
+  cheerioAlone(html);
+} // warm-up
 
 const rows = [];
 for (let r = 0; r < ROUNDS; r += 1) {
@@ -131,9 +149,17 @@ for (let r = 0; r < ROUNDS; r += 1) {
 const median = (xs) => [...xs].sort((x, y) => x - y)[Math.floor(xs.length / 2)];
 const engine = median(rows.map((r) => r.engine));
 const cheerio = median(rows.map((r) => r.cheerio));
-console.log(`page ${(Buffer.byteLength(html) / 1024).toFixed(0)} KB, recipe ${RECIPE.fields.length} fields, ${SECONDS} s per measurement, ${ROUNDS} alternating rounds, ${cpus().length} CPUs, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(
+  `page ${(Buffer.byteLength(html) / 1024).toFixed(0)} KB, recipe ${RECIPE.fields.length} fields, ${SECONDS} s per measurement, ${ROUNDS} alternating rounds, ${cpus().length} CPUs, load ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
 console.log('| | runs/s (median) | ms/run | rounds |');
 console.log('|---|---|---|---|');
-console.log(`| DSL engine (extract) | ${engine.toFixed(1)} | ${(1000 / engine).toFixed(2)} | ${rows.map((r) => r.engine.toFixed(1)).join(', ')} |`);
-console.log(`| cheerio alone | ${cheerio.toFixed(1)} | ${(1000 / cheerio).toFixed(2)} | ${rows.map((r) => r.cheerio.toFixed(1)).join(', ')} |`);
+console.log(
+  `| DSL engine (extract) | ${engine.toFixed(1)} | ${(1000 / engine).toFixed(2)} | ${rows.map((r) => r.engine.toFixed(1)).join(', ')} |`,
+);
+console.log(
+  `| cheerio alone | ${cheerio.toFixed(1)} | ${(1000 / cheerio).toFixed(2)} | ${rows.map((r) => r.cheerio.toFixed(1)).join(', ')} |`,
+);
 console.log(`ratio engine/cheerio: ${(engine / cheerio).toFixed(2)}x (target >= 0.5x)`);

@@ -53,7 +53,7 @@ const WORDS =
 /** A deterministic page of 20-50 KB: head with styles and a small script, navigation, article, product table, footer. */
 function pageHtml(path) {
   let seed = [...path].reduce((h, c) => (h * 31 + c.charCodeAt(0)) >>> 0, 2166136261);
-  const rnd = () => ((seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32);
+  const rnd = () => (seed = (seed * 1103515245 + 12345) >>> 0) / 2 ** 32;
   const words = (n) => Array.from({ length: n }, () => WORDS[Math.floor(rnd() * WORDS.length)]).join(' ');
   const sentence = () => {
     const s = words(8 + Math.floor(rnd() * 14));
@@ -168,7 +168,8 @@ async function main() {
   const WARMUP = Math.min(CONCURRENCY, 16);
   const POLL_MS = 200;
   const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
-  if (!(PAGES > 0 && REPEAT > 0 && CONCURRENCY > 0 && CONCURRENCY <= 256)) throw new Error('--pages and --repeat must be > 0, --concurrency in 1..256');
+  if (!(PAGES > 0 && REPEAT > 0 && CONCURRENCY > 0 && CONCURRENCY <= 256))
+    throw new Error('--pages and --repeat must be > 0, --concurrency in 1..256');
 
   // Crawlee reads its storage directory at import: a fresh one per run, removed at the end.
   const storageDir = mkdtempSync(join(tmpdir(), 'wdr-bench-crawlee-'));
@@ -197,7 +198,9 @@ async function main() {
     const client = new pg.Client({ connectionString: PG_ADMIN_URL });
     await client.connect();
     try {
-      const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE datname = ANY($1)', [Object.values(fleet.databases).map((d) => d.name)]);
+      const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE datname = ANY($1)', [
+        Object.values(fleet.databases).map((d) => d.name),
+      ]);
       const out = new Map();
       for (const { pid } of rows) {
         try {
@@ -219,7 +222,11 @@ async function main() {
    * no retries; the handler parses the page with cheerio (as the crawler does) and counts it.
    */
   async function crawlee(urls, proxyUrl) {
-    const config = new Configuration({ persistStorage: false, purgeOnStart: true, storageClientOptions: { localDataDirectory: storageDir } });
+    const config = new Configuration({
+      persistStorage: false,
+      purgeOnStart: true,
+      storageClientOptions: { localDataDirectory: storageDir },
+    });
     let ok = 0;
     let failed = 0;
     let bytes = 0;
@@ -260,7 +267,11 @@ async function main() {
       Array.from({ length: Math.min(CONCURRENCY, urls.length) }, async () => {
         while (next < urls.length) {
           const url = urls[next++];
-          const res = await fetch(`${gw}/api/v1/data/requests`, { method: 'POST', headers, body: JSON.stringify({ url, mode: 'http', proxy, skip_cache: true }) });
+          const res = await fetch(`${gw}/api/v1/data/requests`, {
+            method: 'POST',
+            headers,
+            body: JSON.stringify({ url, mode: 'http', proxy, skip_cache: true }),
+          });
           const body = await res.json().catch(() => ({}));
           if (res.status === 202) ids.push(body.id);
           else refused.set(res.status, (refused.get(res.status) ?? 0) + 1);
@@ -311,7 +322,13 @@ async function main() {
   /** The platform: a fresh tenant, a warm-up, then `urls` submitted and timed until all are settled. */
   async function platform(fleet, site, exit, urls, warmUrls, proxy) {
     const gw = fleet.url('gateway');
-    const tenant = await adminCommand(fleet, ['create-tenant', '--name', `bench-http-${proxy}-${randomBytes(3).toString('hex')}`, '--credits', '100000000']);
+    const tenant = await adminCommand(fleet, [
+      'create-tenant',
+      '--name',
+      `bench-http-${proxy}-${randomBytes(3).toString('hex')}`,
+      '--credits',
+      '100000000',
+    ]);
     const apiKey = tenant.api_key;
     const warm = await submitAll(gw, apiKey, warmUrls, proxy);
     await untilSettled(gw, apiKey, warm.ids);
@@ -334,7 +351,8 @@ async function main() {
     const ok = rows.filter((d) => d.status === 'completed' && d.token_state === 'settled').length;
     const baseTokens = rows.reduce((n, d) => n + (d.base_tokens ?? 0), 0);
     const failures = new Map();
-    for (const d of rows) if (d.status !== 'completed') failures.set(d.error?.code ?? d.status, (failures.get(d.error?.code ?? d.status) ?? 0) + 1);
+    for (const d of rows)
+      if (d.status !== 'completed') failures.set(d.error?.code ?? d.status, (failures.get(d.error?.code ?? d.status) ?? 0) + 1);
     return {
       ok,
       failed: rows.length - ok,
@@ -367,7 +385,11 @@ async function main() {
   try {
     fleet = await startFleet({
       env: {
-        gateway: { REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`, RATE_LIMIT_SUBMISSIONS: '10000000', CONCURRENCY_LIMIT: '10000000' },
+        gateway: {
+          REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`,
+          RATE_LIMIT_SUBMISSIONS: '10000000',
+          CONCURRENCY_LIMIT: '10000000',
+        },
         'fetch-orchestrator': { FETCH_CONCURRENCY: String(CONCURRENCY) },
         // Production settings where the test fleet's differ (as bench/submissions.mjs).
         all: {
@@ -386,7 +408,9 @@ async function main() {
       writeFileSync(`${CPU_PROF_DIR}/services.json`, JSON.stringify(Object.fromEntries(SERVICE_NAMES.map((s) => [fleet.pid(s), s]))));
     }
     if (exit) {
-      await adminCommand(fleet, ['proxy-add', '--label', 'bench-dc', '--class', 'datacenter'], 'fetch-orchestrator', { PROXY_EXIT_URL: exit.url });
+      await adminCommand(fleet, ['proxy-add', '--label', 'bench-dc', '--class', 'datacenter'], 'fetch-orchestrator', {
+        PROXY_EXIT_URL: exit.url,
+      });
     }
 
     let k = 0;
@@ -407,7 +431,9 @@ async function main() {
         cr.siteHits = (await site.ask('stats')).hits - siteBefore.hits;
         if (proxied) cr.exitRequests = (await exit.ask('stats')).requests - exitBefore.requests;
         c.runs.push(cr);
-        console.error(`  [${round}/${REPEAT}] Crawlee ${how}: ${cr.pagesPerSecond.toFixed(1)} pages/s (${cr.ok}/${PAGES} in ${cr.seconds.toFixed(2)} s)`);
+        console.error(
+          `  [${round}/${REPEAT}] Crawlee ${how}: ${cr.pagesPerSecond.toFixed(1)} pages/s (${cr.ok}/${PAGES} in ${cr.seconds.toFixed(2)} s)`,
+        );
 
         const pr = await platform(fleet, site, proxied ? exit : undefined, urls(++k), warmUrls(k), proxied ? 'random' : 'off');
         p.runs.push(pr);
@@ -445,7 +471,9 @@ async function main() {
   ];
   const widths = rows[0].map((_, i) => Math.max(...rows.map((r) => r[i].length)));
   console.log(rows.map((r) => r.map((c, i) => (i === 0 ? c.padEnd(widths[i]) : c.padStart(widths[i]))).join('  ')).join('\n'));
-  console.log(`\nmedian of ${REPEAT} runs per row (Crawlee and platform runs alternate); target: platform >= 0.5x Crawlee, every page persisted and billed`);
+  console.log(
+    `\nmedian of ${REPEAT} runs per row (Crawlee and platform runs alternate); target: platform >= 0.5x Crawlee, every page persisted and billed`,
+  );
   for (const r of results.filter((x) => x.platform)) {
     const ratio = r.median.pagesPerSecond / r.crawlee.median.pagesPerSecond;
     const ok = sum(r.runs, (x) => x.ok);
@@ -463,14 +491,18 @@ async function main() {
     console.log(
       `  over ${REPEAT} runs: ${ok} completed and settled, ${sum(r.runs, (x) => x.failed)} not${failures.size ? ` (${[...failures].map(([c, n]) => `${c} x${n}`).join(', ')})` : ''}${refused.size ? `; refused at submission: ${[...refused].map(([s, n]) => `${s} x${n}`).join(', ')}` : ''}`,
     );
-    console.log(`  median run: all admitted after ${fmt(r.median.admittedIn, 2)} s, the last page fetched and stored after ${fmt(r.median.fetchedIn, 2)} s, settled (seen) after ${fmt(r.median.seconds, 2)} s`);
+    console.log(
+      `  median run: all admitted after ${fmt(r.median.admittedIn, 2)} s, the last page fetched and stored after ${fmt(r.median.fetchedIn, 2)} s, settled (seen) after ${fmt(r.median.seconds, 2)} s`,
+    );
     console.log(
       `  billed: balance down by ${sum(r.runs, (x) => x.charged)} tokens (base price ${sum(r.runs, (x) => x.baseTokens)}), ${sum(r.runs, (x) => x.heldAfter)} still held; target site hits ${sum(r.runs, (x) => x.siteHits)} (Crawlee's ${sum(r.crawlee.runs, (x) => x.siteHits)})${r.runs[0].exitRequests !== undefined ? `; requests through the exit ${sum(r.runs, (x) => x.exitRequests)} (Crawlee's ${sum(r.crawlee.runs, (x) => x.exitRequests)})` : ''}`,
     );
     console.log(
       `  CPU per page (ms): fleet ${fmt(fleetCpu)} (${Object.entries(cpu)
         .map(([s, ms]) => `${s} ${fmt(ms)}`)
-        .join(', ')}), Postgres backends ${fmt(perPage((x) => x.pgMsPerPage))}; Crawlee's process ${fmt(sum(r.crawlee.runs, (x) => x.cpuMsPerPage * x.ok) / Math.max(1, crawleeOk))}`,
+        .join(
+          ', ',
+        )}), Postgres backends ${fmt(perPage((x) => x.pgMsPerPage))}; Crawlee's process ${fmt(sum(r.crawlee.runs, (x) => x.cpuMsPerPage * x.ok) / Math.max(1, crawleeOk))}`,
     );
   }
   console.log(`\nload average after the run: ${load()}`);

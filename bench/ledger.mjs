@@ -57,21 +57,35 @@ async function measure(name, ops, fn) {
 const database = await createTestDatabase('billing-ledger');
 const results = [];
 let service;
-const deps = createLedgerDeps(loadLedgerEnv({ DATABASE_URL: database.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'silent', OUTBOX_POLL_MS: '50' }));
+const deps = createLedgerDeps(
+  loadLedgerEnv({ DATABASE_URL: database.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'silent', OUTBOX_POLL_MS: '50' }),
+);
 try {
   // Baseline: one autocommitted single-row INSERT per operation, same database, same pool size.
   const u = new URL(database.url);
   u.searchParams.delete('schema');
   const pool = new pg.Pool({ connectionString: u.toString(), max: 10, options: '-c search_path=ledger' });
-  await pool.query('CREATE TABLE bench_rows (id uuid PRIMARY KEY, tenant_id uuid NOT NULL, amount bigint NOT NULL, created_at timestamptz NOT NULL DEFAULT now())');
+  await pool.query(
+    'CREATE TABLE bench_rows (id uuid PRIMARY KEY, tenant_id uuid NOT NULL, amount bigint NOT NULL, created_at timestamptz NOT NULL DEFAULT now())',
+  );
   const tenant = randomUUID();
-  results.push(await measure('baseline: bare INSERT (1 row)', OPS, () => pool.query('INSERT INTO bench_rows (id, tenant_id, amount) VALUES ($1, $2, 1)', [randomUUID(), tenant])));
+  results.push(
+    await measure('baseline: bare INSERT (1 row)', OPS, () =>
+      pool.query('INSERT INTO bench_rows (id, tenant_id, amount) VALUES ($1, $2, 1)', [randomUUID(), tenant]),
+    ),
+  );
   await pool.end();
 
   const db = deps.db;
   const tenants = Array.from({ length: TENANTS }, () => randomUUID());
   for (const t of [...tenants, tenant]) await fund(db, 'top_up', { tenant_id: t, amount: 1_000_000_000, reference: `bench-${t}` });
-  const body = (i, t) => ({ request_id: randomUUID(), tenant_id: t, route_mode: i % 4 === 0 ? 'browser' : 'http', proxy_type: null, max_credits: null });
+  const body = (i, t) => ({
+    request_id: randomUUID(),
+    tenant_id: t,
+    route_mode: i % 4 === 0 ? 'browser' : 'http',
+    proxy_type: null,
+    max_credits: null,
+  });
 
   const reserved = [];
   results.push(
@@ -84,7 +98,13 @@ try {
   results.push(await measure('reserve (1 tenant: one hot account row)', OPS, (i) => reserve(db, 2, body(i, tenant))));
   const BATCH = 100;
   const batch = await measure(`reserve batch of ${BATCH} (${TENANTS} tenants)`, Math.max(1, Math.floor(OPS / BATCH)), (i) =>
-    reserveBatch(db, 2, { tenant_id: tenants[i % TENANTS], items: Array.from({ length: BATCH }, (_, k) => { const { tenant_id: _t, ...item } = body(k, tenant); return item; }) }),
+    reserveBatch(db, 2, {
+      tenant_id: tenants[i % TENANTS],
+      items: Array.from({ length: BATCH }, (_, k) => {
+        const { tenant_id: _t, ...item } = body(k, tenant);
+        return item;
+      }),
+    }),
   );
   results.push({ ...batch, name: `${batch.name} (per job)`, perSecond: batch.perSecond * BATCH });
 
@@ -94,7 +114,13 @@ try {
       const r = reserved[i];
       await db.$transaction(async (tx) => {
         await tx.$executeRawUnsafe("INSERT INTO processed_messages (consumer, event_id) VALUES ('bench', $1::uuid)", randomUUID());
-        await settle(tx, { request_id: r.request_id, outcome: i % 5 === 0 ? 'failed' : 'completed', route_mode: r.route_mode, captcha_tokens: 0, captcha_solves: i % 7 === 0 ? 1 : 0 });
+        await settle(tx, {
+          request_id: r.request_id,
+          outcome: i % 5 === 0 ? 'failed' : 'completed',
+          route_mode: r.route_mode,
+          captcha_tokens: 0,
+          captcha_solves: i % 7 === 0 ? 1 : 0,
+        });
       });
     }),
   );
@@ -107,13 +133,36 @@ try {
     for (let k = 0; k < OPS; k += 1000) {
       await reserveBatch(db, 2, { tenant_id: tenant, items: batchItems.slice(k, k + 1000).map(({ tenant_id: _t, ...item }) => item) });
     }
-    const envelopes = batchItems.map((b) => makeEnvelope('billingCommands', 'billing.settlement_requested', tenant, { request_id: b.request_id, outcome: 'completed', route_mode: b.route_mode, captcha_tokens: 0 }));
+    const envelopes = batchItems.map((b) =>
+      makeEnvelope('billingCommands', 'billing.settlement_requested', tenant, {
+        request_id: b.request_id,
+        outcome: 'completed',
+        route_mode: b.route_mode,
+        captcha_tokens: 0,
+      }),
+    );
     const t0 = process.hrtime.bigint();
     for (let k = 0; k < envelopes.length; k += 500) {
-      await deps.bus.send(deps.bus.topic('billingCommands'), envelopes.slice(k, k + 500).map((envelope) => ({ key: envelope.data.request_id, envelope })));
+      await deps.bus.send(
+        deps.bus.topic('billingCommands'),
+        envelopes.slice(k, k + 500).map((envelope) => ({ key: envelope.data.request_id, envelope })),
+      );
     }
     const ids = batchItems.map((b) => b.request_id);
-    await eventually(async () => Number((await db.$queryRawUnsafe("SELECT count(*)::int AS n FROM reservations WHERE state <> 'reserved' AND request_id = ANY($1::uuid[])", ids))[0].n), (n) => n === OPS, 600_000, 100);
+    await eventually(
+      async () =>
+        Number(
+          (
+            await db.$queryRawUnsafe(
+              "SELECT count(*)::int AS n FROM reservations WHERE state <> 'reserved' AND request_id = ANY($1::uuid[])",
+              ids,
+            )
+          )[0].n,
+        ),
+      (n) => n === OPS,
+      600_000,
+      100,
+    );
     const seconds = Number(process.hrtime.bigint() - t0) / 1e9;
     results.push({ name: 'settle via Kafka (consumer, 3 partitions at once)', ops: OPS, perSecond: OPS / seconds, p50: NaN, p99: NaN });
   }
@@ -126,10 +175,14 @@ try {
 const baseline = results[0].perSecond;
 const pad = (s, n) => String(s).padEnd(n);
 const num = (x, d = 1) => (Number.isNaN(x) ? '-' : x.toFixed(d));
-console.log(`\nledger benchmark: ${OPS} ops per scenario, ${CONCURRENCY} workers, pool of 10 connections, Postgres ${(await serverVersion())}\n`);
+console.log(
+  `\nledger benchmark: ${OPS} ops per scenario, ${CONCURRENCY} workers, pool of 10 connections, Postgres ${await serverVersion()}\n`,
+);
 console.log(`${pad('scenario', 52)}${pad('ops/s', 10)}${pad('p50 ms', 9)}${pad('p99 ms', 9)}vs baseline`);
 for (const r of results) {
-  console.log(`${pad(r.name, 52)}${pad(num(r.perSecond, 0), 10)}${pad(num(r.p50, 2), 9)}${pad(num(r.p99, 2), 9)}${(r.perSecond / baseline).toFixed(2)}x`);
+  console.log(
+    `${pad(r.name, 52)}${pad(num(r.perSecond, 0), 10)}${pad(num(r.p50, 2), 9)}${pad(num(r.p99, 2), 9)}${(r.perSecond / baseline).toFixed(2)}x`,
+  );
 }
 // Which way the single reservations went (one statement for a known account, or the transaction).
 console.log(`\nreservations: ${reservePaths.oneStatement} in one statement, ${reservePaths.transaction} through the transaction`);

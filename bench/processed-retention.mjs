@@ -58,9 +58,13 @@ try {
   const idleMs = performance.now() - t1;
 
   console.log(`processed_messages: ${rows} rows past the retention, ${keep} within it; batches of ${batch}`);
-  console.log(`purge     ${deleted} rows in ${seconds.toFixed(2)} s = ${Math.round(deleted / seconds)} rows/s (${Math.ceil(deleted / batch)} statements)`);
+  console.log(
+    `purge     ${deleted} rows in ${seconds.toFixed(2)} s = ${Math.round(deleted / seconds)} rows/s (${Math.ceil(deleted / batch)} statements)`,
+  );
   console.log(`idle run  nothing to purge, right after (dead index entries not vacuumed yet): ${idleMs.toFixed(1)} ms`);
-  console.log(`table     ${before} before, ${await size()} after (a DELETE does not shrink it: vacuum makes the space reusable by new rows)`);
+  console.log(
+    `table     ${before} before, ${await size()} after (a DELETE does not shrink it: vacuum makes the space reusable by new rows)`,
+  );
 } finally {
   await db.$disconnect();
   await database.drop();

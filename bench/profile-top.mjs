@@ -40,7 +40,9 @@ function packageOf(frame) {
 }
 
 const ms = (us) => (us / 1000).toFixed(0);
-for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sort()) {
+for (const file of readdirSync(dir)
+  .filter((f) => f.endsWith('.cpuprofile'))
+  .sort()) {
   const pid = /\.(\d+)\.\d+\.\d+\.cpuprofile$/.exec(file)?.[1];
   const profile = JSON.parse(readFileSync(join(dir, file), 'utf8'));
   const byId = new Map(profile.nodes.map((n) => [n.id, n]));
@@ -69,7 +71,10 @@ for (const file of readdirSync(dir).filter((f) => f.endsWith('.cpuprofile')).sor
   console.log(`\n${services[pid] ?? file}: ${ms(total)} ms profiled, ${ms(busy)} ms busy`);
   const pct = (us) => `${((us / busy) * 100).toFixed(1).padStart(5)} %`;
   console.log('  by package (share of busy time):');
-  for (const [pkg, us] of [...byPackage].filter(([p]) => p !== '(idle)').sort((a, b) => b[1] - a[1]).slice(0, TOP)) {
+  for (const [pkg, us] of [...byPackage]
+    .filter(([p]) => p !== '(idle)')
+    .sort((a, b) => b[1] - a[1])
+    .slice(0, TOP)) {
     console.log(`    ${pct(us)}  ${pkg}`);
   }
   console.log('  by function (self time):');

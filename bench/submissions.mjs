@@ -95,7 +95,9 @@ async function measure(name, opts, cpuOf) {
   const r = await load({ ...opts, seconds: DURATION_S });
   const drainedIn = opts.drained ? await waitUntil(opts.drained) : 0;
   const after = cpuOf ? cpuOf() : undefined;
-  console.error(`  ${name}: ${r.accepted} accepted in ${DURATION_S} s${opts.drained ? `, all terminal and settled ${drainedIn.toFixed(1)} s later` : ''}`);
+  console.error(
+    `  ${name}: ${r.accepted} accepted in ${DURATION_S} s${opts.drained ? `, all terminal and settled ${drainedIn.toFixed(1)} s later` : ''}`,
+  );
   const cpu = before && Object.fromEntries(Object.keys(after).map((s) => [s, ((after[s] - before[s]) * 1000) / Math.max(1, r.accepted)]));
   // With a drain, throughput counts the time until the last accepted request was finished too.
   const completedPerSecond = opts.drained ? r.accepted / (DURATION_S + drainedIn) : undefined;
@@ -159,7 +161,9 @@ async function startBaseline() {
   const pool = new pg.Pool({ connectionString: url.toString(), max: 10 });
   // The database is dropped WITH (FORCE) at the end: a connection the pool still holds then must not end the bench.
   pool.on('error', () => undefined);
-  await pool.query('CREATE TABLE submissions (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), url text NOT NULL, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())');
+  await pool.query(
+    'CREATE TABLE submissions (id uuid PRIMARY KEY DEFAULT gen_random_uuid(), url text NOT NULL, body jsonb NOT NULL, created_at timestamptz NOT NULL DEFAULT now())',
+  );
 
   const topic = `bench.baseline.${suffix}`;
   const kafka = new Kafka({ clientId: 'bench-baseline', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
@@ -173,7 +177,10 @@ async function startBaseline() {
   app.use(express.json());
   app.post('/submit', async (req, res) => {
     try {
-      const { rows } = await pool.query('INSERT INTO submissions (url, body) VALUES ($1, $2) RETURNING id, created_at', [req.body.url, req.body]);
+      const { rows } = await pool.query('INSERT INTO submissions (url, body) VALUES ($1, $2) RETURNING id, created_at', [
+        req.body.url,
+        req.body,
+      ]);
       await producer.send({ topic, acks: -1, messages: [{ key: rows[0].id, value: JSON.stringify({ id: rows[0].id }) }] });
       res.status(202).json({ id: rows[0].id, created_at: rows[0].created_at });
     } catch {
@@ -226,7 +233,14 @@ console.error(`bench: ${CONCURRENCY} connections, ${WARMUP_S} s warm-up + ${DURA
 
 const baseline = await startBaseline();
 try {
-  results.push(await measure('baseline: express + 1 pg insert + 1 kafka produce', { url: baseline.url, headers: {}, body: { url: 'http://127.0.0.1:1/page', mode: 'http' }, acceptedStatus: 202 }));
+  results.push(
+    await measure('baseline: express + 1 pg insert + 1 kafka produce', {
+      url: baseline.url,
+      headers: {},
+      body: { url: 'http://127.0.0.1:1/page', mode: 'http' },
+      acceptedStatus: 202,
+    }),
+  );
 } finally {
   await baseline.stop();
 }
@@ -234,7 +248,11 @@ try {
 const site = await startFixtureSite();
 const fleet = await startFleet({
   env: {
-    gateway: { REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`, RATE_LIMIT_SUBMISSIONS: '10000000', CONCURRENCY_LIMIT: '10000000' },
+    gateway: {
+      REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`,
+      RATE_LIMIT_SUBMISSIONS: '10000000',
+      CONCURRENCY_LIMIT: '10000000',
+    },
     // Production settings where the test fleet's differ: the services' defaults for the outbox's
     // safety poll (5 s) and the consumer session (30 s), production mode, quiet logs.
     all: {
@@ -262,8 +280,12 @@ try {
   }
   const open = async () => {
     const [requests, holds] = await Promise.all([
-      withDatabase(fleet.databases['fetch-orchestrator'].url, (c) => c.query(`SELECT count(*)::int AS n FROM data_requests WHERE status IN ('queued', 'running')`)),
-      withDatabase(fleet.databases['billing-ledger'].url, (c) => c.query(`SELECT count(*)::int AS n FROM reservations WHERE state = 'reserved'`)),
+      withDatabase(fleet.databases['fetch-orchestrator'].url, (c) =>
+        c.query(`SELECT count(*)::int AS n FROM data_requests WHERE status IN ('queued', 'running')`),
+      ),
+      withDatabase(fleet.databases['billing-ledger'].url, (c) =>
+        c.query(`SELECT count(*)::int AS n FROM reservations WHERE state = 'reserved'`),
+      ),
     ]);
     return requests.rows[0].n + holds.rows[0].n;
   };
@@ -275,7 +297,13 @@ try {
     acceptedStatus: 202,
   });
   if (MODES.includes('pipeline')) {
-    results.push(await measure('fleet: full pipeline (http mode: accepted, fetched, settled)', { ...submit('http'), drained: async () => (await open()) === 0 }, () => fleetCpu(fleet)));
+    results.push(
+      await measure(
+        'fleet: full pipeline (http mode: accepted, fetched, settled)',
+        { ...submit('http'), drained: async () => (await open()) === 0 },
+        () => fleetCpu(fleet),
+      ),
+    );
   }
   if (MODES.includes('admission')) {
     // Admission alone: browser-mode requests whose render jobs nobody takes (the renderer is
@@ -300,13 +328,21 @@ const base = results[0];
 console.log('');
 for (const r of results.slice(1)) {
   console.log(`${r.name}`);
-  console.log(`  accepted/s vs baseline: ${(r.perSecond / base.perSecond).toFixed(2)}x${r.completedPerSecond !== undefined ? `; completed/s (until the last was settled) ${r.completedPerSecond.toFixed(1)} = ${(r.completedPerSecond / base.perSecond).toFixed(2)}x` : ''}; p99 ${(r.p99 / base.p99).toFixed(1)}x the baseline's`);
+  console.log(
+    `  accepted/s vs baseline: ${(r.perSecond / base.perSecond).toFixed(2)}x${r.completedPerSecond !== undefined ? `; completed/s (until the last was settled) ${r.completedPerSecond.toFixed(1)} = ${(r.completedPerSecond / base.perSecond).toFixed(2)}x` : ''}; p99 ${(r.p99 / base.p99).toFixed(1)}x the baseline's`,
+  );
   const total = Object.values(r.cpu).reduce((a, b) => a + b, 0);
-  console.log(`  CPU per accepted submission: ${total.toFixed(1)} ms (${Object.entries(r.cpu).map(([s, ms]) => `${s} ${ms.toFixed(1)}`).join(', ')})`);
+  console.log(
+    `  CPU per accepted submission: ${total.toFixed(1)} ms (${Object.entries(r.cpu)
+      .map(([s, ms]) => `${s} ${ms.toFixed(1)}`)
+      .join(', ')})`,
+  );
 }
 if (idleFigures) {
   const total = Object.values(idleFigures.cpu).reduce((a, b) => a + b, 0);
-  console.log(`\nidle over ${IDLE_S} s: ${total.toFixed(2)} % of one core for the fleet (${SERVICE_NAMES.map((s) => `${s} ${idleFigures.cpu[s].toFixed(2)}`).join(', ')})`);
+  console.log(
+    `\nidle over ${IDLE_S} s: ${total.toFixed(2)} % of one core for the fleet (${SERVICE_NAMES.map((s) => `${s} ${idleFigures.cpu[s].toFixed(2)}`).join(', ')})`,
+  );
   console.log(`idle RSS (MB, node process): ${SERVICE_NAMES.map((s) => `${s} ${idleFigures.rss[s].toFixed(0)}`).join(', ')}`);
 }
 if (CPU_PROF_DIR) console.log(`\nCPU profiles: ${CPU_PROF_DIR} (summarise with: node bench/profile-top.mjs ${CPU_PROF_DIR})`);

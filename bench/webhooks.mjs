@@ -84,7 +84,12 @@ const receiver = http.createServer((req, res) => {
     res.writeHead(204).end();
   });
 });
-const headerNamesOf = (req) => req.rawHeaders.filter((_, i) => i % 2 === 0).map((h) => h.toLowerCase()).sort().join(',');
+const headerNamesOf = (req) =>
+  req.rawHeaders
+    .filter((_, i) => i % 2 === 0)
+    .map((h) => h.toLowerCase())
+    .sort()
+    .join(',');
 receiver.keepAliveTimeout = 30_000;
 await new Promise((resolve) => receiver.listen(0, '127.0.0.1', resolve));
 const receiverUrl = `http://127.0.0.1:${receiver.address().port}`;
@@ -218,7 +223,7 @@ const lagOf = async () => {
 };
 const idleStart = performance.now();
 while ((await lagOf()) > 0) {
-  if (performance.now() - idleStart > 120_000) throw new Error('the dispatcher did not consume the idle tenant\'s events');
+  if (performance.now() - idleStart > 120_000) throw new Error("the dispatcher did not consume the idle tenant's events");
   await sleep(100);
 }
 const idleCpu = cpuSeconds() - idleCpu0;
@@ -296,10 +301,13 @@ const undiciPath = createRequire(import.meta.url).resolve('undici');
 const bareItems = delivered.map((d) => ({ path: d.path, id: d.id, body: d.body, endpoint: Number(/\/hooks\/(\d+)/.exec(d.path)[1]) }));
 const bareData = { receiverUrl, items: bareItems, secrets, concurrency: CONCURRENCY, undiciPath, warm: 200 };
 function bareInWorker(client) {
-  const worker = new Worker(`${bareSource}; require('node:worker_threads').parentPort.postMessage(null); bare(require('node:worker_threads').workerData).then((r) => require('node:worker_threads').parentPort.postMessage(r));`, {
-    eval: true,
-    workerData: { ...bareData, client },
-  });
+  const worker = new Worker(
+    `${bareSource}; require('node:worker_threads').parentPort.postMessage(null); bare(require('node:worker_threads').workerData).then((r) => require('node:worker_threads').parentPort.postMessage(r));`,
+    {
+      eval: true,
+      workerData: { ...bareData, client },
+    },
+  );
   return new Promise((resolve, reject) => {
     worker.on('message', (m) => m && (resolve(m), void worker.terminate()));
     worker.on('error', reject);
@@ -311,7 +319,10 @@ const bare = {
   'worker thread, undici': await bareInWorker('undici'),
   'worker thread, node:http': await bareInWorker('http'),
   // eslint-disable-next-line no-new-func
-  "receiver's thread, node:http": await new Function('require', `${bareSource}; return bare;`)(createRequire(import.meta.url))({ ...bareData, client: 'http' }),
+  "receiver's thread, node:http": await new Function('require', `${bareSource}; return bare;`)(createRequire(import.meta.url))({
+    ...bareData,
+    client: 'http',
+  }),
 };
 // The bare loops post what the dispatcher posted: the same header names (a check, not a claim).
 const bareHeaders = new Set(captured.map((c) => c.headerNames));
@@ -321,19 +332,33 @@ const bareRate = Math.max(...Object.values(bare).map((b) => b.rate));
 
 // ---------------------------------------------------------------------------- report
 const bodyBytes = delivered.map((d) => Buffer.byteLength(d.body)).sort((x, y) => x - y);
-console.log(`\ndispatcher: apps/${DISPATCHER_APP}; ${EVENTS} events x ${ENDPOINTS} endpoints, ${CONCURRENCY} deliveries in flight at most (${ENDPOINT_CONCURRENCY} per endpoint); bodies ${bodyBytes[0]}-${bodyBytes[bodyBytes.length - 1]} bytes; ${cpus().length} CPUs, load ${loadavg().map((x) => x.toFixed(2)).join(' ')}`);
+console.log(
+  `\ndispatcher: apps/${DISPATCHER_APP}; ${EVENTS} events x ${ENDPOINTS} endpoints, ${CONCURRENCY} deliveries in flight at most (${ENDPOINT_CONCURRENCY} per endpoint); bodies ${bodyBytes[0]}-${bodyBytes[bodyBytes.length - 1]} bytes; ${cpus().length} CPUs, load ${loadavg()
+    .map((x) => x.toFixed(2))
+    .join(' ')}`,
+);
 console.log('| | deliveries/s | notes |');
 console.log('|---|---|---|');
-console.log(`| dispatcher (Kafka event -> durable message -> signed POST -> attempt recorded) | ${dispatcherRate.toFixed(0)} | ${(EVENTS * ENDPOINTS)} deliveries in ${burstS.toFixed(2)} s, dispatcher CPU ${((burstCpu * 1e6) / (EVENTS * ENDPOINTS)).toFixed(0)} us/delivery |`);
+console.log(
+  `| dispatcher (Kafka event -> durable message -> signed POST -> attempt recorded) | ${dispatcherRate.toFixed(0)} | ${EVENTS * ENDPOINTS} deliveries in ${burstS.toFixed(2)} s, dispatcher CPU ${((burstCpu * 1e6) / (EVENTS * ENDPOINTS)).toFixed(0)} us/delivery |`,
+);
 for (const [name, b] of Object.entries(bare)) {
   const busy = name.startsWith('receiver') ? 'thread (sender and receiver) busy' : 'sender thread busy';
-  console.log(`| bare loop (${name}): the same ${bareItems.length} payloads re-signed and posted | ${b.rate.toFixed(0)} | ${busy} ${b.busyUsPerDelivery.toFixed(0)} us/delivery |`);
+  console.log(
+    `| bare loop (${name}): the same ${bareItems.length} payloads re-signed and posted | ${b.rate.toFixed(0)} | ${busy} ${b.busyUsPerDelivery.toFixed(0)} us/delivery |`,
+  );
 }
-console.log(`header names: dispatcher ${[...dispatcherHeaders].join(' | ')}; bare ${[...bareHeaders].join(' | ')}${bareHeaders.size === dispatcherHeaders.size && [...bareHeaders].every((h) => dispatcherHeaders.has(h)) ? ' (same)' : ' (DIFFERENT)'}`);
-console.log(`ratio dispatcher/fastest bare loop: ${(dispatcherRate / bareRate).toFixed(2)}x (target >= 0.5x); dispatcher ${dispatcherRate.toFixed(0)}/s (target >= 1000/s)`);
+console.log(
+  `header names: dispatcher ${[...dispatcherHeaders].join(' | ')}; bare ${[...bareHeaders].join(' | ')}${bareHeaders.size === dispatcherHeaders.size && [...bareHeaders].every((h) => dispatcherHeaders.has(h)) ? ' (same)' : ' (DIFFERENT)'}`,
+);
+console.log(
+  `ratio dispatcher/fastest bare loop: ${(dispatcherRate / bareRate).toFixed(2)}x (target >= 0.5x); dispatcher ${dispatcherRate.toFixed(0)}/s (target >= 1000/s)`,
+);
 for (const r of steadyResults) {
   const l = r.latencies;
-  console.log(`event-to-delivery at ${r.rate} events/s (${r.deliveriesPerS} deliveries/s offered, ${r.reached.toFixed(0)}/s reached) for ${LATENCY_S} s: p50 ${pct(l, 50).toFixed(1)} ms, p99 ${pct(l, 99).toFixed(1)} ms, max ${l[l.length - 1].toFixed(1)} ms (target p99 < 1000 ms); dispatcher CPU ${(r.cpuPerDelivery * 1e6).toFixed(0)} us/delivery`);
+  console.log(
+    `event-to-delivery at ${r.rate} events/s (${r.deliveriesPerS} deliveries/s offered, ${r.reached.toFixed(0)}/s reached) for ${LATENCY_S} s: p50 ${pct(l, 50).toFixed(1)} ms, p99 ${pct(l, 99).toFixed(1)} ms, max ${l[l.length - 1].toFixed(1)} ms (target p99 < 1000 ms); dispatcher CPU ${(r.cpuPerDelivery * 1e6).toFixed(0)} us/delivery`,
+  );
 }
 console.log(`events of a tenant without endpoints: dispatcher CPU ${((idleCpu * 1e6) / EVENTS).toFixed(0)} us/event (${EVENTS} events)`);
 console.log(`duplicate webhook-ids received from the dispatcher: ${duplicates}`);

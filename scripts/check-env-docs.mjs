@@ -26,7 +26,9 @@ const resultsFile = opt('--results');
 const docPath = opt('--doc') ?? join(repo, 'docs', 'operations.md');
 
 // ------------------------------------------------------------------ schemas
-const services = readdirSync(join(repo, 'apps')).filter((d) => existsSync(join(repo, 'apps', d, 'src', 'env.ts'))).sort();
+const services = readdirSync(join(repo, 'apps'))
+  .filter((d) => existsSync(join(repo, 'apps', d, 'src', 'env.ts')))
+  .sort();
 const schemas = new Map(); // service -> { NAME: zodType }
 for (const s of services) {
   const dist = join(repo, 'apps', s, 'dist', 'env.js');
@@ -35,7 +37,9 @@ for (const s of services) {
     process.exit(1);
   }
   const mod = await import(pathToFileURL(dist).href);
-  const shape = Object.values(mod).find((v) => v && typeof v === 'object' && Object.values(v).some((t) => typeof t?.safeParse === 'function'));
+  const shape = Object.values(mod).find(
+    (v) => v && typeof v === 'object' && Object.values(v).some((t) => typeof t?.safeParse === 'function'),
+  );
   if (!shape) throw new Error(`${dist}: no exported env shape`);
   schemas.set(s, shape);
 }
@@ -44,7 +48,12 @@ for (const s of services) {
 const doc = readFileSync(docPath, 'utf8');
 const lines = doc.split('\n');
 const documented = []; // { name, value, line }
-const cells = (l) => l.trim().replace(/^\||\|$/g, '').split('|').map((c) => c.trim());
+const cells = (l) =>
+  l
+    .trim()
+    .replace(/^\||\|$/g, '')
+    .split('|')
+    .map((c) => c.trim());
 for (let i = 0; i < lines.length; i++) {
   if (!lines[i].trim().startsWith('|') || !lines[i + 1]?.trim().match(/^\|[\s|:-]+\|$/)) continue;
   const header = cells(lines[i]).map((c) => c.toLowerCase());
@@ -61,7 +70,9 @@ for (let i = 0; i < lines.length; i++) {
 lines.forEach((l, i) => {
   if (l.trim().startsWith('|')) return;
   // The value ends at ; ) : or a comma that is not a thousands separator, or where the prose goes on.
-  for (const m of l.matchAll(/`([A-Z][A-Z0-9_]+)`(?: \(|, )default ((?:[^;),:]|,(?=\d))+?)(?=[;):]|,(?!\d)| (?:fetches|of|per|in|for|and)\b|$)/g)) {
+  for (const m of l.matchAll(
+    /`([A-Z][A-Z0-9_]+)`(?: \(|, )default ((?:[^;),:]|,(?=\d))+?)(?=[;):]|,(?!\d)| (?:fetches|of|per|in|for|and)\b|$)/g,
+  )) {
     documented.push({ name: m[1], value: m[2].trim(), line: i + 1 });
   }
 });
@@ -95,7 +106,15 @@ const sources = [];
 for (const dir of [join(repo, 'packages'), join(repo, 'apps')]) {
   for (const e of readdirSync(dir, { recursive: true })) {
     const f = String(e);
-    if (f.endsWith('.ts') && !f.endsWith('.test.ts') && !f.endsWith('.d.ts') && /(^|\/)src\//.test(f) && !f.includes('node_modules') && !f.includes('generated')) sources.push(readFileSync(join(dir, f), 'utf8'));
+    if (
+      f.endsWith('.ts') &&
+      !f.endsWith('.test.ts') &&
+      !f.endsWith('.d.ts') &&
+      /(^|\/)src\//.test(f) &&
+      !f.includes('node_modules') &&
+      !f.includes('generated')
+    )
+      sources.push(readFileSync(join(dir, f), 'utf8'));
   }
 }
 function codeDefault(name, raw) {
@@ -109,12 +128,15 @@ function check(schema, d) {
   const def = schema.safeParse(undefined);
   if (want.required) return def.success ? { problem: `documented as required, the schema defaults to ${JSON.stringify(def.data)}` } : {};
   if (!def.success) return { problem: `documented default ${d.value}, the schema has none (required)` };
-  if (want.unset) return def.data === undefined ? {} : { problem: `documented as unset, the schema defaults to ${JSON.stringify(def.data)}` };
+  if (want.unset)
+    return def.data === undefined ? {} : { problem: `documented as unset, the schema defaults to ${JSON.stringify(def.data)}` };
   // An optional variable whose default the code applies where it reads it (`env.NAME ?? 1`).
   if (def.data === undefined && codeDefault(d.name, want.raw)) return {};
   const doc = schema.safeParse(want.raw);
   if (!doc.success) return { problem: `documented default ${d.value} is not a valid value (${doc.error.issues[0]?.message})` };
-  return isDeepStrictEqual(doc.data, def.data) ? {} : { problem: `documented default ${d.value}, the schema's is ${JSON.stringify(def.data)}` };
+  return isDeepStrictEqual(doc.data, def.data)
+    ? {}
+    : { problem: `documented default ${d.value}, the schema's is ${JSON.stringify(def.data)}` };
 }
 
 let passed = 0;
@@ -157,7 +179,9 @@ if (unknown.length) {
   passed++;
   console.log(`ok   every documented variable is in an env schema (${new Set(documented.map((d) => d.name)).size} names)`);
 }
-if (skipped.length) console.log(`     not checkable (no value to compare): ${skipped.map((d) => `${d.name} "${d.value}" (line ${d.line})`).join('; ')}`);
+if (skipped.length)
+  console.log(`     not checkable (no value to compare): ${skipped.map((d) => `${d.name} "${d.value}" (line ${d.line})`).join('; ')}`);
 console.log(`${passed} passed, ${failed} failed`);
-if (resultsFile) writeFileSync(resultsFile, `${JSON.stringify({ name: 'docs-env-defaults', passed, failed, skipped: 0, suitesFailed: failed })}\n`);
+if (resultsFile)
+  writeFileSync(resultsFile, `${JSON.stringify({ name: 'docs-env-defaults', passed, failed, skipped: 0, suitesFailed: failed })}\n`);
 process.exit(failed ? 1 : 0);

@@ -13,7 +13,10 @@ export default async function* summaryReporter(source) {
     const dir = process.env.WDR_TEST_RESULTS_DIR ?? join(process.cwd(), '..', '..', '.stack', 'test-results');
     const name = process.env.WDR_TEST_RESULTS_NAME ?? 'node-test';
     mkdirSync(dir, { recursive: true });
-    writeFileSync(join(dir, `${name}.json`), JSON.stringify({ name, passed, failed: failed + cancelled, skipped: skipped + todo, suitesFailed: 0 }));
+    writeFileSync(
+      join(dir, `${name}.json`),
+      JSON.stringify({ name, passed, failed: failed + cancelled, skipped: skipped + todo, suitesFailed: 0 }),
+    );
   }
   yield '';
 }

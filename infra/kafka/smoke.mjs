@@ -34,11 +34,13 @@ const kafka = new Kafka({
   connectionTimeout: 3000,
   retry: { retries: 3, initialRetryTime: 200 },
   logLevel: logLevel.WARN,
-  logCreator: () => ({ namespace, level, log }) => {
-    const line = `[kafkajs ${level === logLevel.ERROR ? 'ERROR' : 'WARN'}] ${namespace}: ${log.message}${log.error ? ` (${log.error})` : ''}`;
-    warnings.push(line);
-    if (process.env.SMOKE_VERBOSE) console.error(line);
-  },
+  logCreator:
+    () =>
+    ({ namespace, level, log }) => {
+      const line = `[kafkajs ${level === logLevel.ERROR ? 'ERROR' : 'WARN'}] ${namespace}: ${log.message}${log.error ? ` (${log.error})` : ''}`;
+      warnings.push(line);
+      if (process.env.SMOKE_VERBOSE) console.error(line);
+    },
 });
 
 const results = []; // { name, ok, detail }
@@ -53,7 +55,9 @@ const check = async (name, fn) => {
     return false;
   }
 };
-const assert = (cond, msg) => { if (!cond) throw new Error(msg); };
+const assert = (cond, msg) => {
+  if (!cond) throw new Error(msg);
+};
 const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
 const msgs = (n, prefix) => Array.from({ length: n }, (_, i) => ({ key: `${prefix}-k${i % 7}`, value: `${prefix}-${i}` }));
@@ -65,8 +69,12 @@ async function consume({ topic, groupId, expect, idleMs = 4000, timeoutMs = 30_0
   const got = [];
   let joined = false;
   let fetchesAfterJoin = 0;
-  consumer.on(consumer.events.GROUP_JOIN, () => { joined = true; });
-  consumer.on(consumer.events.FETCH, () => { if (joined) fetchesAfterJoin++; });
+  consumer.on(consumer.events.GROUP_JOIN, () => {
+    joined = true;
+  });
+  consumer.on(consumer.events.FETCH, () => {
+    if (joined) fetchesAfterJoin++;
+  });
   await consumer.connect();
   try {
     await consumer.subscribe({ topics: [topic], fromBeginning: true });
@@ -121,7 +129,10 @@ async function main() {
       await producer.connect();
       try {
         const res = await producer.send({ topic: topicA, acks: -1, messages: msgs(N, 'a') });
-        assert(res.every((r) => r.errorCode === 0), `produce errors: ${JSON.stringify(res)}`);
+        assert(
+          res.every((r) => r.errorCode === 0),
+          `produce errors: ${JSON.stringify(res)}`,
+        );
         return `${N} msgs over ${new Set(res.map((r) => r.partition)).size} partitions`;
       } finally {
         await producer.disconnect();
@@ -151,11 +162,19 @@ async function main() {
     });
 
     await check('idempotent producer', async () => {
-      const producer = kafka.producer({ idempotent: true, maxInFlightRequests: 1, retry: EOS_RETRY, createPartitioner: Partitioners.DefaultPartitioner });
+      const producer = kafka.producer({
+        idempotent: true,
+        maxInFlightRequests: 1,
+        retry: EOS_RETRY,
+        createPartitioner: Partitioners.DefaultPartitioner,
+      });
       await producer.connect();
       try {
         const res = await producer.send({ topic: topicB, acks: -1, messages: msgs(5, 'idem') });
-        assert(res.every((r) => r.errorCode === 0), `produce errors: ${JSON.stringify(res)}`);
+        assert(
+          res.every((r) => r.errorCode === 0),
+          `produce errors: ${JSON.stringify(res)}`,
+        );
         return '5 msgs';
       } finally {
         await producer.disconnect();
@@ -164,7 +183,10 @@ async function main() {
 
     await check('transactions', async () => {
       const producer = kafka.producer({
-        transactionalId: `smoke-${run}-tx`, idempotent: true, maxInFlightRequests: 1, retry: EOS_RETRY,
+        transactionalId: `smoke-${run}-tx`,
+        idempotent: true,
+        maxInFlightRequests: 1,
+        retry: EOS_RETRY,
         createPartitioner: Partitioners.DefaultPartitioner,
       });
       await producer.connect();
@@ -193,7 +215,11 @@ async function main() {
         await admin.deleteTopics({ topics: [topicA, topicB], timeout: 10_000 });
         const left = (await admin.listTopics()).filter((t) => t === topicA || t === topicB);
         assert(left.length === 0, `still listed: ${left.join(',')}`);
-        try { await admin.deleteGroups([groupA, groupB]); } catch { /* best effort */ }
+        try {
+          await admin.deleteGroups([groupA, groupB]);
+        } catch {
+          /* best effort */
+        }
         return 'deleted';
       });
     }
@@ -202,7 +228,9 @@ async function main() {
 }
 
 const timer = setTimeout(() => {
-  console.log(`KAFKA SMOKE FAIL ${broker}: timed out after ${OVERALL_TIMEOUT_MS} ms; done: ${results.map((r) => `${r.name}=${r.ok ? 'ok' : 'FAIL'}`).join(', ')}`);
+  console.log(
+    `KAFKA SMOKE FAIL ${broker}: timed out after ${OVERALL_TIMEOUT_MS} ms; done: ${results.map((r) => `${r.name}=${r.ok ? 'ok' : 'FAIL'}`).join(', ')}`,
+  );
   process.exit(2);
 }, OVERALL_TIMEOUT_MS);
 timer.unref();

@@ -20,8 +20,18 @@ for (const line of readFileSync(join(here, 'alerts.yaml'), 'utf8').split('\n')) 
   const r = /^\s*runbook: "([^"]*)"/.exec(line);
   if (r && alerts.length) alerts[alerts.length - 1].annotations.runbook = r[1];
 }
-const slug = (h) => h.trim().toLowerCase().replace(/[^\w\- ]/g, '').replace(/ /g, '-');
-const anchors = new Set(readFileSync(join(repo, 'docs', 'operations.md'), 'utf8').split('\n').filter((l) => /^#{1,6} /.test(l)).map((l) => slug(l.replace(/^#+ /, ''))));
+const slug = (h) =>
+  h
+    .trim()
+    .toLowerCase()
+    .replace(/[^\w\- ]/g, '')
+    .replace(/ /g, '-');
+const anchors = new Set(
+  readFileSync(join(repo, 'docs', 'operations.md'), 'utf8')
+    .split('\n')
+    .filter((l) => /^#{1,6} /.test(l))
+    .map((l) => slug(l.replace(/^#+ /, ''))),
+);
 // Prometheus durations as promtool reads eval_time: 90s, 45m, 1h30m, 2d.
 const UNIT_SECONDS = { ms: 0.001, s: 1, m: 60, h: 3600, d: 86400, w: 604800, y: 31536000 };
 const seconds = (d) => {
@@ -67,9 +77,12 @@ for (const a of alerts) {
   if (!m) gaps.push(`${a.alert}: runbook annotation "${runbook}" is not docs/operations.md#<anchor>`);
   else if (!anchors.has(m[1])) gaps.push(`${a.alert}: no heading in docs/operations.md for #${m[1]}`);
   if (!fired.has(a.alert)) gaps.push(`${a.alert}: no promtool test expects it to fire (tests/*.test.yaml)`);
-  else if (!resolved.has(a.alert)) gaps.push(`${a.alert}: no promtool test expects it to resolve (exp_alerts: [] at a later eval_time of a test group where it fired)`);
+  else if (!resolved.has(a.alert))
+    gaps.push(`${a.alert}: no promtool test expects it to resolve (exp_alerts: [] at a later eval_time of a test group where it fired)`);
 }
 const names = new Set(alerts.map((a) => a.alert));
 for (const g of gaps) console.log(`FAIL ${g}`);
-console.log(`${names.size} alerts: ${gaps.length ? `${gaps.length} gaps` : 'each has a runbook section and tests that fire and resolve it'}`);
+console.log(
+  `${names.size} alerts: ${gaps.length ? `${gaps.length} gaps` : 'each has a runbook section and tests that fire and resolve it'}`,
+);
 process.exit(gaps.length ? 1 : 0);

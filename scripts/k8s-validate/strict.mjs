@@ -17,7 +17,11 @@ function parseFile(file, modules) {
   for (const m of text.matchAll(/import \{([^}]+)\} from "([^"]+)";/g)) {
     const spec = m[2];
     const target = spec.startsWith('.') ? join(dirname(file), spec.replace(/\.js$/, '.d.ts')) : join(modules, `${spec}.d.ts`);
-    for (const n of m[1].split(',').map((s) => s.trim()).filter(Boolean)) imports.set(n, target);
+    for (const n of m[1]
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean))
+      imports.set(n, target);
   }
   const aliases = new Map();
   for (const m of text.matchAll(/export type \{([^}]+)\}/g)) {
@@ -36,7 +40,10 @@ function parseFile(file, modules) {
       else if (text[i] === '}') depth--;
     }
     const body = text.slice(open, i - 1);
-    const extendsOther = (m[2] ?? '').split(',').map((s) => s.trim()).some((s) => s && s !== 'TypeMeta');
+    const extendsOther = (m[2] ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .some((s) => s && s !== 'TypeMeta');
     interfaces.set(m[1], { props: parseProps(body), open: extendsOther });
   }
   const parsed = { file, imports, aliases, interfaces };

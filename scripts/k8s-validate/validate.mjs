@@ -151,7 +151,8 @@ async function validate(dir) {
       } catch (e) {
         errors.push(`${id} (${o.apiVersion}): ${e.message}`);
       }
-      for (const u of unknownFields(o, join(modelDir(o.apiVersion), `${o.kind}.d.ts`), o.kind, modules)) errors.push(`${id} (${o.apiVersion}): ${u}`);
+      for (const u of unknownFields(o, join(modelDir(o.apiVersion), `${o.kind}.d.ts`), o.kind, modules))
+        errors.push(`${id} (${o.apiVersion}): ${u}`);
     } else if (NO_SCHEMA.has(key)) {
       notes.push(key);
     } else {
@@ -164,7 +165,8 @@ async function validate(dir) {
         for (const p of checkImage(String(c.image ?? ''), production, pinned)) errors.push(`${id} container ${c.name}: ${p}`);
         for (const ref of c.envFrom ?? []) {
           const n = ref.configMapRef?.name;
-          if (n && !ref.configMapRef.optional && configMaps.size && !configMaps.has(n)) errors.push(`${id} container ${c.name}: ConfigMap ${n} is not in the build`);
+          if (n && !ref.configMapRef.optional && configMaps.size && !configMaps.has(n))
+            errors.push(`${id} container ${c.name}: ConfigMap ${n} is not in the build`);
         }
         if (production) {
           const r = c.resources ?? {};
@@ -174,7 +176,8 @@ async function validate(dir) {
           }
         }
       }
-      if (spec.serviceAccountName && !accounts.has(spec.serviceAccountName)) errors.push(`${id}: ServiceAccount ${spec.serviceAccountName} is not in the build`);
+      if (spec.serviceAccountName && !accounts.has(spec.serviceAccountName))
+        errors.push(`${id}: ServiceAccount ${spec.serviceAccountName} is not in the build`);
       if (production) {
         if (spec.automountServiceAccountToken !== false) errors.push(`${id}: automountServiceAccountToken is not false`);
         if (!spec.serviceAccountName) errors.push(`${id}: no serviceAccountName (runs as default)`);
@@ -183,18 +186,22 @@ async function validate(dir) {
   }
   for (const h of byKind('HorizontalPodAutoscaler')) {
     const t = h.spec?.scaleTargetRef ?? {};
-    if (!objects.some((o) => o.kind === t.kind && o.metadata?.name === t.name)) errors.push(`HorizontalPodAutoscaler/${h.metadata?.name}: target ${t.kind}/${t.name} is not in the build`);
+    if (!objects.some((o) => o.kind === t.kind && o.metadata?.name === t.name))
+      errors.push(`HorizontalPodAutoscaler/${h.metadata?.name}: target ${t.kind}/${t.name} is not in the build`);
   }
   for (const p of byKind('PodDisruptionBudget')) {
-    if (!deployments.some((d) => matches(p.spec?.selector?.matchLabels, d.spec?.template?.metadata?.labels))) errors.push(`PodDisruptionBudget/${p.metadata?.name}: selects no Deployment`);
+    if (!deployments.some((d) => matches(p.spec?.selector?.matchLabels, d.spec?.template?.metadata?.labels)))
+      errors.push(`PodDisruptionBudget/${p.metadata?.name}: selects no Deployment`);
   }
   if (production) {
     for (const d of deployments) {
       const name = d.metadata?.name;
       const labels = d.spec?.template?.metadata?.labels;
-      if (!byKind('PodDisruptionBudget').some((p) => matches(p.spec?.selector?.matchLabels, labels))) errors.push(`Deployment/${name}: no PodDisruptionBudget`);
+      if (!byKind('PodDisruptionBudget').some((p) => matches(p.spec?.selector?.matchLabels, labels)))
+        errors.push(`Deployment/${name}: no PodDisruptionBudget`);
       const hpa = byKind('HorizontalPodAutoscaler').find((h) => h.spec?.scaleTargetRef?.name === name);
-      if (hpa && d.spec?.replicas !== undefined) errors.push(`Deployment/${name}: sets replicas although HorizontalPodAutoscaler/${hpa.metadata.name} owns them`);
+      if (hpa && d.spec?.replicas !== undefined)
+        errors.push(`Deployment/${name}: sets replicas although HorizontalPodAutoscaler/${hpa.metadata.name} owns them`);
       if (!hpa && !(d.spec?.replicas >= 2)) errors.push(`Deployment/${name}: fewer than 2 replicas and no HPA`);
     }
   }
@@ -222,7 +229,10 @@ if (!dirs.length) {
   const fixtures = join(here, 'fixtures');
   for (const f of readdirSync(fixtures).sort()) {
     const dir = join(fixtures, f);
-    const expected = readFileSync(join(dir, 'expect.txt'), 'utf8').split('\n').map((l) => l.trim()).filter((l) => l && !l.startsWith('#'));
+    const expected = readFileSync(join(dir, 'expect.txt'), 'utf8')
+      .split('\n')
+      .map((l) => l.trim())
+      .filter((l) => l && !l.startsWith('#'));
     const { errors } = await validate(dir);
     const missing = expected.filter((x) => !errors.some((e) => e.includes(x)));
     if (errors.length && missing.length === 0) {
@@ -230,7 +240,9 @@ if (!dirs.length) {
       console.log(`ok   negative control ${f}: rejected (${errors.length} problems, all ${expected.length} expected ones among them)`);
     } else {
       failed++;
-      console.log(`FAIL negative control ${f}: ${errors.length ? `expected problems not reported: ${missing.join(' | ')}` : 'passed validation but must not'}`);
+      console.log(
+        `FAIL negative control ${f}: ${errors.length ? `expected problems not reported: ${missing.join(' | ')}` : 'passed validation but must not'}`,
+      );
       for (const e of errors) console.log(`     - ${e}`);
     }
   }
@@ -238,6 +250,9 @@ if (!dirs.length) {
 
 console.log(`${passed} passed, ${failed} failed`);
 if (resultsFile) {
-  writeFileSync(resultsFile, `${JSON.stringify({ name: 'k8s-manifests (kustomize + kubernetes-models)', passed, failed, skipped: 0, suitesFailed: failed })}\n`);
+  writeFileSync(
+    resultsFile,
+    `${JSON.stringify({ name: 'k8s-manifests (kustomize + kubernetes-models)', passed, failed, skipped: 0, suitesFailed: failed })}\n`,
+  );
 }
 process.exit(failed ? 1 : 0);

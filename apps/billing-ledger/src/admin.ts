@@ -33,7 +33,11 @@ const options = {
   cursor: { type: 'string' },
 } as const;
 
-const { command, values } = parseCommandLine(usage, ['top-up', 'grant', 'correct', 'balance', 'statement', 'set-plan', 'plan', 'plans'], options);
+const { command, values } = parseCommandLine(
+  usage,
+  ['top-up', 'grant', 'correct', 'balance', 'statement', 'set-plan', 'plan', 'plans'],
+  options,
+);
 
 function required(name: 'tenant' | 'amount' | 'reference' | 'memo' | 'plan'): string {
   const v = values[name];

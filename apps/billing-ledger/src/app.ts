@@ -17,7 +17,12 @@ export function createLedgerService(deps: LedgerDeps) {
   return createKafkaService<Prisma.TransactionClient>({
     deps,
     consumers: [
-      { group: 'billing-ledger', topics: ['billingCommands'], handlers: { 'billing.settlement_requested': onSettlementRequested(deps.metrics) }, concurrency: 3 },
+      {
+        group: 'billing-ledger',
+        topics: ['billingCommands'],
+        handlers: { 'billing.settlement_requested': onSettlementRequested(deps.metrics) },
+        concurrency: 3,
+      },
     ],
     routes: () => internalRoutes(deps),
     background: {
@@ -25,9 +30,7 @@ export function createLedgerService(deps: LedgerDeps) {
         sweeper = setInterval(() => {
           expireStaleReservations(deps.db, deps.env.RESERVATION_TTL_SECONDS, deps.log, 100, (flows) =>
             countSettlement(tokenFlowMetrics(deps.metrics), 'refunded', flows),
-          ).catch((err: unknown) =>
-            deps.log.warn({ err }, 'reservation expiry failed'),
-          );
+          ).catch((err: unknown) => deps.log.warn({ err }, 'reservation expiry failed'));
         }, deps.env.RESERVATION_SWEEP_MS);
         sweeper.unref();
       },

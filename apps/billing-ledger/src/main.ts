@@ -4,4 +4,11 @@ import { loadLedgerEnv } from './env.js';
 
 const env = loadLedgerEnv();
 const deps = createLedgerDeps(env);
-await serve({ name: 'billing-ledger', log: deps.log, graceMs: env.SHUTDOWN_GRACE_MS, port: env.PORT, host: env.HOST, service: createLedgerService(deps) });
+await serve({
+  name: 'billing-ledger',
+  log: deps.log,
+  graceMs: env.SHUTDOWN_GRACE_MS,
+  port: env.PORT,
+  host: env.HOST,
+  service: createLedgerService(deps),
+});

@@ -26,8 +26,16 @@ export interface TokenFlowMetrics {
 }
 
 export function tokenFlowMetrics(metrics: ServiceMetrics): TokenFlowMetrics {
-  const reserved = metrics.counter('tokens_reserved_total', 'Tokens put on hold (replays excluded), by source (request, llm), counted after commit.', ['source']);
-  const charged = metrics.counter('tokens_charged_total', 'Tokens charged to tenants at settlement, by source (request, llm), counted after commit.', ['source']);
+  const reserved = metrics.counter(
+    'tokens_reserved_total',
+    'Tokens put on hold (replays excluded), by source (request, llm), counted after commit.',
+    ['source'],
+  );
+  const charged = metrics.counter(
+    'tokens_charged_total',
+    'Tokens charged to tenants at settlement, by source (request, llm), counted after commit.',
+    ['source'],
+  );
   const refunded = metrics.counter(
     'tokens_refunded_total',
     'Held tokens returned to tenants, by source and resolved state (refunded: failed/cancelled/expired/released; settled: the hold above the charge), counted after commit.',

@@ -14,19 +14,41 @@ afterAll(async () => {
   await h?.stop();
 }, 60_000);
 
-const item = (extra: Record<string, unknown> = {}) => ({ request_id: randomUUID(), route_mode: 'http', proxy_type: null, max_credits: null, ...extra });
+const item = (extra: Record<string, unknown> = {}) => ({
+  request_id: randomUUID(),
+  route_mode: 'http',
+  proxy_type: null,
+  max_credits: null,
+  ...extra,
+});
 const batch = (tenant: string, items: unknown[]) => h.api().post('/internal/v1/reservations/batch').send({ tenant_id: tenant, items });
 const reservationsOf = (tenant: string) =>
-  withDatabase(h.database.url, async (c) => (await c.query('SELECT count(*)::int AS n FROM reservations WHERE tenant_id = $1', [tenant])).rows[0].n as number);
+  withDatabase(
+    h.database.url,
+    async (c) => (await c.query('SELECT count(*)::int AS n FROM reservations WHERE tenant_id = $1', [tenant])).rows[0].n as number,
+  );
 
 describe('batch reservation', () => {
   it('reserves every job at once, reports the sums, and replays the same batch for free', async () => {
     const tenant = await newTenant(h, 100);
-    const items = [item(), item({ route_mode: 'browser' }), item({ route_mode: 'residential' }), item({ route_mode: 'auto', max_credits: 3 })];
+    const items = [
+      item(),
+      item({ route_mode: 'browser' }),
+      item({ route_mode: 'residential' }),
+      item({ route_mode: 'auto', max_credits: 3 }),
+    ];
     const first = await batch(tenant, items).expect(201);
     expect(first.body.items.map((i: { base_tokens: number }) => i.base_tokens)).toEqual([1, 5, 10, 3]);
     expect(first.body).toMatchObject({ balance_tokens: 81, base_tokens: 19, charged_tokens: 19, held_tokens: 19, replay: false });
-    expect(first.body.items[0]).toMatchObject({ request_id: items[0]!.request_id, pricing_version: 2, proxy_type: 'datacenter', charged_tokens: 1, replay: false, quote: null, token_state: 'reserved' });
+    expect(first.body.items[0]).toMatchObject({
+      request_id: items[0]!.request_id,
+      pricing_version: 2,
+      proxy_type: 'datacenter',
+      charged_tokens: 1,
+      replay: false,
+      quote: null,
+      token_state: 'reserved',
+    });
     const again = await batch(tenant, items).expect(200);
     expect(again.body).toMatchObject({ balance_tokens: 81, base_tokens: 19, charged_tokens: 0, replay: true });
     // A retried batch with one more job reserves only the new one.
@@ -52,16 +74,33 @@ describe('batch reservation', () => {
     const dup = item();
     expect((await batch(tenant, [dup, dup])).body).toMatchObject({ code: 'VALIDATION_FAILED', details: [{ field: 'items.1.request_id' }] });
     expect((await batch(tenant, [])).status).toBe(422);
-    expect((await batch(tenant, Array.from({ length: 1001 }, () => item()))).status).toBe(422);
+    expect(
+      (
+        await batch(
+          tenant,
+          Array.from({ length: 1001 }, () => item()),
+        )
+      ).status,
+    ).toBe(422);
     expect(await reservationsOf(tenant)).toBe(0);
   });
 
   it('handles 1000 jobs in one call and admits exactly the batches that fit under concurrency', async () => {
     const tenant = await newTenant(h, 2500);
-    const big = await batch(tenant, Array.from({ length: 1000 }, () => item())).expect(201);
+    const big = await batch(
+      tenant,
+      Array.from({ length: 1000 }, () => item()),
+    ).expect(201);
     expect(big.body).toMatchObject({ base_tokens: 1000, balance_tokens: 1500 });
     // 20 concurrent batches of 100 tokens against 1500: exactly 15 fit.
-    const results = await Promise.all(Array.from({ length: 20 }, () => batch(tenant, Array.from({ length: 20 }, () => item({ route_mode: 'browser' })))));
+    const results = await Promise.all(
+      Array.from({ length: 20 }, () =>
+        batch(
+          tenant,
+          Array.from({ length: 20 }, () => item({ route_mode: 'browser' })),
+        ),
+      ),
+    );
     expect(results.filter((r) => r.status === 201)).toHaveLength(15);
     expect(results.filter((r) => r.status === 402)).toHaveLength(5);
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 0, reserved_tokens: 2500 });

@@ -1,7 +1,18 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { withDatabase } from '@wdr/testkit';
 import type { SettlementCommand } from '../src/domain/settlement.js';
-import { balance, HEALTHY, invariants, newTenant, outboxEvents, reserveBody, sendAndWait, settlementEnvelope, startLedger, type LedgerHarness } from './support.js';
+import {
+  balance,
+  HEALTHY,
+  invariants,
+  newTenant,
+  outboxEvents,
+  reserveBody,
+  sendAndWait,
+  settlementEnvelope,
+  startLedger,
+  type LedgerHarness,
+} from './support.js';
 
 /** Pricing, settlement lines, the ceiling, quotes, alerts, statement and usage, against the real stack. */
 let h: LedgerHarness;
@@ -30,7 +41,12 @@ async function settle(tenant: string, cmd: Omit<SettlementCommand, 'captcha_toke
 
 async function transfersOf(requestId: string) {
   return withDatabase(h.database.url, async (c) =>
-    (await c.query<{ kind: string; code: string; amount: string }>('SELECT kind, code, amount FROM transfers WHERE request_id = $1 ORDER BY created_at, id', [requestId])).rows.map((t) => [t.kind, t.code, Number(t.amount)]),
+    (
+      await c.query<{ kind: string; code: string; amount: string }>(
+        'SELECT kind, code, amount FROM transfers WHERE request_id = $1 ORDER BY created_at, id',
+        [requestId],
+      )
+    ).rows.map((t) => [t.kind, t.code, Number(t.amount)]),
   );
 }
 
@@ -40,8 +56,13 @@ describe('settlement rule', () => {
     const http = await reserve(tenant, { route_mode: 'auto' });
     expect(http.res.body).toMatchObject({ base_tokens: 5, held_tokens: 5 });
     const browser = await reserve(tenant, { route_mode: 'auto' });
-    expect((await settle(tenant, { request_id: http.body.request_id, outcome: 'completed', route_mode: 'auto', terminal_stage: 'http' })).charged_tokens).toBe(1);
-    expect((await settle(tenant, { request_id: browser.body.request_id, outcome: 'completed', route_mode: 'browser' })).charged_tokens).toBe(5);
+    expect(
+      (await settle(tenant, { request_id: http.body.request_id, outcome: 'completed', route_mode: 'auto', terminal_stage: 'http' }))
+        .charged_tokens,
+    ).toBe(1);
+    expect(
+      (await settle(tenant, { request_id: browser.body.request_id, outcome: 'completed', route_mode: 'browser' })).charged_tokens,
+    ).toBe(5);
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 94, reserved_tokens: 0 });
   });
 
@@ -56,8 +77,19 @@ describe('settlement rule', () => {
       traffic: { proxy_type: 'datacenter', measured: true, request_bytes: MIB, response_bytes: 2 * MIB },
     });
     // 1 (datacenter HTTP) + 10 (a solve) + ceil(3 MiB x 200 tokens/GiB) = 1 + 10 + 1.
-    expect(detail).toMatchObject({ token_state: 'settled', charged_tokens: 12, charged_base_tokens: 1, captcha_tokens: 10, traffic_tokens: 1, uncollected_tokens: 0 });
-    expect((await transfersOf(body.request_id)).map((t) => t.join(':')).sort()).toEqual(['pending:reservation:1', 'post_pending:settlement:1', 'posted:deferred_charge:11']);
+    expect(detail).toMatchObject({
+      token_state: 'settled',
+      charged_tokens: 12,
+      charged_base_tokens: 1,
+      captcha_tokens: 10,
+      traffic_tokens: 1,
+      uncollected_tokens: 0,
+    });
+    expect((await transfersOf(body.request_id)).map((t) => t.join(':')).sort()).toEqual([
+      'pending:reservation:1',
+      'post_pending:settlement:1',
+      'posted:deferred_charge:11',
+    ]);
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 88, reserved_tokens: 0 });
   });
 
@@ -65,10 +97,21 @@ describe('settlement rule', () => {
     const tenant = await newTenant(h, 100);
     const done = await reserve(tenant, { max_credits: 5 });
     const stopped = await reserve(tenant, { max_credits: 5 });
-    const lines = { route_mode: 'http', captcha_solves: 1, traffic: { proxy_type: 'datacenter' as const, measured: true, request_bytes: 0, response_bytes: 50 * MIB } };
-    expect(await settle(tenant, { request_id: done.body.request_id, outcome: 'completed', ...lines })).toMatchObject({ charged_tokens: 5, charged_base_tokens: 1, captcha_tokens: 4, traffic_tokens: 0 });
+    const lines = {
+      route_mode: 'http',
+      captcha_solves: 1,
+      traffic: { proxy_type: 'datacenter' as const, measured: true, request_bytes: 0, response_bytes: 50 * MIB },
+    };
+    expect(await settle(tenant, { request_id: done.body.request_id, outcome: 'completed', ...lines })).toMatchObject({
+      charged_tokens: 5,
+      charged_base_tokens: 1,
+      captcha_tokens: 4,
+      traffic_tokens: 0,
+    });
     // budget_exhausted is the tenant's own limit: charged (capped), not refunded.
-    expect(await settle(tenant, { request_id: stopped.body.request_id, outcome: 'failed', reason: 'budget_exhausted', ...lines })).toMatchObject({
+    expect(
+      await settle(tenant, { request_id: stopped.body.request_id, outcome: 'failed', reason: 'budget_exhausted', ...lines }),
+    ).toMatchObject({
       token_state: 'settled',
       charged_tokens: 5,
       end_reason: 'budget_exhausted',
@@ -81,8 +124,20 @@ describe('settlement rule', () => {
     const failed = await reserve(tenant, { route_mode: 'residential' });
     const cancelled = await reserve(tenant, { route_mode: 'browser' });
     const traffic = { proxy_type: 'residential' as const, measured: true, request_bytes: 1000, response_bytes: 9000 };
-    expect(await settle(tenant, { request_id: failed.body.request_id, outcome: 'failed', route_mode: 'residential', captcha_solves: 2, traffic })).toMatchObject({ token_state: 'refunded', charged_tokens: 0 });
-    expect(await settle(tenant, { request_id: cancelled.body.request_id, outcome: 'cancelled', route_mode: 'browser' })).toMatchObject({ token_state: 'refunded', charged_tokens: 0, end_reason: 'cancelled' });
+    expect(
+      await settle(tenant, {
+        request_id: failed.body.request_id,
+        outcome: 'failed',
+        route_mode: 'residential',
+        captcha_solves: 2,
+        traffic,
+      }),
+    ).toMatchObject({ token_state: 'refunded', charged_tokens: 0 });
+    expect(await settle(tenant, { request_id: cancelled.body.request_id, outcome: 'cancelled', route_mode: 'browser' })).toMatchObject({
+      token_state: 'refunded',
+      charged_tokens: 0,
+      end_reason: 'cancelled',
+    });
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 100, reserved_tokens: 0 });
   });
 
@@ -104,22 +159,40 @@ describe('max_credits_per_request during execution (steps)', () => {
     const { body } = await reserve(tenant, { max_credits: 12 });
     const step = (b: Record<string, unknown>) => api().post(`/internal/v1/reservations/${body.request_id}/steps`).send(b).expect(200);
     const first = await step({ step_id: 'captcha-1', captcha_solves: 1 });
-    expect(first.body).toEqual({ allowed: true, reason: null, projected_tokens: 11, held_tokens: 11, max_credits: 12, remaining_tokens: 1 });
+    expect(first.body).toEqual({
+      allowed: true,
+      reason: null,
+      projected_tokens: 11,
+      held_tokens: 11,
+      max_credits: 12,
+      remaining_tokens: 1,
+    });
     expect((await step({ step_id: 'captcha-1', captcha_solves: 1 })).body).toMatchObject({ allowed: true, held_tokens: 11 });
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 89, reserved_tokens: 11 });
     const second = await step({ step_id: 'captcha-2', captcha_solves: 2 });
     expect(second.body).toMatchObject({ allowed: false, reason: 'budget_exhausted', projected_tokens: 21, held_tokens: 11 });
-    const detail = await settle(tenant, { request_id: body.request_id, outcome: 'failed', reason: 'budget_exhausted', route_mode: 'http', captcha_solves: 1 });
+    const detail = await settle(tenant, {
+      request_id: body.request_id,
+      outcome: 'failed',
+      reason: 'budget_exhausted',
+      route_mode: 'http',
+      captcha_solves: 1,
+    });
     expect(detail).toMatchObject({ charged_tokens: 11, held_tokens: 11 });
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 89, reserved_tokens: 0 });
-    expect((await api().post(`/internal/v1/reservations/${body.request_id}/steps`).send({ step_id: 'late', captcha_solves: 1 })).status).toBe(409);
+    expect(
+      (await api().post(`/internal/v1/reservations/${body.request_id}/steps`).send({ step_id: 'late', captcha_solves: 1 })).status,
+    ).toBe(409);
     expect(await invariants(h.database.url)).toEqual(HEALTHY);
   });
 
   it('answers insufficient_credits when the balance cannot hold the next step', async () => {
     const tenant = await newTenant(h, 5);
     const { body } = await reserve(tenant);
-    const res = await api().post(`/internal/v1/reservations/${body.request_id}/steps`).send({ step_id: 's', captcha_solves: 1 }).expect(200);
+    const res = await api()
+      .post(`/internal/v1/reservations/${body.request_id}/steps`)
+      .send({ step_id: 's', captcha_solves: 1 })
+      .expect(200);
     expect(res.body).toMatchObject({ allowed: false, reason: 'insufficient_credits', held_tokens: 1 });
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 4, reserved_tokens: 1 });
   });
@@ -132,7 +205,14 @@ describe('guarded pricing policy', () => {
     // Worst case: 1 (datacenter HTTP) + 1 CAPTCHA allowance (10) + 10 MiB traffic allowance (ceil(10/1024 x 200) = 2).
     expect(res.status).toBe(201);
     expect(res.body).toMatchObject({ base_tokens: 1, held_tokens: 13, charged_tokens: 1, balance_tokens: 7 });
-    expect(res.body.quote).toEqual({ policy: 'guarded', pricing_version: 2, estimate_tokens: 1, worst_case_tokens: 13, max_credits_per_request: null, balance_after_tokens: 7 });
+    expect(res.body.quote).toEqual({
+      policy: 'guarded',
+      pricing_version: 2,
+      estimate_tokens: 1,
+      worst_case_tokens: 13,
+      max_credits_per_request: null,
+      balance_after_tokens: 7,
+    });
     const refused = await reserve(tenant);
     expect(refused.res.status).toBe(402);
     expect(refused.res.body.message).toContain('worst case of 13 tokens');
@@ -161,9 +241,15 @@ describe('balance alerts', () => {
       ['billing.balance_low', { balance_tokens: 75, threshold_tokens: 100 }],
       ['billing.balance_exhausted', { balance_tokens: 0, required_tokens: null }],
     ]);
-    await api().post(`/internal/v1/accounts/${tenant}/top-ups`).send({ amount: 1000, reference: `again-${tenant}` }).expect(201);
+    await api()
+      .post(`/internal/v1/accounts/${tenant}/top-ups`)
+      .send({ amount: 1000, reference: `again-${tenant}` })
+      .expect(201);
     expect((await reserve(tenant, { route_mode: 'residential_browser', max_credits: 2000 })).res.status).toBe(201);
-    await api().post(`/internal/v1/accounts/${tenant}/corrections`).send({ amount: -950, reference: `fix-${tenant}`, memo: 'duplicate payment' }).expect(201);
+    await api()
+      .post(`/internal/v1/accounts/${tenant}/corrections`)
+      .send({ amount: -950, reference: `fix-${tenant}`, memo: 'duplicate payment' })
+      .expect(201);
     expect((await events()).map((e) => e[0])).toEqual(['billing.balance_low', 'billing.balance_exhausted', 'billing.balance_low']);
   });
 
@@ -183,16 +269,44 @@ describe('operator movements', () => {
     expect((await topUp(40, `p-${tenant}`)).status).toBe(201);
     expect((await topUp(40, `p-${tenant}`)).body).toMatchObject({ created: false, balance_tokens: 40 });
     expect((await topUp(41, `p-${tenant}`)).status).toBe(409);
-    await api().post(`/internal/v1/accounts/${tenant}/grants`).send({ amount: 10, reference: `g-${tenant}`, memo: 'welcome' }).expect(201);
-    const tooMuch = await api().post(`/internal/v1/accounts/${tenant}/corrections`).send({ amount: -51, reference: `c-${tenant}`, memo: 'x' });
+    await api()
+      .post(`/internal/v1/accounts/${tenant}/grants`)
+      .send({ amount: 10, reference: `g-${tenant}`, memo: 'welcome' })
+      .expect(201);
+    const tooMuch = await api()
+      .post(`/internal/v1/accounts/${tenant}/corrections`)
+      .send({ amount: -51, reference: `c-${tenant}`, memo: 'x' });
     expect(tooMuch.status).toBe(402);
-    expect((await api().post(`/internal/v1/accounts/${tenant}/corrections`).send({ amount: -5, reference: `c2-${tenant}` })).status).toBe(422);
-    await api().post(`/internal/v1/accounts/${tenant}/corrections`).send({ amount: -5, reference: `c2-${tenant}`, memo: 'manual fix' }).expect(201);
+    expect(
+      (
+        await api()
+          .post(`/internal/v1/accounts/${tenant}/corrections`)
+          .send({ amount: -5, reference: `c2-${tenant}` })
+      ).status,
+    ).toBe(422);
+    await api()
+      .post(`/internal/v1/accounts/${tenant}/corrections`)
+      .send({ amount: -5, reference: `c2-${tenant}`, memo: 'manual fix' })
+      .expect(201);
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 45, reserved_tokens: 0 });
-    const sources = await withDatabase(h.database.url, async (c) =>
-      (await c.query<{ code: string; debit_account_id: string; credit_account_id: string; memo: string | null }>('SELECT code, debit_account_id, credit_account_id, memo FROM transfers WHERE $1 IN (debit_account_id, credit_account_id) ORDER BY created_at, id', [`tenant:${tenant}`])).rows,
+    const sources = await withDatabase(
+      h.database.url,
+      async (c) =>
+        (
+          await c.query<{ code: string; debit_account_id: string; credit_account_id: string; memo: string | null }>(
+            'SELECT code, debit_account_id, credit_account_id, memo FROM transfers WHERE $1 IN (debit_account_id, credit_account_id) ORDER BY created_at, id',
+            [`tenant:${tenant}`],
+          )
+        ).rows,
     );
-    expect(sources.map((s) => [s.code, s.debit_account_id.startsWith('tenant:') ? 'tenant' : s.debit_account_id, s.credit_account_id.startsWith('tenant:') ? 'tenant' : s.credit_account_id, s.memo])).toEqual([
+    expect(
+      sources.map((s) => [
+        s.code,
+        s.debit_account_id.startsWith('tenant:') ? 'tenant' : s.debit_account_id,
+        s.credit_account_id.startsWith('tenant:') ? 'tenant' : s.credit_account_id,
+        s.memo,
+      ]),
+    ).toEqual([
       ['top_up', 'operator:funding', 'tenant', null],
       ['grant', 'operator:grants', 'tenant', 'welcome'],
       ['correction', 'tenant', 'operator:corrections', 'manual fix'],
@@ -206,7 +320,13 @@ describe('statement, usage and plan', () => {
     const tenant = await newTenant(h, 100);
     const a = await reserve(tenant, { route_mode: 'auto' });
     const b = await reserve(tenant);
-    await settle(tenant, { request_id: a.body.request_id, outcome: 'completed', route_mode: 'auto', terminal_stage: 'http', captcha_solves: 1 });
+    await settle(tenant, {
+      request_id: a.body.request_id,
+      outcome: 'completed',
+      route_mode: 'auto',
+      terminal_stage: 'http',
+      captcha_solves: 1,
+    });
     await settle(tenant, { request_id: b.body.request_id, outcome: 'failed', route_mode: 'http' });
     const items: Record<string, unknown>[] = [];
     let cursor: string | null = null;
@@ -220,7 +340,12 @@ describe('statement, usage and plan', () => {
     } while (cursor);
     expect(items).toHaveLength(6);
     expect(items.reduce((s, i) => s + (i['balance_effect_tokens'] as number), 0)).toBe((await balance(h, tenant)).balance_tokens);
-    expect(items.filter((i) => i['request_id'] === a.body.request_id).map((i) => [i['type'], i['kind'], i['amount_tokens'], i['balance_effect_tokens']]).sort()).toEqual(
+    expect(
+      items
+        .filter((i) => i['request_id'] === a.body.request_id)
+        .map((i) => [i['type'], i['kind'], i['amount_tokens'], i['balance_effect_tokens']])
+        .sort(),
+    ).toEqual(
       [
         ['deferred_charge', 'posted', 6, -6],
         ['reservation', 'pending', 5, -5],
@@ -246,9 +371,23 @@ describe('statement, usage and plan', () => {
     const usage = (await api().get(`/internal/v1/accounts/${tenant}/usage`).expect(200)).body;
     expect(usage.period_days).toBe(30);
     expect(Date.parse(usage.period_end) - Date.parse(usage.period_start)).toBe(30 * 86_400_000);
-    const dc = { request_bytes: 1000, response_bytes: 3 * MIB, total_bytes: 1000 + 3 * MIB, charged_tokens: 1, charged_jobs: 1, measurement_unavailable_jobs: 0 };
+    const dc = {
+      request_bytes: 1000,
+      response_bytes: 3 * MIB,
+      total_bytes: 1000 + 3 * MIB,
+      charged_tokens: 1,
+      charged_jobs: 1,
+      measurement_unavailable_jobs: 0,
+    };
     // 2000 + 1 MiB at 2000 tokens/GiB -> 2; the failed one is refunded (bytes counted, nothing charged).
-    const res = { request_bytes: 2010, response_bytes: MIB + 90, total_bytes: 2100 + MIB, charged_tokens: 2, charged_jobs: 1, measurement_unavailable_jobs: 1 };
+    const res = {
+      request_bytes: 2010,
+      response_bytes: MIB + 90,
+      total_bytes: 2100 + MIB,
+      charged_tokens: 2,
+      charged_jobs: 1,
+      measurement_unavailable_jobs: 1,
+    };
     expect(usage.proxy_traffic).toEqual({
       request_bytes: 3010,
       response_bytes: 4 * MIB + 90,
@@ -259,7 +398,15 @@ describe('statement, usage and plan', () => {
       by_proxy_type: [
         { proxy_type: 'datacenter', ...dc },
         { proxy_type: 'residential', ...res },
-        { proxy_type: 'premium', request_bytes: 0, response_bytes: 0, total_bytes: 0, charged_tokens: 0, charged_jobs: 0, measurement_unavailable_jobs: 0 },
+        {
+          proxy_type: 'premium',
+          request_bytes: 0,
+          response_bytes: 0,
+          total_bytes: 0,
+          charged_tokens: 0,
+          charged_jobs: 0,
+          measurement_unavailable_jobs: 0,
+        },
       ],
     });
   });
@@ -268,7 +415,12 @@ describe('statement, usage and plan', () => {
     const tenant = await newTenant(h, 0, 'business');
     const plan = (await api().get(`/internal/v1/accounts/${tenant}/plan`).expect(200)).body;
     expect(plan).toMatchObject({ plan_id: 'business', pricing_version: 2, guarded_pricing: true });
-    expect(plan.prices).toEqual(expect.arrayContaining([{ network_class: 'premium', tariff: 'http', tokens: 50 }, { network_class: 'datacenter', tariff: 'browser', tokens: 5 }]));
+    expect(plan.prices).toEqual(
+      expect.arrayContaining([
+        { network_class: 'premium', tariff: 'http', tokens: 50 },
+        { network_class: 'datacenter', tariff: 'browser', tokens: 5 },
+      ]),
+    );
     expect(plan.recipe_billing).toEqual({
       plan_id: 'business',
       charge_currency: 'tokens',

@@ -1,7 +1,17 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { eventually, withDatabase } from '@wdr/testkit';
-import { balance, HEALTHY, invariants, newTenant, outboxEvents, sendAndWait, settlementEnvelope, startLedger, type LedgerHarness } from './support.js';
+import {
+  balance,
+  HEALTHY,
+  invariants,
+  newTenant,
+  outboxEvents,
+  sendAndWait,
+  settlementEnvelope,
+  startLedger,
+  type LedgerHarness,
+} from './support.js';
 
 /** Reservations nobody settles are released after their time to live, exactly once. */
 let h: LedgerHarness;
@@ -17,19 +27,30 @@ afterAll(async () => {
 it('refunds a reservation left unresolved past its TTL, announces it once, and ignores a late settlement', async () => {
   const tenant = await newTenant(h, 10);
   const requestId = randomUUID();
-  await h.api().post('/internal/v1/reservations').send({ request_id: requestId, tenant_id: tenant, route_mode: 'browser', proxy_type: null, max_credits: null }).expect(201);
+  await h
+    .api()
+    .post('/internal/v1/reservations')
+    .send({ request_id: requestId, tenant_id: tenant, route_mode: 'browser', proxy_type: null, max_credits: null })
+    .expect(201);
   expect(await balance(h, tenant)).toEqual({ balance_tokens: 5, reserved_tokens: 5 });
 
   const state = () =>
-    withDatabase(h.database.url, async (c) => (await c.query<{ state: string }>('SELECT state FROM reservations WHERE request_id = $1', [requestId])).rows[0]!.state);
+    withDatabase(
+      h.database.url,
+      async (c) => (await c.query<{ state: string }>('SELECT state FROM reservations WHERE request_id = $1', [requestId])).rows[0]!.state,
+    );
   await eventually(state, (s) => s === 'refunded', 20_000, 200);
   expect(await balance(h, tenant)).toEqual({ balance_tokens: 10, reserved_tokens: 0 });
-  const resolved = (await outboxEvents(h.database.url, 'billing.reservation_resolved')).filter((e) => (e.data as { request_id: string }).request_id === requestId);
+  const resolved = (await outboxEvents(h.database.url, 'billing.reservation_resolved')).filter(
+    (e) => (e.data as { request_id: string }).request_id === requestId,
+  );
   expect(resolved).toHaveLength(1);
   expect(resolved[0]!.data).toMatchObject({ token_state: 'refunded', charged_tokens: 0 });
 
   // A settlement that arrives after the expiry changes nothing.
-  await sendAndWait(h, [settlementEnvelope(tenant, { request_id: requestId, outcome: 'completed', route_mode: 'browser', captcha_tokens: 0 })]);
+  await sendAndWait(h, [
+    settlementEnvelope(tenant, { request_id: requestId, outcome: 'completed', route_mode: 'browser', captcha_tokens: 0 }),
+  ]);
   expect(await balance(h, tenant)).toEqual({ balance_tokens: 10, reserved_tokens: 0 });
   expect(await state()).toBe('refunded');
   expect(await invariants(h.database.url)).toEqual(HEALTHY);

@@ -19,7 +19,10 @@ afterAll(async () => {
 }, 60_000);
 
 const hold = (tenant: string, operationId: string, kind = 'recipe_generation') =>
-  h.api().post('/internal/v1/llm-charges').send({ tenant_id: tenant, operation_id: operationId, kind, memo: 'LLM recipe generation, recipe r1' });
+  h
+    .api()
+    .post('/internal/v1/llm-charges')
+    .send({ tenant_id: tenant, operation_id: operationId, kind, memo: 'LLM recipe generation, recipe r1' });
 const settle = (tenant: string, operationId: string, outcome: 'succeeded' | 'failed', costNanoUsd: number) =>
   h.api().post(`/internal/v1/llm-charges/${operationId}/settle`).send({
     tenant_id: tenant,
@@ -32,8 +35,15 @@ const settle = (tenant: string, operationId: string, outcome: 'succeeded' | 'fai
   });
 
 async function statement(tenant: string) {
-  return withDatabase(h.database.url, async (c) =>
-    (await c.query<{ id: string; code: string; kind: string; amount: string; memo: string }>('SELECT id, code, kind, amount::text, memo FROM transfers WHERE debit_account_id = $1 ORDER BY created_at, id', [`tenant:${tenant}`])).rows,
+  return withDatabase(
+    h.database.url,
+    async (c) =>
+      (
+        await c.query<{ id: string; code: string; kind: string; amount: string; memo: string }>(
+          'SELECT id, code, kind, amount::text, memo FROM transfers WHERE debit_account_id = $1 ORDER BY created_at, id',
+          [`tenant:${tenant}`],
+        )
+      ).rows,
   );
 }
 
@@ -42,7 +52,15 @@ describe('LLM charges', () => {
     const tenant = await newTenant(h, 1000);
     const op = `generation:${randomUUID()}`;
     const held = await hold(tenant, op).expect(201);
-    expect(held.body).toMatchObject({ operation_id: op, kind: 'recipe_generation', state: 'held', held_tokens: 50, charged_tokens: 0, balance_tokens: 950, replay: false });
+    expect(held.body).toMatchObject({
+      operation_id: op,
+      kind: 'recipe_generation',
+      state: 'held',
+      held_tokens: 50,
+      charged_tokens: 0,
+      balance_tokens: 950,
+      replay: false,
+    });
     // The same operation holds once.
     expect((await hold(tenant, op).expect(200)).body).toMatchObject({ replay: true, held_tokens: 50, balance_tokens: 950 });
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 950, reserved_tokens: 50 });
@@ -50,7 +68,11 @@ describe('LLM charges', () => {
     // 1,000,000 nano-USD + 20 % = 1,200,000 nano-USD = 12 tokens.
     const settled = await settle(tenant, op, 'succeeded', 1_000_000).expect(200);
     expect(settled.body).toMatchObject({ state: 'charged', charged_tokens: 12, uncollected_tokens: 0, balance_tokens: 988, replay: false });
-    expect((await settle(tenant, op, 'succeeded', 9_000_000).expect(200)).body).toMatchObject({ replay: true, charged_tokens: 12, balance_tokens: 988 });
+    expect((await settle(tenant, op, 'succeeded', 9_000_000).expect(200)).body).toMatchObject({
+      replay: true,
+      charged_tokens: 12,
+      balance_tokens: 988,
+    });
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 988, reserved_tokens: 0 });
 
     const lines = await statement(tenant);
@@ -60,7 +82,9 @@ describe('LLM charges', () => {
     ]);
     expect(lines[1]!.memo).toBe('LLM recipe generation, recipe r1: 2 model call(s), 1200 prompt + 300 completion tokens');
     // Seen through the statement endpoint too, with what each line did to the balance.
-    const page = (await h.api().get(`/internal/v1/accounts/${tenant}/statement`).expect(200)).body as { items: { type: string; balance_effect_tokens: number }[] };
+    const page = (await h.api().get(`/internal/v1/accounts/${tenant}/statement`).expect(200)).body as {
+      items: { type: string; balance_effect_tokens: number }[];
+    };
     expect(page.items.filter((i) => i.type.startsWith('recipe_generation')).map((i) => [i.type, i.balance_effect_tokens])).toEqual([
       ['recipe_generation', 38],
       ['recipe_generation_hold', -50],

@@ -59,8 +59,10 @@ interface Model {
 }
 
 const priceOf = (m: TenantModel, cls: Cls) => (cls === 'premium' && !m.guarded ? undefined : PRICES[cls]);
-const classOf = (mode: Mode, proxy: Cls | null): Cls => (mode === 'residential' || mode === 'residential_browser' ? 'residential' : (proxy ?? 'datacenter'));
-const stagesOf = (mode: Mode): ('http' | 'browser')[] => (mode === 'browser' || mode === 'residential_browser' ? ['browser'] : mode === 'auto' ? ['http', 'browser'] : ['http']);
+const classOf = (mode: Mode, proxy: Cls | null): Cls =>
+  mode === 'residential' || mode === 'residential_browser' ? 'residential' : (proxy ?? 'datacenter');
+const stagesOf = (mode: Mode): ('http' | 'browser')[] =>
+  mode === 'browser' || mode === 'residential_browser' ? ['browser'] : mode === 'auto' ? ['http', 'browser'] : ['http'];
 const traffic = (bytes: number, perGib: number) => (bytes <= 0 ? 0 : Math.ceil((bytes * perGib) / GIB));
 
 /** What admission should answer: a status, and the hold when admitted. */
@@ -109,7 +111,10 @@ async function checkInvariants(m: Model, r: Real) {
 }
 
 class TopUp implements Cmd {
-  constructor(readonly tenant: number, readonly amount: number) {}
+  constructor(
+    readonly tenant: number,
+    readonly amount: number,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real) {
     const t = m.tenants[this.tenant]!;
@@ -127,7 +132,11 @@ class ReplayTopUp implements Cmd {
   check = (m: Readonly<Model>) => m.topUps.length > 0;
   async run(m: Model, r: Real) {
     const u = m.topUps[this.pick % m.topUps.length]!;
-    const res = await r.api().post(`/internal/v1/accounts/${m.tenants[u.tenant]!.id}/top-ups`).send({ amount: u.amount, reference: u.reference }).expect(200);
+    const res = await r
+      .api()
+      .post(`/internal/v1/accounts/${m.tenants[u.tenant]!.id}/top-ups`)
+      .send({ amount: u.amount, reference: u.reference })
+      .expect(200);
     expect(res.body.created).toBe(false);
     await checkInvariants(m, r);
   }
@@ -135,7 +144,12 @@ class ReplayTopUp implements Cmd {
 }
 
 class Reserve implements Cmd {
-  constructor(readonly tenant: number, readonly mode: Mode, readonly proxy: Cls | null, readonly maxCredits: number | null) {}
+  constructor(
+    readonly tenant: number,
+    readonly mode: Mode,
+    readonly proxy: Cls | null,
+    readonly maxCredits: number | null,
+  ) {}
   check = () => true;
   async run(m: Model, r: Real) {
     const t = m.tenants[this.tenant]!;
@@ -156,19 +170,33 @@ class Reserve implements Cmd {
 }
 
 class ReserveBatch implements Cmd {
-  constructor(readonly tenant: number, readonly modes: Mode[]) {}
+  constructor(
+    readonly tenant: number,
+    readonly modes: Mode[],
+  ) {}
   check = () => true;
   async run(m: Model, r: Real) {
     const t = m.tenants[this.tenant]!;
-    const bodies = this.modes.map((mode) => ({ request_id: randomUUID(), tenant_id: t.id, route_mode: mode, proxy_type: null, max_credits: null }));
+    const bodies = this.modes.map((mode) => ({
+      request_id: randomUUID(),
+      tenant_id: t.id,
+      route_mode: mode,
+      proxy_type: null,
+      max_credits: null,
+    }));
     const admissions = bodies.map((b) => admission({ ...t, available: Number.MAX_SAFE_INTEGER }, b));
     const sum = admissions.reduce((s, a) => s + a.hold!, 0);
-    const res = await r.api().post('/internal/v1/reservations/batch').send({ tenant_id: t.id, items: bodies.map(({ tenant_id: _t, ...item }) => item) });
+    const res = await r
+      .api()
+      .post('/internal/v1/reservations/batch')
+      .send({ tenant_id: t.id, items: bodies.map(({ tenant_id: _t, ...item }) => item) });
     expect(res.status).toBe(t.available >= sum ? 201 : 402);
     if (res.status === 201) {
       t.available -= sum;
       t.reserved += sum;
-      bodies.forEach((body, i) => m.reservations.push({ body, tenant: this.tenant, cls: admissions[i]!.cls, hold: admissions[i]!.hold!, state: 'reserved' }));
+      bodies.forEach((body, i) =>
+        m.reservations.push({ body, tenant: this.tenant, cls: admissions[i]!.cls, hold: admissions[i]!.hold!, state: 'reserved' }),
+      );
     }
     await checkInvariants(m, r);
   }
@@ -210,7 +238,14 @@ class Settle implements Cmd {
       ...(rm.body.route_mode === 'auto' ? { terminal_stage: this.stage } : {}),
       ...(this.trafficBytes === null
         ? {}
-        : { traffic: { proxy_type: rm.cls, measured: this.measured, request_bytes: Math.floor(this.trafficBytes / 4), response_bytes: this.trafficBytes - Math.floor(this.trafficBytes / 4) } }),
+        : {
+            traffic: {
+              proxy_type: rm.cls,
+              measured: this.measured,
+              request_bytes: Math.floor(this.trafficBytes / 4),
+              response_bytes: this.trafficBytes - Math.floor(this.trafficBytes / 4),
+            },
+          }),
     };
     const envelope = settlementEnvelope(rm.body.tenant_id, cmd);
     await sendAndWait(r, [envelope]);
@@ -218,7 +253,8 @@ class Settle implements Cmd {
     m.sent.push({ tenant: rm.tenant, envelope });
     await checkInvariants(m, r);
   }
-  toString = () => `Settle(${this.pick}, ${this.outcome}${this.budgetExhausted ? '/budget' : ''}, captcha ${this.captchaSolves}, traffic ${this.trafficBytes}${this.measured ? '' : ' unmeasured'}, ${this.stage})`;
+  toString = () =>
+    `Settle(${this.pick}, ${this.outcome}${this.budgetExhausted ? '/budget' : ''}, captcha ${this.captchaSolves}, traffic ${this.trafficBytes}${this.measured ? '' : ' unmeasured'}, ${this.stage})`;
 }
 
 class ReplaySettle implements Cmd {
@@ -230,7 +266,15 @@ class ReplaySettle implements Cmd {
     const { envelope } = m.sent[this.pick % m.sent.length]!;
     const requestId = (envelope.data as { request_id: string }).request_id;
     await r.deps.bus.send(r.deps.bus.topic('billingCommands'), [{ key: requestId, envelope }]);
-    await sendAndWait(r, [settlementEnvelope(envelope.tenant_id, { request_id: requestId, outcome: 'completed', route_mode: 'http', captcha_tokens: 0, captcha_solves: 2 })]);
+    await sendAndWait(r, [
+      settlementEnvelope(envelope.tenant_id, {
+        request_id: requestId,
+        outcome: 'completed',
+        route_mode: 'http',
+        captcha_tokens: 0,
+        captcha_solves: 2,
+      }),
+    ]);
     await checkInvariants(m, r);
   }
   toString = () => `ReplaySettle(${this.pick})`;
@@ -242,9 +286,16 @@ const commands = [
   fc.tuple(tenantIdx, fc.integer({ min: 1, max: 60 })).map(([t, a]) => new TopUp(t, a)),
   fc.nat().map((p) => new ReplayTopUp(p)),
   fc
-    .tuple(tenantIdx, mode, fc.constantFrom<Cls | null>(null, 'datacenter', 'residential', 'premium'), fc.option(fc.integer({ min: 1, max: 40 }), { nil: null }))
+    .tuple(
+      tenantIdx,
+      mode,
+      fc.constantFrom<Cls | null>(null, 'datacenter', 'residential', 'premium'),
+      fc.option(fc.integer({ min: 1, max: 40 }), { nil: null }),
+    )
     .map(([t, md, p, c]) => new Reserve(t, md, p, c)),
-  fc.tuple(tenantIdx, fc.array(fc.constantFrom<Mode>('http', 'browser', 'auto'), { minLength: 1, maxLength: 4 })).map(([t, ms]) => new ReserveBatch(t, ms)),
+  fc
+    .tuple(tenantIdx, fc.array(fc.constantFrom<Mode>('http', 'browser', 'auto'), { minLength: 1, maxLength: 4 }))
+    .map(([t, ms]) => new ReserveBatch(t, ms)),
   fc.nat().map((p) => new ReplayReserve(p)),
   fc
     .tuple(
@@ -262,13 +313,18 @@ const commands = [
 
 it('keeps every invariant and the model under random reserve / settle / refund / top-up / replay sequences', async () => {
   await fc.assert(
-    fc.asyncProperty(fc.commands(commands, { maxCommands: 12, size: 'large' }), fc.integer({ min: 0, max: 40 }), fc.integer({ min: 0, max: 200 }), async (cmds, standardStart, businessStart) => {
-      const tenants: TenantModel[] = [
-        { id: await newTenant(h, standardStart), guarded: false, available: standardStart, reserved: 0 },
-        { id: await newTenant(h, businessStart, 'business'), guarded: true, available: businessStart, reserved: 0 },
-      ];
-      await fc.asyncModelRun(() => ({ model: { tenants, reservations: [], topUps: [], sent: [] }, real: h }), cmds);
-    }),
+    fc.asyncProperty(
+      fc.commands(commands, { maxCommands: 12, size: 'large' }),
+      fc.integer({ min: 0, max: 40 }),
+      fc.integer({ min: 0, max: 200 }),
+      async (cmds, standardStart, businessStart) => {
+        const tenants: TenantModel[] = [
+          { id: await newTenant(h, standardStart), guarded: false, available: standardStart, reserved: 0 },
+          { id: await newTenant(h, businessStart, 'business'), guarded: true, available: businessStart, reserved: 0 },
+        ];
+        await fc.asyncModelRun(() => ({ model: { tenants, reservations: [], topUps: [], sent: [] }, real: h }), cmds);
+      },
+    ),
     { numRuns: 50 },
   );
 }, 300_000);

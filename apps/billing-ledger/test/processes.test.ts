@@ -7,7 +7,16 @@ import request from 'supertest';
 import type { Envelope } from '@wdr/contracts';
 import { KafkaBus, makeEnvelope } from '@wdr/kit/kafka';
 import { createLogger } from '@wdr/kit/log';
-import { createTestDatabase, eventually, KAFKA_BROKERS, startServiceProcess, uniqueTopicPrefix, withDatabase, type ServiceProcess, type TestDatabase } from '@wdr/testkit';
+import {
+  createTestDatabase,
+  eventually,
+  KAFKA_BROKERS,
+  startServiceProcess,
+  uniqueTopicPrefix,
+  withDatabase,
+  type ServiceProcess,
+  type TestDatabase,
+} from '@wdr/testkit';
 import { HEALTHY, invariants } from './support.js';
 
 /** The ledger as a real process (dist/main.js, dist/admin.js): crash safety and the operator's command line. */
@@ -20,7 +29,14 @@ let env: Record<string, string>;
 beforeAll(async () => {
   database = await createTestDatabase('billing-ledger');
   const prefix = uniqueTopicPrefix();
-  env = { DATABASE_URL: database.url, KAFKA_TOPIC_PREFIX: prefix, LOG_LEVEL: 'warn', OUTBOX_POLL_MS: '100', SHUTDOWN_GRACE_MS: '5000', KAFKA_SESSION_TIMEOUT_MS: '6000' };
+  env = {
+    DATABASE_URL: database.url,
+    KAFKA_TOPIC_PREFIX: prefix,
+    LOG_LEVEL: 'warn',
+    OUTBOX_POLL_MS: '100',
+    SHUTDOWN_GRACE_MS: '5000',
+    KAFKA_SESSION_TIMEOUT_MS: '6000',
+  };
   ledger = await startServiceProcess('billing-ledger', env);
   bus = new KafkaBus({ clientId: 'ledger-crash-test', brokers: KAFKA_BROKERS, prefix, log: createLogger('test', 'silent') });
   await bus.connect();
@@ -33,12 +49,16 @@ afterAll(async () => {
 }, 60_000);
 
 const api = () => request(ledger.url);
-const count = (sql: string, params: unknown[] = []) => withDatabase(database.url, async (c) => (await c.query<{ n: number }>(sql, params)).rows[0]!.n);
+const count = (sql: string, params: unknown[] = []) =>
+  withDatabase(database.url, async (c) => (await c.query<{ n: number }>(sql, params)).rows[0]!.n);
 
 describe('crash safety', () => {
   it('loses nothing and charges nothing twice when SIGKILLed in the middle of a settlement burst', async () => {
     const tenant = randomUUID();
-    await api().post(`/internal/v1/accounts/${tenant}/top-ups`).send({ amount: 100_000, reference: `crash-${tenant}` }).expect(201);
+    await api()
+      .post(`/internal/v1/accounts/${tenant}/top-ups`)
+      .send({ amount: 100_000, reference: `crash-${tenant}` })
+      .expect(201);
     const N = 400;
     const ids = Array.from({ length: N }, () => randomUUID());
     const items = ids.map((request_id) => ({ request_id, route_mode: 'http', proxy_type: null, max_credits: null }));
@@ -56,9 +76,22 @@ describe('crash safety', () => {
     );
     const expectedCharge = ids.reduce((s, _id, i) => s + (i % 3 === 0 ? 0 : 1 + 10 * (i % 2)), 0);
     // Redeliveries and contradicting replays ride along.
-    const replays = commands.filter((_c, i) => i % 10 === 0).flatMap((c) => [c, makeEnvelope('billingCommands', 'billing.settlement_requested', tenant, { ...(c.data as { request_id: string }), outcome: 'cancelled', route_mode: 'http', captcha_tokens: 0 })]);
+    const replays = commands
+      .filter((_c, i) => i % 10 === 0)
+      .flatMap((c) => [
+        c,
+        makeEnvelope('billingCommands', 'billing.settlement_requested', tenant, {
+          ...(c.data as { request_id: string }),
+          outcome: 'cancelled',
+          route_mode: 'http',
+          captcha_tokens: 0,
+        }),
+      ]);
     const burst: Envelope[] = [...commands, ...replays];
-    await bus.send(bus.topic('billingCommands'), burst.map((envelope) => ({ key: (envelope.data as { request_id: string }).request_id, envelope })));
+    await bus.send(
+      bus.topic('billingCommands'),
+      burst.map((envelope) => ({ key: (envelope.data as { request_id: string }).request_id, envelope })),
+    );
 
     const resolvedCount = () => count(`SELECT count(*)::int AS n FROM reservations WHERE tenant_id = $1 AND state <> 'reserved'`, [tenant]);
     // Kill it mid-burst: some settled, most not.
@@ -71,22 +104,40 @@ describe('crash safety', () => {
     await ledger.restart();
     await eventually(resolvedCount, (n) => n === N, 120_000, 200);
     const uniqueIds = [...new Set(burst.map((e) => e.id))];
-    await eventually(() => count(`SELECT count(*)::int AS n FROM processed_messages WHERE event_id = ANY($1::uuid[])`, [uniqueIds]), (n) => n === uniqueIds.length, 60_000);
+    await eventually(
+      () => count(`SELECT count(*)::int AS n FROM processed_messages WHERE event_id = ANY($1::uuid[])`, [uniqueIds]),
+      (n) => n === uniqueIds.length,
+      60_000,
+    );
 
     const balance = (await api().get(`/internal/v1/accounts/${tenant}/balance`).expect(200)).body;
     expect(balance).toMatchObject({ balance_tokens: 100_000 - expectedCharge, reserved_tokens: 0 });
     expect(await invariants(database.url)).toEqual(HEALTHY);
-    expect(await count(`SELECT count(*)::int AS n FROM transfers WHERE request_id = ANY($1::uuid[]) AND kind IN ('post_pending', 'void_pending')`, [ids])).toBe(N);
-    expect(await count(`SELECT count(*)::int AS n FROM reservations WHERE tenant_id = $1 AND state = 'refunded'`, [tenant])).toBe(Math.ceil(N / 3));
+    expect(
+      await count(
+        `SELECT count(*)::int AS n FROM transfers WHERE request_id = ANY($1::uuid[]) AND kind IN ('post_pending', 'void_pending')`,
+        [ids],
+      ),
+    ).toBe(N);
+    expect(await count(`SELECT count(*)::int AS n FROM reservations WHERE tenant_id = $1 AND state = 'refunded'`, [tenant])).toBe(
+      Math.ceil(N / 3),
+    );
     // One billing.reservation_resolved per request, however often its command arrived.
-    expect(await count(`SELECT count(DISTINCT envelope->'data'->>'request_id')::int AS n FROM outbox_messages WHERE envelope->>'type' = 'billing.reservation_resolved'`)).toBe(N);
+    expect(
+      await count(
+        `SELECT count(DISTINCT envelope->'data'->>'request_id')::int AS n FROM outbox_messages WHERE envelope->>'type' = 'billing.reservation_resolved'`,
+      ),
+    ).toBe(N);
     expect(await count(`SELECT count(*)::int AS n FROM outbox_messages WHERE envelope->>'type' = 'billing.reservation_resolved'`)).toBe(N);
   }, 240_000);
 });
 
 function admin(args: string[]): Promise<{ code: number | null; out: unknown; err: string }> {
   return new Promise((resolve) => {
-    const proc = spawn(process.execPath, [join(APP, 'dist', 'admin.js'), ...args], { env: { ...process.env, ...env, LOG_LEVEL: 'silent' }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [join(APP, 'dist', 'admin.js'), ...args], {
+      env: { ...process.env, ...env, LOG_LEVEL: 'silent' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     proc.stdout.on('data', (b: Buffer) => (out += b.toString()));
@@ -98,17 +149,36 @@ function admin(args: string[]): Promise<{ code: number | null; out: unknown; err
 describe('admin command line', () => {
   it('tops up, grants and corrects with new transfers only, idempotent per reference', async () => {
     const tenant = randomUUID();
-    expect(await admin(['top-up', '--tenant', tenant, '--amount', '500', '--reference', `inv-${tenant}`])).toMatchObject({ code: 0, out: { created: true, balance_tokens: 500 } });
-    expect(await admin(['top-up', '--tenant', tenant, '--amount', '500', '--reference', `inv-${tenant}`])).toMatchObject({ code: 0, out: { created: false, balance_tokens: 500 } });
-    expect(await admin(['grant', '--tenant', tenant, '--amount', '50', '--reference', `promo-${tenant}`, '--memo', 'launch promo'])).toMatchObject({ code: 0, out: { balance_tokens: 550 } });
+    expect(await admin(['top-up', '--tenant', tenant, '--amount', '500', '--reference', `inv-${tenant}`])).toMatchObject({
+      code: 0,
+      out: { created: true, balance_tokens: 500 },
+    });
+    expect(await admin(['top-up', '--tenant', tenant, '--amount', '500', '--reference', `inv-${tenant}`])).toMatchObject({
+      code: 0,
+      out: { created: false, balance_tokens: 500 },
+    });
+    expect(
+      await admin(['grant', '--tenant', tenant, '--amount', '50', '--reference', `promo-${tenant}`, '--memo', 'launch promo']),
+    ).toMatchObject({ code: 0, out: { balance_tokens: 550 } });
     expect((await admin(['correct', '--tenant', tenant, '--amount=-100', '--reference', `fix-${tenant}`])).code).toBe(2); // a correction needs a reason
-    expect(await admin(['correct', '--tenant', tenant, '--amount=-100', '--reference', `fix-${tenant}`, '--memo', 'invoice entered twice'])).toMatchObject({ code: 0, out: { balance_tokens: 450 } });
+    expect(
+      await admin(['correct', '--tenant', tenant, '--amount=-100', '--reference', `fix-${tenant}`, '--memo', 'invoice entered twice']),
+    ).toMatchObject({ code: 0, out: { balance_tokens: 450 } });
     const tooMuch = await admin(['correct', '--tenant', tenant, '--amount=-1000', '--reference', `fix2-${tenant}`, '--memo', 'x']);
     expect(tooMuch.code).toBe(1);
     expect(tooMuch.err).toContain('INSUFFICIENT_CREDITS');
-    expect(await admin(['balance', '--tenant', tenant])).toMatchObject({ code: 0, out: { balance_tokens: 450, reserved_tokens: 0, plan_id: 'standard' } });
+    expect(await admin(['balance', '--tenant', tenant])).toMatchObject({
+      code: 0,
+      out: { balance_tokens: 450, reserved_tokens: 0, plan_id: 'standard' },
+    });
     const statement = await admin(['statement', '--tenant', tenant]);
-    expect((statement.out as { items: { type: string; balance_effect_tokens: number; memo: string | null }[] }).items.map((i) => [i.type, i.balance_effect_tokens, i.memo])).toEqual([
+    expect(
+      (statement.out as { items: { type: string; balance_effect_tokens: number; memo: string | null }[] }).items.map((i) => [
+        i.type,
+        i.balance_effect_tokens,
+        i.memo,
+      ]),
+    ).toEqual([
       ['correction', -100, 'invoice entered twice'],
       ['grant', 50, 'launch promo'],
       ['top_up', 500, null],

@@ -18,7 +18,15 @@ export interface LedgerHarness {
 
 export async function startLedger(env: Record<string, string> = {}): Promise<LedgerHarness> {
   const database = await createTestDatabase('billing-ledger');
-  const deps = createLedgerDeps(loadLedgerEnv({ DATABASE_URL: database.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'silent', OUTBOX_POLL_MS: '50', ...env }));
+  const deps = createLedgerDeps(
+    loadLedgerEnv({
+      DATABASE_URL: database.url,
+      KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(),
+      LOG_LEVEL: 'silent',
+      OUTBOX_POLL_MS: '50',
+      ...env,
+    }),
+  );
   const service = createLedgerService(deps);
   await service.start();
   // The service serves without Kafka and connects in the background; these tests produce at once.
@@ -38,9 +46,20 @@ export async function startLedger(env: Record<string, string> = {}): Promise<Led
 export async function newTenant(h: LedgerHarness, credits: number, plan?: string): Promise<string> {
   const tenant = randomUUID();
   if (plan) {
-    await withDatabase(h.database.url, (c) => c.query(`INSERT INTO accounts (id, kind, tenant_id, no_overdraft, plan_id) VALUES ($1, 'tenant', $2, true, $3)`, [`tenant:${tenant}`, tenant, plan]));
+    await withDatabase(h.database.url, (c) =>
+      c.query(`INSERT INTO accounts (id, kind, tenant_id, no_overdraft, plan_id) VALUES ($1, 'tenant', $2, true, $3)`, [
+        `tenant:${tenant}`,
+        tenant,
+        plan,
+      ]),
+    );
   }
-  if (credits > 0) await h.api().post(`/internal/v1/accounts/${tenant}/top-ups`).send({ amount: credits, reference: `t-${tenant}` }).expect(201);
+  if (credits > 0)
+    await h
+      .api()
+      .post(`/internal/v1/accounts/${tenant}/top-ups`)
+      .send({ amount: credits, reference: `t-${tenant}` })
+      .expect(201);
   return tenant;
 }
 
@@ -54,7 +73,10 @@ export const reserveBody = (tenant: string, extra: Record<string, unknown> = {})
 });
 
 export async function balance(h: LedgerHarness, tenant: string): Promise<{ balance_tokens: number; reserved_tokens: number }> {
-  const b = (await h.api().get(`/internal/v1/accounts/${tenant}/balance`).expect(200)).body as { balance_tokens: number; reserved_tokens: number };
+  const b = (await h.api().get(`/internal/v1/accounts/${tenant}/balance`).expect(200)).body as {
+    balance_tokens: number;
+    reserved_tokens: number;
+  };
   return { balance_tokens: b.balance_tokens, reserved_tokens: b.reserved_tokens };
 }
 
@@ -70,7 +92,17 @@ export async function sendAndWait(h: LedgerHarness, envelopes: Envelope[], timeo
   );
   const ids = [...new Set(envelopes.map((e) => e.id))];
   await eventually(
-    () => withDatabase(h.database.url, async (c) => (await c.query(`SELECT count(*)::int AS n FROM processed_messages WHERE consumer = 'billing-ledger' AND event_id = ANY($1::uuid[])`, [ids])).rows[0].n as number),
+    () =>
+      withDatabase(
+        h.database.url,
+        async (c) =>
+          (
+            await c.query(
+              `SELECT count(*)::int AS n FROM processed_messages WHERE consumer = 'billing-ledger' AND event_id = ANY($1::uuid[])`,
+              [ids],
+            )
+          ).rows[0].n as number,
+      ),
     (n) => n === ids.length,
     timeoutMs,
     25,
@@ -97,7 +129,9 @@ export async function invariants(url: string): Promise<LedgerInvariants> {
         'SELECT COALESCE(sum(credits_posted - debits_posted), 0)::text AS posted, COALESCE(sum(credits_pending - debits_pending), 0)::text AS pending FROM accounts',
       )
     ).rows[0]!;
-    const overdrawn = (await c.query<{ id: string }>('SELECT id FROM accounts WHERE no_overdraft AND credits_posted - debits_posted - debits_pending < 0')).rows.map((r) => r.id);
+    const overdrawn = (
+      await c.query<{ id: string }>('SELECT id FROM accounts WHERE no_overdraft AND credits_posted - debits_posted - debits_pending < 0')
+    ).rows.map((r) => r.id);
     const doubleResolved = (
       await c.query<{ pending_id: string }>(
         `SELECT r.pending_id FROM transfers r LEFT JOIN transfers p ON p.id = r.pending_id AND p.kind = 'pending'
@@ -122,5 +156,9 @@ export const HEALTHY: LedgerInvariants = { postedSum: '0', pendingSum: '0', over
 
 /** Envelopes the ledger wrote to its outbox, in order; `type` is a LIKE pattern. */
 export async function outboxEvents(url: string, type: string): Promise<Envelope[]> {
-  return withDatabase(url, async (c) => (await c.query<{ envelope: Envelope }>("SELECT envelope FROM outbox_messages WHERE envelope->>'type' LIKE $1 ORDER BY id", [type])).rows.map((r) => r.envelope));
+  return withDatabase(url, async (c) =>
+    (
+      await c.query<{ envelope: Envelope }>("SELECT envelope FROM outbox_messages WHERE envelope->>'type' LIKE $1 ORDER BY id", [type])
+    ).rows.map((r) => r.envelope),
+  );
 }

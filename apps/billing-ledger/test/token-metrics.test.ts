@@ -20,7 +20,9 @@ afterAll(async () => {
 
 const api = () => h.api();
 
-async function flows(source: 'request' | 'llm' = 'request'): Promise<{ reserved: number; charged: number; refundedSettled: number; refundedRefunded: number }> {
+async function flows(
+  source: 'request' | 'llm' = 'request',
+): Promise<{ reserved: number; charged: number; refundedSettled: number; refundedRefunded: number }> {
   const text = (await api().get('/metrics').expect(200)).text;
   const value = (name: string, labels: string[]): number => {
     const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && labels.every((x) => l.includes(x)));
@@ -37,7 +39,11 @@ async function flows(source: 'request' | 'llm' = 'request'): Promise<{ reserved:
 }
 
 const chargedOf = (requestId: string) =>
-  withDatabase(h.database.url, async (c) => Number((await c.query<{ n: string }>('SELECT charged_tokens::text AS n FROM reservations WHERE request_id = $1', [requestId])).rows[0]!.n));
+  withDatabase(h.database.url, async (c) =>
+    Number(
+      (await c.query<{ n: string }>('SELECT charged_tokens::text AS n FROM reservations WHERE request_id = $1', [requestId])).rows[0]!.n,
+    ),
+  );
 
 describe('token flow metrics', () => {
   it('counts held tokens at reservation (not on replay), then charged and refunded tokens at settlement', async () => {
@@ -57,7 +63,13 @@ describe('token flow metrics', () => {
 
     // The browser request completes after its HTTP stage (cheaper than the browser hold): part of the hold comes back.
     await sendAndWait(h, [
-      settlementEnvelope(tenant, { request_id: done.request_id, outcome: 'completed', route_mode: 'browser', terminal_stage: 'http', captcha_tokens: 0 }),
+      settlementEnvelope(tenant, {
+        request_id: done.request_id,
+        outcome: 'completed',
+        route_mode: 'browser',
+        terminal_stage: 'http',
+        captcha_tokens: 0,
+      }),
       settlementEnvelope(tenant, { request_id: failed.request_id, outcome: 'failed', route_mode: 'http', captcha_tokens: 0 }),
     ]);
     const charged = await chargedOf(done.request_id);
@@ -67,10 +79,17 @@ describe('token flow metrics', () => {
     expect(after.refundedSettled - before.refundedSettled).toBe(heldDone - charged);
     expect(after.refundedRefunded - before.refundedRefunded).toBe(heldFailed);
     // Held in = charged + given back: nothing is left on hold.
-    expect(after.reserved - before.reserved).toBe(after.charged - before.charged + (after.refundedSettled - before.refundedSettled) + (after.refundedRefunded - before.refundedRefunded));
+    expect(after.reserved - before.reserved).toBe(
+      after.charged -
+        before.charged +
+        (after.refundedSettled - before.refundedSettled) +
+        (after.refundedRefunded - before.refundedRefunded),
+    );
 
     // A redelivered settlement command resolves nothing and counts nothing.
-    await sendAndWait(h, [settlementEnvelope(tenant, { request_id: failed.request_id, outcome: 'failed', route_mode: 'http', captcha_tokens: 0 })]);
+    await sendAndWait(h, [
+      settlementEnvelope(tenant, { request_id: failed.request_id, outcome: 'failed', route_mode: 'http', captcha_tokens: 0 }),
+    ]);
     expect(await flows()).toEqual(after);
   }, 60_000);
 
@@ -95,14 +114,27 @@ describe('token flow metrics', () => {
         CREATE CONSTRAINT TRIGGER token_metrics_fail AFTER INSERT ON outbox_messages DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION token_metrics_fail();`),
     );
     try {
-      const attempts = () => withDatabase(h.database.url, async (c) => Number((await c.query<{ n: string }>('SELECT last_value::text AS n FROM token_metrics_attempts')).rows[0]!.n));
-      const envelope = settlementEnvelope(tenant, { request_id: body.request_id, outcome: 'failed', route_mode: 'http', captcha_tokens: 0 });
+      const attempts = () =>
+        withDatabase(h.database.url, async (c) =>
+          Number((await c.query<{ n: string }>('SELECT last_value::text AS n FROM token_metrics_attempts')).rows[0]!.n),
+        );
+      const envelope = settlementEnvelope(tenant, {
+        request_id: body.request_id,
+        outcome: 'failed',
+        route_mode: 'http',
+        captcha_tokens: 0,
+      });
       await h.deps.bus.send(h.deps.bus.topic('billingCommands'), [{ key: body.request_id, envelope }]);
       await eventually(attempts, (n) => n >= 1, 20_000, 10);
       // One attempt rolled back: nothing counted, the reservation is still held.
       expect(await flows()).toEqual(before);
       await eventually(
-        () => withDatabase(h.database.url, async (c) => (await c.query<{ state: string }>('SELECT state FROM reservations WHERE request_id = $1', [body.request_id])).rows[0]!.state),
+        () =>
+          withDatabase(
+            h.database.url,
+            async (c) =>
+              (await c.query<{ state: string }>('SELECT state FROM reservations WHERE request_id = $1', [body.request_id])).rows[0]!.state,
+          ),
         (s) => s === 'refunded',
         20_000,
         25,
@@ -113,7 +145,11 @@ describe('token flow metrics', () => {
       expect(after.charged).toBe(before.charged);
       expect(after.reserved).toBe(before.reserved);
     } finally {
-      await withDatabase(h.database.url, (c) => c.query('DROP TRIGGER token_metrics_fail ON outbox_messages; DROP FUNCTION token_metrics_fail(); DROP SEQUENCE token_metrics_attempts;'));
+      await withDatabase(h.database.url, (c) =>
+        c.query(
+          'DROP TRIGGER token_metrics_fail ON outbox_messages; DROP FUNCTION token_metrics_fail(); DROP SEQUENCE token_metrics_attempts;',
+        ),
+      );
     }
   }, 60_000);
 
@@ -134,10 +170,15 @@ describe('token flow metrics', () => {
       const res = await api().post('/internal/v1/reservations').send(body);
       expect(res.status).toBeGreaterThanOrEqual(500);
       expect(await flows()).toEqual(before);
-      const rows = await withDatabase(h.database.url, async (c) => (await c.query('SELECT 1 FROM reservations WHERE request_id = $1', [body.request_id])).rowCount);
+      const rows = await withDatabase(
+        h.database.url,
+        async (c) => (await c.query('SELECT 1 FROM reservations WHERE request_id = $1', [body.request_id])).rowCount,
+      );
       expect(rows).toBe(0);
     } finally {
-      await withDatabase(h.database.url, (c) => c.query('DROP TRIGGER token_metrics_refuse ON reservations; DROP FUNCTION token_metrics_refuse();'));
+      await withDatabase(h.database.url, (c) =>
+        c.query('DROP TRIGGER token_metrics_refuse ON reservations; DROP FUNCTION token_metrics_refuse();'),
+      );
     }
     // The same reservation once the cause is gone: counted once.
     const held = (await api().post('/internal/v1/reservations').send(body).expect(201)).body.held_tokens as number;
@@ -148,9 +189,20 @@ describe('token flow metrics', () => {
     const tenant = await newTenant(h, 1000);
     const before = await flows('llm');
     const requestsBefore = await flows('request');
-    const hold = (op: string) => api().post('/internal/v1/llm-charges').send({ tenant_id: tenant, operation_id: op, kind: 'recipe_generation', memo: 'token metrics' });
+    const hold = (op: string) =>
+      api()
+        .post('/internal/v1/llm-charges')
+        .send({ tenant_id: tenant, operation_id: op, kind: 'recipe_generation', memo: 'token metrics' });
     const settle = (op: string, outcome: 'succeeded' | 'failed', cost: number) =>
-      api().post(`/internal/v1/llm-charges/${op}/settle`).send({ tenant_id: tenant, outcome, calls: 1, prompt_tokens: 100, completion_tokens: 10, provider_cost_nano_usd: cost, memo: 'token metrics' });
+      api().post(`/internal/v1/llm-charges/${op}/settle`).send({
+        tenant_id: tenant,
+        outcome,
+        calls: 1,
+        prompt_tokens: 100,
+        completion_tokens: 10,
+        provider_cost_nano_usd: cost,
+        memo: 'token metrics',
+      });
     const charged = `generation:${randomUUID()}`;
     const failed = `generation:${randomUUID()}`;
     const heldA = (await hold(charged).expect(201)).body.held_tokens as number;

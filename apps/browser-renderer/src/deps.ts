@@ -43,7 +43,12 @@ export function createRendererDeps(env: RendererEnv): RendererDeps {
     meter: new ProxyMeter({ policy, log: base.log }),
     captchaSolver:
       env.CAPTCHA_SOLVER_URL && env.CAPTCHA_SOLVER_KEY
-        ? new CaptchaSolver({ baseUrl: env.CAPTCHA_SOLVER_URL, clientKey: env.CAPTCHA_SOLVER_KEY, pollMs: env.CAPTCHA_SOLVER_POLL_MS, timeoutMs: env.CAPTCHA_SOLVER_TIMEOUT_MS })
+        ? new CaptchaSolver({
+            baseUrl: env.CAPTCHA_SOLVER_URL,
+            clientKey: env.CAPTCHA_SOLVER_KEY,
+            pollMs: env.CAPTCHA_SOLVER_POLL_MS,
+            timeoutMs: env.CAPTCHA_SOLVER_TIMEOUT_MS,
+          })
         : undefined,
   };
 }

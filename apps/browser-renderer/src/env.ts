@@ -31,7 +31,12 @@ export const envRenderer = {
   TARGET_ALLOWLIST: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
   /** AES-256-GCM key sealing debug artifacts at rest: `<id>:<base64 of 32 bytes>`, or plain base64 (id k1). */
   DEBUG_ARTIFACT_KEY: sealingKeyEnv(),
   /** Earlier keys that still open what they sealed (`<id>:<base64>,...`): a rotation keeps the old key here. */

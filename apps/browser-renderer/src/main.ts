@@ -4,4 +4,11 @@ import { loadRendererEnv } from './env.js';
 
 const env = loadRendererEnv();
 const deps = createRendererDeps(env);
-await serve({ name: 'browser-renderer', log: deps.log, graceMs: env.SHUTDOWN_GRACE_MS, port: env.PORT, host: env.HOST, service: createRendererService(deps) });
+await serve({
+  name: 'browser-renderer',
+  log: deps.log,
+  graceMs: env.SHUTDOWN_GRACE_MS,
+  port: env.PORT,
+  host: env.HOST,
+  service: createRendererService(deps),
+});

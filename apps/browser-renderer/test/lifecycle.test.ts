@@ -20,7 +20,9 @@ it('boots against the real Postgres and Kafka, launches Chromium, reports ready 
   const report = await exerciseLifecycle(createRendererService(createRendererDeps(env)));
   expect(report.readyBeforeStart).toBe(503);
   expect(report.readyAfterStart).toBe(200);
-  expect(report.readyBody.checks.map((c) => c.name)).toEqual(expect.arrayContaining(['database', 'kafka_consumers', 'outbox_relay', 'chromium']));
+  expect(report.readyBody.checks.map((c) => c.name)).toEqual(
+    expect.arrayContaining(['database', 'kafka_consumers', 'outbox_relay', 'chromium']),
+  );
   expect(report.healthz).toBe(200);
   expect(report.readyBody.checks.find((c) => c.name === 'chromium')).toMatchObject({ ok: true });
   expect(report.metricsText).toContain('browser_renderer_http_requests_total');

@@ -101,10 +101,22 @@ describe('render engine', () => {
   it('fails on a required action that cannot run, keeping the outcomes of the actions before it', async () => {
     const out = await renderJob(
       pool,
-      job('/actions', { debug_artifacts: true, browser_actions: [{ type: 'click', selector: '#btn' }, { type: 'click', selector: '#absent' }, { type: 'wait', ms: 10 }] }),
+      job('/actions', {
+        debug_artifacts: true,
+        browser_actions: [
+          { type: 'click', selector: '#btn' },
+          { type: 'click', selector: '#absent' },
+          { type: 'wait', ms: 10 },
+        ],
+      }),
       local,
     );
-    expect(out.result).toMatchObject({ outcome: 'failed', code: 'BROWSER_ACTION_FAILED', caused_by: 'tenant', meta: { actions: { run: 2, failed: 1 } } });
+    expect(out.result).toMatchObject({
+      outcome: 'failed',
+      code: 'BROWSER_ACTION_FAILED',
+      caused_by: 'tenant',
+      meta: { actions: { run: 2, failed: 1 } },
+    });
     expect((out.evidence?.report['actions'] as { outcome: string }[]).map((a) => a.outcome)).toEqual(['ok', 'failed']);
   }, 30_000);
 
@@ -232,16 +244,25 @@ describe('debug artifacts', () => {
   it('are sealed at rest, readable by their tenant only, and purged after their retention', async () => {
     const ids = { requestId: randomUUID(), tenantId: randomUUID() };
     const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(200, 7)]);
-    const listing = await storeDebugArtifacts({ db, sealer, retentionHours: 1 }, ids, { screenshot: png, report: { timings_ms: { total: 5 } } });
+    const listing = await storeDebugArtifacts({ db, sealer, retentionHours: 1 }, ids, {
+      screenshot: png,
+      report: { timings_ms: { total: 5 } },
+    });
     expect(listing.items.map((i) => i.name)).toEqual(['screenshot.png', 'report.json']);
-    const row = await db.debugArtifact.findUniqueOrThrow({ where: { requestId_name: { requestId: ids.requestId, name: 'screenshot.png' } } });
+    const row = await db.debugArtifact.findUniqueOrThrow({
+      where: { requestId_name: { requestId: ids.requestId, name: 'screenshot.png' } },
+    });
     expect(Buffer.from(row.sealed).includes(png.subarray(0, 8))).toBe(false);
     const read = await readDebugArtifact({ db, sealer }, { ...ids, name: 'screenshot.png' });
     expect(Buffer.from(read.body_base64, 'base64')).toEqual(png);
-    await expect(readDebugArtifact({ db, sealer }, { ...ids, tenantId: randomUUID(), name: 'screenshot.png' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(readDebugArtifact({ db, sealer }, { ...ids, tenantId: randomUUID(), name: 'screenshot.png' })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
     // After the key was replaced outright, an old artifact reads as gone, not as a server error.
     const otherKey = Sealer.fromBase64(Buffer.alloc(32, 6).toString('base64'));
-    await expect(readDebugArtifact({ db, sealer: otherKey }, { ...ids, name: 'screenshot.png' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    await expect(readDebugArtifact({ db, sealer: otherKey }, { ...ids, name: 'screenshot.png' })).rejects.toMatchObject({
+      code: 'NOT_FOUND',
+    });
     expect(await purgeExpiredArtifacts(db, new Date(Date.now() + 2 * 3600_000))).toBeGreaterThanOrEqual(2);
     await expect(readDebugArtifact({ db, sealer }, { ...ids, name: 'screenshot.png' })).rejects.toMatchObject({ code: 'NOT_FOUND' });
   });

@@ -27,7 +27,17 @@ const { command, values } = parseCommandLine(usage, ['proxy-add', 'proxy-list', 
   country: { type: 'string' },
   authoritative: { type: 'boolean', default: false },
 });
-const env = commandEnv(() => loadEnv({ ...databaseEnv, TARGET_URL_KEY: orchestratorEnv.TARGET_URL_KEY, TARGET_URL_KEY_PREVIOUS: orchestratorEnv.TARGET_URL_KEY_PREVIOUS, PROXY_EXIT_URL: z.string().optional() }, process.env));
+const env = commandEnv(() =>
+  loadEnv(
+    {
+      ...databaseEnv,
+      TARGET_URL_KEY: orchestratorEnv.TARGET_URL_KEY,
+      TARGET_URL_KEY_PREVIOUS: orchestratorEnv.TARGET_URL_KEY_PREVIOUS,
+      PROXY_EXIT_URL: z.string().optional(),
+    },
+    process.env,
+  ),
+);
 
 const db = new PrismaClient(prismaClientOptions(env.DATABASE_URL, { max: 1 }));
 const sealer = commandEnv(() => Sealer.fromKeys(env.TARGET_URL_KEY, env.TARGET_URL_KEY_PREVIOUS, 'TARGET_URL_KEY'));
@@ -42,7 +52,13 @@ try {
       const url = values.url ?? env.PROXY_EXIT_URL;
       if (!url) throw new ExitConfigError('the exit URL is required: PROXY_EXIT_URL=http://user:pass@host:port (or --url)');
       if (!values.class) throw new ExitConfigError('--class is required');
-      const exit = await addExit(db, sealer, { label: label(), networkClass: values.class, url, country: values.country ?? null, countryAuthoritative: values.authoritative });
+      const exit = await addExit(db, sealer, {
+        label: label(),
+        networkClass: values.class,
+        url,
+        country: values.country ?? null,
+        countryAuthoritative: values.authoritative,
+      });
       console.log(JSON.stringify(exit));
       break;
     }

@@ -29,7 +29,9 @@ export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, Pris
 }
 
 export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
-  const base = kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), { poolSize: Math.min(env.FETCH_CONCURRENCY, 8) + 4 });
+  const base = kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), {
+    poolSize: Math.min(env.FETCH_CONCURRENCY, 8) + 4,
+  });
   const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, metrics: base.metrics });
   const sealer = Sealer.fromKeys(env.TARGET_URL_KEY, env.TARGET_URL_KEY_PREVIOUS, 'TARGET_URL_KEY');
   recordTerminalStatesIn(base.metrics);
@@ -48,7 +50,11 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
       keySecret: cacheKeySecretOf(env.TARGET_URL_KEY.key.toString('base64')),
       maxEntriesPerTenant: env.RESULT_CACHE_MAX_ENTRIES_PER_TENANT,
       maxTotalBytes: env.RESULT_CACHE_MAX_BYTES,
-      outcomes: base.metrics.counter('result_cache_total', 'Result cache: lookups by outcome (hit, miss, bypass: not allowed to read) and entries evicted at fill.', ['outcome']),
+      outcomes: base.metrics.counter(
+        'result_cache_total',
+        'Result cache: lookups by outcome (hit, miss, bypass: not allowed to read) and entries evicted at fill.',
+        ['outcome'],
+      ),
     },
     admission: { db: base.db, ledger, sealer, targetRetentionHours: env.TARGET_URL_RETENTION_HOURS, pool },
     routes,

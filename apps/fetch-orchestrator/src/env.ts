@@ -25,14 +25,27 @@ export const orchestratorEnv = {
   TARGET_ALLOWLIST: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
   /** HTTP stages run at once by one orchestrator instance (across and within partitions). */
   FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
-  MAX_RESULT_BYTES: z.coerce.number().int().min(1024).default(10 * 1024 * 1024),
+  MAX_RESULT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(10 * 1024 * 1024),
   /** Result cache (domain/result-cache.ts): entries a tenant may have; a fill evicts its oldest beyond this. */
   RESULT_CACHE_MAX_ENTRIES_PER_TENANT: z.coerce.number().int().min(1).max(1_000_000).default(10_000),
   /** Result cache: total size of the results all entries serve; the retention purge evicts the oldest beyond this. */
-  RESULT_CACHE_MAX_BYTES: z.coerce.number().int().min(0).default(1024 * 1024 * 1024),
+  RESULT_CACHE_MAX_BYTES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1024 * 1024 * 1024),
   /**
    * IP echo endpoint fetched through a proxy exit to learn the address it leaves from (plain text,
    * or JSON with `ip`), for geo_country on exits whose country label is not authoritative. Unset:

@@ -4,4 +4,11 @@ import { loadOrchestratorEnv } from './env.js';
 
 const env = loadOrchestratorEnv();
 const deps = createOrchestratorDeps(env);
-await serve({ name: 'fetch-orchestrator', log: deps.log, graceMs: env.SHUTDOWN_GRACE_MS, port: env.PORT, host: env.HOST, service: createOrchestratorService(deps) });
+await serve({
+  name: 'fetch-orchestrator',
+  log: deps.log,
+  graceMs: env.SHUTDOWN_GRACE_MS,
+  port: env.PORT,
+  host: env.HOST,
+  service: createOrchestratorService(deps),
+});

@@ -1,7 +1,14 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ledgerApi } from '@wdr/contracts';
-import { createTestDatabase, startServiceProcess, uniqueTopicPrefix, withDatabase, type ServiceProcess, type TestDatabase } from '@wdr/testkit';
+import {
+  createTestDatabase,
+  startServiceProcess,
+  uniqueTopicPrefix,
+  withDatabase,
+  type ServiceProcess,
+  type TestDatabase,
+} from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
 import { createServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
@@ -30,17 +37,27 @@ let TENANT: string;
 /** A tenant whose ledger account holds `credits` tokens. */
 async function fundedTenant(credits = 1_000_000): Promise<string> {
   const tenant = randomUUID();
-  await callInternal(deps.ledger, ledgerApi.topUp, { params: { tenantId: tenant }, body: { amount: credits, reference: `admission-test-${tenant}` } });
+  await callInternal(deps.ledger, ledgerApi.topUp, {
+    params: { tenantId: tenant },
+    body: { amount: credits, reference: `admission-test-${tenant}` },
+  });
   return tenant;
 }
 
 /** Reservations the ledger holds for a tenant. */
 const reservationsOf = (tenant: string) =>
-  withDatabase(ledgerDb.url, async (c) => (await c.query('SELECT count(*)::int AS n FROM reservations WHERE tenant_id = $1', [tenant])).rows[0].n as number);
+  withDatabase(
+    ledgerDb.url,
+    async (c) => (await c.query('SELECT count(*)::int AS n FROM reservations WHERE tenant_id = $1', [tenant])).rows[0].n as number,
+  );
 
 beforeAll(async () => {
   [database, ledgerDb] = await Promise.all([createTestDatabase('fetch-orchestrator'), createTestDatabase('billing-ledger')]);
-  ledgerProcess = await startServiceProcess('billing-ledger', { DATABASE_URL: ledgerDb.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'warn' });
+  ledgerProcess = await startServiceProcess('billing-ledger', {
+    DATABASE_URL: ledgerDb.url,
+    KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(),
+    LOG_LEVEL: 'warn',
+  });
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
   const sealer = Sealer.fromBase64(Buffer.alloc(32, 3).toString('base64'));
   deps = {
@@ -81,13 +98,32 @@ describe('createRequest', () => {
   it('stores the request, its accepted event and both outbox messages (event mirror, then the job) together', async () => {
     const cmd = command();
     const view = await createRequest(deps, cmd);
-    expect(view).toMatchObject({ id: cmd.request_id, status: 'pending', route_mode: 'http', base_tokens: 1, charged_tokens: 1, idempotent_replay: false });
+    expect(view).toMatchObject({
+      id: cmd.request_id,
+      status: 'pending',
+      route_mode: 'http',
+      base_tokens: 1,
+      charged_tokens: 1,
+      idempotent_replay: false,
+    });
 
     const row = await db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
-    expect(row).toMatchObject({ tenantId: cmd.tenant_id, urlOrigin: 'http://127.0.0.1:9', status: 'pending', tokenState: 'reserved', lastEventSeq: 1, proxyType: 'datacenter' });
+    expect(row).toMatchObject({
+      tenantId: cmd.tenant_id,
+      urlOrigin: 'http://127.0.0.1:9',
+      status: 'pending',
+      tokenState: 'reserved',
+      lastEventSeq: 1,
+      proxyType: 'datacenter',
+    });
     expect(row.targetSealed).not.toContain('secret');
     expect(deps.sealer.open(row.targetSealed!, row.id)).toBe(cmd.url);
-    expect(row.options).toMatchObject({ timeout_ms: 45_000, input_hash: cmd.input_hash, max_credits_per_request: null, admission_quote: null });
+    expect(row.options).toMatchObject({
+      timeout_ms: 45_000,
+      input_hash: cmd.input_hash,
+      max_credits_per_request: null,
+      admission_quote: null,
+    });
     expect(row.createdAt.toISOString()).toBe(view.created_at);
 
     const history = await readEvents(db, cmd.tenant_id, cmd.request_id);
@@ -98,7 +134,12 @@ describe('createRequest', () => {
       ['requestLifecycle', 'request.event_appended'],
       ['fetchJobs', 'fetch.job_requested'],
     ]);
-    expect(out[0]!.envelope.data).toMatchObject({ request_id: cmd.request_id, event_id: 1, kind: 'request.accepted', created_at: view.created_at });
+    expect(out[0]!.envelope.data).toMatchObject({
+      request_id: cmd.request_id,
+      event_id: 1,
+      kind: 'request.accepted',
+      created_at: view.created_at,
+    });
 
     // The next event continues the sequence.
     expect(await db.$transaction((tx) => appendEvent(tx, row, 'request.running', 'running', {}))).toBe(2);
@@ -108,13 +149,19 @@ describe('createRequest', () => {
     const cmd = command();
     await createRequest(deps, cmd);
     const row = await db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
-    const seqs = await Promise.all(Array.from({ length: 10 }, (_, i) => db.$transaction((tx) => appendEvent(tx, row, `request.note_${i}`, 'running', { i }))));
+    const seqs = await Promise.all(
+      Array.from({ length: 10 }, (_, i) => db.$transaction((tx) => appendEvent(tx, row, `request.note_${i}`, 'running', { i }))),
+    );
     expect([...seqs].sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     const history = await readEvents(db, cmd.tenant_id, cmd.request_id);
     const mirrors = (await outboxOf(cmd.request_id)).filter((m) => m.topic === 'requestLifecycle').map((m) => m.envelope.data);
     expect(mirrors.map((d) => d['event_id'])).toEqual(history.events.map((e) => e.event_id));
     for (const e of history.events.slice(1)) {
-      expect(mirrors.find((d) => d['event_id'] === e.event_id)).toMatchObject({ kind: e.kind, payload: e.payload, created_at: e.created_at });
+      expect(mirrors.find((d) => d['event_id'] === e.event_id)).toMatchObject({
+        kind: e.kind,
+        payload: e.payload,
+        created_at: e.created_at,
+      });
     }
   });
 
@@ -132,7 +179,10 @@ describe('createRequest', () => {
     expect(await db.requestEvent.count({ where: { requestId: cmd.request_id } })).toBe(1);
     expect(await outboxOf(cmd.request_id)).toHaveLength(2);
     // One reservation, one charge: the ledger answered the others as replays.
-    const held = await withDatabase(ledgerDb.url, async (c) => (await c.query('SELECT count(*)::int AS n FROM reservations WHERE request_id = $1', [cmd.request_id])).rows[0].n);
+    const held = await withDatabase(
+      ledgerDb.url,
+      async (c) => (await c.query('SELECT count(*)::int AS n FROM reservations WHERE request_id = $1', [cmd.request_id])).rows[0].n,
+    );
     expect(held).toBe(1);
     expect(answers.reduce((n, a) => n + a.charged_tokens, 0)).toBe(1);
   });
@@ -153,9 +203,14 @@ describe('createRequest', () => {
     await createRequest(deps, first);
     await createRequest(deps, command({ tenant_id, concurrency: ceiling }));
     expect(await reservationsOf(tenant_id)).toBe(2);
-    await expect(createRequest(deps, command({ tenant_id, concurrency: ceiling }))).rejects.toMatchObject({ code: 'CONCURRENCY_LIMITED', retryAfterSeconds: 1 });
+    await expect(createRequest(deps, command({ tenant_id, concurrency: ceiling }))).rejects.toMatchObject({
+      code: 'CONCURRENCY_LIMITED',
+      retryAfterSeconds: 1,
+    });
     // Admissions the gateway holds elsewhere count too.
-    await expect(createRequest(deps, command({ tenant_id, concurrency: { limit: 3, others_in_flight: 1 } }))).rejects.toMatchObject({ code: 'CONCURRENCY_LIMITED' });
+    await expect(createRequest(deps, command({ tenant_id, concurrency: { limit: 3, others_in_flight: 1 } }))).rejects.toMatchObject({
+      code: 'CONCURRENCY_LIMITED',
+    });
     expect(await reservationsOf(tenant_id)).toBe(2);
     // A replay at the ceiling is answered.
     expect(await createRequest(deps, first)).toMatchObject({ id: first.request_id, idempotent_replay: true });
@@ -173,12 +228,18 @@ describe('createRequest', () => {
   it('refuses premium before anything is reserved while no premium exit is configured, then leaves the price to the ledger', async () => {
     const tenant_id = await fundedTenant();
     const premium = () => command({ tenant_id, proxy_type: 'premium' });
-    await expect(createRequest(deps, premium())).rejects.toMatchObject({ code: 'VALIDATION_FAILED', message: 'The premium network has no available connection.' });
+    await expect(createRequest(deps, premium())).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: 'The premium network has no available connection.',
+    });
     expect(await reservationsOf(tenant_id)).toBe(0);
     await addExit(db, deps.sealer, { label: `premium-${tenant_id}`, networkClass: 'premium', url: 'http://u:p@127.0.0.9:3128' });
     await deps.pool.reload();
     // Connected now; the standard plan does not price premium, which the ledger says.
-    await expect(createRequest(deps, premium())).rejects.toMatchObject({ code: 'VALIDATION_FAILED', message: 'The premium network is not priced for this plan.' });
+    await expect(createRequest(deps, premium())).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+      message: 'The premium network is not priced for this plan.',
+    });
     expect(await reservationsOf(tenant_id)).toBe(0);
   });
 });

@@ -108,7 +108,11 @@ describe('listRequests (keyset pages on created_at, id)', () => {
     expect(failed.meta).toEqual({ next_cursor: null, has_more: false, limit: 50 });
     const pending = await listRequests(db, { tenantId: tenant, limit: 50, status: 'pending' });
     expect(pending.data.map((d) => d.id)).toEqual([a.id]);
-    for (const bad of ['not a cursor!', Buffer.from('{"v":1,"t":"yesterday","i":"x"}').toString('base64url'), Buffer.from('[]').toString('base64url')]) {
+    for (const bad of [
+      'not a cursor!',
+      Buffer.from('{"v":1,"t":"yesterday","i":"x"}').toString('base64url'),
+      Buffer.from('[]').toString('base64url'),
+    ]) {
       const err = await errorOf(listRequests(db, { tenantId: tenant, limit: 5, cursor: bad }));
       expect(err).toBeInstanceOf(PublicError);
       expect([err.code, err.details?.[0]?.field]).toEqual(['VALIDATION_FAILED', 'cursor']);
@@ -117,7 +121,7 @@ describe('listRequests (keyset pages on created_at, id)', () => {
 });
 
 describe('readEvents and readResult', () => {
-  it('returns the history after an id, ascending, and hides other tenants\' requests', async () => {
+  it("returns the history after an id, ascending, and hides other tenants' requests", async () => {
     const tenant = randomUUID();
     const r = await storedRequest(tenant);
     await db.$transaction(async (tx) => {
@@ -144,7 +148,14 @@ describe('readEvents and readResult', () => {
     const done = await storedRequest(tenant, { status: 'completed' });
     const html = '<html><head><title>T</title><script>var x=1</script></head><body><h1>Hello</h1><p>a  b</p><p>c</p></body></html>';
     await db.requestResult.create({
-      data: { requestId: done.id, statusCode: 200, contentType: 'text/html; charset=utf-8', body: new Uint8Array(Buffer.from(html)), bytes: html.length, expiresAt: new Date(Date.now() + 60_000) },
+      data: {
+        requestId: done.id,
+        statusCode: 200,
+        contentType: 'text/html; charset=utf-8',
+        body: new Uint8Array(Buffer.from(html)),
+        bytes: html.length,
+        expiresAt: new Date(Date.now() + 60_000),
+      },
     });
     const asHtml = await readResult(db, tenant, done.id, 'html');
     expect([asHtml.content_type, asHtml.body.toString()]).toEqual(['text/html; charset=utf-8', html]);
@@ -164,12 +175,22 @@ describe('cancelRequest', () => {
     expect(first.detail).toMatchObject({ status: 'cancelled', token_state: 'settlement_pending', user_error: { code: 'CANCELLED' } });
     const again = await cancelRequest(db, tenant, r.id);
     expect(again).toEqual({ detail: first.detail, changed: false });
-    const outbox = await withDatabase(database.url, async (c) =>
-      (await c.query<{ topic: string; envelope: { type: string; data: Record<string, unknown> } }>('SELECT topic, envelope FROM outbox_messages WHERE message_key = $1 ORDER BY id', [r.id])).rows,
+    const outbox = await withDatabase(
+      database.url,
+      async (c) =>
+        (
+          await c.query<{ topic: string; envelope: { type: string; data: Record<string, unknown> } }>(
+            'SELECT topic, envelope FROM outbox_messages WHERE message_key = $1 ORDER BY id',
+            [r.id],
+          )
+        ).rows,
     );
     const settlements = outbox.filter((m) => m.envelope.type === 'billing.settlement_requested');
     expect(settlements.map((m) => m.envelope.data['outcome'])).toEqual(['cancelled']);
-    expect(outbox.filter((m) => m.envelope.type === 'request.event_appended').map((m) => m.envelope.data['kind'])).toEqual(['request.accepted', 'request.cancelled']);
+    expect(outbox.filter((m) => m.envelope.type === 'request.event_appended').map((m) => m.envelope.data['kind'])).toEqual([
+      'request.accepted',
+      'request.cancelled',
+    ]);
 
     const completed = await storedRequest(tenant, { status: 'completed' });
     expect((await errorOf(cancelRequest(db, tenant, completed.id))).code).toBe('CONFLICT');
@@ -194,14 +215,23 @@ describe('cancelRequest', () => {
     const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: 'http://127.0.0.1:9' });
     const log = createLogger('test', 'silent');
     const routes = { pool: new ProxyPool(db, sealer, log), geo: new GeoVerifier({ echoUrl: undefined }), maxExitAttempts: 1 };
-    const deps = { db, ledger, sealer, policy: new TargetPolicy(['127.0.0.1']), log, maxResultBytes: 1024, resultRetentionHours: 1, routes };
+    const deps = {
+      db,
+      ledger,
+      sealer,
+      policy: new TargetPolicy(['127.0.0.1']),
+      log,
+      maxResultBytes: 1024,
+      resultRetentionHours: 1,
+      routes,
+    };
     await runHttpStage(deps, r.id, ctx);
     const row = await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } });
     expect([row.status, row.attempts, row.startedAt]).toEqual(['cancelled', 0, null]);
     expect((await readEvents(db, tenant, r.id)).events.map((e) => e.kind)).toEqual(['request.accepted', 'request.cancelled']);
   });
 
-  it('lets the first of a cancel and a worker\'s terminal write win, exactly once', async () => {
+  it("lets the first of a cancel and a worker's terminal write win, exactly once", async () => {
     const tenant = randomUUID();
     const r = await storedRequest(tenant, { status: 'running' });
     const [cancelled, finished] = await Promise.allSettled([
@@ -209,7 +239,9 @@ describe('cancelRequest', () => {
       db.$transaction((tx) => finish(tx, r, { status: 'completed' })),
     ]);
     const row = await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } });
-    const terminalEvents = (await readEvents(db, tenant, r.id)).events.filter((e) => ['request.completed', 'request.cancelled'].includes(e.kind));
+    const terminalEvents = (await readEvents(db, tenant, r.id)).events.filter((e) =>
+      ['request.completed', 'request.cancelled'].includes(e.kind),
+    );
     expect(terminalEvents).toHaveLength(1);
     expect(terminalEvents[0]!.status).toBe(row.status);
     if (row.status === 'completed') expect(cancelled.status === 'rejected' && (cancelled.reason as PublicError).code).toBe('CONFLICT');
@@ -227,16 +259,29 @@ describe('retention', () => {
       [expired, past],
       [kept, new Date(Date.now() + 3600_000)],
     ] as const) {
-      await db.requestResult.create({ data: { requestId: r.id, statusCode: 200, contentType: 'text/html', body: new Uint8Array(Buffer.from('<p>x</p>')), bytes: 8, expiresAt } });
+      await db.requestResult.create({
+        data: {
+          requestId: r.id,
+          statusCode: 200,
+          contentType: 'text/html',
+          body: new Uint8Array(Buffer.from('<p>x</p>')),
+          bytes: 8,
+          expiresAt,
+        },
+      });
     }
     const purged = await purgeExpired(db);
     expect(purged.targets).toBeGreaterThanOrEqual(1);
     expect(purged.results).toBeGreaterThanOrEqual(1);
-    const rows = await withDatabase(database.url, async (c) =>
-      (await c.query<{ id: string; sealed: boolean; result: boolean }>(
-        'SELECT r.id, r.target_sealed IS NOT NULL AS sealed, x.request_id IS NOT NULL AS result FROM data_requests r LEFT JOIN request_results x ON x.request_id = r.id WHERE r.id = ANY($1)',
-        [[expired.id, kept.id]],
-      )).rows,
+    const rows = await withDatabase(
+      database.url,
+      async (c) =>
+        (
+          await c.query<{ id: string; sealed: boolean; result: boolean }>(
+            'SELECT r.id, r.target_sealed IS NOT NULL AS sealed, x.request_id IS NOT NULL AS result FROM data_requests r LEFT JOIN request_results x ON x.request_id = r.id WHERE r.id = ANY($1)',
+            [[expired.id, kept.id]],
+          )
+        ).rows,
     );
     const byId = Object.fromEntries(rows.map((r) => [r.id, r]));
     expect(byId[expired.id]).toMatchObject({ sealed: false, result: false });

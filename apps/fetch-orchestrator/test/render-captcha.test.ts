@@ -28,7 +28,11 @@ const deps = () => ({ db, sealer, maxResultBytes: 1024 * 1024, resultRetentionHo
 beforeAll(async () => {
   database = await createTestDatabase('fetch-orchestrator');
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
-  routes = { pool: new ProxyPool(db, sealer, createLogger('test', 'silent')), geo: new GeoVerifier({ echoUrl: undefined }), maxExitAttempts: 3 };
+  routes = {
+    pool: new ProxyPool(db, sealer, createLogger('test', 'silent')),
+    geo: new GeoVerifier({ echoUrl: undefined }),
+    maxExitAttempts: 3,
+  };
 }, 60_000);
 
 afterAll(async () => {
@@ -98,11 +102,27 @@ describe('a render result into the settlement', () => {
   it('passes measured proxy traffic on with the request proxy type, and unmeasured traffic as unmeasured (never as zero bytes measured)', async () => {
     const measured = await runningRequest();
     await acceptRenderResult(deps(), measured.id, completed({ traffic: { measured: true, request_bytes: 1234, response_bytes: 56789 } }));
-    expect((await settlementOf(measured.id))['traffic']).toEqual({ proxy_type: 'residential', measured: true, request_bytes: 1234, response_bytes: 56789 });
+    expect((await settlementOf(measured.id))['traffic']).toEqual({
+      proxy_type: 'residential',
+      measured: true,
+      request_bytes: 1234,
+      response_bytes: 56789,
+    });
 
     const unmeasured = await runningRequest();
-    await acceptRenderResult(deps(), unmeasured.id, { outcome: 'failed', code: 'TARGET_TIMEOUT', message: 'slow', caused_by: 'target', traffic: { measured: false, request_bytes: 0, response_bytes: 0 } });
-    expect((await settlementOf(unmeasured.id))['traffic']).toEqual({ proxy_type: 'residential', measured: false, request_bytes: 0, response_bytes: 0 });
+    await acceptRenderResult(deps(), unmeasured.id, {
+      outcome: 'failed',
+      code: 'TARGET_TIMEOUT',
+      message: 'slow',
+      caused_by: 'target',
+      traffic: { measured: false, request_bytes: 0, response_bytes: 0 },
+    });
+    expect((await settlementOf(unmeasured.id))['traffic']).toEqual({
+      proxy_type: 'residential',
+      measured: false,
+      request_bytes: 0,
+      response_bytes: 0,
+    });
 
     const direct = await runningRequest();
     await acceptRenderResult(deps(), direct.id, completed());
@@ -139,14 +159,25 @@ describe('a render result into the settlement', () => {
       meta: meta({ captcha: { kind: 'hcaptcha', solves: 1 } }),
     });
     expect(answer).toEqual({ accepted: true, status: 'failed' });
-    expect(await settlementOf(row.id)).toMatchObject({ outcome: 'failed', reason: 'budget_exhausted', captcha_solves: 1, terminal_stage: 'browser' });
+    expect(await settlementOf(row.id)).toMatchObject({
+      outcome: 'failed',
+      reason: 'budget_exhausted',
+      captcha_solves: 1,
+      terminal_stage: 'browser',
+    });
     const stored = await db.dataRequest.findUniqueOrThrow({ where: { id: row.id } });
     expect(stored.userError).toMatchObject({ code: 'BUDGET_EXHAUSTED', reason: 'budget_exhausted' });
 
     // Any other failure is refunded: no reason, no solves billed.
     const other = await runningRequest();
     await authorizeSolve(other, 1);
-    await acceptRenderResult(deps(), other.id, { outcome: 'failed', code: 'CAPTCHA_NOT_SOLVED', message: 'no', caused_by: 'target', meta: meta({ captcha: { kind: 'hcaptcha', solves: 0 } }) });
+    await acceptRenderResult(deps(), other.id, {
+      outcome: 'failed',
+      code: 'CAPTCHA_NOT_SOLVED',
+      message: 'no',
+      caused_by: 'target',
+      meta: meta({ captcha: { kind: 'hcaptcha', solves: 0 } }),
+    });
     const s = await settlementOf(other.id);
     expect([s['reason'], s['captcha_solves']]).toEqual([undefined, undefined]);
   });

@@ -27,7 +27,11 @@ const deps = () => ({ db, sealer, maxResultBytes: 1024 * 1024, resultRetentionHo
 beforeAll(async () => {
   database = await createTestDatabase('fetch-orchestrator');
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
-  routes = { pool: new ProxyPool(db, sealer, createLogger('test', 'silent')), geo: new GeoVerifier({ echoUrl: undefined }), maxExitAttempts: 3 };
+  routes = {
+    pool: new ProxyPool(db, sealer, createLogger('test', 'silent')),
+    geo: new GeoVerifier({ echoUrl: undefined }),
+    maxExitAttempts: 3,
+  };
 }, 60_000);
 
 afterAll(async () => {
@@ -35,7 +39,11 @@ afterAll(async () => {
   await database?.drop();
 }, 60_000);
 
-async function browserRequest(tenantId: string, options: Record<string, unknown> = {}, extra: Partial<Prisma.DataRequestUncheckedCreateInput> = {}) {
+async function browserRequest(
+  tenantId: string,
+  options: Record<string, unknown> = {},
+  extra: Partial<Prisma.DataRequestUncheckedCreateInput> = {},
+) {
   const id = randomUUID();
   return db.$transaction(async (tx) => {
     const row = await tx.dataRequest.create({
@@ -81,7 +89,12 @@ describe('render jobs', () => {
   it('hands the claimed job the full URL and the options, and marks the request running in the browser stage', async () => {
     const tenant = randomUUID();
     const actions = [{ type: 'click', selector: '#go' }];
-    const r = await browserRequest(tenant, { javascript: false, browser_actions: actions, wait_for_selector: '#x', headers: { 'X-A': '1' } });
+    const r = await browserRequest(tenant, {
+      javascript: false,
+      browser_actions: actions,
+      wait_for_selector: '#x',
+      headers: { 'X-A': '1' },
+    });
     const answer = await startRenderJob(deps(), r.id);
     expect(answer.state).toBe('run');
     if (answer.state !== 'run') return;
@@ -119,7 +132,12 @@ describe('render jobs', () => {
 
     const detail = detailView(await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } }));
     expect(detail.status).toBe('completed');
-    expect(detail.result_meta).toMatchObject({ stage: 'browser', status_code: 200, text_matches: 1, resource_policy: { applied: 'site-light' } });
+    expect(detail.result_meta).toMatchObject({
+      stage: 'browser',
+      status_code: 200,
+      text_matches: 1,
+      resource_policy: { applied: 'site-light' },
+    });
     expect((await readResult(db, tenant, r.id, 'text')).body.toString()).toBe('rendered');
     expect((await readResult(db, tenant, r.id, 'html')).body.toString()).toContain('<p class="x">rendered</p>');
     const settlements = await settlementsOf(r.id);
@@ -127,11 +145,14 @@ describe('render jobs', () => {
     expect((await readEvents(db, tenant, r.id)).events.filter((e) => e.kind === 'request.completed')).toHaveLength(1);
   });
 
-  it('fails a request with the renderer\'s code, keeps the debug artifact listing, and refunds', async () => {
+  it("fails a request with the renderer's code, keeps the debug artifact listing, and refunds", async () => {
     const tenant = randomUUID();
     const r = await browserRequest(tenant, { debug_artifacts: true });
     await startRenderJob(deps(), r.id);
-    const listing = { items: [{ name: 'screenshot.png', content_type: 'image/png', bytes: 1234 }], expires_at: new Date(Date.now() + 3600_000).toISOString() };
+    const listing = {
+      items: [{ name: 'screenshot.png', content_type: 'image/png', bytes: 1234 }],
+      expires_at: new Date(Date.now() + 3600_000).toISOString(),
+    };
     await acceptRenderResult(deps(), r.id, {
       outcome: 'failed',
       code: 'WAIT_FOR_SELECTOR_TIMEOUT',
@@ -208,4 +229,3 @@ describe('render jobs', () => {
     expect(await settlementsOf(r.id)).toEqual([expect.objectContaining({ outcome: 'failed' })]);
   });
 });
-

@@ -26,7 +26,13 @@ let db: PrismaClient;
 const key = Buffer.alloc(32, 7).toString('base64');
 const sealer = Sealer.fromBase64(key);
 const settings = { keySecret: cacheKeySecretOf(key), maxEntriesPerTenant: 3, maxTotalBytes: 1_000_000 };
-const deps = (over: Partial<ResultCacheDeps> = {}): ResultCacheDeps => ({ db, sealer, resultRetentionHours: 1, resultCache: settings, ...over });
+const deps = (over: Partial<ResultCacheDeps> = {}): ResultCacheDeps => ({
+  db,
+  sealer,
+  resultRetentionHours: 1,
+  resultCache: settings,
+  ...over,
+});
 
 beforeAll(async () => {
   database = await createTestDatabase('fetch-orchestrator');
@@ -38,12 +44,24 @@ afterAll(async () => {
   await database?.drop();
 }, 60_000);
 
-const OPTIONS = { timeout_ms: 45_000, javascript: true, resource_policy: 'adaptive', debug_artifacts: false, skip_cache: false, cache_ttl_seconds: 300 };
+const OPTIONS = {
+  timeout_ms: 45_000,
+  javascript: true,
+  resource_policy: 'adaptive',
+  debug_artifacts: false,
+  skip_cache: false,
+  cache_ttl_seconds: 300,
+};
 
 async function stored(
   tenantId: string,
   url: string,
-  opts: { status?: string; options?: Record<string, unknown>; result?: { statusCode?: number; bytes?: number; expiresAt?: Date } | null; extra?: Partial<Prisma.DataRequestUncheckedCreateInput> } = {},
+  opts: {
+    status?: string;
+    options?: Record<string, unknown>;
+    result?: { statusCode?: number; bytes?: number; expiresAt?: Date } | null;
+    extra?: Partial<Prisma.DataRequestUncheckedCreateInput>;
+  } = {},
 ) {
   const id = randomUUID();
   const status = opts.status ?? 'completed';
@@ -109,19 +127,41 @@ describe('the key', () => {
     expect(k()).toMatch(/^[0-9a-f]{64}$/);
     expect(k({}, 'HTTPS://EXAMPLE.com:443/a?x=1&y=2#top')).toBe(k());
     expect(k({ options: { ...base.options, headers: { 'x-a': '1' } } })).toBe(k());
-    expect(k({ options: { ...base.options, timeout_ms: 9_000, skip_cache: true, cache_ttl_seconds: 5, max_credits_per_request: 3, input_hash: 'h' } })).toBe(k());
+    expect(
+      k({
+        options: {
+          ...base.options,
+          timeout_ms: 9_000,
+          skip_cache: true,
+          cache_ttl_seconds: 5,
+          max_credits_per_request: 3,
+          input_hash: 'h',
+        },
+      }),
+    ).toBe(k());
     expect(k({ tenantId: randomUUID() })).not.toBe(k());
     expect(k({}, 'https://example.com/a?y=2&x=1')).not.toBe(k());
     expect(k({ routeMode: 'auto' })).not.toBe(k());
     expect(k({ proxyType: 'residential' })).not.toBe(k());
-    for (const [name, value] of Object.entries({ headers: { 'X-A': '2' }, cookies: { s: '1' }, user_agent: 'ua', geo_country: 'DE', proxy: 'off', javascript: false, wait_for_selector: '#x', wait_for_text: 't', result_text_selector: '.p', resource_policy: 'compatible' })) {
+    for (const [name, value] of Object.entries({
+      headers: { 'X-A': '2' },
+      cookies: { s: '1' },
+      user_agent: 'ua',
+      geo_country: 'DE',
+      proxy: 'off',
+      javascript: false,
+      wait_for_selector: '#x',
+      wait_for_text: 't',
+      result_text_selector: '.p',
+      resource_policy: 'compatible',
+    })) {
       expect([name, k({ options: { ...base.options, [name]: value } })]).not.toEqual([name, k()]);
     }
     // Under another secret the same request has another key: the table alone confirms no guess.
     expect(cacheKeyOf(cacheKeySecretOf(Buffer.alloc(32, 8).toString('base64')), base, 'https://example.com/a?x=1&y=2')).not.toBe(k());
   });
 
-  it('follows the request\'s cache fields: skip_cache writes only, TTL 0 and the bypassing options do neither', () => {
+  it("follows the request's cache fields: skip_cache writes only, TTL 0 and the bypassing options do neither", () => {
     expect(cachePolicyOf(OPTIONS)).toEqual({ read: true, write: true, ttlSeconds: 300 });
     expect(cachePolicyOf({})).toEqual({ read: true, write: true, ttlSeconds: 300 });
     expect(cachePolicyOf({ ...OPTIONS, skip_cache: true })).toEqual({ read: false, write: true, ttlSeconds: 300 });
@@ -133,7 +173,7 @@ describe('the key', () => {
 });
 
 describe('filling', () => {
-  it('keeps at most maxEntriesPerTenant entries per tenant, evicting the oldest, and never another tenant\'s', async () => {
+  it("keeps at most maxEntriesPerTenant entries per tenant, evicting the oldest, and never another tenant's", async () => {
     const tenant = randomUUID();
     const other = randomUUID();
     await fill(await stored(other, 'https://example.com/other'));
@@ -164,7 +204,7 @@ describe('filling', () => {
     expect(await entriesOf(tenant)).toHaveLength(1);
   });
 
-  it('expires an entry with its TTL, or with its source\'s result when that goes first', async () => {
+  it("expires an entry with its TTL, or with its source's result when that goes first", async () => {
     const tenant = randomUUID();
     const soon = new Date(Date.now() + 60_000);
     await fill(await stored(tenant, 'https://example.com/short', { options: { cache_ttl_seconds: 10 } }));
@@ -208,14 +248,16 @@ describe('serving', () => {
     expect(done.resultMeta).toEqual({ stage: 'http', status_code: 200, cached: true });
     const copy = await db.requestResult.findUniqueOrThrow({ where: { requestId: pending.id } });
     expect(Buffer.from(copy.body)).toEqual(Buffer.alloc(10, 'x'));
-    const settlement = (await db.outboxMessage.findMany({ where: { topic: 'billingCommands', messageKey: pending.id } })).map((m) => (m.envelope as { data: Record<string, unknown> }).data);
+    const settlement = (await db.outboxMessage.findMany({ where: { topic: 'billingCommands', messageKey: pending.id } })).map(
+      (m) => (m.envelope as { data: Record<string, unknown> }).data,
+    );
     expect(settlement).toEqual([expect.objectContaining({ outcome: 'completed', terminal_stage: 'http', captcha_solves: 0 })]);
     expect(settlement[0]).not.toHaveProperty('traffic');
     // Served once: a repeated start finds it terminal.
     expect(await serveFromCache(deps(), pending.id)).toBe(false);
   });
 
-  it('is a miss when the source\'s result is gone, for another tenant, or without a cache configured', async () => {
+  it("is a miss when the source's result is gone, for another tenant, or without a cache configured", async () => {
     const tenant = randomUUID();
     const source = await stored(tenant, 'https://example.com/gone');
     await fill(source);

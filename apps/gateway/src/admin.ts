@@ -95,25 +95,51 @@ try {
         granted = await grant(t.tenantId, credits, reference);
       } catch (err) {
         if (!t.created && err instanceof PublicError && err.code === 'IDEMPOTENCY_CONFLICT') {
-          console.error(`tenant "${values.name}" exists (tenant_id ${t.tenantId}) with an initial grant other than ${credits} credits; nothing changed (more credits: admin grant --tenant ${t.tenantId} --amount N --reference REF)`);
+          console.error(
+            `tenant "${values.name}" exists (tenant_id ${t.tenantId}) with an initial grant other than ${credits} credits; nothing changed (more credits: admin grant --tenant ${t.tenantId} --amount N --reference REF)`,
+          );
           process.exitCode = 1;
           break;
         }
         // The tenant and its key exist: print them (a new key is shown only here), then how to finish.
-        console.log(JSON.stringify({ tenant_id: t.tenantId, created: t.created, ...(t.created ? { api_key: t.apiKey } : {}), balance_tokens: null, grant_failed: true }));
-        console.error(`granting ${credits} credits to tenant ${t.tenantId} failed: ${errorText(err)}; rerun the same command to finish it (the grant is made once): ${rerun}`);
+        console.log(
+          JSON.stringify({
+            tenant_id: t.tenantId,
+            created: t.created,
+            ...(t.created ? { api_key: t.apiKey } : {}),
+            balance_tokens: null,
+            grant_failed: true,
+          }),
+        );
+        console.error(
+          `granting ${credits} credits to tenant ${t.tenantId} failed: ${errorText(err)}; rerun the same command to finish it (the grant is made once): ${rerun}`,
+        );
         process.exitCode = 1;
         break;
       }
       // Without a grant (--credits 0): a new tenant has nothing; an existing one's balance, if the ledger answers.
       const balance =
         granted?.balance_tokens ??
-        (t.created ? 0 : await callInternal(ledger, ledgerApi.balance, { params: { tenantId: t.tenantId } }).then((b) => b.balance_tokens, () => null));
+        (t.created
+          ? 0
+          : await callInternal(ledger, ledgerApi.balance, { params: { tenantId: t.tenantId } }).then(
+              (b) => b.balance_tokens,
+              () => null,
+            ));
       if (t.created) {
         console.log(JSON.stringify({ tenant_id: t.tenantId, created: true, api_key: t.apiKey, balance_tokens: balance }));
       } else {
-        console.log(JSON.stringify({ tenant_id: t.tenantId, created: false, initial_grant: credits === 0 ? 'not asked' : granted?.created ? 'granted now' : 'already granted', balance_tokens: balance }));
-        console.error(`tenant "${values.name}" already exists (tenant_id ${t.tenantId}); its API key was shown once, when it was created. Another key: admin issue-key --tenant ${t.tenantId}`);
+        console.log(
+          JSON.stringify({
+            tenant_id: t.tenantId,
+            created: false,
+            initial_grant: credits === 0 ? 'not asked' : granted?.created ? 'granted now' : 'already granted',
+            balance_tokens: balance,
+          }),
+        );
+        console.error(
+          `tenant "${values.name}" already exists (tenant_id ${t.tenantId}); its API key was shown once, when it was created. Another key: admin issue-key --tenant ${t.tenantId}`,
+        );
       }
       break;
     }
@@ -122,7 +148,10 @@ try {
       if (!values.reference) throw new Error('--reference is required');
       const amount = wholeNumber('--amount', values.amount ?? '');
       if (amount < 1) throw new Error('--amount must be >= 1');
-      const r = await callInternal(ledger, ledgerApi.grant, { params: { tenantId: values.tenant }, body: { amount, reference: values.reference } });
+      const r = await callInternal(ledger, ledgerApi.grant, {
+        params: { tenantId: values.tenant },
+        body: { amount, reference: values.reference },
+      });
       console.log(JSON.stringify({ tenant_id: values.tenant, reference: values.reference, ...r }));
       break;
     }
@@ -148,17 +177,24 @@ try {
     }
     case 'issue-cabinet-token': {
       if (!values.tenant) throw new Error('--tenant is required');
-      const days = values['expires-in-days'] === undefined ? env.CABINET_TOKEN_TTL_DAYS : wholeNumber('--expires-in-days', values['expires-in-days']);
+      const days =
+        values['expires-in-days'] === undefined ? env.CABINET_TOKEN_TTL_DAYS : wholeNumber('--expires-in-days', values['expires-in-days']);
       const t = await issueCabinetToken(db, values.tenant, env.API_KEY_PEPPER, {
         ...(values.label ? { label: values.label } : {}),
         expiresInDays: days === 0 ? null : days,
       });
-      console.log(JSON.stringify({ tenant_id: t.tenantId, token_id: t.id, cabinet_token: t.token, expires_at: t.expiresAt?.toISOString() ?? null }));
+      console.log(
+        JSON.stringify({ tenant_id: t.tenantId, token_id: t.id, cabinet_token: t.token, expires_at: t.expiresAt?.toISOString() ?? null }),
+      );
       break;
     }
     case 'revoke-cabinet-token': {
       if (!values['token-id'] && !values.token) throw new Error('--token-id or --token is required');
-      const r = await revokeCabinetToken(db, { ...(values['token-id'] ? { id: values['token-id'] } : {}), ...(values.token ? { token: values.token } : {}) }, env.API_KEY_PEPPER);
+      const r = await revokeCabinetToken(
+        db,
+        { ...(values['token-id'] ? { id: values['token-id'] } : {}), ...(values.token ? { token: values.token } : {}) },
+        env.API_KEY_PEPPER,
+      );
       console.log(JSON.stringify({ tenant_id: r.tenantId, token_id: r.id, revoked: true }));
       break;
     }
@@ -170,7 +206,14 @@ try {
         ...limitOption('maxConcurrentRequests', '--concurrency', values.concurrency),
       };
       const limits = await setTenantLimits(db, values.tenant, change);
-      console.log(JSON.stringify({ tenant_id: values.tenant, submissions_per_window: limits.submissionsPerWindow ?? null, window_seconds: limits.windowSeconds ?? null, max_concurrent_requests: limits.maxConcurrentRequests ?? null }));
+      console.log(
+        JSON.stringify({
+          tenant_id: values.tenant,
+          submissions_per_window: limits.submissionsPerWindow ?? null,
+          window_seconds: limits.windowSeconds ?? null,
+          max_concurrent_requests: limits.maxConcurrentRequests ?? null,
+        }),
+      );
       break;
     }
   }

@@ -45,7 +45,9 @@ export interface GatewayDeps {
 export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
   const log = createLogger('gateway', env.LOG_LEVEL);
   // Short command timeout and one retry: admission limits fail open rather than wait on Redis.
-  const redis = withLimiterScripts(new Redis(env.REDIS_URL, { lazyConnect: true, commandTimeout: 500, maxRetriesPerRequest: 1, connectTimeout: 2_000 }));
+  const redis = withLimiterScripts(
+    new Redis(env.REDIS_URL, { lazyConnect: true, commandTimeout: 500, maxRetriesPerRequest: 1, connectTimeout: 2_000 }),
+  );
   redis.on('error', (err: unknown) => log.warn({ err }, 'redis connection error'));
   const metrics = createMetrics('gateway');
   const bus = KafkaBus.fromEnv('gateway', env, log);
@@ -132,7 +134,12 @@ export function createApp(deps: GatewayDeps): Express {
   // first; RequestReadsController.streamEvents documents it in the OpenAPI document.
   shell.app.get(
     EVENT_STREAM_PATH,
-    requestEventStream(deps, { heartbeatMs: deps.env.SSE_HEARTBEAT_MS, maxDurationMs: deps.env.SSE_MAX_DURATION_MS, retryMs: deps.env.SSE_RETRY_MS, pollMs: deps.env.SSE_POLL_MS }),
+    requestEventStream(deps, {
+      heartbeatMs: deps.env.SSE_HEARTBEAT_MS,
+      maxDurationMs: deps.env.SSE_MAX_DURATION_MS,
+      retryMs: deps.env.SSE_RETRY_MS,
+      pollMs: deps.env.SSE_POLL_MS,
+    }),
   );
   RegisterRoutes(shell.app);
   // tsoa's validation errors, in the API's words, before the shell's PublicError handler answers.

@@ -29,7 +29,10 @@ export const gatewayEnv = {
   /** Redis holds the rate-limit and admission counters; nothing durable. */
   REDIS_URL: z.string().url().default('redis://127.0.0.1:6379'),
   /** Prepended to every Redis key (tests give each fleet its own prefix on the shared Redis). */
-  REDIS_KEY_PREFIX: z.string().regex(/^[A-Za-z0-9:._-]*$/).default('wdr:gateway:'),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .regex(/^[A-Za-z0-9:._-]*$/)
+    .default('wdr:gateway:'),
   /** Default submission rate per tenant: RATE_LIMIT_SUBMISSIONS per RATE_LIMIT_WINDOW_SECONDS (GCRA, burst = the whole quota). A tenant_limits row overrides either. */
   RATE_LIMIT_SUBMISSIONS: positiveInt(600, 10_000_000),
   RATE_LIMIT_WINDOW_SECONDS: positiveInt(60, 86_400),

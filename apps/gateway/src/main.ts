@@ -4,4 +4,11 @@ import { loadGatewayEnv } from './env.js';
 
 const env = loadGatewayEnv();
 const deps = createGatewayDeps(env);
-await serve({ name: 'gateway', log: deps.log, graceMs: env.SHUTDOWN_GRACE_MS, port: env.PORT, host: env.HOST, service: createGatewayService(deps) });
+await serve({
+  name: 'gateway',
+  log: deps.log,
+  graceMs: env.SHUTDOWN_GRACE_MS,
+  port: env.PORT,
+  host: env.HOST,
+  service: createGatewayService(deps),
+});

@@ -21,7 +21,10 @@ interface Run {
 
 function admin(service: string, args: string[], env: Record<string, string>): Promise<Run> {
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [`${REPO}apps/${service}/dist/admin.js`, ...args], { env: { PATH: process.env['PATH'] ?? '', ...env }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [`${REPO}apps/${service}/dist/admin.js`, ...args], {
+      env: { PATH: process.env['PATH'] ?? '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     proc.stdout.on('data', (b: Buffer) => (out += b.toString()));
@@ -119,7 +122,9 @@ describe('gateway create-tenant', () => {
     expect(other.code).toBe(1);
     expect(other.out).toBe('');
     expect(other.err.trim().split('\n')).toHaveLength(1);
-    expect(other.err).toContain(`tenant "cli-conflict" exists (tenant_id ${t.tenant_id}) with an initial grant other than 9 credits; nothing changed`);
+    expect(other.err).toContain(
+      `tenant "cli-conflict" exists (tenant_id ${t.tenant_id}) with an initial grant other than 9 credits; nothing changed`,
+    );
     noStack(other.err);
     expect(JSON.parse((await run('cli-conflict', 7)).out)).toMatchObject({ tenant_id: t.tenant_id, balance_tokens: 7 });
   }, 60_000);
@@ -131,7 +136,9 @@ describe('gateway create-tenant', () => {
     expect(t).toMatchObject({ created: true, grant_failed: true });
     expect(t.api_key).toMatch(/\S{16,}/);
     noStack(r.err);
-    expect(r.err).toContain('rerun the same command to finish it (the grant is made once): admin create-tenant --name "cli-grant-fails" --credits 5');
+    expect(r.err).toContain(
+      'rerun the same command to finish it (the grant is made once): admin create-tenant --name "cli-grant-fails" --credits 5',
+    );
     const finished = await run('cli-grant-fails', 5);
     expect(finished.code).toBe(0);
     expect(JSON.parse(finished.out)).toEqual({ tenant_id: t.tenant_id, created: false, initial_grant: 'granted now', balance_tokens: 5 });

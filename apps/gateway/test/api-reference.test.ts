@@ -14,7 +14,11 @@ let app: ReturnType<typeof createApp>;
 
 beforeAll(() => {
   deps = createGatewayDeps(
-    loadGatewayEnv({ DATABASE_URL: 'postgresql://127.0.0.1:5432/postgres', API_KEY_PEPPER: 'test-pepper-not-secret-0123456789', LOG_LEVEL: 'silent' }),
+    loadGatewayEnv({
+      DATABASE_URL: 'postgresql://127.0.0.1:5432/postgres',
+      API_KEY_PEPPER: 'test-pepper-not-secret-0123456789',
+      LOG_LEVEL: 'silent',
+    }),
   );
   app = createApp(deps);
 });
@@ -53,7 +57,16 @@ describe('API reference', () => {
     const html = renderReferencePage({
       openapi: '3.0.0',
       info: { title: '<script>alert(1)</script>', version: '1' },
-      paths: { '/x/<img src=x>': { get: { tags: ['"tag"'], summary: 'a & b', parameters: [{ name: '<p>', in: 'query' }], responses: { '200': { description: '<b>ok</b>' } } } } },
+      paths: {
+        '/x/<img src=x>': {
+          get: {
+            tags: ['"tag"'],
+            summary: 'a & b',
+            parameters: [{ name: '<p>', in: 'query' }],
+            responses: { '200': { description: '<b>ok</b>' } },
+          },
+        },
+      },
     });
     expect(html).not.toContain('<script>');
     expect(html).not.toContain('<img');

@@ -3,7 +3,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { KafkaBus, makeEnvelope } from '@wdr/kit/kafka';
 import { createLogger } from '@wdr/kit/log';
-import { createTestDatabase, eventually, KAFKA_BROKERS, startServiceProcess, uniqueTopicPrefix, type ServiceProcess, type TestDatabase } from '@wdr/testkit';
+import {
+  createTestDatabase,
+  eventually,
+  KAFKA_BROKERS,
+  startServiceProcess,
+  uniqueTopicPrefix,
+  type ServiceProcess,
+  type TestDatabase,
+} from '@wdr/testkit';
 import { createApp, createGatewayDeps, type GatewayDeps } from '../src/app.js';
 import { loadGatewayEnv } from '../src/env.js';
 import { createTenant } from '../src/domain/tenants/tenants.js';
@@ -24,15 +32,29 @@ let apiKey: string;
 beforeAll(async () => {
   [gatewayDb, ledgerDb] = await Promise.all([createTestDatabase('gateway'), createTestDatabase('billing-ledger')]);
   const prefix = uniqueTopicPrefix();
-  ledger = await startServiceProcess('billing-ledger', { DATABASE_URL: ledgerDb.url, KAFKA_TOPIC_PREFIX: prefix, LOG_LEVEL: 'warn', OUTBOX_POLL_MS: '100' });
+  ledger = await startServiceProcess('billing-ledger', {
+    DATABASE_URL: ledgerDb.url,
+    KAFKA_TOPIC_PREFIX: prefix,
+    LOG_LEVEL: 'warn',
+    OUTBOX_POLL_MS: '100',
+  });
   bus = new KafkaBus({ clientId: 'gateway-billing-test', brokers: KAFKA_BROKERS, prefix, log: createLogger('test', 'silent') });
   await bus.connect();
   deps = createGatewayDeps(
-    loadGatewayEnv({ DATABASE_URL: gatewayDb.url, LEDGER_URL: ledger.url, API_KEY_PEPPER: 'test-pepper-not-secret-0123456789', LOG_LEVEL: 'silent', KAFKA_TOPIC_PREFIX: prefix }),
+    loadGatewayEnv({
+      DATABASE_URL: gatewayDb.url,
+      LEDGER_URL: ledger.url,
+      API_KEY_PEPPER: 'test-pepper-not-secret-0123456789',
+      LOG_LEVEL: 'silent',
+      KAFKA_TOPIC_PREFIX: prefix,
+    }),
   );
   app = createApp(deps);
   ({ tenantId, apiKey } = await createTenant(deps.db, 'billing-test', deps.env.API_KEY_PEPPER));
-  await request(ledger.url).post(`/internal/v1/accounts/${tenantId}/top-ups`).send({ amount: 500, reference: `gw-${tenantId}` }).expect(201);
+  await request(ledger.url)
+    .post(`/internal/v1/accounts/${tenantId}/top-ups`)
+    .send({ amount: 500, reference: `gw-${tenantId}` })
+    .expect(201);
 }, 120_000);
 
 afterAll(async () => {
@@ -47,10 +69,23 @@ const get = (path: string, key = apiKey) => request(app).get(path).set('X-API-Ke
 
 async function runRequest(route_mode: string) {
   const request_id = randomUUID();
-  await request(ledger.url).post('/internal/v1/reservations').send({ request_id, tenant_id: tenantId, route_mode, proxy_type: null, max_credits: null }).expect(201);
-  const envelope = makeEnvelope('billingCommands', 'billing.settlement_requested', tenantId, { request_id, outcome: 'completed', route_mode, captcha_tokens: 0 });
+  await request(ledger.url)
+    .post('/internal/v1/reservations')
+    .send({ request_id, tenant_id: tenantId, route_mode, proxy_type: null, max_credits: null })
+    .expect(201);
+  const envelope = makeEnvelope('billingCommands', 'billing.settlement_requested', tenantId, {
+    request_id,
+    outcome: 'completed',
+    route_mode,
+    captcha_tokens: 0,
+  });
   await bus.send(bus.topic('billingCommands'), [{ key: request_id, envelope }]);
-  await eventually(async () => (await request(ledger.url).get(`/internal/v1/reservations/${request_id}`)).body.token_state, (s) => s === 'settled', 30_000, 50);
+  await eventually(
+    async () => (await request(ledger.url).get(`/internal/v1/reservations/${request_id}`)).body.token_state,
+    (s) => s === 'settled',
+    30_000,
+    50,
+  );
   return request_id;
 }
 

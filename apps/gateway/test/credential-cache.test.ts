@@ -39,7 +39,9 @@ function counted() {
   const calls = { n: 0 };
   const client = {
     apiKey: { findUnique: (args: Parameters<PrismaClient['apiKey']['findUnique']>[0]) => (calls.n++, prisma.apiKey.findUnique(args)) },
-    cabinetToken: { findUnique: (args: Parameters<PrismaClient['cabinetToken']['findUnique']>[0]) => (calls.n++, prisma.cabinetToken.findUnique(args)) },
+    cabinetToken: {
+      findUnique: (args: Parameters<PrismaClient['cabinetToken']['findUnique']>[0]) => (calls.n++, prisma.cabinetToken.findUnique(args)),
+    },
   } as unknown as PrismaClient;
   return { calls, client };
 }
@@ -59,7 +61,12 @@ afterAll(async () => {
 const exec = (query: string, values: unknown[] = []) => prisma.$executeRawUnsafe(query, ...values);
 
 async function listening(...rs: { listener: PgListener }[]) {
-  await eventually(async () => rs.every((r) => r.listener.listening()), (ok) => ok, 10_000, 20);
+  await eventually(
+    async () => rs.every((r) => r.listener.listening()),
+    (ok) => ok,
+    10_000,
+    20,
+  );
 }
 
 describe('credential cache', () => {
@@ -85,7 +92,12 @@ describe('credential cache', () => {
 
     await exec('UPDATE api_keys SET revoked_at = now() WHERE tenant_id = $1::uuid', [first.tenantId]);
     await exec(`UPDATE tenants SET status = 'suspended' WHERE id = $1::uuid`, [second.tenantId]);
-    await eventually(async () => a.cache.size + b.cache.size, (n) => n === 0, 5_000, 10);
+    await eventually(
+      async () => a.cache.size + b.cache.size,
+      (n) => n === 0,
+      5_000,
+      10,
+    );
     for (const r of [a, b]) {
       await expect(authenticateApiKey(prisma, first.apiKey, PEPPER, r.cache)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
       await expect(authenticateApiKey(prisma, second.apiKey, PEPPER, r.cache)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
@@ -94,7 +106,12 @@ describe('credential cache', () => {
     const third = await createTenant(prisma, 'limits', PEPPER);
     expect((await authenticateApiKey(prisma, third.apiKey, PEPPER, a.cache)).limits).toEqual({});
     await setTenantLimits(prisma, third.tenantId, { maxConcurrentRequests: 7 });
-    await eventually(async () => (await authenticateApiKey(prisma, third.apiKey, PEPPER, a.cache)).limits, (l) => l.maxConcurrentRequests === 7, 5_000, 10);
+    await eventually(
+      async () => (await authenticateApiKey(prisma, third.apiKey, PEPPER, a.cache)).limits,
+      (l) => l.maxConcurrentRequests === 7,
+      5_000,
+      10,
+    );
   });
 
   it('a revoked cabinet token stops working at once', async () => {
@@ -108,7 +125,12 @@ describe('credential cache', () => {
     await authenticateCabinetToken(client, header, PEPPER, r.cache);
     expect(calls.n).toBe(1);
     await exec('UPDATE cabinet_tokens SET revoked_at = now() WHERE id = $1::uuid', [issued.id]);
-    await eventually(async () => r.cache.size, (n) => n === 0, 5_000, 10);
+    await eventually(
+      async () => r.cache.size,
+      (n) => n === 0,
+      5_000,
+      10,
+    );
     await expect(authenticateCabinetToken(prisma, header, PEPPER, r.cache)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
   });
 
@@ -119,8 +141,15 @@ describe('credential cache', () => {
     await authenticateApiKey(prisma, apiKey, PEPPER, r.cache);
     expect(r.cache.size).toBe(1);
     // Cut every listening connection of this database; the revocation below is then told to nobody.
-    await prisma.$queryRawUnsafe(`SELECT pg_terminate_backend(pid)::text FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()`);
-    await eventually(async () => r.listener.listening(), (l) => !l, 5_000, 10);
+    await prisma.$queryRawUnsafe(
+      `SELECT pg_terminate_backend(pid)::text FROM pg_stat_activity WHERE datname = current_database() AND query LIKE 'LISTEN%' AND pid <> pg_backend_pid()`,
+    );
+    await eventually(
+      async () => r.listener.listening(),
+      (l) => !l,
+      5_000,
+      10,
+    );
     await exec('UPDATE api_keys SET revoked_at = now() WHERE tenant_id = $1::uuid', [tenantId]);
     await expect(authenticateApiKey(prisma, apiKey, PEPPER, r.cache)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
     // Back to listening (a second later): still refused, and caching again for good keys.

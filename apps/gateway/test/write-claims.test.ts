@@ -38,7 +38,9 @@ describe('write claims', () => {
     const first = await idempotentWrite(deps, tenant, 'key-aged-0001', 'projects.create', { name: 'a' }, c.write);
     const replay = await idempotentWrite(deps, tenant, 'key-aged-0001', 'projects.create', { name: 'a' }, c.write);
     expect([first, replay, c.runs()]).toEqual([{ run: 1 }, { run: 1 }, 1]);
-    await expect(idempotentWrite(deps, tenant, 'key-aged-0001', 'projects.create', { name: 'b' }, c.write)).rejects.toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
+    await expect(idempotentWrite(deps, tenant, 'key-aged-0001', 'projects.create', { name: 'b' }, c.write)).rejects.toMatchObject({
+      code: 'IDEMPOTENCY_CONFLICT',
+    });
 
     const fresh = counter();
     await idempotentWrite(deps, tenant, 'key-fresh-0001', 'projects.create', { name: 'f' }, fresh.write);
@@ -52,8 +54,12 @@ describe('write claims', () => {
     // The aged key is new again: another body is a new write, not a conflict.
     await expect(idempotentWrite(deps, tenant, 'key-aged-0001', 'projects.create', { name: 'b' }, c.write)).resolves.toEqual({ run: 2 });
     // The fresh one still replays and still refuses another body.
-    await expect(idempotentWrite(deps, tenant, 'key-fresh-0001', 'projects.create', { name: 'f' }, fresh.write)).resolves.toEqual({ run: 1 });
-    await expect(idempotentWrite(deps, tenant, 'key-fresh-0001', 'projects.create', { name: 'g' }, fresh.write)).rejects.toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
+    await expect(idempotentWrite(deps, tenant, 'key-fresh-0001', 'projects.create', { name: 'f' }, fresh.write)).resolves.toEqual({
+      run: 1,
+    });
+    await expect(idempotentWrite(deps, tenant, 'key-fresh-0001', 'projects.create', { name: 'g' }, fresh.write)).rejects.toMatchObject({
+      code: 'IDEMPOTENCY_CONFLICT',
+    });
     expect(fresh.runs()).toBe(1);
   });
 

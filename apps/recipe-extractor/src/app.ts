@@ -31,7 +31,9 @@ export function createExtractorService(deps: ExtractorDeps) {
     background: {
       start: () => {
         purgeTimer = setInterval(() => {
-          purgeIdempotencyRecords(deps.db, deps.env.IDEMPOTENCY_RETENTION_HOURS).catch((err: unknown) => deps.log.warn({ err }, 'idempotency purge failed'));
+          purgeIdempotencyRecords(deps.db, deps.env.IDEMPOTENCY_RETENTION_HOURS).catch((err: unknown) =>
+            deps.log.warn({ err }, 'idempotency purge failed'),
+          );
         }, 3_600_000);
         purgeTimer.unref();
       },

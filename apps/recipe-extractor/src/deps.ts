@@ -32,11 +32,16 @@ export function createExtractorDeps(env: ExtractorEnv): ExtractorDeps {
       maxSelectorsPerRule: env.RECIPE_MAX_SELECTORS_PER_RULE,
       maxNestingDepth: env.RECIPE_MAX_OBJECT_NESTING_DEPTH,
     },
-    llm: env.LLM_API_KEY ? new LlmGenerator({ baseUrl: env.LLM_BASE_URL, apiKey: env.LLM_API_KEY, model: env.LLM_MODEL, timeoutMs: env.LLM_TIMEOUT_MS }) : undefined,
+    llm: env.LLM_API_KEY
+      ? new LlmGenerator({ baseUrl: env.LLM_BASE_URL, apiKey: env.LLM_API_KEY, model: env.LLM_MODEL, timeoutMs: env.LLM_TIMEOUT_MS })
+      : undefined,
     policy: new TargetPolicy(env.TARGET_ALLOWLIST),
     billing: {
       ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, timeoutMs: 5_000 }),
-      prices: { promptNanoUsdPerToken: env.LLM_PROMPT_NANO_USD_PER_TOKEN, completionNanoUsdPerToken: env.LLM_COMPLETION_NANO_USD_PER_TOKEN },
+      prices: {
+        promptNanoUsdPerToken: env.LLM_PROMPT_NANO_USD_PER_TOKEN,
+        completionNanoUsdPerToken: env.LLM_COMPLETION_NANO_USD_PER_TOKEN,
+      },
     },
     repair: {
       enabled: env.RECIPES_ENABLED && env.RECIPE_AUTO_REPAIR_ENABLED,
@@ -57,7 +62,12 @@ export function generationDepsOf(deps: ExtractorDeps): GenerationDeps {
     maxPromptLength: deps.env.RECIPE_MAX_PROMPT_LENGTH,
     maxAttempts: deps.env.RECIPE_GENERATION_MAX_ATTEMPTS,
     llm: deps.llm,
-    page: { orchestrator: deps.orchestrator, policy: deps.policy, timeoutMs: deps.env.GENERATION_FETCH_TIMEOUT_MS, maxBytes: deps.env.GENERATION_MAX_PAGE_BYTES },
+    page: {
+      orchestrator: deps.orchestrator,
+      policy: deps.policy,
+      timeoutMs: deps.env.GENERATION_FETCH_TIMEOUT_MS,
+      maxBytes: deps.env.GENERATION_MAX_PAGE_BYTES,
+    },
     billing: deps.billing,
     log: deps.log,
     metrics: deps.metrics,

@@ -60,7 +60,12 @@ export const envExtractor = {
   TARGET_ALLOWLIST: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
   /** Idempotency records of recipe writes are kept this long. */
   IDEMPOTENCY_RETENTION_HOURS: limit(24, 24 * 365),
 };

@@ -4,4 +4,11 @@ import { loadExtractorEnv } from './env.js';
 
 const env = loadExtractorEnv();
 const deps = createExtractorDeps(env);
-await serve({ name: 'recipe-extractor', log: deps.log, graceMs: env.SHUTDOWN_GRACE_MS, port: env.PORT, host: env.HOST, service: createExtractorService(deps) });
+await serve({
+  name: 'recipe-extractor',
+  log: deps.log,
+  graceMs: env.SHUTDOWN_GRACE_MS,
+  port: env.PORT,
+  host: env.HOST,
+  service: createExtractorService(deps),
+});

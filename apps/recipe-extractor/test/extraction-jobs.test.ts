@@ -53,11 +53,19 @@ function startOrchestrator(): Promise<Server> {
     const id = m[1]!;
     if (m[2]) {
       resultReads.set(id, (resultReads.get(id) ?? 0) + 1);
-      res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ content_type: 'text/html', body_base64: Buffer.from(r.html).toString('base64') }));
+      res
+        .writeHead(200, { 'content-type': 'application/json' })
+        .end(JSON.stringify({ content_type: 'text/html', body_base64: Buffer.from(r.html).toString('base64') }));
       return;
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end(
-      JSON.stringify({ id, url: ORIGIN, status: 'completed', request: { url: ORIGIN }, ...(r.retriedFromId ? { retried_from_id: r.retriedFromId } : {}) }),
+      JSON.stringify({
+        id,
+        url: ORIGIN,
+        status: 'completed',
+        request: { url: ORIGIN },
+        ...(r.retriedFromId ? { retried_from_id: r.retriedFromId } : {}),
+      }),
     );
   });
   return new Promise((resolve) => server.listen(0, '127.0.0.1', () => resolve(server)));
@@ -91,7 +99,11 @@ const idempotency = () => ({ key_id: randomUUID(), input_hash: 'a'.repeat(64) })
 async function activeRecipe(tenantId: string): Promise<{ recipeId: string; versionId: string }> {
   const res = await api()
     .post('/internal/v1/recipes')
-    .send({ tenant_id: tenantId, idempotency: idempotency(), recipe: { name: 'Shoes', sample_url: `${ORIGIN}/p`, definition: DEFINITION, activate: true } })
+    .send({
+      tenant_id: tenantId,
+      idempotency: idempotency(),
+      recipe: { name: 'Shoes', sample_url: `${ORIGIN}/p`, definition: DEFINITION, activate: true },
+    })
     .expect(201);
   return { recipeId: res.body.id as string, versionId: res.body.active_version_id as string };
 }
@@ -99,7 +111,13 @@ async function activeRecipe(tenantId: string): Promise<{ recipeId: string; versi
 const createRun = (body: Record<string, unknown>) => api().post('/internal/v1/extraction-runs').send(body);
 
 const jobOf = (tenantId: string, requestId: string, recipeId: string, opts: { id?: string } = {}) =>
-  makeEnvelope('extractionJobs', 'extraction.job_requested', tenantId, { request_id: requestId, recipe_id: recipeId, page_status: 'completed' }, opts);
+  makeEnvelope(
+    'extractionJobs',
+    'extraction.job_requested',
+    tenantId,
+    { request_id: requestId, recipe_id: recipeId, page_status: 'completed' },
+    opts,
+  );
 
 /** A counter of recipe-extractor's /metrics, summed over the series whose labels include `labels`. */
 async function metric(name: string, labels: Record<string, string>): Promise<number> {
@@ -123,7 +141,11 @@ async function sendAndWait(envelopes: Envelope[]): Promise<void> {
   );
   await eventually(handled, (n) => n >= before + envelopes.length, 30_000, 25);
   const ids = [...new Set(envelopes.map((e) => e.id))];
-  const recorded = await withDatabase(database.url, async (c) => (await c.query(`SELECT count(*)::int AS n FROM processed_messages WHERE event_id = ANY($1::uuid[])`, [ids])).rows[0].n as number);
+  const recorded = await withDatabase(
+    database.url,
+    async (c) =>
+      (await c.query(`SELECT count(*)::int AS n FROM processed_messages WHERE event_id = ANY($1::uuid[])`, [ids])).rows[0].n as number,
+  );
   expect(recorded).toBe(ids.length);
 }
 
@@ -136,7 +158,16 @@ interface RunRow {
   finished_at: Date | null;
 }
 const runsOf = (requestId: string) =>
-  withDatabase(database.url, async (c) => (await c.query<RunRow>('SELECT id, status, output, page_origin, retried_from_run_id, finished_at FROM extraction_runs WHERE request_id = $1', [requestId])).rows);
+  withDatabase(
+    database.url,
+    async (c) =>
+      (
+        await c.query<RunRow>(
+          'SELECT id, status, output, page_origin, retried_from_run_id, finished_at FROM extraction_runs WHERE request_id = $1',
+          [requestId],
+        )
+      ).rows,
+  );
 
 describe('extraction.job_requested delivered more than once', () => {
   it('the same job twice and a copy under a new envelope id, at once: one run, ended once, one output', async () => {
@@ -156,7 +187,11 @@ describe('extraction.job_requested delivered more than once', () => {
 
     const runs = await runsOf(requestId);
     expect(runs).toHaveLength(1);
-    expect(runs[0]).toMatchObject({ id: reserved.body.run_id, status: 'completed', output: { title: 'Trail Shoe X', price: 129.9, image: `${ORIGIN}/img/1.png` } });
+    expect(runs[0]).toMatchObject({
+      id: reserved.body.run_id,
+      status: 'completed',
+      output: { title: 'Trail Shoe X', price: 129.9, image: `${ORIGIN}/img/1.png` },
+    });
     // Ended by exactly one delivery: the others found it ended (counted once).
     expect(await endedCount('completed')).toBe(completedBefore + 1);
     const read = (await api().get(`/internal/v1/extraction-runs/${requestId}`).query({ tenant_id: tenantId }).expect(200)).body;
@@ -194,7 +229,8 @@ describe('a job that arrives before the run was created', () => {
     // The source request and its run (created at its admission).
     const sourceId = randomUUID();
     requests.set(sourceId, { tenantId, html: PAGE });
-    const source = (await createRun({ tenant_id: tenantId, request_id: sourceId, recipe_id: recipeId, page_origin: ORIGIN }).expect(201)).body;
+    const source = (await createRun({ tenant_id: tenantId, request_id: sourceId, recipe_id: recipeId, page_origin: ORIGIN }).expect(201))
+      .body;
 
     // Its retry: the job is consumed before the gateway's createRun for it.
     const retryId = randomUUID();
@@ -209,7 +245,13 @@ describe('a job that arrives before the run was created', () => {
     });
 
     // The gateway's createRun lands late: it answers that run, with the retry's link.
-    const late = await createRun({ tenant_id: tenantId, request_id: retryId, recipe_id: recipeId, page_origin: ORIGIN, retried_from_run_id: source.run_id }).expect(201);
+    const late = await createRun({
+      tenant_id: tenantId,
+      request_id: retryId,
+      recipe_id: recipeId,
+      page_origin: ORIGIN,
+      retried_from_run_id: source.run_id,
+    }).expect(201);
     expect(late.body).toMatchObject({ run_id: run!.id, version_id: versionId, status: 'completed', retried_from_run_id: source.run_id });
   }, 60_000);
 
@@ -228,7 +270,12 @@ describe('a job that arrives before the run was created', () => {
     requests.set(claimsForeign, { tenantId, retriedFromId: foreignSource, html: PAGE });
 
     await sendAndWait([jobOf(tenantId, plainId, recipeId), jobOf(tenantId, claimsForeign, recipeId)]);
-    expect((await runsOf(plainId))[0]).toMatchObject({ status: 'completed', page_origin: ORIGIN, retried_from_run_id: null, output: { image: `${ORIGIN}/img/1.png` } });
+    expect((await runsOf(plainId))[0]).toMatchObject({
+      status: 'completed',
+      page_origin: ORIGIN,
+      retried_from_run_id: null,
+      output: { image: `${ORIGIN}/img/1.png` },
+    });
     expect((await runsOf(claimsForeign))[0]).toMatchObject({ status: 'completed', retried_from_run_id: null });
   }, 60_000);
 

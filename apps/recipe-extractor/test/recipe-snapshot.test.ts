@@ -27,7 +27,10 @@ afterAll(async () => {
 });
 
 const claim = () => ({ key_id: randomUUID(), input_hash: 'a'.repeat(64) });
-const definition = (selector: string) => ({ dsl_version: 1, fields: [{ name: 'title', type: 'string', required: true, selectors: [selector] }] });
+const definition = (selector: string) => ({
+  dsl_version: 1,
+  fields: [{ name: 'title', type: 'string', required: true, selectors: [selector] }],
+});
 
 /** The client, with `between` run (on another connection, committed) right after each read's first query of the recipe row. */
 function withCommitAfterFirstQuery(between: () => Promise<void>): PrismaClient {
@@ -52,7 +55,12 @@ describe('reading a recipe while a new version is activated', () => {
   const writes = () => ({ db: deps.db, limits: deps.limits });
 
   async function recipeWithOneVersion(tenantId: string) {
-    const r = await createRecipe(writes(), tenantId, claim(), { name: 'Snap', sample_url: 'http://shop.example/p', definition: definition('h1'), activate: true });
+    const r = await createRecipe(writes(), tenantId, claim(), {
+      name: 'Snap',
+      sample_url: 'http://shop.example/p',
+      definition: definition('h1'),
+      activate: true,
+    });
     return { id: r.id, v1: r.active_version_id! };
   }
   const activateNew = (tenantId: string, id: string) => async () => {

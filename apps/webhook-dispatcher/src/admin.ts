@@ -22,7 +22,14 @@ const usage = `usage: admin <command>
 
 const { command } = parseCommandLine(usage, ['webhook-reseal'], {});
 const env = commandEnv(() =>
-  loadEnv({ ...databaseEnv, WEBHOOK_SECRET_KEY: envDispatcher.WEBHOOK_SECRET_KEY, WEBHOOK_SECRET_KEY_PREVIOUS: envDispatcher.WEBHOOK_SECRET_KEY_PREVIOUS }, process.env),
+  loadEnv(
+    {
+      ...databaseEnv,
+      WEBHOOK_SECRET_KEY: envDispatcher.WEBHOOK_SECRET_KEY,
+      WEBHOOK_SECRET_KEY_PREVIOUS: envDispatcher.WEBHOOK_SECRET_KEY_PREVIOUS,
+    },
+    process.env,
+  ),
 );
 
 interface Row {

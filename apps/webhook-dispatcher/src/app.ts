@@ -22,13 +22,21 @@ export function createDispatcherService(deps: DispatcherDeps) {
   const hot = new HotSql(deps.env.DATABASE_URL);
   const fanOut = new FanOut(hot);
   const sender = new DeliverySender(deps, hot);
-  const purged = deps.metrics.counter('webhook_messages_purged_total', 'Finished webhook messages (with their attempts) deleted past WEBHOOK_RETENTION_HOURS.', []);
+  const purged = deps.metrics.counter(
+    'webhook_messages_purged_total',
+    'Finished webhook messages (with their attempts) deleted past WEBHOOK_RETENTION_HOURS.',
+    [],
+  );
   let purgeTimer: NodeJS.Timeout | undefined;
   const purge = () =>
     purgeFinishedMessages(deps.db, new Date(Date.now() - deps.env.WEBHOOK_RETENTION_HOURS * 3_600_000))
       .then((n) => purged.inc(n))
       .catch((err: unknown) => deps.log.warn({ err }, 'webhook message retention purge failed'));
-  const operationsPurged = deps.metrics.counter('endpoint_operations_purged_total', 'Applied endpoint writes forgotten past IDEMPOTENCY_RETENTION_HOURS.', []);
+  const operationsPurged = deps.metrics.counter(
+    'endpoint_operations_purged_total',
+    'Applied endpoint writes forgotten past IDEMPOTENCY_RETENTION_HOURS.',
+    [],
+  );
   let operationsTimer: NodeJS.Timeout | undefined;
   const purgeOperations = () =>
     purgeEndpointOperations(deps.db, new Date(Date.now() - deps.env.IDEMPOTENCY_RETENTION_HOURS * 3_600_000))

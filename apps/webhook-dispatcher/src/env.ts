@@ -21,7 +21,12 @@ export const envDispatcher = {
   TARGET_ALLOWLIST: z
     .string()
     .default('')
-    .transform((v) => v.split(',').map((s) => s.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
   /** Whole-attempt timeout of one delivery (connect, send, first bytes of the answer). */
   WEBHOOK_TIMEOUT_MS: z.coerce.number().int().min(500).max(60_000).default(10_000),
   /** Deliveries in flight at once in one dispatcher process, across endpoints. */
@@ -32,13 +37,23 @@ export const envDispatcher = {
    * How long finished messages (delivered or failed) and their attempts are kept, in hours (default
    * 30 days). Must outlast the redelivery window of request.lifecycle (topic retention + lag).
    */
-  WEBHOOK_RETENTION_HOURS: z.coerce.number().int().min(24).max(24 * 365).default(720),
+  WEBHOOK_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(24)
+    .max(24 * 365)
+    .default(720),
   /**
    * How long an applied endpoint write is remembered by its `operation_id` (a repeat answers the
    * first answer), in hours; purged hourly. Keep it equal to the gateway's IDEMPOTENCY_RETENTION_HOURS,
    * which derives the operation ids from Idempotency-Keys kept that long.
    */
-  IDEMPOTENCY_RETENTION_HOURS: z.coerce.number().int().min(1).max(24 * 365).default(24),
+  IDEMPOTENCY_RETENTION_HOURS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(24 * 365)
+    .default(24),
   /** Safety-net poll of the schedule; senders also wake on NOTIFY wdr_webhooks and when a slot frees. */
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
 };

@@ -4,4 +4,11 @@ import { loadDispatcherEnv } from './env.js';
 
 const env = loadDispatcherEnv();
 const deps = createDispatcherDeps(env);
-await serve({ name: 'webhook-dispatcher', log: deps.log, graceMs: env.SHUTDOWN_GRACE_MS, port: env.PORT, host: env.HOST, service: createDispatcherService(deps) });
+await serve({
+  name: 'webhook-dispatcher',
+  log: deps.log,
+  graceMs: env.SHUTDOWN_GRACE_MS,
+  port: env.PORT,
+  host: env.HOST,
+  service: createDispatcherService(deps),
+});

@@ -10,7 +10,14 @@ import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
 import { KafkaBus, makeEnvelope } from '@wdr/kit/kafka';
 import { createLogger } from '@wdr/kit/log';
-import { createTestDatabase, KAFKA_BROKERS, startServiceProcess, uniqueTopicPrefix, type ServiceProcess, type TestDatabase } from '@wdr/testkit';
+import {
+  createTestDatabase,
+  KAFKA_BROKERS,
+  startServiceProcess,
+  uniqueTopicPrefix,
+  type ServiceProcess,
+  type TestDatabase,
+} from '@wdr/testkit';
 import { harness, ok, type Delivery, type Receiver } from './harness.js';
 
 /**
@@ -25,7 +32,9 @@ let dispatcher: ServiceProcess;
 let client: ServiceClient;
 let bus: KafkaBus;
 
-const { receiver, closeReceivers, endpoint, requestEvent, sql, advance, until, messagesOf, attemptsOf, delaysAfterLastAttempt } = harness(() => ({ database, bus, dispatcher, client }));
+const { receiver, closeReceivers, endpoint, requestEvent, sql, advance, until, messagesOf, attemptsOf, delaysAfterLastAttempt } = harness(
+  () => ({ database, bus, dispatcher, client }),
+);
 
 beforeAll(async () => {
   database = await createTestDatabase('webhook-dispatcher');
@@ -58,7 +67,15 @@ afterAll(async () => {
 describe('endpoints', () => {
   it('refuses URLs at private, loopback-by-name, link-local and metadata addresses with VALIDATION_FAILED', async () => {
     const tenant = randomUUID();
-    for (const url of ['http://10.0.0.5/hook', 'http://192.168.1.1/', 'http://169.254.169.254/latest/meta-data', 'http://localhost:8080/', 'http://[::1]/', 'ftp://example.com/', 'http://user:pw@example.com/']) {
+    for (const url of [
+      'http://10.0.0.5/hook',
+      'http://192.168.1.1/',
+      'http://169.254.169.254/latest/meta-data',
+      'http://localhost:8080/',
+      'http://[::1]/',
+      'ftp://example.com/',
+      'http://user:pw@example.com/',
+    ]) {
       const err = await endpoint(tenant, url, ['request.completed']).catch((e: unknown) => e);
       expect(err).toBeInstanceOf(PublicError);
       expect(err).toMatchObject({ code: 'VALIDATION_FAILED', details: [expect.objectContaining({ field: 'url' })] });
@@ -67,7 +84,7 @@ describe('endpoints', () => {
     expect(page).toEqual({ items: [], next_cursor: null });
   });
 
-  it('lists a tenant\'s endpoints as cursor pages, redacted to the origin; another tenant sees none of them', async () => {
+  it("lists a tenant's endpoints as cursor pages, redacted to the origin; another tenant sees none of them", async () => {
     const tenant = randomUUID();
     const r = await receiver(ok);
     const created = [];
@@ -76,7 +93,9 @@ describe('endpoints', () => {
     const first = await callInternal(client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 2 } });
     expect(first.items.map((e) => e.id)).toEqual(created.slice(0, 2).map((c) => c.endpoint.id));
     expect(first.next_cursor).toEqual(expect.any(String));
-    const second = await callInternal(client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 2, cursor: first.next_cursor! } });
+    const second = await callInternal(client, webhooksApi.listEndpoints, {
+      query: { tenant_id: tenant, limit: 2, cursor: first.next_cursor! },
+    });
     expect(second).toEqual({ items: [expect.objectContaining({ id: created[2]!.endpoint.id })], next_cursor: null });
     const text = JSON.stringify(first);
     expect(text).not.toContain('token=');
@@ -85,8 +104,12 @@ describe('endpoints', () => {
     expect(first.items[0]).toMatchObject({ url_origin: new URL(r.url).origin, status: 'enabled', event_types: ['request.completed'] });
     const other = randomUUID();
     expect((await callInternal(client, webhooksApi.listEndpoints, { query: { tenant_id: other, limit: 50 } })).items).toEqual([]);
-    await expect(callInternal(client, webhooksApi.readEndpoint, { params: { endpointId: created[0]!.endpoint.id }, query: { tenant_id: other } })).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    const bad = await callInternal(client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 2, cursor: 'nonsense' } }).catch((e: unknown) => e);
+    await expect(
+      callInternal(client, webhooksApi.readEndpoint, { params: { endpointId: created[0]!.endpoint.id }, query: { tenant_id: other } }),
+    ).rejects.toMatchObject({ code: 'NOT_FOUND' });
+    const bad = await callInternal(client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 2, cursor: 'nonsense' } }).catch(
+      (e: unknown) => e,
+    );
     expect(bad).toMatchObject({ code: 'VALIDATION_FAILED' });
   });
 
@@ -100,7 +123,9 @@ describe('endpoints', () => {
     const retried = await callInternal(client, webhooksApi.createEndpoint, { body });
     expect(retried).toEqual(first);
     expect((await callInternal(client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 50 } })).items).toHaveLength(1);
-    const other = await callInternal(client, webhooksApi.createEndpoint, { body: { ...body, tenant_id: randomUUID() } }).catch((e: unknown) => e);
+    const other = await callInternal(client, webhooksApi.createEndpoint, { body: { ...body, tenant_id: randomUUID() } }).catch(
+      (e: unknown) => e,
+    );
     expect(other).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
   });
 });
@@ -114,7 +139,11 @@ describe('deliveries', () => {
     await requestEvent(tenant, 'request.running', requestId, 2); // not subscribed
     const completed = await requestEvent(tenant, 'request.completed', requestId, 3);
     await requestEvent(randomUUID(), 'request.completed'); // another tenant's
-    await until('the delivery', () => r.deliveries.length, (n) => n >= 1);
+    await until(
+      'the delivery',
+      () => r.deliveries.length,
+      (n) => n >= 1,
+    );
     await sleep(500);
     expect(r.deliveries).toHaveLength(1);
     const d = r.deliveries[0]!;
@@ -127,14 +156,36 @@ describe('deliveries', () => {
     expect(payload).toEqual({
       type: 'request.completed',
       timestamp: completed.occurred_at,
-      data: { request_id: requestId, event: { id: 3, type: 'request.completed', status: 'completed', created_at: expect.any(String), data: { result: { stage: 'http', status_code: 200, bytes: 10 } } } },
+      data: {
+        request_id: requestId,
+        event: {
+          id: 3,
+          type: 'request.completed',
+          status: 'completed',
+          created_at: expect.any(String),
+          data: { result: { stage: 'http', status_code: 200, bytes: 10 } },
+        },
+      },
     });
     expect(d.body).not.toContain('acme');
     expect(d.body).not.toContain('/private/path');
-    expect(() => new Webhook('whsec_' + Buffer.alloc(32, 1).toString('base64')).verify(d.body, d.headers as Record<string, string>)).toThrow();
+    expect(() =>
+      new Webhook('whsec_' + Buffer.alloc(32, 1).toString('base64')).verify(d.body, d.headers as Record<string, string>),
+    ).toThrow();
 
-    const attempts = await until('the attempt record', () => callInternal(client, webhooksApi.listAttempts, { params: { endpointId: ep.id }, query: { tenant_id: tenant, limit: 50 } }), (p) => p.items.length === 1);
-    expect(attempts.items[0]).toMatchObject({ message_id: d.id, event_type: 'request.completed', attempt: 1, outcome: 'delivered', status_code: 204, error: null });
+    const attempts = await until(
+      'the attempt record',
+      () => callInternal(client, webhooksApi.listAttempts, { params: { endpointId: ep.id }, query: { tenant_id: tenant, limit: 50 } }),
+      (p) => p.items.length === 1,
+    );
+    expect(attempts.items[0]).toMatchObject({
+      message_id: d.id,
+      event_type: 'request.completed',
+      attempt: 1,
+      outcome: 'delivered',
+      status_code: 204,
+      error: null,
+    });
     expect(attempts.items[0]!.latency_ms).toBeGreaterThanOrEqual(0);
   });
 
@@ -142,7 +193,10 @@ describe('deliveries', () => {
     const tenant = randomUUID();
     const r = await receiver(ok);
     const { endpoint: ep, secret: oldSecret } = await endpoint(tenant, r.url, ['request.completed']);
-    const rotated = await callInternal(client, webhooksApi.rotateSecret, { params: { endpointId: ep.id }, body: { tenant_id: tenant, previous_valid_seconds: 3_600 } });
+    const rotated = await callInternal(client, webhooksApi.rotateSecret, {
+      params: { endpointId: ep.id },
+      body: { tenant_id: tenant, previous_valid_seconds: 3_600 },
+    });
     const newSecret = rotated.secret;
     expect(newSecret).not.toBe(oldSecret);
     const headersOf = (d: Delivery) => ({
@@ -168,7 +222,11 @@ describe('deliveries', () => {
 
     // During the overlap: two signatures, the new secret's first, each valid for its own secret only.
     await requestEvent(tenant, 'request.completed');
-    await until('the delivery during the overlap', () => r.deliveries.length, (n) => n === 1);
+    await until(
+      'the delivery during the overlap',
+      () => r.deliveries.length,
+      (n) => n === 1,
+    );
     const during = r.deliveries[0]!;
     expect(signedBy(during)).toEqual(['new', 'old']);
     expect(new Webhook(oldSecret).verify(during.body, headersOf(during))).toMatchObject({ type: 'request.completed' });
@@ -178,7 +236,11 @@ describe('deliveries', () => {
     // signature alone; a receiver still on the old secret rejects the delivery.
     await sql(`UPDATE webhook_endpoints SET previous_secret_expires_at = now() - interval '1 second' WHERE id = $1::uuid`, [ep.id]);
     await requestEvent(tenant, 'request.completed');
-    await until('the delivery after the overlap', () => r.deliveries.length, (n) => n === 2);
+    await until(
+      'the delivery after the overlap',
+      () => r.deliveries.length,
+      (n) => n === 2,
+    );
     const after = r.deliveries[1]!;
     expect(signedBy(after)).toEqual(['new']);
     expect(new Webhook(newSecret).verify(after.body, headersOf(after))).toMatchObject({ type: 'request.completed' });
@@ -195,7 +257,11 @@ describe('deliveries', () => {
     const r = await receiver(() => ({ status: 401, body: answer }));
     const { endpoint: ep } = await endpoint(tenant, r.url, ['request.completed']);
     await requestEvent(tenant, 'request.completed');
-    const [attempt] = await until('the failed attempt', () => attemptsOf(ep.id), (rows) => rows.length === 1);
+    const [attempt] = await until(
+      'the failed attempt',
+      () => attemptsOf(ep.id),
+      (rows) => rows.length === 1,
+    );
     const expected = (
       'rejected : signature for whsec_[redacted] did not match;\n' +
       'Authorization: Bearer [redacted] was refused, so was BASIC [redacted]; ' +
@@ -204,7 +270,10 @@ describe('deliveries', () => {
     ).slice(0, 256);
     expect(attempt).toMatchObject({ outcome: 'failed', status_code: 401, response_excerpt: expected });
     // The API answers the same stored excerpt.
-    const page = await callInternal(client, webhooksApi.listAttempts, { params: { endpointId: ep.id }, query: { tenant_id: tenant, limit: 50 } });
+    const page = await callInternal(client, webhooksApi.listAttempts, {
+      params: { endpointId: ep.id },
+      query: { tenant_id: tenant, limit: 50 },
+    });
     expect(page.items[0]!.response_excerpt).toBe(expected);
     for (const secret of ['MfKQ9r8G', 'eyJhbGci', 'c2ln', 'dXNlcjpw', 'abc123', '/retry']) expect(expected).not.toContain(secret);
   }, 30_000);
@@ -212,28 +281,48 @@ describe('deliveries', () => {
   it('a receiver that fails, then recovers, gets every event exactly once by webhook-id after retries driven from the database', async () => {
     const tenant = randomUUID();
     // Each message is answered 500 twice, then 200.
-    const r = await receiver((_d, nth) => (nth <= 2 ? { status: 500, body: 'down for maintenance, see https://status.example.com/incidents/42?key=abc' } : { status: 200 }));
+    const r = await receiver((_d, nth) =>
+      nth <= 2 ? { status: 500, body: 'down for maintenance, see https://status.example.com/incidents/42?key=abc' } : { status: 200 },
+    );
     const { endpoint: ep } = await endpoint(tenant, r.url, ['request.completed', 'request.failed']);
     for (let i = 0; i < 5; i++) await requestEvent(tenant, i % 2 ? 'request.failed' : 'request.completed');
     // First attempts at once; the second ones about 5 s later (the schedule, not a timer: moved here).
-    await until('the first attempts', () => messagesOf(ep.id), (ms) => ms.length === 5 && ms.every((m) => m.attempts === 1));
+    await until(
+      'the first attempts',
+      () => messagesOf(ep.id),
+      (ms) => ms.length === 5 && ms.every((m) => m.attempts === 1),
+    );
     for (const d of await delaysAfterLastAttempt(ep.id)) expect([d, d >= 4.5 && d <= 5.5]).toEqual([d, true]); // 5 s +-10 %
     await advance(6_000);
-    await until('the second attempts', () => messagesOf(ep.id), (ms) => ms.every((m) => m.attempts === 2));
+    await until(
+      'the second attempts',
+      () => messagesOf(ep.id),
+      (ms) => ms.every((m) => m.attempts === 2),
+    );
     for (const d of await delaysAfterLastAttempt(ep.id)) expect([d, d >= 270 && d <= 330]).toEqual([d, true]); // 5 min +-10 %
     await sleep(1_000);
     expect(r.deliveries).toHaveLength(10); // nothing was sent early
     await advance(6 * 60_000);
-    await until('every message delivered', () => messagesOf(ep.id), (ms) => ms.every((m) => m.status === 'delivered'));
+    await until(
+      'every message delivered',
+      () => messagesOf(ep.id),
+      (ms) => ms.every((m) => m.status === 'delivered'),
+    );
     const byId = new Map<string, number[]>();
     for (const d of r.deliveries) byId.set(d.id, [...(byId.get(d.id) ?? []), d.answered]);
     expect(byId.size).toBe(5);
     for (const answers of byId.values()) expect(answers).toEqual([500, 500, 200]);
 
-    const page = await callInternal(client, webhooksApi.listAttempts, { params: { endpointId: ep.id }, query: { tenant_id: tenant, limit: 10 } });
+    const page = await callInternal(client, webhooksApi.listAttempts, {
+      params: { endpointId: ep.id },
+      query: { tenant_id: tenant, limit: 10 },
+    });
     expect(page.items).toHaveLength(10);
     expect(page.next_cursor).toEqual(expect.any(String));
-    const rest = await callInternal(client, webhooksApi.listAttempts, { params: { endpointId: ep.id }, query: { tenant_id: tenant, limit: 10, cursor: page.next_cursor! } });
+    const rest = await callInternal(client, webhooksApi.listAttempts, {
+      params: { endpointId: ep.id },
+      query: { tenant_id: tenant, limit: 10, cursor: page.next_cursor! },
+    });
     expect(rest.items).toHaveLength(5);
     expect(rest.next_cursor).toBeNull();
     const failed = [...page.items, ...rest.items].filter((a) => a.outcome === 'failed');
@@ -246,7 +335,11 @@ describe('deliveries', () => {
     const r = await receiver((_d, nth) => (nth === 1 ? { status: 503, headers: { 'retry-after': '3600' } } : { status: 200 }));
     const { endpoint: ep } = await endpoint(tenant, r.url, ['request.completed']);
     await requestEvent(tenant, 'request.completed');
-    const [m] = await until('the first attempt', () => messagesOf(ep.id), (ms) => ms[0]?.attempts === 1);
+    const [m] = await until(
+      'the first attempt',
+      () => messagesOf(ep.id),
+      (ms) => ms[0]?.attempts === 1,
+    );
     // Retry-After's hour, not the schedule's 5 s; measured against the database clock a moment
     // later, give or take a step of the machine's clock (a run saw 3600.005).
     expect(m!.delay_s).toBeGreaterThan(3_590);
@@ -255,22 +348,37 @@ describe('deliveries', () => {
     await sleep(800);
     expect(r.deliveries).toHaveLength(1);
     await advance(3_600_000);
-    await until('the delivery', () => messagesOf(ep.id), (ms) => ms[0]?.status === 'delivered');
+    await until(
+      'the delivery',
+      () => messagesOf(ep.id),
+      (ms) => ms[0]?.status === 'delivered',
+    );
     expect(r.deliveries.map((d) => d.answered)).toEqual([503, 200]);
   }, 30_000);
 
-  it('410 disables the endpoint (reason gone) and tells the tenant\'s endpoints that subscribe to webhook.endpoint_disabled', async () => {
+  it("410 disables the endpoint (reason gone) and tells the tenant's endpoints that subscribe to webhook.endpoint_disabled", async () => {
     const tenant = randomUUID();
     const gone = await receiver(() => ({ status: 410 }));
     const watcher = await receiver(ok);
     const { endpoint: ep } = await endpoint(tenant, gone.url, ['request.completed']);
     const { endpoint: watch, secret } = await endpoint(tenant, watcher.url, ['webhook.endpoint_disabled']);
     await requestEvent(tenant, 'request.completed');
-    const view = await until('the endpoint disabled', () => callInternal(client, webhooksApi.readEndpoint, { params: { endpointId: ep.id }, query: { tenant_id: tenant } }), (e) => e.status === 'disabled');
+    const view = await until(
+      'the endpoint disabled',
+      () => callInternal(client, webhooksApi.readEndpoint, { params: { endpointId: ep.id }, query: { tenant_id: tenant } }),
+      (e) => e.status === 'disabled',
+    );
     expect(view).toMatchObject({ disabled_reason: 'gone', disabled_at: expect.any(String) });
-    await until('the disabled notice', () => watcher.deliveries.length, (n) => n === 1);
+    await until(
+      'the disabled notice',
+      () => watcher.deliveries.length,
+      (n) => n === 1,
+    );
     const notice = new Webhook(secret).verify(watcher.deliveries[0]!.body, watcher.deliveries[0]!.headers as Record<string, string>);
-    expect(notice).toMatchObject({ type: 'webhook.endpoint_disabled', data: { endpoint_id: ep.id, reason: 'gone', url_origin: new URL(gone.url).origin } });
+    expect(notice).toMatchObject({
+      type: 'webhook.endpoint_disabled',
+      data: { endpoint_id: ep.id, reason: 'gone', url_origin: new URL(gone.url).origin },
+    });
     // A disabled endpoint takes no new messages and sends nothing.
     await requestEvent(tenant, 'request.completed');
     await advance(3_600_000);
@@ -279,7 +387,7 @@ describe('deliveries', () => {
     expect(watch.status).toBe('enabled');
   }, 30_000);
 
-  it('a workflow run\'s events reach its project\'s endpoints; a disabled project endpoint is announced to its scope and tenant-wide endpoints, never to another project', async () => {
+  it("a workflow run's events reach its project's endpoints; a disabled project endpoint is announced to its scope and tenant-wide endpoints, never to another project", async () => {
     const tenant = randomUUID();
     const p1 = randomUUID();
     const p2 = randomUUID();
@@ -287,7 +395,9 @@ describe('deliveries', () => {
     const gone = await receiver(() => ({ status: 410 }));
     const [same, wide, other] = [await receiver(ok), await receiver(ok), await receiver(ok)];
     const scoped = (r: Receiver, project: string, types: WebhookEventType[]) =>
-      callInternal(client, webhooksApi.createEndpoint, { body: { tenant_id: tenant, project_id: project, environment_id: env, url: r.url, event_types: types } });
+      callInternal(client, webhooksApi.createEndpoint, {
+        body: { tenant_id: tenant, project_id: project, environment_id: env, url: r.url, event_types: types },
+      });
     const { endpoint: ep } = await scoped(gone, p1, ['request.completed']);
     await scoped(same, p1, ['webhook.endpoint_disabled', 'request.completed']);
     await endpoint(tenant, wide.url, ['webhook.endpoint_disabled']);
@@ -295,13 +405,23 @@ describe('deliveries', () => {
     // An event of a request outside any project reaches no project endpoint; a run of p1 reaches p1's.
     await requestEvent(tenant, 'request.completed');
     const run = await requestEvent(tenant, 'request.completed', randomUUID(), 3, { project_id: p1, environment_id: env });
-    await until('the endpoint disabled', () => callInternal(client, webhooksApi.readEndpoint, { params: { endpointId: ep.id }, query: { tenant_id: tenant } }), (e) => e.status === 'disabled');
-    await until('the notices', () => same.deliveries.length + wide.deliveries.length, (n) => n === 3);
+    await until(
+      'the endpoint disabled',
+      () => callInternal(client, webhooksApi.readEndpoint, { params: { endpointId: ep.id }, query: { tenant_id: tenant } }),
+      (e) => e.status === 'disabled',
+    );
+    await until(
+      'the notices',
+      () => same.deliveries.length + wide.deliveries.length,
+      (n) => n === 3,
+    );
     await sleep(500);
     expect(gone.deliveries).toHaveLength(1);
     expect(JSON.parse(gone.deliveries[0]!.body).data.request_id).toBe((run.data as { request_id: string }).request_id);
     expect(same.deliveries.map((d) => JSON.parse(d.body).type).sort()).toEqual(['request.completed', 'webhook.endpoint_disabled']);
-    expect(wide.deliveries.map((d) => JSON.parse(d.body))).toEqual([expect.objectContaining({ type: 'webhook.endpoint_disabled', data: expect.objectContaining({ endpoint_id: ep.id }) })]);
+    expect(wide.deliveries.map((d) => JSON.parse(d.body))).toEqual([
+      expect.objectContaining({ type: 'webhook.endpoint_disabled', data: expect.objectContaining({ endpoint_id: ep.id }) }),
+    ]);
     expect(other.deliveries).toEqual([]);
   }, 30_000);
 
@@ -315,14 +435,16 @@ describe('deliveries', () => {
     const closedUrl = `http://127.0.0.1:${(closed.address() as AddressInfo).port}/hooks`;
     await new Promise((resolve) => closed.close(resolve));
     const eps: string[] = [];
-    for (const url of [slow.url, moved.url, huge.url, closedUrl]) eps.push((await endpoint(tenant, url, ['request.completed'])).endpoint.id);
+    for (const url of [slow.url, moved.url, huge.url, closedUrl])
+      eps.push((await endpoint(tenant, url, ['request.completed'])).endpoint.id);
     await requestEvent(tenant, 'request.completed');
     const attempts = await until(
       'the four failed attempts',
-      () => sql<{ endpoint_id: string; outcome: string; status_code: number | null; error: string | null }>(
-        `SELECT endpoint_id::text, outcome, status_code, error FROM webhook_attempts WHERE endpoint_id = ANY($1::uuid[])`,
-        [eps],
-      ),
+      () =>
+        sql<{ endpoint_id: string; outcome: string; status_code: number | null; error: string | null }>(
+          `SELECT endpoint_id::text, outcome, status_code, error FROM webhook_attempts WHERE endpoint_id = ANY($1::uuid[])`,
+          [eps],
+        ),
       (rows) => rows.length >= 4,
       20_000,
     );
@@ -334,7 +456,10 @@ describe('deliveries', () => {
       { endpoint_id: eps[3], outcome: 'failed', status_code: null, error: 'connection_refused' },
     ]);
     // Each is scheduled again (the first retry after about 5 s), none delivered.
-    const pending = await sql<{ status: string; attempts: number }>(`SELECT status, attempts FROM webhook_messages WHERE endpoint_id = ANY($1::uuid[])`, [eps]);
+    const pending = await sql<{ status: string; attempts: number }>(
+      `SELECT status, attempts FROM webhook_messages WHERE endpoint_id = ANY($1::uuid[])`,
+      [eps],
+    );
     expect(pending.map((m) => [m.status, m.attempts])).toEqual(Array(4).fill(['pending', 1]));
   }, 30_000);
 
@@ -347,28 +472,53 @@ describe('deliveries', () => {
     const envelope = makeEnvelope('billingEvents', 'billing.balance_low', tenant, { balance_tokens: 3, threshold_tokens: 10 });
     await bus.send(bus.topic('billingEvents'), [{ key: tenant, envelope }]);
     for (let attempt = 1; attempt <= 8; attempt++) {
-      await until(`attempt ${attempt}`, () => messagesOf(ep.id), (ms) => ms[0]?.attempts === attempt);
+      await until(
+        `attempt ${attempt}`,
+        () => messagesOf(ep.id),
+        (ms) => ms[0]?.attempts === attempt,
+      );
       await advance(11 * 3_600_000);
     }
-    const [m] = await until('the message failed', () => messagesOf(ep.id), (ms) => ms[0]?.status === 'failed');
+    const [m] = await until(
+      'the message failed',
+      () => messagesOf(ep.id),
+      (ms) => ms[0]?.status === 'failed',
+    );
     expect(m).toMatchObject({ attempts: 8, next_attempt_at: null });
     const view = await callInternal(client, webhooksApi.readEndpoint, { params: { endpointId: ep.id }, query: { tenant_id: tenant } });
     expect(view).toMatchObject({ status: 'disabled', disabled_reason: 'sustained_failure' });
     expect(new Set(r.deliveries.map((d) => d.id)).size).toBe(1);
-    expect(JSON.parse(r.deliveries[0]!.body)).toMatchObject({ type: 'billing.balance_low', data: { balance_tokens: 3, threshold_tokens: 10 } });
+    expect(JSON.parse(r.deliveries[0]!.body)).toMatchObject({
+      type: 'billing.balance_low',
+      data: { balance_tokens: 3, threshold_tokens: 10 },
+    });
     // The notice: one, signed for the watcher, naming the endpoint and the reason (the disabled endpoint gets none).
-    await until('the disabled notice', () => watcher.deliveries.length, (n) => n >= 1);
+    await until(
+      'the disabled notice',
+      () => watcher.deliveries.length,
+      (n) => n >= 1,
+    );
     await sleep(500);
     expect(watcher.deliveries).toHaveLength(1);
     const notice = new Webhook(watcherSecret).verify(watcher.deliveries[0]!.body, watcher.deliveries[0]!.headers as Record<string, string>);
-    expect(notice).toMatchObject({ type: 'webhook.endpoint_disabled', data: { endpoint_id: ep.id, reason: 'sustained_failure', url_origin: new URL(r.url).origin } });
+    expect(notice).toMatchObject({
+      type: 'webhook.endpoint_disabled',
+      data: { endpoint_id: ep.id, reason: 'sustained_failure', url_origin: new URL(r.url).origin },
+    });
     expect(r.deliveries.every((d) => JSON.parse(d.body).type === 'billing.balance_low')).toBe(true);
 
     // Re-enabled and redelivered by hand: the same webhook-id, the same body, now answered.
     await callInternal(client, webhooksApi.updateEndpoint, { params: { endpointId: ep.id }, body: { tenant_id: tenant, enabled: true } });
-    const again = await callInternal(client, webhooksApi.redeliver, { params: { endpointId: ep.id, messageId: r.deliveries[0]!.id }, body: { tenant_id: tenant } });
+    const again = await callInternal(client, webhooksApi.redeliver, {
+      params: { endpointId: ep.id, messageId: r.deliveries[0]!.id },
+      body: { tenant_id: tenant },
+    });
     expect(again).toMatchObject({ id: r.deliveries[0]!.id, status: 'pending' });
-    await until('the redelivery', () => r.deliveries.length, (n) => n === 9);
+    await until(
+      'the redelivery',
+      () => r.deliveries.length,
+      (n) => n === 9,
+    );
     expect(r.deliveries[8]!.body).toBe(r.deliveries[0]!.body);
   }, 60_000);
 
@@ -379,9 +529,19 @@ describe('deliveries', () => {
     await endpoint(tenant, slow.url, ['request.completed']);
     await endpoint(tenant, fast.url, ['request.completed']);
     for (let i = 0; i < 9; i++) await requestEvent(tenant, 'request.completed');
-    await until('the fast receiver has all', () => fast.deliveries.length, (n) => n === 9, 10_000);
+    await until(
+      'the fast receiver has all',
+      () => fast.deliveries.length,
+      (n) => n === 9,
+      10_000,
+    );
     expect(slow.deliveries.length).toBeLessThan(9);
-    await until('the slow receiver has all', () => slow.deliveries.length, (n) => n === 9, 20_000);
+    await until(
+      'the slow receiver has all',
+      () => slow.deliveries.length,
+      (n) => n === 9,
+      20_000,
+    );
     expect(slow.maxConcurrent()).toBeLessThanOrEqual(ENDPOINT_CONCURRENCY);
     expect(slow.maxConcurrent()).toBeGreaterThan(1);
   }, 40_000);
@@ -392,11 +552,21 @@ describe('deliveries', () => {
     const { endpoint: ep } = await endpoint(tenant, r.url, ['request.completed']);
     const events = 150;
     await Promise.all(Array.from({ length: events }, () => requestEvent(tenant, 'request.completed')));
-    await until('deliveries under way', () => r.deliveries.length, (n) => n >= 20, 30_000);
+    await until(
+      'deliveries under way',
+      () => r.deliveries.length,
+      (n) => n >= 20,
+      30_000,
+    );
     await dispatcher.kill('SIGKILL');
     const atKill = r.deliveries.length;
     const recorded = new Set(
-      (await sql<{ id: string }>(`SELECT 'msg_' || replace(id::text, '-', '') AS id FROM webhook_messages WHERE endpoint_id = $1::uuid AND status = 'delivered'`, [ep.id])).map((m) => m.id),
+      (
+        await sql<{ id: string }>(
+          `SELECT 'msg_' || replace(id::text, '-', '') AS id FROM webhook_messages WHERE endpoint_id = $1::uuid AND status = 'delivered'`,
+          [ep.id],
+        )
+      ).map((m) => m.id),
     );
     expect(recorded.size).toBeGreaterThan(0);
     expect(recorded.size).toBeLessThan(events); // killed mid-burst, not after it
@@ -405,7 +575,13 @@ describe('deliveries', () => {
     await advance(60_000);
     await until(
       'every event delivered',
-      async () => (await sql<{ n: number }>(`SELECT count(*)::int AS n FROM webhook_messages WHERE endpoint_id = $1::uuid AND status = 'delivered'`, [ep.id]))[0]!.n,
+      async () =>
+        (
+          await sql<{ n: number }>(
+            `SELECT count(*)::int AS n FROM webhook_messages WHERE endpoint_id = $1::uuid AND status = 'delivered'`,
+            [ep.id],
+          )
+        )[0]!.n,
       (n) => n === events,
       60_000,
     );

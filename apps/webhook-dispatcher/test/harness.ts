@@ -74,7 +74,12 @@ export function harness(stack: () => Stack) {
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     servers.push(server);
-    return { url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/in?token=s3cret`, deliveries, arrived: () => arrived, maxConcurrent: () => max };
+    return {
+      url: `http://127.0.0.1:${(server.address() as AddressInfo).port}/hooks/in?token=s3cret`,
+      deliveries,
+      arrived: () => arrived,
+      maxConcurrent: () => max,
+    };
   }
 
   function closeReceivers(): void {
@@ -88,14 +93,27 @@ export function harness(stack: () => Stack) {
     callInternal(stack().client, webhooksApi.createEndpoint, { body: { tenant_id: tenantId, url, event_types: eventTypes } });
 
   /** One request event on request.lifecycle, as the orchestrator publishes it. */
-  async function requestEvent(tenantId: string, kind: string, requestId = randomUUID(), seq = 3, scope?: { project_id: string; environment_id: string }) {
+  async function requestEvent(
+    tenantId: string,
+    kind: string,
+    requestId = randomUUID(),
+    seq = 3,
+    scope?: { project_id: string; environment_id: string },
+  ) {
     const status = kind.split('.')[1] ?? 'running';
     const envelope = makeEnvelope('requestLifecycle', 'request.event_appended', tenantId, {
       request_id: requestId,
       event_id: seq,
       kind,
       status,
-      payload: kind === 'request.completed' ? { result: { stage: 'http', status_code: 200, bytes: 10 }, final_url: 'https://example.com/private/path?q=1', proxy_vendor: 'acme' } : {},
+      payload:
+        kind === 'request.completed'
+          ? {
+              result: { stage: 'http', status_code: 200, bytes: 10 },
+              final_url: 'https://example.com/private/path?q=1',
+              proxy_vendor: 'acme',
+            }
+          : {},
       created_at: new Date().toISOString(),
       ...(scope ? { scope } : {}),
     });
@@ -104,7 +122,8 @@ export function harness(stack: () => Stack) {
     return envelope;
   }
 
-  const sql = <T>(query: string, params: unknown[] = []) => withDatabase(stack().database.url, async (c) => (await c.query(query, params)).rows as T[]);
+  const sql = <T>(query: string, params: unknown[] = []) =>
+    withDatabase(stack().database.url, async (c) => (await c.query(query, params)).rows as T[]);
 
   /** "Advance the clock": every pending schedule and lease moves `ms` earlier, and the senders are woken. */
   async function advance(ms: number) {

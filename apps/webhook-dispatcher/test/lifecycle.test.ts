@@ -10,11 +10,18 @@ beforeAll(async () => {
 afterAll(() => database?.drop());
 
 it('boots against the real Postgres and Kafka, reports ready with every check, exposes metrics, and stops', async () => {
-  const env = loadDispatcherEnv({ DATABASE_URL: database.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'silent', WEBHOOK_SECRET_KEY: Buffer.alloc(32, 11).toString('base64') });
+  const env = loadDispatcherEnv({
+    DATABASE_URL: database.url,
+    KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(),
+    LOG_LEVEL: 'silent',
+    WEBHOOK_SECRET_KEY: Buffer.alloc(32, 11).toString('base64'),
+  });
   const report = await exerciseLifecycle(createDispatcherService(createDispatcherDeps(env)));
   expect(report.readyBeforeStart).toBe(503);
   expect(report.readyAfterStart).toBe(200);
-  expect(report.readyBody.checks.map((c) => c.name)).toEqual(expect.arrayContaining(['database', 'kafka_consumers', 'outbox_relay', 'delivery_sender']));
+  expect(report.readyBody.checks.map((c) => c.name)).toEqual(
+    expect.arrayContaining(['database', 'kafka_consumers', 'outbox_relay', 'delivery_sender']),
+  );
   expect(report.healthz).toBe(200);
   expect(report.metricsText).toContain('webhook_dispatcher_http_requests_total');
   expect(report.metricsText).toContain('nodejs_eventloop_lag_seconds');

@@ -51,7 +51,8 @@ async function endpoint(tenant = randomUUID(), scope = SCOPE) {
   return { tenant, id: created.endpoint.id, secret: created.secret };
 }
 
-const sql = <T>(query: string, params: unknown[] = []) => withDatabase(database.url, async (c) => (await c.query(query, params)).rows as T[]);
+const sql = <T>(query: string, params: unknown[] = []) =>
+  withDatabase(database.url, async (c) => (await c.query(query, params)).rows as T[]);
 
 /** The endpoint's current and previous secrets, opened as the sender opens them. */
 async function secretsOf(endpointId: string): Promise<{ current: string; previous: string | null } | undefined> {
@@ -61,17 +62,27 @@ async function secretsOf(endpointId: string): Promise<{ current: string; previou
   );
   if (!row) return undefined;
   const aad = sealedSecretAad(endpointId);
-  return { current: sealer.open(row.secret_sealed, aad), previous: row.previous_secret_sealed ? sealer.open(row.previous_secret_sealed, aad) : null };
+  return {
+    current: sealer.open(row.secret_sealed, aad),
+    previous: row.previous_secret_sealed ? sealer.open(row.previous_secret_sealed, aad) : null,
+  };
 }
 
-const failure = (p: Promise<unknown>) => p.then(() => undefined, (e: unknown) => e);
+const failure = (p: Promise<unknown>) =>
+  p.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
 
 describe('operation ids', () => {
   it('a rotation repeated under its operation id answers the same secret and rotates once: the previous secret is still the original', async () => {
     const e = await endpoint();
     const operation_id = randomUUID();
     const rotate = () =>
-      callInternal(client, webhooksApi.rotateSecret, { params: { endpointId: e.id }, body: { tenant_id: e.tenant, operation_id, in_scope: SCOPE, previous_valid_seconds: 3600 } });
+      callInternal(client, webhooksApi.rotateSecret, {
+        params: { endpointId: e.id },
+        body: { tenant_id: e.tenant, operation_id, in_scope: SCOPE, previous_valid_seconds: 3600 },
+      });
     const first = await rotate();
     const again = await rotate();
     expect(first.secret).toMatch(/^whsec_/);
@@ -79,7 +90,10 @@ describe('operation ids', () => {
     expect(again).toEqual(first);
     expect(await secretsOf(e.id)).toEqual({ current: first.secret, previous: e.secret });
     // The recorded secret is sealed, never in clear.
-    const [op] = await sql<{ secret_sealed: string; kind: string }>('SELECT secret_sealed, kind FROM endpoint_operations WHERE id = $1::uuid', [operation_id]);
+    const [op] = await sql<{ secret_sealed: string; kind: string }>(
+      'SELECT secret_sealed, kind FROM endpoint_operations WHERE id = $1::uuid',
+      [operation_id],
+    );
     expect(op?.kind).toBe('rotate_secret');
     expect(op?.secret_sealed).not.toContain(first.secret);
     // Without an operation id every rotation is new.
@@ -95,7 +109,10 @@ describe('operation ids', () => {
     const operation_id = randomUUID();
     const answers = await Promise.all(
       Array.from({ length: 6 }, () =>
-        callInternal(client, webhooksApi.rotateSecret, { params: { endpointId: e.id }, body: { tenant_id: e.tenant, operation_id, previous_valid_seconds: 60 } }),
+        callInternal(client, webhooksApi.rotateSecret, {
+          params: { endpointId: e.id },
+          body: { tenant_id: e.tenant, operation_id, previous_valid_seconds: 60 },
+        }),
       ),
     );
     expect(new Set(answers.map((a) => a.secret)).size).toBe(1);
@@ -111,7 +128,9 @@ describe('operation ids', () => {
 
     const f = await endpoint();
     await callInternal(client, webhooksApi.deleteEndpoint, { params: { endpointId: f.id }, body: { tenant_id: f.tenant } });
-    const err = await failure(callInternal(client, webhooksApi.deleteEndpoint, { params: { endpointId: f.id }, body: { tenant_id: f.tenant } }));
+    const err = await failure(
+      callInternal(client, webhooksApi.deleteEndpoint, { params: { endpointId: f.id }, body: { tenant_id: f.tenant } }),
+    );
     expect(err).toBeInstanceOf(PublicError);
     expect(err).toMatchObject({ code: 'NOT_FOUND' });
   });
@@ -138,14 +157,29 @@ describe('operation ids', () => {
     const e = await endpoint();
     const other = await endpoint(e.tenant);
     const operation_id = randomUUID();
-    await callInternal(client, webhooksApi.rotateSecret, { params: { endpointId: e.id }, body: { tenant_id: e.tenant, operation_id, previous_valid_seconds: 0 } });
+    await callInternal(client, webhooksApi.rotateSecret, {
+      params: { endpointId: e.id },
+      body: { tenant_id: e.tenant, operation_id, previous_valid_seconds: 0 },
+    });
     const after = await secretsOf(e.id);
     const attempts = [
-      callInternal(client, webhooksApi.rotateSecret, { params: { endpointId: e.id }, body: { tenant_id: e.tenant, operation_id, previous_valid_seconds: 60 } }),
-      callInternal(client, webhooksApi.rotateSecret, { params: { endpointId: e.id }, body: { tenant_id: e.tenant, operation_id, previous_valid_seconds: 0, in_scope: SCOPE } }),
+      callInternal(client, webhooksApi.rotateSecret, {
+        params: { endpointId: e.id },
+        body: { tenant_id: e.tenant, operation_id, previous_valid_seconds: 60 },
+      }),
+      callInternal(client, webhooksApi.rotateSecret, {
+        params: { endpointId: e.id },
+        body: { tenant_id: e.tenant, operation_id, previous_valid_seconds: 0, in_scope: SCOPE },
+      }),
       callInternal(client, webhooksApi.deleteEndpoint, { params: { endpointId: e.id }, body: { tenant_id: e.tenant, operation_id } }),
-      callInternal(client, webhooksApi.rotateSecret, { params: { endpointId: other.id }, body: { tenant_id: e.tenant, operation_id, previous_valid_seconds: 0 } }),
-      callInternal(client, webhooksApi.rotateSecret, { params: { endpointId: e.id }, body: { tenant_id: randomUUID(), operation_id, previous_valid_seconds: 0 } }),
+      callInternal(client, webhooksApi.rotateSecret, {
+        params: { endpointId: other.id },
+        body: { tenant_id: e.tenant, operation_id, previous_valid_seconds: 0 },
+      }),
+      callInternal(client, webhooksApi.rotateSecret, {
+        params: { endpointId: e.id },
+        body: { tenant_id: randomUUID(), operation_id, previous_valid_seconds: 0 },
+      }),
     ];
     for (const attempt of attempts) {
       const err = await failure(attempt);
@@ -159,39 +193,60 @@ describe('operation ids', () => {
   it('in_scope: an endpoint of another project or environment is NOT_FOUND to every write, and a write that failed records nothing', async () => {
     const e = await endpoint();
     const params = { endpointId: e.id };
-    for (const in_scope of [{ project_id: 'p-2', environment_id: 'production' }, { project_id: 'p-1', environment_id: 'staging' }]) {
+    for (const in_scope of [
+      { project_id: 'p-2', environment_id: 'production' },
+      { project_id: 'p-1', environment_id: 'staging' },
+    ]) {
       const base = { tenant_id: e.tenant, in_scope };
       const failures = [
         callInternal(client, webhooksApi.updateEndpoint, { params, body: { ...base, operation_id: randomUUID(), description: 'x' } }),
         callInternal(client, webhooksApi.disableEndpoint, { params, body: { ...base, operation_id: randomUUID() } }),
         callInternal(client, webhooksApi.deleteEndpoint, { params, body: { ...base, operation_id: randomUUID() } }),
-        callInternal(client, webhooksApi.rotateSecret, { params, body: { ...base, operation_id: randomUUID(), previous_valid_seconds: 0 } }),
+        callInternal(client, webhooksApi.rotateSecret, {
+          params,
+          body: { ...base, operation_id: randomUUID(), previous_valid_seconds: 0 },
+        }),
       ];
       for (const f of failures) expect(await failure(f)).toMatchObject({ code: 'NOT_FOUND' });
     }
-    const [{ n }] = (await sql<{ n: string }>('SELECT count(*) AS n FROM endpoint_operations WHERE endpoint_id = $1::uuid', [e.id])) as [{ n: string }];
+    const [{ n }] = (await sql<{ n: string }>('SELECT count(*) AS n FROM endpoint_operations WHERE endpoint_id = $1::uuid', [e.id])) as [
+      { n: string },
+    ];
     expect(Number(n)).toBe(0);
     const view = await callInternal(client, webhooksApi.readEndpoint, { params, query: { tenant_id: e.tenant } });
     expect(view).toMatchObject({ status: 'enabled', description: null });
     expect(await secretsOf(e.id)).toEqual({ current: e.secret, previous: null });
     // A retry of the failed write under the same id, now in scope, is applied (nothing was recorded).
     const operation_id = randomUUID();
-    await failure(callInternal(client, webhooksApi.deleteEndpoint, { params, body: { tenant_id: e.tenant, operation_id, in_scope: { project_id: 'p-2', environment_id: 'production' } } }));
-    await expect(callInternal(client, webhooksApi.deleteEndpoint, { params, body: { tenant_id: e.tenant, operation_id, in_scope: SCOPE } })).resolves.toEqual({ deleted: true });
+    await failure(
+      callInternal(client, webhooksApi.deleteEndpoint, {
+        params,
+        body: { tenant_id: e.tenant, operation_id, in_scope: { project_id: 'p-2', environment_id: 'production' } },
+      }),
+    );
+    await expect(
+      callInternal(client, webhooksApi.deleteEndpoint, { params, body: { tenant_id: e.tenant, operation_id, in_scope: SCOPE } }),
+    ).resolves.toEqual({ deleted: true });
   });
 
   it('operations older than the retention are purged in batches; the id is then a new write', async () => {
     const e = await endpoint();
     const ids = Array.from({ length: 5 }, () => randomUUID());
     for (const operation_id of ids) {
-      await callInternal(client, webhooksApi.updateEndpoint, { params: { endpointId: e.id }, body: { tenant_id: e.tenant, operation_id, description: operation_id } });
+      await callInternal(client, webhooksApi.updateEndpoint, {
+        params: { endpointId: e.id },
+        body: { tenant_id: e.tenant, operation_id, description: operation_id },
+      });
     }
     await sql(`UPDATE endpoint_operations SET created_at = now() - interval '25 hours' WHERE id = ANY($1::uuid[])`, [ids.slice(0, 4)]);
     expect(await purgeEndpointOperations(prisma, new Date(Date.now() - 24 * 3_600_000), 3)).toBe(4);
     const left = await sql<{ id: string }>('SELECT id::text FROM endpoint_operations WHERE id = ANY($1::uuid[])', [ids]);
     expect(left.map((r) => r.id)).toEqual([ids[4]]);
     // Forgotten: the same id with another write is applied instead of refused.
-    const again = await callInternal(client, webhooksApi.updateEndpoint, { params: { endpointId: e.id }, body: { tenant_id: e.tenant, operation_id: ids[0]!, description: 'new' } });
+    const again = await callInternal(client, webhooksApi.updateEndpoint, {
+      params: { endpointId: e.id },
+      body: { tenant_id: e.tenant, operation_id: ids[0]!, description: 'new' },
+    });
     expect(again.description).toBe('new');
   });
 });

@@ -9,7 +9,14 @@ import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
 import { KafkaBus } from '@wdr/kit/kafka';
 import { createLogger } from '@wdr/kit/log';
-import { createTestDatabase, KAFKA_BROKERS, startServiceProcess, uniqueTopicPrefix, type ServiceProcess, type TestDatabase } from '@wdr/testkit';
+import {
+  createTestDatabase,
+  KAFKA_BROKERS,
+  startServiceProcess,
+  uniqueTopicPrefix,
+  type ServiceProcess,
+  type TestDatabase,
+} from '@wdr/testkit';
 import { harness, ok, type Delivery } from './harness.js';
 
 /**
@@ -24,7 +31,12 @@ let client: ServiceClient;
 let bus: KafkaBus;
 let prefix: string;
 
-const { receiver, closeReceivers, endpoint, requestEvent, sql, advance, until, messagesOf, attemptsOf } = harness(() => ({ database, bus, dispatcher: dispatcher!, client }));
+const { receiver, closeReceivers, endpoint, requestEvent, sql, advance, until, messagesOf, attemptsOf } = harness(() => ({
+  database,
+  bus,
+  dispatcher: dispatcher!,
+  client,
+}));
 
 const KEY_A = Buffer.alloc(32, 21).toString('base64');
 const KEY_B = Buffer.alloc(32, 22).toString('base64');
@@ -67,7 +79,10 @@ const sealedKeyIds = async (endpointId: string) =>
 function reseal(keys: Record<string, string>): Promise<{ code: number | null; out: Record<string, unknown> | undefined; err: string }> {
   const script = fileURLToPath(new URL('../dist/admin.js', import.meta.url));
   return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [script, 'webhook-reseal'], { env: { PATH: process.env['PATH'] ?? '', DATABASE_URL: database.url, ...keys }, stdio: ['ignore', 'pipe', 'pipe'] });
+    const proc = spawn(process.execPath, [script, 'webhook-reseal'], {
+      env: { PATH: process.env['PATH'] ?? '', DATABASE_URL: database.url, ...keys },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let out = '';
     let err = '';
     proc.stdout.on('data', (b: Buffer) => (out += b.toString()));
@@ -100,10 +115,17 @@ describe('rotating WEBHOOK_SECRET_KEY', () => {
     await restartWith({ WEBHOOK_SECRET_KEY: KEY_A });
     const old = await receiver(ok);
     const { endpoint: oldEp, secret: firstSecret } = await endpoint(tenant, old.url, ['request.completed']);
-    const { secret: oldSecret } = await callInternal(client, webhooksApi.rotateSecret, { params: { endpointId: oldEp.id }, body: { tenant_id: tenant, previous_valid_seconds: 3_600 } });
+    const { secret: oldSecret } = await callInternal(client, webhooksApi.rotateSecret, {
+      params: { endpointId: oldEp.id },
+      body: { tenant_id: tenant, previous_valid_seconds: 3_600 },
+    });
     expect(await sealedKeyIds(oldEp.id)).toEqual({ url: 'k1', secret: 'k1', previous: 'k1' });
     await requestEvent(tenant, 'request.completed');
-    await until('the first delivery', () => old.deliveries.length, (n) => n === 1);
+    await until(
+      'the first delivery',
+      () => old.deliveries.length,
+      (n) => n === 1,
+    );
     /** Signed with the endpoint's secret and, during its overlap, its previous one: each verifies alone. */
     const verifiesWithBoth = (d: Delivery) =>
       [oldSecret, firstSecret].map((s) => new Webhook(s).verify(d.body, headersOf(d)) as { type: string }).map((p) => p.type);
@@ -115,53 +137,93 @@ describe('rotating WEBHOOK_SECRET_KEY', () => {
     expect(await sealedKeyIds(freshEp.id)).toEqual({ url: 'k2', secret: 'k2', previous: null });
     expect(await sealedKeyIds(oldEp.id)).toEqual({ url: 'k1', secret: 'k1', previous: 'k1' });
     await requestEvent(tenant, 'request.completed');
-    await until('deliveries after the rotation', () => [old.deliveries.length, fresh.deliveries.length], ([o, f]) => o === 2 && f === 1);
+    await until(
+      'deliveries after the rotation',
+      () => [old.deliveries.length, fresh.deliveries.length],
+      ([o, f]) => o === 2 && f === 1,
+    );
     for (const d of old.deliveries) expect(verifiesWithBoth(d)).toEqual(['request.completed', 'request.completed']);
-    expect(new Webhook(freshSecret).verify(fresh.deliveries[0]!.body, headersOf(fresh.deliveries[0]!))).toMatchObject({ type: 'request.completed' });
+    expect(new Webhook(freshSecret).verify(fresh.deliveries[0]!.body, headersOf(fresh.deliveries[0]!))).toMatchObject({
+      type: 'request.completed',
+    });
 
     // k1 dropped while an endpoint still names it: that endpoint gets nothing, the log says which key
     // is missing, its message waits (pending); the other endpoint is not held up.
     await restartWith({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}` });
     await requestEvent(tenant, 'request.completed');
-    await until('the k2 endpoint\'s delivery', () => fresh.deliveries.length, (n) => n === 2);
-    await until('the missing key in the log', () => dispatcher!.logs(), (l) => l.includes('sealed under key id \\"k1\\", which is not in the key ring (WEBHOOK_SECRET_KEY: current k2, previous none)'));
+    await until(
+      "the k2 endpoint's delivery",
+      () => fresh.deliveries.length,
+      (n) => n === 2,
+    );
+    await until(
+      'the missing key in the log',
+      () => dispatcher!.logs(),
+      (l) => l.includes('sealed under key id \\"k1\\", which is not in the key ring (WEBHOOK_SECRET_KEY: current k2, previous none)'),
+    );
     await sleep(500);
     expect(old.arrived()).toBe(2);
     expect((await messagesOf(oldEp.id)).map((m) => m.status)).toEqual(['delivered', 'delivered', 'pending']);
     // Re-sealing cannot do without the old key either: it names the endpoints it could not open.
     const blind = await reseal({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}` });
-    expect(blind).toMatchObject({ code: 1, out: { key_id: 'k2', resealed: 0, changed_meanwhile: 0, failed: [{ endpoint_id: oldEp.id, error: expect.stringContaining('sealed under key id "k1"') }] } });
+    expect(blind).toMatchObject({
+      code: 1,
+      out: {
+        key_id: 'k2',
+        resealed: 0,
+        changed_meanwhile: 0,
+        failed: [{ endpoint_id: oldEp.id, error: expect.stringContaining('sealed under key id "k1"') }],
+      },
+    });
 
     // The key put back: the held message goes out (once its lease, moved here, has ended).
     await restartWith({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A}` });
     await advance(60_000);
-    await until('the held delivery', () => old.deliveries.length, (n) => n === 3);
+    await until(
+      'the held delivery',
+      () => old.deliveries.length,
+      (n) => n === 3,
+    );
     expect(verifiesWithBoth(old.deliveries[2]!)).toEqual(['request.completed', 'request.completed']);
 
     // The last step of the rotation: re-seal under k2 (URL, secret and previous secret), then k1 can go.
     const done = await reseal({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A}` });
     expect(done).toMatchObject({ code: 0, out: { key_id: 'k2', resealed: 1, changed_meanwhile: 0, failed: [] } });
     expect(await sealedKeyIds(oldEp.id)).toEqual({ url: 'k2', secret: 'k2', previous: 'k2' });
-    expect((await reseal({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A}` })).out).toMatchObject({ resealed: 0, failed: [] });
+    expect((await reseal({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A}` })).out).toMatchObject({
+      resealed: 0,
+      failed: [],
+    });
     await restartWith({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}` });
     await requestEvent(tenant, 'request.completed');
-    await until('deliveries with k1 gone', () => [old.deliveries.length, fresh.deliveries.length], ([o, f]) => o === 4 && f === 3);
+    await until(
+      'deliveries with k1 gone',
+      () => [old.deliveries.length, fresh.deliveries.length],
+      ([o, f]) => o === 4 && f === 3,
+    );
     expect(verifiesWithBoth(old.deliveries[3]!)).toEqual(['request.completed', 'request.completed']);
     expect(new Set(old.deliveries.map((d) => d.id)).size).toBe(4);
   }, 180_000);
 
   it('refuses to start with a key ring that cannot be right, naming the setting', async () => {
-    const start = (env: Record<string, string>) => startServiceProcess('webhook-dispatcher', { ...baseEnv(), ...env }).then(
-      () => 'started',
-      (err: Error) => err.message,
-    );
+    const start = (env: Record<string, string>) =>
+      startServiceProcess('webhook-dispatcher', { ...baseEnv(), ...env }).then(
+        () => 'started',
+        (err: Error) => err.message,
+      );
     // The new key given as plain base64 (id k1) beside the old k1.
     expect(await start({ WEBHOOK_SECRET_KEY: KEY_B, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A}` })).toContain(
       'WEBHOOK_SECRET_KEY_PREVIOUS: key id k1 is also the id of the current key (WEBHOOK_SECRET_KEY); give the new key its own id (WEBHOOK_SECRET_KEY=<new id>:<base64>)',
     );
-    expect(await start({ WEBHOOK_SECRET_KEY: `k2:${Buffer.alloc(16).toString('base64')}` })).toContain('WEBHOOK_SECRET_KEY: key k2 must be 32 bytes, base64-encoded (it decodes to 16)');
-    expect(await start({ WEBHOOK_SECRET_KEY: `k3:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A},k1:${KEY_B}` })).toContain('WEBHOOK_SECRET_KEY_PREVIOUS: key id k1 is given twice');
-    expect(await start({ WEBHOOK_SECRET_KEY: `k3:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: KEY_A })).toContain('WEBHOOK_SECRET_KEY_PREVIOUS: each key must be <id>:<base64 of 32 bytes>');
+    expect(await start({ WEBHOOK_SECRET_KEY: `k2:${Buffer.alloc(16).toString('base64')}` })).toContain(
+      'WEBHOOK_SECRET_KEY: key k2 must be 32 bytes, base64-encoded (it decodes to 16)',
+    );
+    expect(await start({ WEBHOOK_SECRET_KEY: `k3:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A},k1:${KEY_B}` })).toContain(
+      'WEBHOOK_SECRET_KEY_PREVIOUS: key id k1 is given twice',
+    );
+    expect(await start({ WEBHOOK_SECRET_KEY: `k3:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: KEY_A })).toContain(
+      'WEBHOOK_SECRET_KEY_PREVIOUS: each key must be <id>:<base64 of 32 bytes>',
+    );
   }, 60_000);
 });
 
@@ -175,7 +237,11 @@ describe('the target policy at every connection', () => {
     // A name: its URL passes every check that needs no DNS; only the resolved address can refuse it.
     const { endpoint: nameEp } = await endpoint(tenant, byName.url.replace('127.0.0.1', 'localhost'), ['request.completed']);
     await requestEvent(tenant, 'request.completed');
-    await until('both delivered while allowed', () => [byAddress.deliveries.length, byName.deliveries.length], ([a, n]) => a === 1 && n === 1);
+    await until(
+      'both delivered while allowed',
+      () => [byAddress.deliveries.length, byName.deliveries.length],
+      ([a, n]) => a === 1 && n === 1,
+    );
 
     // The name is still allowed, the address it resolves to is not (what a DNS answer changed to a
     // private address looks like); the literal address is refused before any connection.
@@ -186,10 +252,15 @@ describe('the target policy at every connection', () => {
       async () => [(await attemptsOf(ipEp.id)).slice(1), (await attemptsOf(nameEp.id)).slice(1)],
       ([a, n]) => a!.length === 1 && n!.length === 1,
     );
-    for (const [a] of blocked) expect(a).toEqual({ attempt: 1, outcome: 'failed', status_code: null, error: 'target_blocked', response_excerpt: null });
+    for (const [a] of blocked)
+      expect(a).toEqual({ attempt: 1, outcome: 'failed', status_code: null, error: 'target_blocked', response_excerpt: null });
     await sleep(500);
     expect([byAddress.arrived(), byName.arrived()]).toEqual([1, 1]);
     // Retried on the schedule like any failed attempt (checked again then).
-    for (const id of [ipEp.id, nameEp.id]) expect((await messagesOf(id)).map((m) => [m.status, m.attempts])).toEqual([['delivered', 1], ['pending', 1]]);
+    for (const id of [ipEp.id, nameEp.id])
+      expect((await messagesOf(id)).map((m) => [m.status, m.attempts])).toEqual([
+        ['delivered', 1],
+        ['pending', 1],
+      ]);
   }, 90_000);
 });

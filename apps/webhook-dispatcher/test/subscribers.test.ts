@@ -50,14 +50,22 @@ it('knows the tenants with enabled endpoints, learns new ones from the notificat
   const [a, b] = [subscribers(), subscribers()];
   const stranger = randomUUID();
   // Loaded: a tenant with an endpoint may receive, one without is skipped.
-  await eventually(async () => [a.mayReceive(stranger), b.mayReceive(stranger)], (v) => v.every((x) => !x), 10_000);
+  await eventually(
+    async () => [a.mayReceive(stranger), b.mayReceive(stranger)],
+    (v) => v.every((x) => !x),
+    10_000,
+  );
   expect([a.mayReceive(early), b.mayReceive(early)]).toEqual([true, true]);
 
   // Another replica commits an endpoint: both hear it.
   const late = randomUUID();
   expect(a.mayReceive(late)).toBe(false);
   await insertEndpoint(late);
-  await eventually(async () => [a.mayReceive(late), b.mayReceive(late)], (v) => v.every(Boolean), 10_000);
+  await eventually(
+    async () => [a.mayReceive(late), b.mayReceive(late)],
+    (v) => v.every(Boolean),
+    10_000,
+  );
 
   // A disabled endpoint announces nothing; re-enabling it does.
   const quiet = randomUUID();
@@ -80,7 +88,11 @@ it('while its listening connection is down it skips nobody, and it reads the tab
   url.port = String(proxy.port);
   const s = subscribers(url.toString());
   const stranger = randomUUID();
-  await eventually(async () => s.mayReceive(stranger), (v) => !v, 10_000);
+  await eventually(
+    async () => s.mayReceive(stranger),
+    (v) => !v,
+    10_000,
+  );
 
   proxy.cut();
   await eventually(async () => s.mayReceive(stranger), Boolean, 10_000);
@@ -88,6 +100,10 @@ it('while its listening connection is down it skips nobody, and it reads the tab
   const missed = randomUUID();
   await insertEndpoint(missed);
   proxy.restore();
-  await eventually(async () => [s.mayReceive(stranger), s.mayReceive(missed)], (v) => v[0] === false && v[1] === true, 15_000);
+  await eventually(
+    async () => [s.mayReceive(stranger), s.mayReceive(missed)],
+    (v) => v[0] === false && v[1] === true,
+    15_000,
+  );
   await proxy.close();
 }, 40_000);

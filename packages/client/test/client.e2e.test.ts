@@ -42,7 +42,8 @@ describe('@wdr/client', () => {
 
     // Resuming after the last event of a terminal request ends at once (the stream answers 204).
     const after: RequestEvent[] = [];
-    for await (const e of followEvents({ baseUrl: fleet.url('gateway'), apiKey, id: created!.id, lastEventId: events.at(-1)!.id })) after.push(e);
+    for await (const e of followEvents({ baseUrl: fleet.url('gateway'), apiKey, id: created!.id, lastEventId: events.at(-1)!.id }))
+      after.push(e);
     expect(after).toEqual([]);
 
     const detail = await eventually(
@@ -51,7 +52,10 @@ describe('@wdr/client', () => {
       20_000,
     );
     expect(detail).toMatchObject({ id: created!.id, status: 'completed', result_meta: { status_code: 200 } });
-    const page = await api.GET('/api/v1/data/requests/{id}/result', { params: { path: { id: created!.id }, query: { format: 'text' } }, parseAs: 'text' });
+    const page = await api.GET('/api/v1/data/requests/{id}/result', {
+      params: { path: { id: created!.id }, query: { format: 'text' } },
+      parseAs: 'text',
+    });
     expect(page.response.status).toBe(200);
     expect(page.data).toEqual(expect.any(String));
     expect((page.data as string).length).toBeGreaterThan(0);
@@ -96,7 +100,10 @@ describe('@wdr/client', () => {
       proc.stderr.on('data', (b: Buffer) => (errOut += b.toString()));
       proc.on('exit', (c) => resolve({ code: c, stdout: out, stderr: errOut }));
     });
-    expect({ code, stderr: stderr.replace(/.*ExperimentalWarning.*\n?/g, '').replace(/.*--trace-warnings.*\n?/g, '') }).toEqual({ code: 0, stderr: '' });
+    expect({ code, stderr: stderr.replace(/.*ExperimentalWarning.*\n?/g, '').replace(/.*--trace-warnings.*\n?/g, '') }).toEqual({
+      code: 0,
+      stderr: '',
+    });
     expect(stdout).toMatch(/^submitted [0-9a-f-]{36}: pending, http, 1 tokens reserved$/m);
     expect(stdout).toMatch(/^event 1 request\.accepted -> pending$/m);
     expect(stdout).toMatch(/-> completed$/m);

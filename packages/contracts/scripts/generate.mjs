@@ -49,7 +49,9 @@ try {
       [typesPath, types],
     ].filter(([path, text]) => !existsSync(path) || readFileSync(path, 'utf8') !== text);
     if (drifted.length > 0) {
-      console.error(`generated files drifted from their generators:\n${drifted.map(([p]) => `  ${p}`).join('\n')}\nrun \`npx turbo run generate\` and commit the result`);
+      console.error(
+        `generated files drifted from their generators:\n${drifted.map(([p]) => `  ${p}`).join('\n')}\nrun \`npx turbo run generate\` and commit the result`,
+      );
       process.exit(1);
     }
     console.log('generated files are up to date');

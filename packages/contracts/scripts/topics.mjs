@@ -12,7 +12,9 @@ const target = resolve(here, '../../../k8s/kafka-topics/kafka-topics.yaml');
 const text = strimziKafkaTopics(STRIMZI_TOPICS_DEFAULTS);
 if (process.argv.includes('--check')) {
   if (!existsSync(target) || readFileSync(target, 'utf8') !== text) {
-    console.error(`${target} drifted from the event catalog\nrun \`npm run generate:topics -w @wdr/contracts\` (after a build) and commit the result`);
+    console.error(
+      `${target} drifted from the event catalog\nrun \`npm run generate:topics -w @wdr/contracts\` (after a build) and commit the result`,
+    );
     process.exit(1);
   }
   console.log('KafkaTopic resources match the catalog');

@@ -10,7 +10,12 @@ export const EXIT_USAGE = 2;
 
 type Options = NonNullable<ParseArgsConfig['options']>;
 
-export function parseCommandLine<O extends Options>(usage: string, commands: readonly string[], options: O, args: string[] = process.argv.slice(2)) {
+export function parseCommandLine<O extends Options>(
+  usage: string,
+  commands: readonly string[],
+  options: O,
+  args: string[] = process.argv.slice(2),
+) {
   const all = { ...options, help: { type: 'boolean', short: 'h' } } as O & { help: { type: 'boolean'; short: 'h' } };
   let parsed;
   try {
@@ -44,7 +49,11 @@ export function commandEnv<T>(load: () => T, source: Record<string, string | und
   try {
     return load();
   } catch (err) {
-    const lines = (err instanceof Error ? err.message : String(err)).split('\n').slice(1).map((l) => l.trim()).filter(Boolean);
+    const lines = (err instanceof Error ? err.message : String(err))
+      .split('\n')
+      .slice(1)
+      .map((l) => l.trim())
+      .filter(Boolean);
     const named = lines.map((l) => {
       const [name = '', ...rest] = l.split(': ');
       return source[name] === undefined ? `${name} is not set` : `${name} is invalid (${rest.join(': ')})`;

@@ -16,9 +16,7 @@ export function loadEnv<S extends z.ZodRawShape>(
   return parsed.data;
 }
 
-const bool = z
-  .enum(['true', 'false', '1', '0'])
-  .transform((v) => v === 'true' || v === '1');
+const bool = z.enum(['true', 'false', '1', '0']).transform((v) => v === 'true' || v === '1');
 
 /** Pieces every service spreads into its own env schema (`...baseEnv, ...kafkaEnv`). */
 export const baseEnv = {
@@ -36,9 +34,17 @@ export const kafkaEnv = {
   KAFKA_BROKERS: z
     .string()
     .default('127.0.0.1:9092')
-    .transform((v) => v.split(',').map((b) => b.trim()).filter(Boolean)),
+    .transform((v) =>
+      v
+        .split(',')
+        .map((b) => b.trim())
+        .filter(Boolean),
+    ),
   /** Prepended to every topic name; tests use it to give each suite its own topics. */
-  KAFKA_TOPIC_PREFIX: z.string().regex(/^[a-zA-Z0-9._-]*$/).default(''),
+  KAFKA_TOPIC_PREFIX: z
+    .string()
+    .regex(/^[a-zA-Z0-9._-]*$/)
+    .default(''),
   /** Unset: each topic's `retry.maxAttempts` from the catalog applies. Set: overrides it for every topic. */
   KAFKA_CONSUMER_MAX_ATTEMPTS: z.coerce.number().int().min(1).max(100).optional(),
   /**

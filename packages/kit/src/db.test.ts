@@ -30,7 +30,8 @@ describe('preparedStatementName', () => {
 
 describe('isUniqueViolation', () => {
   it("recognises Prisma's P2002 and a raw statement's 23505, and nothing else", () => {
-    const prismaError = (code: string, meta: unknown = {}) => Object.assign(new Error('x'), { name: 'PrismaClientKnownRequestError', code, meta });
+    const prismaError = (code: string, meta: unknown = {}) =>
+      Object.assign(new Error('x'), { name: 'PrismaClientKnownRequestError', code, meta });
     expect(isUniqueViolation(prismaError('P2002'))).toBe(true);
     expect(isUniqueViolation(prismaError('P2010', { driverAdapterError: { cause: { kind: 'UniqueConstraintViolation' } } }))).toBe(true);
     expect(isUniqueViolation(prismaError('P2010', { code: '23505' }))).toBe(true);

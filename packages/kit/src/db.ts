@@ -89,7 +89,11 @@ export function afterCommit(tx: object, fn: () => void): void {
 }
 
 /** `db.$transaction(fn)` whose `afterCommit` hooks run after the commit, and never after a rollback. */
-export async function transactionWithHooks<Tx extends RawSql, R>(db: TxCapable<Tx>, fn: (tx: Tx) => Promise<R>, opts?: { timeout?: number; maxWait?: number }): Promise<R> {
+export async function transactionWithHooks<Tx extends RawSql, R>(
+  db: TxCapable<Tx>,
+  fn: (tx: Tx) => Promise<R>,
+  opts?: { timeout?: number; maxWait?: number },
+): Promise<R> {
   const hooks: (() => void)[] = [];
   const result = await db.$transaction(async (tx) => {
     hooks.length = 0; // a transaction retried by its client starts its hooks over
@@ -129,5 +133,9 @@ export function isUniqueViolation(err: unknown): boolean {
   if (e.name !== 'PrismaClientKnownRequestError') return false;
   if (e.code === 'P2002') return true;
   const meta = JSON.stringify(e.meta ?? {});
-  return meta.includes('23505') || meta.includes('UniqueConstraintViolation') || (typeof e.message === 'string' && /unique constraint/i.test(e.message));
+  return (
+    meta.includes('23505') ||
+    meta.includes('UniqueConstraintViolation') ||
+    (typeof e.message === 'string' && /unique constraint/i.test(e.message))
+  );
 }

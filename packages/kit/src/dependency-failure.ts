@@ -29,7 +29,16 @@ const ADAPTER_KINDS = new Set([
   'TransactionWriteConflict',
   'TlsConnectionError',
 ]);
-const SOCKET_CODES = new Set(['ECONNREFUSED', 'ECONNRESET', 'EPIPE', 'ETIMEDOUT', 'EHOSTUNREACH', 'ENETUNREACH', 'EAI_AGAIN', 'EOPENBREAKER']);
+const SOCKET_CODES = new Set([
+  'ECONNREFUSED',
+  'ECONNRESET',
+  'EPIPE',
+  'ETIMEDOUT',
+  'EHOSTUNREACH',
+  'ENETUNREACH',
+  'EAI_AGAIN',
+  'EOPENBREAKER',
+]);
 const KAFKAJS_NAMES = new Set([
   'KafkaJSConnectionError',
   'KafkaJSConnectionClosedError',
@@ -38,7 +47,12 @@ const KAFKAJS_NAMES = new Set([
   'KafkaJSBrokerNotFound',
   'KafkaJSLockTimeout',
 ]);
-const PG_MESSAGES = [/Connection terminated/i, /timeout exceeded when trying to connect/i, /Client has encountered a connection error/i, /connection is closed/i];
+const PG_MESSAGES = [
+  /Connection terminated/i,
+  /timeout exceeded when trying to connect/i,
+  /Client has encountered a connection error/i,
+  /connection is closed/i,
+];
 
 interface ErrorLike {
   name?: unknown;
@@ -61,7 +75,8 @@ function oneLevel(e: ErrorLike): boolean {
   if (code && (PRISMA_CODES.has(code) || SOCKET_CODES.has(code))) return true;
   if (code && /^[0-9A-Z]{5}$/.test(code) && sqlStateTransient(code)) return true;
   if (typeof e.kind === 'string' && ADAPTER_KINDS.has(e.kind)) return true;
-  if (e.kind === 'postgres' && typeof (e as { code?: unknown }).code === 'string' && sqlStateTransient((e as { code: string }).code)) return true;
+  if (e.kind === 'postgres' && typeof (e as { code?: unknown }).code === 'string' && sqlStateTransient((e as { code: string }).code))
+    return true;
   if (typeof e.name === 'string' && KAFKAJS_NAMES.has(e.name)) return true;
   if (typeof e.name === 'string' && e.name.startsWith('KafkaJS') && e.retriable === true) return true;
   if (typeof e.message === 'string' && PG_MESSAGES.some((re) => re.test(e.message as string))) return true;

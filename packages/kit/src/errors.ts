@@ -118,7 +118,10 @@ export function toPublicError(err: unknown): PublicError {
   const e = err as { type?: string; status?: number; name?: string; fields?: Record<string, { message: string }> } | undefined;
   // tsoa's model validation.
   if (e?.name === 'ValidateError' && e.fields) {
-    const details = Object.entries(e.fields).map(([path, f]) => ({ field: path.replace(/^(body|requestBody)\.?/, '') || 'body', issue: f.message }));
+    const details = Object.entries(e.fields).map(([path, f]) => ({
+      field: path.replace(/^(body|requestBody)\.?/, '') || 'body',
+      issue: f.message,
+    }));
     return new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details });
   }
   // The database, the broker or an internal service is down or saturated (see isDependencyFailure).
@@ -152,7 +155,14 @@ export function errorHandler(onUnexpected: (err: unknown) => void): ErrorRequest
 }
 
 /** Parse with a zod schema; failures become VALIDATION_FAILED with one detail per issue. */
-export function parseOrThrow<T>(schema: { safeParse: (v: unknown) => { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } } }, value: unknown): T {
+export function parseOrThrow<T>(
+  schema: {
+    safeParse: (
+      v: unknown,
+    ) => { success: true; data: T } | { success: false; error: { issues: { path: PropertyKey[]; message: string }[] } };
+  },
+  value: unknown,
+): T {
   const r = schema.safeParse(value);
   if (!r.success) {
     throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', {

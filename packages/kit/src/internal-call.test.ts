@@ -25,10 +25,19 @@ describe('callInternal', () => {
 
   it('POSTs the body to the built path, with the timeout, and answers what the client answered', async () => {
     const { client, calls } = recording({ allowed: true });
-    const step = await callInternal(client, ledgerApi.authorizeStep, { params: { requestId: ID }, body: { step_id: 'escalate:browser', stage: 'browser' }, timeoutMs: 1234 });
+    const step = await callInternal(client, ledgerApi.authorizeStep, {
+      params: { requestId: ID },
+      body: { step_id: 'escalate:browser', stage: 'browser' },
+      timeoutMs: 1234,
+    });
     expect(step.allowed).toBe(true);
     expect(calls).toEqual([
-      { method: 'POST', path: `/internal/v1/reservations/${ID}/steps`, body: { step_id: 'escalate:browser', stage: 'browser' }, opts: { timeoutMs: 1234 } },
+      {
+        method: 'POST',
+        path: `/internal/v1/reservations/${ID}/steps`,
+        body: { step_id: 'escalate:browser', stage: 'browser' },
+        opts: { timeoutMs: 1234 },
+      },
     ]);
   });
 

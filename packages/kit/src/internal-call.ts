@@ -27,7 +27,8 @@ function searchParamsOf(query: Record<string, unknown>): Record<string, string |
   const out: Record<string, string | number | boolean> = {};
   for (const [k, v] of Object.entries(query)) {
     if (v === undefined) continue;
-    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean') throw new TypeError(`query parameter ${k} must be a string, number or boolean`);
+    if (typeof v !== 'string' && typeof v !== 'number' && typeof v !== 'boolean')
+      throw new TypeError(`query parameter ${k} must be a string, number or boolean`);
     out[k] = v;
   }
   return out;

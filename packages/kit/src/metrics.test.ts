@@ -11,7 +11,7 @@ async function listen(app: express.Express) {
 }
 
 describe('service metrics', () => {
-  it('labels every series wdr_service (never `service`, the operator\'s target label), counts status classes, and keeps event streams out of the latency histogram', async () => {
+  it("labels every series wdr_service (never `service`, the operator's target label), counts status classes, and keeps event streams out of the latency histogram", async () => {
     const metrics = createMetrics('kit-test-http');
     const app = express();
     app.use(metrics.httpMiddleware);
@@ -29,20 +29,24 @@ describe('service metrics', () => {
     }
     const text = await metrics.registry.metrics();
     expect(text).not.toMatch(/[{,]service="/);
-    expect(text).toContain('kit_test_http_http_requests_total{method="GET",route="/limited",outcome="client_error",status_class="4xx",wdr_service="kit-test-http"} 1');
-    expect(text).toContain('kit_test_http_http_requests_total{method="GET",route="/ok",outcome="success",status_class="2xx",wdr_service="kit-test-http"} 1');
+    expect(text).toContain(
+      'kit_test_http_http_requests_total{method="GET",route="/limited",outcome="client_error",status_class="4xx",wdr_service="kit-test-http"} 1',
+    );
+    expect(text).toContain(
+      'kit_test_http_http_requests_total{method="GET",route="/ok",outcome="success",status_class="2xx",wdr_service="kit-test-http"} 1',
+    );
     expect(text).toContain('route="/stream",outcome="success",status_class="2xx"');
     expect(text).toMatch(/kit_test_http_http_request_duration_seconds_count\{[^}]*route="\/ok"/);
     expect(text).not.toMatch(/kit_test_http_http_request_duration_seconds_count\{[^}]*route="\/stream"/);
   });
 
-  it('exports an internal client\'s breaker: failures, rejects while open, and its state', async () => {
+  it("exports an internal client's breaker: failures, rejects while open, and its state", async () => {
     const metrics = createMetrics('kit-test-breaker');
     const app = express();
     app.get('/fail', (_req, res) => void res.status(503).json({}));
     const s = await listen(app);
     const client = createServiceClient({ name: 'flaky', baseUrl: s.url, metrics, breaker: { volumeThreshold: 2, resetTimeout: 60_000 } });
-    const state = async () => (await metrics.registry.getSingleMetricAsString('kit_test_breaker_breaker_state'));
+    const state = async () => await metrics.registry.getSingleMetricAsString('kit_test_breaker_breaker_state');
     let text: string;
     try {
       expect(await state()).toContain('kit_test_breaker_breaker_state{dependency="flaky",wdr_service="kit-test-breaker"} 0');
@@ -53,7 +57,9 @@ describe('service metrics', () => {
       client.breaker.shutdown();
     }
     expect(text).toContain('kit_test_breaker_breaker_state{dependency="flaky",wdr_service="kit-test-breaker"} 2');
-    expect(text).toMatch(/kit_test_breaker_breaker_events_total\{dependency="flaky",event="failure",wdr_service="kit-test-breaker"\} [2-4]/);
+    expect(text).toMatch(
+      /kit_test_breaker_breaker_events_total\{dependency="flaky",event="failure",wdr_service="kit-test-breaker"\} [2-4]/,
+    );
     expect(text).toMatch(/kit_test_breaker_breaker_events_total\{dependency="flaky",event="reject",wdr_service="kit-test-breaker"\} [1-2]/);
     expect(text).toContain('kit_test_breaker_breaker_events_total{dependency="flaky",event="open",wdr_service="kit-test-breaker"} 1');
   });

@@ -49,7 +49,15 @@ function statusClassOf(status: number): string {
   return `${Math.min(5, Math.max(1, Math.floor(status / 100)))}xx`;
 }
 
-const BREAKER_EVENTS = { success: 'success', failure: 'failure', timeout: 'timeout', reject: 'reject', open: 'open', halfOpen: 'half_open', close: 'close' } as const;
+const BREAKER_EVENTS = {
+  success: 'success',
+  failure: 'failure',
+  timeout: 'timeout',
+  reject: 'reject',
+  open: 'open',
+  halfOpen: 'half_open',
+  close: 'close',
+} as const;
 
 /**
  * One registry per service; metric names are `<service>_<noun>_total` / `_duration_seconds`, and
@@ -145,4 +153,3 @@ export function createMetrics(service: string): ServiceMetrics {
       existing(`${prefix}_${name}`) ?? new Gauge({ name: `${prefix}_${name}`, help, labelNames: labels, registers: [registry] }),
   };
 }
-

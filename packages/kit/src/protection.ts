@@ -22,7 +22,10 @@ const WEAK_MARKERS: readonly [RegExp, string][] = [
   [/<title>\s*Just a moment\.\.\.\s*<\/title>|Checking (?:if the site connection is secure|your browser before accessing)/i, 'cloudflare'],
   [/Attention Required! \| Cloudflare|cloudflare-nginx|cf-ray/i, 'cloudflare'],
   [/Access Denied[\s\S]{0,400}You don't have permission to access/i, 'akamai'],
-  [/(?:are you a robot|verify (?:that )?you are (?:a )?human|unusual traffic from your (?:computer )?network|enable (?:JavaScript and )?cookies to continue)/i, 'generic'],
+  [
+    /(?:are you a robot|verify (?:that )?you are (?:a )?human|unusual traffic from your (?:computer )?network|enable (?:JavaScript and )?cookies to continue)/i,
+    'generic',
+  ],
 ];
 
 const REFUSING = new Set([403, 429, 503]);
@@ -31,7 +34,11 @@ const REFUSING = new Set([403, 429, 503]);
 const SCAN_CHARS = 256 * 1024;
 
 /** The vendor whose challenge or block page this is, or undefined for an ordinary page. */
-export function challengeVendorOf(page: { statusCode: number; headers: Record<string, string | string[] | undefined>; html: string }): string | undefined {
+export function challengeVendorOf(page: {
+  statusCode: number;
+  headers: Record<string, string | string[] | undefined>;
+  html: string;
+}): string | undefined {
   const mitigated = page.headers['cf-mitigated'];
   if (typeof mitigated === 'string' && mitigated.toLowerCase() === 'challenge') return 'cloudflare';
   const head = page.html.length > SCAN_CHARS ? page.html.slice(0, SCAN_CHARS) : page.html;

@@ -34,7 +34,13 @@ describe('Sealer', () => {
     expect(() => sealer.openBytes(tampered, 'req-1/screenshot.png')).toThrow();
     // A second key introduced beside the first still opens what the first sealed.
     const k1 = (sealer as unknown as { keys: Map<string, Buffer> }).keys.get('k1')!;
-    const rotated = new Sealer(new Map([['k1', k1], ['k2', randomBytes(32)]]), 'k2');
+    const rotated = new Sealer(
+      new Map([
+        ['k1', k1],
+        ['k2', randomBytes(32)],
+      ]),
+      'k2',
+    );
     expect(rotated.openBytes(sealed, 'req-1/screenshot.png')).toEqual(png);
     expect(rotated.sealBytes(png, 'a')[0]).toBe(2);
   });
@@ -58,7 +64,11 @@ describe('key rings from the environment (rotation)', () => {
     const bytes = before.sealBytes(Buffer.from('png'), 'aad');
     expect(url.startsWith('k1.')).toBe(true);
     expect(load({ KEY: old }).open(url, 'aad')).toBe('https://example.test/a');
-    expect(load({ KEY: `k1:${old}` }).openBytes(bytes, 'aad').toString()).toBe('png');
+    expect(
+      load({ KEY: `k1:${old}` })
+        .openBytes(bytes, 'aad')
+        .toString(),
+    ).toBe('png');
     expect(parseSealingKey(old)).toEqual({ id: 'k1', key: Buffer.from(old, 'base64') });
   });
 
@@ -104,13 +114,19 @@ describe('key rings from the environment (rotation)', () => {
 
   it('refuses bad settings at boot with a message naming the setting and the problem', () => {
     expect(problems({})).toEqual(['KEY: Invalid input: expected string, received undefined']);
-    expect(problems({ KEY: Buffer.alloc(16).toString('base64') })).toEqual(['KEY: key k1 must be 32 bytes, base64-encoded (it decodes to 16)']);
-    expect(problems({ KEY: `k2:${Buffer.alloc(31).toString('base64')}` })).toEqual(['KEY: key k2 must be 32 bytes, base64-encoded (it decodes to 31)']);
+    expect(problems({ KEY: Buffer.alloc(16).toString('base64') })).toEqual([
+      'KEY: key k1 must be 32 bytes, base64-encoded (it decodes to 16)',
+    ]);
+    expect(problems({ KEY: `k2:${Buffer.alloc(31).toString('base64')}` })).toEqual([
+      'KEY: key k2 must be 32 bytes, base64-encoded (it decodes to 31)',
+    ]);
     expect(problems({ KEY: `bad.id:${b64()}` })).toEqual(['KEY: key id "bad.id" must be 1-32 letters, digits, _ or -']);
     expect(problems({ KEY: `:${b64()}` })).toEqual(['KEY: key id "" must be 1-32 letters, digits, _ or -']);
     expect(problems({ KEY: b64(), KEY_PREVIOUS: b64() })).toEqual(['KEY_PREVIOUS: each key must be <id>:<base64 of 32 bytes>']);
     expect(problems({ KEY: b64(), KEY_PREVIOUS: `k0:${b64()},k0:${b64()}` })).toEqual(['KEY_PREVIOUS: key id k0 is given twice']);
-    expect(problems({ KEY: b64(), KEY_PREVIOUS: `k0:${b64()},k9:abc` })).toEqual(['KEY_PREVIOUS: key k9 must be 32 bytes, base64-encoded (it decodes to 2)']);
+    expect(problems({ KEY: b64(), KEY_PREVIOUS: `k0:${b64()},k9:abc` })).toEqual([
+      'KEY_PREVIOUS: key k9 must be 32 bytes, base64-encoded (it decodes to 2)',
+    ]);
     // The new key under the old key's id (plain base64 is k1 too): refused when the ring is built.
     expect(() => load({ KEY: b64(), KEY_PREVIOUS: `k1:${b64()}` })).toThrow(
       'KEY_PREVIOUS: key id k1 is also the id of the current key (KEY); give the new key its own id (KEY=<new id>:<base64>)',

@@ -43,7 +43,8 @@ export function parseSealingKeyList(text: string): SealingKey[] {
   return keys;
 }
 
-const zodParsed = <T>(parse: (v: string) => T) =>
+const zodParsed =
+  <T>(parse: (v: string) => T) =>
   (v: string, ctx: z.RefinementCtx): T => {
     try {
       return parse(v);
@@ -65,7 +66,9 @@ export class SealingKeyUnknownError extends Error {
     readonly keyId: string,
     ring: string,
   ) {
-    super(`sealed under key id ${JSON.stringify(keyId)}, which is not in the key ring (${ring}); was the key dropped from the previous keys too early?`);
+    super(
+      `sealed under key id ${JSON.stringify(keyId)}, which is not in the key ring (${ring}); was the key dropped from the previous keys too early?`,
+    );
     this.name = 'SealingKeyUnknownError';
   }
 }
@@ -167,6 +170,9 @@ export class Sealer {
     const key = this.keys.get(keyId);
     if (key) return key;
     const previous = [...this.keys.keys()].filter((id) => id !== this.currentKeyId);
-    throw new SealingKeyUnknownError(keyId, `${this.name}: current ${this.currentKeyId}, previous ${previous.length ? previous.join(', ') : 'none'}`);
+    throw new SealingKeyUnknownError(
+      keyId,
+      `${this.name}: current ${this.currentKeyId}, previous ${previous.length ? previous.join(', ') : 'none'}`,
+    );
   }
 }

@@ -152,11 +152,7 @@ export interface RunningService {
 /**
  * What every main.ts calls: start, then on SIGTERM/SIGINT stop gracefully within the grace period.
  */
-export async function runService(opts: {
-  log: Logger;
-  graceMs: number;
-  start: () => Promise<RunningService>;
-}): Promise<void> {
+export async function runService(opts: { log: Logger; graceMs: number; start: () => Promise<RunningService> }): Promise<void> {
   const { log } = opts;
   process.on('unhandledRejection', (err) => {
     log.fatal({ err }, 'unhandled rejection');
@@ -207,7 +203,14 @@ export interface ServiceLifecycle {
 }
 
 /** main.ts of every service: start the work, listen, and on SIGTERM close HTTP first, then the work. */
-export async function serve(opts: { name: string; log: Logger; graceMs: number; port: number; host: string; service: ServiceLifecycle }): Promise<void> {
+export async function serve(opts: {
+  name: string;
+  log: Logger;
+  graceMs: number;
+  port: number;
+  host: string;
+  service: ServiceLifecycle;
+}): Promise<void> {
   await runService({
     log: opts.log,
     graceMs: opts.graceMs,

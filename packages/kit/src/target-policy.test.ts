@@ -68,9 +68,7 @@ describe('TargetPolicy', () => {
   });
 
   it('refuses names that resolve to blocked addresses', async () => {
-    const err = await new Promise<NodeJS.ErrnoException | null>((resolve) =>
-      strict.lookup('localhost', {}, (e) => resolve(e)),
-    );
+    const err = await new Promise<NodeJS.ErrnoException | null>((resolve) => strict.lookup('localhost', {}, (e) => resolve(e)));
     expect(err?.code).toBe('ETARGETBLOCKED');
   });
 

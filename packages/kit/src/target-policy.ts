@@ -63,7 +63,8 @@ export class TargetPolicy {
     if (url.username || url.password) return 'credentials in the URL are not allowed';
     const host = url.hostname.replace(/^\[|\]$/g, '');
     if (isIP(host) && !this.addressAllowed(host)) return 'the target address is not allowed';
-    if (!isIP(host) && (host === 'localhost' || host.endsWith('.localhost')) && !this.allow.has(host)) return 'the target address is not allowed';
+    if (!isIP(host) && (host === 'localhost' || host.endsWith('.localhost')) && !this.allow.has(host))
+      return 'the target address is not allowed';
     return undefined;
   }
 

@@ -24,9 +24,7 @@ if (configIdx !== -1) {
 
 const cli = findPrismaCli({ from });
 if (!cli) {
-  process.stderr.write(
-    'wdr-prisma: the `prisma` package is not installed (it is a peer dependency of @wdr/prisma-engine).\n',
-  );
+  process.stderr.write('wdr-prisma: the `prisma` package is not installed (it is a peer dependency of @wdr/prisma-engine).\n');
   process.exit(1);
 }
 

@@ -84,8 +84,7 @@ export function nativeEngineCandidates(prismaDir) {
       continue;
     }
     for (const name of names.sort()) {
-      if (BINARY_RE.test(name) && !NOT_BINARY_RE.test(name) && isFile(path.join(dir, name)))
-        out.push(path.join(dir, name));
+      if (BINARY_RE.test(name) && !NOT_BINARY_RE.test(name) && isFile(path.join(dir, name))) out.push(path.join(dir, name));
     }
   }
   return out;
@@ -134,8 +133,7 @@ function ensureExecutable(file) {
  */
 export function resolveSchemaEngine({ env = process.env, cwd = process.cwd(), prismaDir, prefer } = {}) {
   prefer ??= env.WDR_PRISMA_ENGINE || 'auto';
-  if (!['auto', 'wasm', 'native'].includes(prefer))
-    throw new Error(`WDR_PRISMA_ENGINE must be auto, wasm or native (got "${prefer}")`);
+  if (!['auto', 'wasm', 'native'].includes(prefer)) throw new Error(`WDR_PRISMA_ENGINE must be auto, wasm or native (got "${prefer}")`);
   const notes = [];
   if (prefer !== 'wasm') {
     for (const name of ENV_VARS) {
@@ -163,15 +161,13 @@ export function resolveSchemaEngine({ env = process.env, cwd = process.cwd(), pr
     } else {
       notes.push('prisma CLI not found');
     }
-    if (prefer === 'native')
-      throw new Error(`No native schema engine available: ${notes.join('; ') || 'none downloaded'}`);
+    if (prefer === 'native') throw new Error(`No native schema engine available: ${notes.join('; ') || 'none downloaded'}`);
   }
   return {
     kind: 'wasm',
     source: 'shim',
     path: ensureExecutable(SHIM_PATH),
-    reason:
-      prefer === 'wasm' ? 'WDR_PRISMA_ENGINE=wasm' : `no native engine (${notes.join('; ') || 'none downloaded'})`,
+    reason: prefer === 'wasm' ? 'WDR_PRISMA_ENGINE=wasm' : `no native engine (${notes.join('; ') || 'none downloaded'})`,
   };
 }
 

@@ -40,11 +40,10 @@ export function loadDriverAdapterUtils() {
 // Type OIDs @prisma/adapter-pg 7.10.x maps to a column type (fieldToColumnType). Every other
 // built-in OID (< 16384) makes it throw UnsupportedNativeDataType; we rewrite those to text.
 const ADAPTER_SUPPORTED_OIDS = new Set([
-  16, 17, 19, 20, 21, 23, 25, 26, 114, 142, 650, 700, 701, 790, 869, 1042, 1043, 1082, 1083, 1114, 1184, 1266, 1560,
-  1562, 1700, 2950, 3802,
+  16, 17, 19, 20, 21, 23, 25, 26, 114, 142, 650, 700, 701, 790, 869, 1042, 1043, 1082, 1083, 1114, 1184, 1266, 1560, 1562, 1700, 2950, 3802,
   // arrays
-  143, 199, 651, 791, 1000, 1001, 1002, 1005, 1007, 1009, 1014, 1015, 1016, 1021, 1022, 1028, 1041, 1115, 1182, 1183,
-  1185, 1231, 1561, 1563, 2951, 3807,
+  143, 199, 651, 791, 1000, 1001, 1002, 1005, 1007, 1009, 1014, 1015, 1016, 1021, 1022, 1028, 1041, 1115, 1182, 1183, 1185, 1231, 1561,
+  1563, 2951, 3807,
 ]);
 const FIRST_NORMAL_OBJECT_ID = 16384;
 const TEXT_OID = 25;
@@ -213,9 +212,7 @@ function offlineProbeResult(ColumnTypeEnum) {
 
 function offlineAdapter(ColumnTypeEnum, schema) {
   const refuse = async () => {
-    throw new Error(
-      'No datasource URL is configured (set `datasource.url` in prisma.config.ts); this command needs a database.',
-    );
+    throw new Error('No datasource URL is configured (set `datasource.url` in prisma.config.ts); this command needs a database.');
   };
   return {
     provider: 'postgres',
@@ -240,12 +237,7 @@ function offlineAdapter(ColumnTypeEnum, schema) {
  *   log?: (level: string, msg: string) => void,
  * }} opts
  */
-export function createPgMigrationAdapterFactory({
-  url,
-  shadowDatabaseUrl,
-  state = { offline: false },
-  log = () => {},
-}) {
+export function createPgMigrationAdapterFactory({ url, shadowDatabaseUrl, state = { offline: false }, log = () => {} }) {
   const { ColumnTypeEnum } = loadDriverAdapterUtils();
   const live = new Set(); // adapters not yet disposed
   const shadowDatabases = new Set(); // temp databases not yet dropped
@@ -318,9 +310,7 @@ export function createPgMigrationAdapterFactory({
         const { adapter } = await connectTo(shadowDatabaseUrl, schema);
         track(adapter);
         // Like the native engine: reset the configured shadow database before using it.
-        await adapter.executeScript(
-          `DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE; CREATE SCHEMA ${quoteIdent(schema)};`,
-        );
+        await adapter.executeScript(`DROP SCHEMA IF EXISTS ${quoteIdent(schema)} CASCADE; CREATE SCHEMA ${quoteIdent(schema)};`);
         log('INFO', `using shadow database ${shadow.database} (schema ${schema}), reset`);
         return adapter;
       }
@@ -345,8 +335,7 @@ export function createPgMigrationAdapterFactory({
     /** Dispose everything still open and drop leftover temporary shadow databases. */
     async disposeAll() {
       for (const adapter of [...live]) await adapter.dispose().catch(() => {});
-      for (const name of [...shadowDatabases])
-        await dropDatabase(name).catch((e) => log('WARN', `could not drop ${name}: ${e.message}`));
+      for (const name of [...shadowDatabases]) await dropDatabase(name).catch((e) => log('WARN', `could not drop ${name}: ${e.message}`));
     },
   };
 }

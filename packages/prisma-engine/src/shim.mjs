@@ -17,18 +17,11 @@ import readline from 'node:readline';
 
 import pg from 'pg';
 
-import {
-  buildPoolConfig,
-  createPgMigrationAdapterFactory,
-  lastScriptError,
-  loadDriverAdapterUtils,
-} from './pg-adapter.mjs';
+import { buildPoolConfig, createPgMigrationAdapterFactory, lastScriptError, loadDriverAdapterUtils } from './pg-adapter.mjs';
 import { displayLocation, parsePostgresUrl, quoteIdent, withDatabase } from './url.mjs';
 import { loadSchemaEngineWasm } from './wasm.mjs';
 
-const DEBUG =
-  /(^|,)\s*(wdr:prisma-engine|wdr:\*|\*)\s*(,|$)/.test(process.env.DEBUG ?? '') ||
-  process.env.WDR_PRISMA_ENGINE_DEBUG === '1';
+const DEBUG = /(^|,)\s*(wdr:prisma-engine|wdr:\*|\*)\s*(,|$)/.test(process.env.DEBUG ?? '') || process.env.WDR_PRISMA_ENGINE_DEBUG === '1';
 
 // ---------------------------------------------------------------------------------------------
 // logging (stderr only)
@@ -78,8 +71,7 @@ export const log = (level, message, fields) => {
 
 function guardStdout() {
   // Libraries must never write to stdout: it is the JSON-RPC channel.
-  const fmt = (args) =>
-    args.map((a) => (typeof a === 'string' ? a : a instanceof Error ? a.stack : JSON.stringify(a))).join(' ');
+  const fmt = (args) => args.map((a) => (typeof a === 'string' ? a : a instanceof Error ? a.stack : JSON.stringify(a))).join(' ');
   console.log = (...a) => log('INFO', fmt(a));
   console.info = (...a) => log('INFO', fmt(a));
   console.debug = (...a) => log('DEBUG', fmt(a));
@@ -226,15 +218,11 @@ function connectionError(e, parsed) {
   const loc = displayLocation(parsed);
   switch (e?.code) {
     case '3D000':
-      return new UserFacingError(
-        'P1003',
-        `Database \`${parsed.database}\` does not exist on the database server at \`${loc}\`.`,
-        {
-          database_name: parsed.database,
-          database_host: parsed.host,
-          database_port: parsed.port,
-        },
-      );
+      return new UserFacingError('P1003', `Database \`${parsed.database}\` does not exist on the database server at \`${loc}\`.`, {
+        database_name: parsed.database,
+        database_host: parsed.host,
+        database_port: parsed.port,
+      });
     case '28P01':
     case '28000':
       return new UserFacingError(
@@ -257,14 +245,10 @@ function connectionError(e, parsed) {
       );
     default:
       if (/timeout/i.test(e?.message ?? '')) {
-        return new UserFacingError(
-          'P1002',
-          `The database server at \`${loc}\` was reached but timed out.\n\nPlease try again.`,
-          {
-            database_host: parsed.host,
-            database_port: parsed.port,
-          },
-        );
+        return new UserFacingError('P1002', `The database server at \`${loc}\` was reached but timed out.\n\nPlease try again.`, {
+          database_host: parsed.host,
+          database_port: parsed.port,
+        });
       }
       return e;
   }
@@ -479,8 +463,7 @@ export async function runRpc(opts) {
         'DEBUG',
         `schema engine ${wasm.version} loaded from ${wasm.source} (${wasm.wasmPath}) in ${Math.round(performance.now() - t0)}ms`,
       );
-      if (previewFeatures.length)
-        log('DEBUG', `preview features (not forwarded to the wasm engine): ${previewFeatures.join(',')}`);
+      if (previewFeatures.length) log('DEBUG', `preview features (not forwarded to the wasm engine): ${previewFeatures.join(',')}`);
       return engine;
     })();
     return enginePromise;

@@ -73,12 +73,10 @@ async function load({ env = process.env, cwd = process.cwd(), log = () => {} }) 
   const glueSource = fs.readFileSync(gluePath, 'utf8');
 
   const candidates = [];
-  if (env.WDR_PRISMA_SCHEMA_ENGINE_WASM)
-    candidates.push({ source: 'env', wasmPath: path.resolve(cwd, env.WDR_PRISMA_SCHEMA_ENGINE_WASM) });
+  if (env.WDR_PRISMA_SCHEMA_ENGINE_WASM) candidates.push({ source: 'env', wasmPath: path.resolve(cwd, env.WDR_PRISMA_SCHEMA_ENGINE_WASM) });
   if ((env.WDR_PRISMA_ENGINE_WASM_SOURCE ?? 'cli') === 'cli') {
     const cliDir = findPrismaCliDir({ env, cwd });
-    if (cliDir)
-      candidates.push({ source: 'prisma-cli', wasmPath: path.join(cliDir, 'build', 'schema_engine_bg.wasm') });
+    if (cliDir) candidates.push({ source: 'prisma-cli', wasmPath: path.join(cliDir, 'build', 'schema_engine_bg.wasm') });
   }
   candidates.push({ source: 'package', wasmPath: packageWasm });
 

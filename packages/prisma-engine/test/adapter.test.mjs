@@ -64,12 +64,7 @@ describe('pg adapter for the wasm schema engine', { concurrency: false }, () => 
       );
       // "char" -> Character (the schema describer reads it with get_char and panics on Text),
       // name -> Text, name[] -> TextArray, regnamespace -> Text
-      assert.deepEqual(r.columnTypes, [
-        ColumnTypeEnum.Character,
-        ColumnTypeEnum.Text,
-        ColumnTypeEnum.TextArray,
-        ColumnTypeEnum.Text,
-      ]);
+      assert.deepEqual(r.columnTypes, [ColumnTypeEnum.Character, ColumnTypeEnum.Text, ColumnTypeEnum.TextArray, ColumnTypeEnum.Text]);
       assert.deepEqual(r.rows, [['r', 'pg_class', ['pg_class', 'x'], 'pg_catalog']]);
       // also inside transactions (a PoolClient, not the Pool)
       const tx = await ours.startTransaction();
@@ -85,10 +80,7 @@ describe('pg adapter for the wasm schema engine', { concurrency: false }, () => 
   test('executeScript: stock adapter splits $$ bodies on ";", ours runs the script as one query', async () => {
     const stock = await new PrismaPg({ connectionString: dbUrl(db) }).connect();
     try {
-      await assert.rejects(
-        stock.executeScript(FUNCTION_SQL.replaceAll('add_one', 'stock_add_one')),
-        /dollar-quoted|syntax/,
-      );
+      await assert.rejects(stock.executeScript(FUNCTION_SQL.replaceAll('add_one', 'stock_add_one')), /dollar-quoted|syntax/);
     } finally {
       await stock.dispose();
     }
@@ -125,9 +117,7 @@ describe('pg adapter for the wasm schema engine', { concurrency: false }, () => 
     const factory = createPgMigrationAdapterFactory({ url });
     const shadow = await factory.connectToShadowDb();
     const r = await shadow.queryRaw(
-      q(
-        `SELECT current_database(), current_setting('search_path'), EXISTS(SELECT 1 FROM pg_namespace WHERE nspname = 'wdr_adapter')`,
-      ),
+      q(`SELECT current_database(), current_setting('search_path'), EXISTS(SELECT 1 FROM pg_namespace WHERE nspname = 'wdr_adapter')`),
     );
     const [name, searchPath, schemaExists] = r.rows[0];
     assert.notEqual(name, db);

@@ -89,9 +89,7 @@ function migrationDirs() {
 }
 
 async function tablesIn(db, schema) {
-  const r = await sql(db, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [
-    schema,
-  ]);
+  const r = await sql(db, `SELECT table_name FROM information_schema.tables WHERE table_schema = $1 ORDER BY 1`, [schema]);
   return r.rows.map((x) => x.table_name);
 }
 
@@ -130,83 +128,72 @@ describe('prisma CLI through the wasm schema engine shim', { concurrency: false 
     await assertShimsExited(project.logFile);
   });
 
-  test(
-    'migrate dev --name init creates + applies a migration, using a separate shadow database',
-    { timeout: 180_000 },
-    async (t) => {
-      const r = await prisma(['migrate', 'dev', '--name', 'init'], { cwd: project.dir, logFile: project.logFile });
-      ok(r, 'migrate dev --name init');
-      t.diagnostic(`migrate dev --name init took ${r.ms}ms`);
-      assert.match(r.stdout, /PostgreSQL database .* created/);
-      const dirs = migrationDirs();
-      assert.equal(dirs.length, 1);
-      assert.match(dirs[0], /^\d{14}_init$/);
-      const script = fs.readFileSync(path.join(project.dir, 'prisma', 'migrations', dirs[0], 'migration.sql'), 'utf8');
-      assert.match(script, /CREATE TABLE "Post"/);
+  test('migrate dev --name init creates + applies a migration, using a separate shadow database', { timeout: 180_000 }, async (t) => {
+    const r = await prisma(['migrate', 'dev', '--name', 'init'], { cwd: project.dir, logFile: project.logFile });
+    ok(r, 'migrate dev --name init');
+    t.diagnostic(`migrate dev --name init took ${r.ms}ms`);
+    assert.match(r.stdout, /PostgreSQL database .* created/);
+    const dirs = migrationDirs();
+    assert.equal(dirs.length, 1);
+    assert.match(dirs[0], /^\d{14}_init$/);
+    const script = fs.readFileSync(path.join(project.dir, 'prisma', 'migrations', dirs[0], 'migration.sql'), 'utf8');
+    assert.match(script, /CREATE TABLE "Post"/);
 
-      assert.deepEqual(await tablesIn(devDb, SCHEMA), ['Post', 'User', '_prisma_migrations']);
-      assert.deepEqual(await tablesIn(devDb, 'public'), [], 'nothing may land in public');
+    assert.deepEqual(await tablesIn(devDb, SCHEMA), ['Post', 'User', '_prisma_migrations']);
+    assert.deepEqual(await tablesIn(devDb, 'public'), [], 'nothing may land in public');
 
-      const log = readLog(project.logFile);
-      const created = log.map((l) => /created shadow database (\S+)/.exec(l.fields.message)?.[1]).filter(Boolean);
-      const dropped = log.map((l) => /dropped shadow database (\S+)/.exec(l.fields.message)?.[1]).filter(Boolean);
-      assert.ok(created.length > 0, 'a shadow database was used');
-      for (const name of created) {
-        assert.notEqual(name, devDb);
-        assert.ok(dropped.includes(name), `shadow database ${name} was dropped`);
-        assert.equal(await databaseExists(name), false);
-      }
-      await assertShimsExited(project.logFile);
-    },
-  );
+    const log = readLog(project.logFile);
+    const created = log.map((l) => /created shadow database (\S+)/.exec(l.fields.message)?.[1]).filter(Boolean);
+    const dropped = log.map((l) => /dropped shadow database (\S+)/.exec(l.fields.message)?.[1]).filter(Boolean);
+    assert.ok(created.length > 0, 'a shadow database was used');
+    for (const name of created) {
+      assert.notEqual(name, devDb);
+      assert.ok(dropped.includes(name), `shadow database ${name} was dropped`);
+      assert.equal(await databaseExists(name), false);
+    }
+    await assertShimsExited(project.logFile);
+  });
 
-  test(
-    'second migration with a plpgsql $$ function, a trigger and a CHECK constraint',
-    { timeout: 240_000 },
-    async (t) => {
-      const schemaFile = path.join(project.dir, 'prisma', 'schema.prisma');
-      fs.writeFileSync(
-        schemaFile,
-        fs
-          .readFileSync(schemaFile, 'utf8')
-          .replace(
-            '  role  Role    @default(USER)\n',
-            '  role  Role    @default(USER)\n  updatedAt DateTime @default(now())\n',
-          ),
-      );
-      const created = await prisma(['migrate', 'dev', '--create-only', '--name', 'touch'], {
-        cwd: project.dir,
-        logFile: project.logFile,
-      });
-      ok(created, 'migrate dev --create-only');
-      const touchDir = migrationDirs().find((d) => d.endsWith('_touch'));
-      assert.ok(touchDir, 'touch migration created');
-      fs.appendFileSync(path.join(project.dir, 'prisma', 'migrations', touchDir, 'migration.sql'), TOUCH_SQL);
+  test('second migration with a plpgsql $$ function, a trigger and a CHECK constraint', { timeout: 240_000 }, async (t) => {
+    const schemaFile = path.join(project.dir, 'prisma', 'schema.prisma');
+    fs.writeFileSync(
+      schemaFile,
+      fs
+        .readFileSync(schemaFile, 'utf8')
+        .replace('  role  Role    @default(USER)\n', '  role  Role    @default(USER)\n  updatedAt DateTime @default(now())\n'),
+    );
+    const created = await prisma(['migrate', 'dev', '--create-only', '--name', 'touch'], {
+      cwd: project.dir,
+      logFile: project.logFile,
+    });
+    ok(created, 'migrate dev --create-only');
+    const touchDir = migrationDirs().find((d) => d.endsWith('_touch'));
+    assert.ok(touchDir, 'touch migration created');
+    fs.appendFileSync(path.join(project.dir, 'prisma', 'migrations', touchDir, 'migration.sql'), TOUCH_SQL);
 
-      const applied = await prisma(['migrate', 'dev'], { cwd: project.dir, logFile: project.logFile });
-      ok(applied, 'migrate dev (apply touch)');
-      t.diagnostic(`migrate dev (apply) took ${applied.ms}ms`);
-      assert.match(applied.stdout, /_touch/);
+    const applied = await prisma(['migrate', 'dev'], { cwd: project.dir, logFile: project.logFile });
+    ok(applied, 'migrate dev (apply touch)');
+    t.diagnostic(`migrate dev (apply) took ${applied.ms}ms`);
+    assert.match(applied.stdout, /_touch/);
 
-      const fn = await sql(
-        devDb,
-        `SELECT n.nspname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname = 'touch_updated_at'`,
-      );
-      assert.deepEqual(fn.rows, [{ nspname: SCHEMA }]);
-      // The trigger really works:
-      await sql(devDb, `INSERT INTO ${SCHEMA}."User"(email, "updatedAt") VALUES ('a@example.com', '2000-01-01')`);
-      await sql(devDb, `UPDATE ${SCHEMA}."User" SET email = 'b@example.com'`);
-      const row = await sql(devDb, `SELECT "updatedAt" > '2001-01-01' AS touched FROM ${SCHEMA}."User"`);
-      assert.equal(row.rows[0].touched, true);
+    const fn = await sql(
+      devDb,
+      `SELECT n.nspname FROM pg_proc p JOIN pg_namespace n ON n.oid = p.pronamespace WHERE p.proname = 'touch_updated_at'`,
+    );
+    assert.deepEqual(fn.rows, [{ nspname: SCHEMA }]);
+    // The trigger really works:
+    await sql(devDb, `INSERT INTO ${SCHEMA}."User"(email, "updatedAt") VALUES ('a@example.com', '2000-01-01')`);
+    await sql(devDb, `UPDATE ${SCHEMA}."User" SET email = 'b@example.com'`);
+    const row = await sql(devDb, `SELECT "updatedAt" > '2001-01-01' AS touched FROM ${SCHEMA}."User"`);
+    assert.equal(row.rows[0].touched, true);
 
-      // Nothing left to do: no new migration, history consistent.
-      const again = await prisma(['migrate', 'dev', '--name', 'noop'], { cwd: project.dir, logFile: project.logFile });
-      ok(again, 'migrate dev (no changes)');
-      assert.match(again.stdout, /Already in sync|in sync/);
-      assert.equal(migrationDirs().length, 2);
-      await assertShimsExited(project.logFile);
-    },
-  );
+    // Nothing left to do: no new migration, history consistent.
+    const again = await prisma(['migrate', 'dev', '--name', 'noop'], { cwd: project.dir, logFile: project.logFile });
+    ok(again, 'migrate dev (no changes)');
+    assert.match(again.stdout, /Already in sync|in sync/);
+    assert.equal(migrationDirs().length, 2);
+    await assertShimsExited(project.logFile);
+  });
 
   test('migrate diff --from-migrations (shadow database) matches the schema', { timeout: 120_000 }, async () => {
     const r = await prisma(
@@ -248,10 +235,7 @@ describe('prisma CLI through the wasm schema engine shim', { concurrency: false 
     const trg = await sql(deployDb, `SELECT count(*)::int AS n FROM pg_trigger WHERE tgname = 'User_touch_updated_at'`);
     assert.equal(trg.rows[0].n, 1);
     await assert.rejects(sql(deployDb, `INSERT INTO ${SCHEMA}."User"(email) VALUES ('')`), /User_email_not_blank/);
-    const hist = await sql(
-      deployDb,
-      `SELECT migration_name FROM ${SCHEMA}._prisma_migrations WHERE finished_at IS NOT NULL ORDER BY 1`,
-    );
+    const hist = await sql(deployDb, `SELECT migration_name FROM ${SCHEMA}._prisma_migrations WHERE finished_at IS NOT NULL ORDER BY 1`);
     assert.deepEqual(
       hist.rows.map((x) => x.migration_name),
       migrationDirs(),
@@ -287,43 +271,36 @@ describe('prisma CLI through the wasm schema engine shim', { concurrency: false 
     await assertShimsExited(project.logFile);
   });
 
-  test(
-    'a failing migration is atomic and reported as P3018; migrate status then fails',
-    { timeout: 180_000 },
-    async () => {
-      writeConfig(project.dir, 'broken.config.ts', { url: dbUrl(brokenDb, `?schema=${SCHEMA}`) });
-      const bad = path.join(project.dir, 'prisma', 'migrations', '29990101000000_broken');
-      fs.mkdirSync(bad);
-      fs.writeFileSync(
-        path.join(bad, 'migration.sql'),
-        'CREATE TABLE "half_done" (id int);\nCREATE TABLE "bad" (id no_such_type);\n',
+  test('a failing migration is atomic and reported as P3018; migrate status then fails', { timeout: 180_000 }, async () => {
+    writeConfig(project.dir, 'broken.config.ts', { url: dbUrl(brokenDb, `?schema=${SCHEMA}`) });
+    const bad = path.join(project.dir, 'prisma', 'migrations', '29990101000000_broken');
+    fs.mkdirSync(bad);
+    fs.writeFileSync(path.join(bad, 'migration.sql'), 'CREATE TABLE "half_done" (id int);\nCREATE TABLE "bad" (id no_such_type);\n');
+    try {
+      const r = await prisma(['migrate', 'deploy', '--config', 'broken.config.ts'], {
+        cwd: project.dir,
+        logFile: project.logFile,
+      });
+      assert.notEqual(r.code, 0);
+      assert.match(r.stderr + r.stdout, /P3018/);
+      assert.match(r.stderr + r.stdout, /Migration name: 29990101000000_broken/);
+      assert.match(r.stderr + r.stdout, /type "no_such_type" does not exist/);
+      assert.deepEqual(
+        await tablesIn(brokenDb, SCHEMA),
+        ['Post', 'User', '_prisma_migrations'],
+        'first statement rolled back with the failing one',
       );
-      try {
-        const r = await prisma(['migrate', 'deploy', '--config', 'broken.config.ts'], {
-          cwd: project.dir,
-          logFile: project.logFile,
-        });
-        assert.notEqual(r.code, 0);
-        assert.match(r.stderr + r.stdout, /P3018/);
-        assert.match(r.stderr + r.stdout, /Migration name: 29990101000000_broken/);
-        assert.match(r.stderr + r.stdout, /type "no_such_type" does not exist/);
-        assert.deepEqual(
-          await tablesIn(brokenDb, SCHEMA),
-          ['Post', 'User', '_prisma_migrations'],
-          'first statement rolled back with the failing one',
-        );
-        const status = await prisma(['migrate', 'status', '--config', 'broken.config.ts'], {
-          cwd: project.dir,
-          logFile: project.logFile,
-        });
-        assert.notEqual(status.code, 0);
-        assert.match(status.stdout + status.stderr, /29990101000000_broken/);
-      } finally {
-        fs.rmSync(bad, { recursive: true, force: true });
-      }
-      await assertShimsExited(project.logFile);
-    },
-  );
+      const status = await prisma(['migrate', 'status', '--config', 'broken.config.ts'], {
+        cwd: project.dir,
+        logFile: project.logFile,
+      });
+      assert.notEqual(status.code, 0);
+      assert.match(status.stdout + status.stderr, /29990101000000_broken/);
+    } finally {
+      fs.rmSync(bad, { recursive: true, force: true });
+    }
+    await assertShimsExited(project.logFile);
+  });
 
   test('the CLI only used RPC methods the shim implements', () => {
     const methods = new Set(

@@ -74,9 +74,7 @@ export function run(cmd, args, { cwd, env, input, timeoutMs = 120_000 } = {}) {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
       reject(
-        new Error(
-          `${path.basename(cmd)} ${args.join(' ')} did not exit within ${timeoutMs}ms\nstdout:\n${stdout}\nstderr:\n${stderr}`,
-        ),
+        new Error(`${path.basename(cmd)} ${args.join(' ')} did not exit within ${timeoutMs}ms\nstdout:\n${stdout}\nstderr:\n${stderr}`),
       );
     }, timeoutMs);
     child.on('error', (e) => {

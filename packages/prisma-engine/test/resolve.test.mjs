@@ -21,15 +21,9 @@ function write(file, content, mode) {
 function fakeInstall(name, { engineVersionOutput } = {}) {
   const root = path.join(tmp, name);
   const nm = path.join(root, 'node_modules');
-  write(
-    path.join(nm, 'prisma', 'package.json'),
-    JSON.stringify({ name: 'prisma', version: '7.10.1', bin: { prisma: 'build/index.js' } }),
-  );
+  write(path.join(nm, 'prisma', 'package.json'), JSON.stringify({ name: 'prisma', version: '7.10.1', bin: { prisma: 'build/index.js' } }));
   write(path.join(nm, 'prisma', 'build', 'index.js'), '');
-  write(
-    path.join(nm, '@prisma', 'engines', 'package.json'),
-    JSON.stringify({ name: '@prisma/engines', version: '7.10.1' }),
-  );
+  write(path.join(nm, '@prisma', 'engines', 'package.json'), JSON.stringify({ name: '@prisma/engines', version: '7.10.1' }));
   write(
     path.join(nm, '@prisma', 'engines-version', 'package.json'),
     JSON.stringify({ name: '@prisma/engines-version', prisma: { enginesVersion: HASH } }),
@@ -62,10 +56,7 @@ describe('resolveSchemaEngine', () => {
     });
     assert.equal(rel.path, native);
     // the deprecated variable counts too
-    assert.equal(
-      resolveSchemaEngine({ env: { PRISMA_MIGRATION_ENGINE_BINARY: native }, prismaDir: bare.prismaDir }).path,
-      native,
-    );
+    assert.equal(resolveSchemaEngine({ env: { PRISMA_MIGRATION_ENGINE_BINARY: native }, prismaDir: bare.prismaDir }).path, native);
   });
 
   test('ignores PRISMA_SCHEMA_ENGINE_BINARY when the file does not exist and falls back to the shim', () => {

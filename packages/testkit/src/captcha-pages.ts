@@ -11,8 +11,16 @@ import type { IncomingMessage, ServerResponse } from 'node:http';
  * answers the protected content only then; the page shows it in `#protected`.
  */
 const WIDGETS = {
-  recaptcha: { cls: 'g-recaptcha', field: '<textarea id="g-recaptcha-response" name="g-recaptcha-response" style="display:none"></textarea>', sitekey: '6Lc-fixture-recaptcha-sitekey' },
-  hcaptcha: { cls: 'h-captcha', field: '<textarea name="h-captcha-response" style="display:none"></textarea>', sitekey: '10000000-ffff-ffff-ffff-000000000001' },
+  recaptcha: {
+    cls: 'g-recaptcha',
+    field: '<textarea id="g-recaptcha-response" name="g-recaptcha-response" style="display:none"></textarea>',
+    sitekey: '6Lc-fixture-recaptcha-sitekey',
+  },
+  hcaptcha: {
+    cls: 'h-captcha',
+    field: '<textarea name="h-captcha-response" style="display:none"></textarea>',
+    sitekey: '10000000-ffff-ffff-ffff-000000000001',
+  },
   turnstile: { cls: 'cf-turnstile', field: '<input type="hidden" name="cf-turnstile-response">', sitekey: '0x4AAAAAAAfixtureTurnstile' },
 } as const;
 
@@ -56,7 +64,11 @@ async function verify(req: IncomingMessage, res: ServerResponse, verifyUrl: stri
   try {
     const { token } = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { token?: string };
     if (verifyUrl && typeof token === 'string' && token.length > 0) {
-      const answer = await fetch(verifyUrl, { method: 'POST', headers: { 'content-type': 'application/x-www-form-urlencoded' }, body: new URLSearchParams({ secret: 'fixture', response: token }) });
+      const answer = await fetch(verifyUrl, {
+        method: 'POST',
+        headers: { 'content-type': 'application/x-www-form-urlencoded' },
+        body: new URLSearchParams({ secret: 'fixture', response: token }),
+      });
       ok = ((await answer.json()) as { success?: boolean }).success === true;
     }
   } catch {

@@ -47,7 +47,8 @@ export async function startCaptchaSolver(opts: { clientKey?: string } = {}): Pro
     res.writeHead(status, { 'content-type': 'application/json' });
     res.end(JSON.stringify(body));
   };
-  const error = (res: ServerResponse, errorCode: string) => json(res, { errorId: 1, errorCode, errorDescription: errorCode.toLowerCase().replace(/_/g, ' ') });
+  const error = (res: ServerResponse, errorCode: string) =>
+    json(res, { errorId: 1, errorCode, errorDescription: errorCode.toLowerCase().replace(/_/g, ' ') });
 
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const chunks: Buffer[] = [];
@@ -56,7 +57,9 @@ export async function startCaptchaSolver(opts: { clientKey?: string } = {}): Pro
     const path = new URL(req.url ?? '/', 'http://solver').pathname;
     if (req.method !== 'POST') return json(res, { error: 'method' }, 405);
     if (path === '/siteverify') {
-      const form = (req.headers['content-type'] ?? '').includes('json') ? (JSON.parse(raw || '{}') as Record<string, string>) : Object.fromEntries(new URLSearchParams(raw));
+      const form = (req.headers['content-type'] ?? '').includes('json')
+        ? (JSON.parse(raw || '{}') as Record<string, string>)
+        : Object.fromEntries(new URLSearchParams(raw));
       const token = form['response'] ?? '';
       const success = minted.delete(token);
       return json(res, { success, ...(success ? {} : { 'error-codes': ['invalid-input-response'] }) });

@@ -32,8 +32,10 @@ export async function startChatCompletionsServer(opts: {
         res.writeHead(status, { 'content-type': 'application/json' });
         res.end(JSON.stringify(body));
       };
-      if (req.method !== 'POST' || req.url !== '/v1/chat/completions') return json(404, { error: { message: 'not found', type: 'invalid_request_error' } });
-      if (req.headers.authorization !== `Bearer ${apiKey}`) return json(401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } });
+      if (req.method !== 'POST' || req.url !== '/v1/chat/completions')
+        return json(404, { error: { message: 'not found', type: 'invalid_request_error' } });
+      if (req.headers.authorization !== `Bearer ${apiKey}`)
+        return json(401, { error: { message: 'Incorrect API key provided', type: 'invalid_request_error', code: 'invalid_api_key' } });
       const body = JSON.parse(await readBody(req)) as ChatCompletionRequest;
       requests.push(body);
       const content = await opts.respond(body, requests.length - 1);

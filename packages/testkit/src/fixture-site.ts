@@ -41,7 +41,9 @@ export async function startFixtureSite(opts: { captchaVerifyUrl?: string } = {})
     hits.set(u.pathname, (hits.get(u.pathname) ?? 0) + 1);
     if (u.pathname === '/page') {
       res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-      res.end('<!doctype html><html><head><title>Fixture page</title></head><body><h1>Hello from the fixture site</h1><p class="price">42.00</p></body></html>');
+      res.end(
+        '<!doctype html><html><head><title>Fixture page</title></head><body><h1>Hello from the fixture site</h1><p class="price">42.00</p></body></html>',
+      );
       return;
     }
     if (u.pathname === '/product') {
@@ -116,14 +118,23 @@ function pngOf(size: number): Buffer {
 function browserPage(u: URL, req: IncomingMessage, res: ServerResponse): boolean {
   switch (u.pathname) {
     case '/js-page':
-      html(res, '<!doctype html><html><head><title>JS page</title></head><body><div id="app"></div><script>setTimeout(() => { document.getElementById("app").innerHTML = "<h1 id=\\"rendered\\">Rendered by JavaScript</h1>"; }, 50);</script></body></html>');
+      html(
+        res,
+        '<!doctype html><html><head><title>JS page</title></head><body><div id="app"></div><script>setTimeout(() => { document.getElementById("app").innerHTML = "<h1 id=\\"rendered\\">Rendered by JavaScript</h1>"; }, 50);</script></body></html>',
+      );
       return true;
     case '/js-shell':
-      html(res, '<!doctype html><html><head><title>App</title></head><body><noscript>You need to enable JavaScript to run this app.</noscript><div id="root"></div><script>document.getElementById("root").textContent = "Shell rendered";</script></body></html>');
+      html(
+        res,
+        '<!doctype html><html><head><title>App</title></head><body><noscript>You need to enable JavaScript to run this app.</noscript><div id="root"></div><script>document.getElementById("root").textContent = "Shell rendered";</script></body></html>',
+      );
       return true;
     case '/late': {
       const ms = Number(u.searchParams.get('ms') ?? '500');
-      html(res, `<!doctype html><html><body><p>Waiting</p><script>setTimeout(() => { const p = document.createElement("p"); p.id = "late"; p.textContent = "Late text arrived"; document.body.appendChild(p); }, ${ms});</script></body></html>`);
+      html(
+        res,
+        `<!doctype html><html><body><p>Waiting</p><script>setTimeout(() => { const p = document.createElement("p"); p.id = "late"; p.textContent = "Late text arrived"; document.body.appendChild(p); }, ${ms});</script></body></html>`,
+      );
       return true;
     }
     case '/actions':
@@ -152,7 +163,9 @@ function browserPage(u: URL, req: IncomingMessage, res: ServerResponse): boolean
     case '/cookies/set': {
       const name = u.searchParams.get('name') ?? 'a';
       const value = u.searchParams.get('value') ?? 'b';
-      html(res, `<!doctype html><html><body><p>set ${escapeHtml(name)}=${escapeHtml(value)}</p></body></html>`, 200, { 'set-cookie': `${name}=${value}; Path=/` });
+      html(res, `<!doctype html><html><body><p>set ${escapeHtml(name)}=${escapeHtml(value)}</p></body></html>`, 200, {
+        'set-cookie': `${name}=${value}; Path=/`,
+      });
       return true;
     }
     case '/cookies/show':
@@ -173,7 +186,10 @@ function browserPage(u: URL, req: IncomingMessage, res: ServerResponse): boolean
       return true;
     }
     case '/geo':
-      html(res, '<!doctype html><html><body><p id="tz"></p><script>document.getElementById("tz").textContent = "tz " + Intl.DateTimeFormat().resolvedOptions().timeZone;</script></body></html>');
+      html(
+        res,
+        '<!doctype html><html><body><p id="tz"></p><script>document.getElementById("tz").textContent = "tz " + Intl.DateTimeFormat().resolvedOptions().timeZone;</script></body></html>',
+      );
       return true;
     case '/console-errors':
       html(res, '<!doctype html><html><body><p>errors</p><script>console.error("first"); console.error("second");</script></body></html>');
@@ -188,15 +204,26 @@ function browserPage(u: URL, req: IncomingMessage, res: ServerResponse): boolean
       return true;
     case '/blocked/datadome':
       // A DataDome-style block page: the vendor's captcha script on a 403.
-      html(res, '<!doctype html><html><head><title>blocked</title></head><body><script src="https://ct.captcha-delivery.com/c.js"></script><p>Please enable JS</p></body></html>', 403);
+      html(
+        res,
+        '<!doctype html><html><head><title>blocked</title></head><body><script src="https://ct.captcha-delivery.com/c.js"></script><p>Please enable JS</p></body></html>',
+        403,
+      );
       return true;
     case '/blocked/rate':
       // A rate-limit interstitial: only its 429 makes the phrase a challenge.
-      html(res, '<!doctype html><html><body><h1>Sorry</h1><p>We have detected unusual traffic from your computer network.</p></body></html>', 429);
+      html(
+        res,
+        '<!doctype html><html><body><h1>Sorry</h1><p>We have detected unusual traffic from your computer network.</p></body></html>',
+        429,
+      );
       return true;
     case '/unusual-traffic-article':
       // The same phrase on an ordinary 200 page is content, not a challenge.
-      html(res, '<!doctype html><html><body><h1>How sites detect unusual traffic from your computer network</h1><p>An article.</p></body></html>');
+      html(
+        res,
+        '<!doctype html><html><body><h1>How sites detect unusual traffic from your computer network</h1><p>An article.</p></body></html>',
+      );
       return true;
     case '/big': {
       // About `mb` million bytes of HTML (10 MB stays under the 10 MiB result limit).

@@ -108,7 +108,13 @@ export async function startFleet(
   for (const m of members.values()) {
     const databaseUrl = new URL(databases[m.service].url);
     if (opts.postgresPort !== undefined) databaseUrl.port = String(opts.postgresPort);
-    m.env = { ...shared, ...(opts.env?.all ?? {}), ...(opts.env?.[m.service] ?? {}), PORT: String(m.port), DATABASE_URL: databaseUrl.toString() };
+    m.env = {
+      ...shared,
+      ...(opts.env?.all ?? {}),
+      ...(opts.env?.[m.service] ?? {}),
+      PORT: String(m.port),
+      DATABASE_URL: databaseUrl.toString(),
+    };
   }
 
   const start = async (service: ServiceName, env?: Record<string, string>) => {
@@ -141,7 +147,9 @@ export async function startFleet(
       }
       await sleep(200);
     }
-    throw new Error(`${service} did not become ready (with every check passing unless waitForKafka is false) within 60 s:\n${m.output.join('')}`);
+    throw new Error(
+      `${service} did not become ready (with every check passing unless waitForKafka is false) within 60 s:\n${m.output.join('')}`,
+    );
   };
 
   const kill = async (service: ServiceName, signal: NodeJS.Signals = 'SIGTERM') => {

@@ -25,7 +25,11 @@ export interface ServiceProcess {
  * One service as a real process (`node apps/<service>/dist/main.js`) on a free port, started with
  * `env` on top of this process's environment; resolves once its /readyz answers 200.
  */
-export async function startServiceProcess(service: ServiceName, env: Record<string, string>, opts: { readyTimeoutMs?: number } = {}): Promise<ServiceProcess> {
+export async function startServiceProcess(
+  service: ServiceName,
+  env: Record<string, string>,
+  opts: { readyTimeoutMs?: number } = {},
+): Promise<ServiceProcess> {
   const port = env['PORT'] ? Number(env['PORT']) : await freePort();
   const url = `http://127.0.0.1:${port}`;
   const output: string[] = [];

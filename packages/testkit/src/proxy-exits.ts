@@ -73,7 +73,9 @@ export async function startProxyExit(opts: { host: string; username?: string; pa
  * exit is 127.0.0.x, so the test gives the public address each exit stands for (what a real exit's
  * provider would NAT it to); a caller not in the table gets its loopback address.
  */
-export async function startIpEcho(publicAddressOf: Record<string, string>): Promise<{ url: string; hits: () => number; close: () => Promise<void> }> {
+export async function startIpEcho(
+  publicAddressOf: Record<string, string>,
+): Promise<{ url: string; hits: () => number; close: () => Promise<void> }> {
   let hits = 0;
   const server: Server = createServer((req, res) => {
     hits++;

@@ -39,19 +39,71 @@ function openssl(cwd: string, args: string[]): void {
  */
 function makeCertificates(dir: string): SecureKafka['files'] & { serverPem: string } {
   const days = ['-days', '2'];
-  openssl(dir, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'ca.key', '-out', 'ca.pem', ...days, '-subj', '/CN=wdr-test-kafka-ca']);
-  openssl(dir, ['req', '-x509', '-newkey', 'rsa:2048', '-nodes', '-keyout', 'other-ca.key', '-out', 'other-ca.pem', ...days, '-subj', '/CN=wdr-unrelated-ca']);
+  openssl(dir, [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'ca.key',
+    '-out',
+    'ca.pem',
+    ...days,
+    '-subj',
+    '/CN=wdr-test-kafka-ca',
+  ]);
+  openssl(dir, [
+    'req',
+    '-x509',
+    '-newkey',
+    'rsa:2048',
+    '-nodes',
+    '-keyout',
+    'other-ca.key',
+    '-out',
+    'other-ca.pem',
+    ...days,
+    '-subj',
+    '/CN=wdr-unrelated-ca',
+  ]);
   const sign = (name: string, subject: string, extensions: string) => {
     writeFileSync(join(dir, `${name}.ext`), extensions);
     openssl(dir, ['req', '-newkey', 'rsa:2048', '-nodes', '-keyout', `${name}.key`, '-out', `${name}.csr`, '-subj', subject]);
-    openssl(dir, ['x509', '-req', '-in', `${name}.csr`, '-CA', 'ca.pem', '-CAkey', 'ca.key', '-CAcreateserial', '-out', `${name}.crt`, ...days, '-extfile', `${name}.ext`]);
+    openssl(dir, [
+      'x509',
+      '-req',
+      '-in',
+      `${name}.csr`,
+      '-CA',
+      'ca.pem',
+      '-CAkey',
+      'ca.key',
+      '-CAcreateserial',
+      '-out',
+      `${name}.crt`,
+      ...days,
+      '-extfile',
+      `${name}.ext`,
+    ]);
   };
   sign('broker', '/CN=127.0.0.1', 'subjectAltName=IP:127.0.0.1,DNS:localhost\nextendedKeyUsage=serverAuth\n');
   sign('client', '/CN=wdr-fleet', 'extendedKeyUsage=clientAuth\n');
   // The broker's PEM keystore: its private key followed by its certificate chain.
   const serverPem = join(dir, 'broker-keystore.pem');
-  writeFileSync(serverPem, readFileSync(join(dir, 'broker.key'), 'utf8') + readFileSync(join(dir, 'broker.crt'), 'utf8') + readFileSync(join(dir, 'ca.pem'), 'utf8'));
-  return { ca: join(dir, 'ca.pem'), clientCert: join(dir, 'client.crt'), clientKey: join(dir, 'client.key'), otherCa: join(dir, 'other-ca.pem'), serverPem };
+  writeFileSync(
+    serverPem,
+    readFileSync(join(dir, 'broker.key'), 'utf8') +
+      readFileSync(join(dir, 'broker.crt'), 'utf8') +
+      readFileSync(join(dir, 'ca.pem'), 'utf8'),
+  );
+  return {
+    ca: join(dir, 'ca.pem'),
+    clientCert: join(dir, 'client.crt'),
+    clientKey: join(dir, 'client.key'),
+    otherCa: join(dir, 'other-ca.pem'),
+    serverPem,
+  };
 }
 
 /**
@@ -114,16 +166,35 @@ export async function startSecureKafka(): Promise<SecureKafka> {
   const log4j = join(dir, 'log4j2.properties');
   writeFileSync(
     log4j,
-    ['status = warn', 'appender.out.type = Console', 'appender.out.name = OUT', 'appender.out.layout.type = PatternLayout', 'appender.out.layout.pattern = [%d] %p %m (%c)%n', 'rootLogger.level = warn', 'rootLogger.appenderRef.out.ref = OUT', 'logger.raftserver.name = kafka.server.KafkaRaftServer', 'logger.raftserver.level = info', ''].join('\n'),
+    [
+      'status = warn',
+      'appender.out.type = Console',
+      'appender.out.name = OUT',
+      'appender.out.layout.type = PatternLayout',
+      'appender.out.layout.pattern = [%d] %p %m (%c)%n',
+      'rootLogger.level = warn',
+      'rootLogger.appenderRef.out.ref = OUT',
+      'logger.raftserver.name = kafka.server.KafkaRaftServer',
+      'logger.raftserver.level = info',
+      '',
+    ].join('\n'),
   );
   const java = (args: string[]) => ['-Xms128m', '-Xmx384m', `-Dlog4j2.configurationFile=${log4j}`, '-cp', `${libs}/*`, ...args];
   const clusterId = randomBytes(16).toString('base64url').replace(/^-/, 'A');
   execFileSync(
     'java',
     java([
-      'kafka.tools.StorageTool', 'format', '--config', props, '--cluster-id', clusterId, '--standalone',
-      '--add-scram', `SCRAM-SHA-512=[name=${users.scram512.username},password=${users.scram512.password}]`,
-      '--add-scram', `SCRAM-SHA-256=[name=${users.scram256.username},password=${users.scram256.password}]`,
+      'kafka.tools.StorageTool',
+      'format',
+      '--config',
+      props,
+      '--cluster-id',
+      clusterId,
+      '--standalone',
+      '--add-scram',
+      `SCRAM-SHA-512=[name=${users.scram512.username},password=${users.scram512.password}]`,
+      '--add-scram',
+      `SCRAM-SHA-256=[name=${users.scram256.username},password=${users.scram256.password}]`,
     ]),
     { stdio: ['ignore', 'ignore', 'pipe'] },
   );

@@ -40,7 +40,11 @@ export function templateName(service: ServiceName): string {
     for (const entry of readdirSync(d, { withFileTypes: true }).sort((a, b) => (a.name < b.name ? -1 : 1))) {
       const p = join(d, entry.name);
       if (entry.isDirectory()) walk(p);
-      else hash.update(`${relative(dir, p)}\0`).update(readFileSync(p)).update('\0');
+      else
+        hash
+          .update(`${relative(dir, p)}\0`)
+          .update(readFileSync(p))
+          .update('\0');
     }
   };
   walk(dir);

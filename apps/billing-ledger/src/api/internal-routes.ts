@@ -71,7 +71,10 @@ export function internalRoutes(deps: LedgerDeps): Router {
   r.get(ledgerApi.plan.route, async (req, res) => {
     res.json(await planOf(deps.db, parse(ledgerApi.plan.params.tenantId, req.params['tenantId']), version));
   });
-  const llmCharges = deps.metrics.counter('llm_charges_total', 'Paid LLM operations (recipe generation and repair), by step and outcome.', ['step', 'outcome']);
+  const llmCharges = deps.metrics.counter('llm_charges_total', 'Paid LLM operations (recipe generation and repair), by step and outcome.', [
+    'step',
+    'outcome',
+  ]);
   r.post(ledgerApi.holdLlmCharge.route, async (req, res) => {
     const cmd = parse(ledgerApi.holdLlmCharge.body, req.body);
     try {

@@ -39,7 +39,14 @@ export async function tenantAccount(tx: Tx, tenantId: string, pricingVersion = 0
   const id = tenantAccountId(tenantId);
   const read = () =>
     tx.$queryRawUnsafe<
-      { plan_id: string; guarded_pricing: boolean; low_balance_threshold_tokens: number; worst_case_captcha_solves: number; worst_case_traffic_bytes: bigint; overrides: TenantAccount['overrides'] }[]
+      {
+        plan_id: string;
+        guarded_pricing: boolean;
+        low_balance_threshold_tokens: number;
+        worst_case_captcha_solves: number;
+        worst_case_traffic_bytes: bigint;
+        overrides: TenantAccount['overrides'];
+      }[]
     >(
       `SELECT p.id AS plan_id, p.guarded_pricing, p.low_balance_threshold_tokens, p.worst_case_captcha_solves, p.worst_case_traffic_bytes,
               COALESCE((SELECT json_agg(json_build_array(pp.network_class, pp.tariff, pp.tokens)) FROM plan_prices pp
@@ -94,7 +101,12 @@ export async function debit(tx: Tx, accountId: string, amount: bigint, kind: 'po
 }
 
 /** `debit`, also answering the account's current balance alert (to review it without another read). */
-export async function debitWithAlert(tx: Tx, accountId: string, amount: bigint, kind: 'posted' | 'pending'): Promise<{ available: bigint; alert: string } | null> {
+export async function debitWithAlert(
+  tx: Tx,
+  accountId: string,
+  amount: bigint,
+  kind: 'posted' | 'pending',
+): Promise<{ available: bigint; alert: string } | null> {
   const col = kind === 'posted' ? 'debits_posted' : 'debits_pending';
   const rows = await tx.$queryRawUnsafe<{ available: bigint; balance_alert: string }[]>(
     `UPDATE accounts SET ${col} = ${col} + $2
@@ -134,11 +146,19 @@ export async function insertTransfers(tx: Tx, specs: (TransferSpec & { kind: str
  * Post or hold a movement between two accounts. `id` is the idempotency key: an existing transfer
  * with the same id changes nothing (`created: false`), and one with other terms is a conflict.
  */
-export async function createTransfer(tx: Tx, spec: TransferSpec, kind: 'posted' | 'pending'): Promise<{ created: boolean; available: bigint | null }> {
+export async function createTransfer(
+  tx: Tx,
+  spec: TransferSpec,
+  kind: 'posted' | 'pending',
+): Promise<{ created: boolean; available: bigint | null }> {
   if (spec.amount < 0n) throw new Error('transfer amount must be >= 0');
   const existing = await tx.transfer.findUnique({ where: { id: spec.id } });
   if (existing) {
-    if (existing.amount !== spec.amount || existing.debitAccountId !== spec.debitAccountId || existing.creditAccountId !== spec.creditAccountId) {
+    if (
+      existing.amount !== spec.amount ||
+      existing.debitAccountId !== spec.debitAccountId ||
+      existing.creditAccountId !== spec.creditAccountId
+    ) {
       throw new PublicError('IDEMPOTENCY_CONFLICT', 'This reference was already used for a different movement.');
     }
     return { created: false, available: null };

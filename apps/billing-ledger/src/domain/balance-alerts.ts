@@ -26,7 +26,14 @@ export async function reviewBalanceAlert(tx: Tx, accountId: string): Promise<voi
 }
 
 /** The same review from figures the caller already has (the debit's RETURNING): no read. */
-export async function applyBalanceAlert(tx: Tx, accountId: string, tenantId: string, available: bigint, current: string, threshold: number): Promise<void> {
+export async function applyBalanceAlert(
+  tx: Tx,
+  accountId: string,
+  tenantId: string,
+  available: bigint,
+  current: string,
+  threshold: number,
+): Promise<void> {
   const now = current as Alert;
   const desired: Alert = available <= 0n ? 'exhausted' : available < BigInt(threshold) ? 'low' : 'none';
   if (RANK[desired] > RANK[now]) {
@@ -54,7 +61,14 @@ export async function noteExhaustedOnRefusal(tx: Tx, accountId: string, required
   if (r) await announce(tx, r.tenant_id, 'exhausted', BigInt(r.available), 0, requiredTokens);
 }
 
-async function announce(tx: Tx, tenantId: string, alert: Exclude<Alert, 'none'>, available: bigint, threshold: number, required: number | null) {
+async function announce(
+  tx: Tx,
+  tenantId: string,
+  alert: Exclude<Alert, 'none'>,
+  available: bigint,
+  threshold: number,
+  required: number | null,
+) {
   const balance = Number(available < 0n ? 0n : available);
   const envelope =
     alert === 'low'

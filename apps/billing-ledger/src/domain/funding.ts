@@ -1,6 +1,14 @@
 import { PublicError } from '@wdr/kit/errors';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
-import { availableBalance, CORRECTIONS_ACCOUNT, createTransfer, FUNDING_ACCOUNT, GRANTS_ACCOUNT, tenantAccount, tenantAccountId } from './accounts.js';
+import {
+  availableBalance,
+  CORRECTIONS_ACCOUNT,
+  createTransfer,
+  FUNDING_ACCOUNT,
+  GRANTS_ACCOUNT,
+  tenantAccount,
+  tenantAccountId,
+} from './accounts.js';
 import { reviewBalanceAlert } from './balance-alerts.js';
 
 type Tx = Prisma.TransactionClient;
@@ -28,7 +36,9 @@ export async function fund(
   cmd: { tenant_id: string; amount: number; reference: string; memo?: string | null },
 ): Promise<FundingResult> {
   if (!Number.isSafeInteger(cmd.amount) || cmd.amount === 0 || (kind !== 'correction' && cmd.amount < 0)) {
-    throw new PublicError('VALIDATION_FAILED', 'The amount is not valid.', { details: [{ field: 'amount', issue: kind === 'correction' ? 'must be a non-zero integer' : 'must be >= 1' }] });
+    throw new PublicError('VALIDATION_FAILED', 'The amount is not valid.', {
+      details: [{ field: 'amount', issue: kind === 'correction' ? 'must be a non-zero integer' : 'must be >= 1' }],
+    });
   }
   return db.$transaction(async (tx: Tx) => {
     const { id: accountId } = await tenantAccount(tx, cmd.tenant_id);
@@ -70,7 +80,17 @@ export async function balanceOf(db: PrismaClient, tenantId: string): Promise<Bal
   const r = rows[0];
   if (!r) {
     const standard = await db.plan.findUniqueOrThrow({ where: { id: 'standard' } });
-    return { balance_tokens: 0, reserved_tokens: 0, plan_id: standard.id, low_balance_threshold_tokens: standard.lowBalanceThresholdTokens };
+    return {
+      balance_tokens: 0,
+      reserved_tokens: 0,
+      plan_id: standard.id,
+      low_balance_threshold_tokens: standard.lowBalanceThresholdTokens,
+    };
   }
-  return { balance_tokens: Number(r.available), reserved_tokens: Number(r.pending), plan_id: r.plan_id, low_balance_threshold_tokens: r.threshold };
+  return {
+    balance_tokens: Number(r.available),
+    reserved_tokens: Number(r.pending),
+    plan_id: r.plan_id,
+    low_balance_threshold_tokens: r.threshold,
+  };
 }

@@ -2,7 +2,16 @@ import type { LedgerLlmCharge, LlmChargeHoldBody, LlmChargeSettleBody, LlmOperat
 import { isUniqueViolation } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import type { LlmCharge, Plan, Prisma, PrismaClient } from '../generated/prisma/client.js';
-import { availableBalance, createTransfer, credit, debitWithAlert, insertTransfers, resolveHolds, REVENUE_ACCOUNT, tenantAccount } from './accounts.js';
+import {
+  availableBalance,
+  createTransfer,
+  credit,
+  debitWithAlert,
+  insertTransfers,
+  resolveHolds,
+  REVENUE_ACCOUNT,
+  tenantAccount,
+} from './accounts.js';
 import { applyBalanceAlert, reviewBalanceAlert } from './balance-alerts.js';
 
 type Tx = Prisma.TransactionClient;
@@ -33,12 +42,25 @@ export async function holdLlmCharge(db: PrismaClient, cmd: LlmChargeHoldBody): P
       const hold = BigInt(plan.preflightRequiredBalanceTokens);
       const debited = await debitWithAlert(tx, account.id, hold, 'pending');
       if (!debited) {
-        throw new PublicError('INSUFFICIENT_CREDITS', `An LLM ${WHAT[cmd.kind]} needs ${hold} tokens available before it starts (preflight_required_balance_tokens); the balance is lower.`);
+        throw new PublicError(
+          'INSUFFICIENT_CREDITS',
+          `An LLM ${WHAT[cmd.kind]} needs ${hold} tokens available before it starts (preflight_required_balance_tokens); the balance is lower.`,
+        );
       }
       await insertTransfers(tx, [
-        { id: holdId(cmd.operation_id), debitAccountId: account.id, creditAccountId: REVENUE_ACCOUNT, amount: hold, kind: 'pending', code: `${cmd.kind}_hold`, memo: `${cmd.memo}: preflight hold` },
+        {
+          id: holdId(cmd.operation_id),
+          debitAccountId: account.id,
+          creditAccountId: REVENUE_ACCOUNT,
+          amount: hold,
+          kind: 'pending',
+          code: `${cmd.kind}_hold`,
+          memo: `${cmd.memo}: preflight hold`,
+        },
       ]);
-      const row = await tx.llmCharge.create({ data: { operationId: cmd.operation_id, tenantId: cmd.tenant_id, kind: cmd.kind, state: 'held', heldTokens: hold } });
+      const row = await tx.llmCharge.create({
+        data: { operationId: cmd.operation_id, tenantId: cmd.tenant_id, kind: cmd.kind, state: 'held', heldTokens: hold },
+      });
       await applyBalanceAlert(tx, account.id, cmd.tenant_id, debited.available, debited.alert, account.plan.lowBalanceThresholdTokens);
       await credit(tx, REVENUE_ACCOUNT, hold, 'pending');
       return view(row, debited.available, false);
@@ -62,16 +84,34 @@ export async function settleLlmCharge(db: PrismaClient, operationId: string, cmd
     if (row.state !== 'held') return view(row, await availableBalance(tx, account.id), true);
     const plan = await tx.plan.findUniqueOrThrow({ where: { id: account.plan.id } });
     const kind = row.kind as LlmOperationKind;
-    const charge = cmd.outcome === 'failed' && !plan.failedOperationsCharged ? 0n : llmChargeTokens(plan, BigInt(cmd.provider_cost_nano_usd));
+    const charge =
+      cmd.outcome === 'failed' && !plan.failedOperationsCharged ? 0n : llmChargeTokens(plan, BigInt(cmd.provider_cost_nano_usd));
     const usage = `${cmd.calls} model call(s), ${cmd.prompt_tokens} prompt + ${cmd.completion_tokens} completion tokens`;
     const memo = `${cmd.memo}: ${cmd.outcome === 'failed' ? 'failed, ' : ''}${usage}`;
-    const fromHold = await resolveHolds(tx, [{ id: holdId(operationId), amount: row.heldTokens, debitAccountId: account.id, creditAccountId: REVENUE_ACCOUNT, requestId: null }], charge, kind, memo);
+    const fromHold = await resolveHolds(
+      tx,
+      [{ id: holdId(operationId), amount: row.heldTokens, debitAccountId: account.id, creditAccountId: REVENUE_ACCOUNT, requestId: null }],
+      charge,
+      kind,
+      memo,
+    );
     let extra = 0n;
     if (charge > fromHold) {
       const available = await availableBalance(tx, account.id);
       extra = charge - fromHold < available ? charge - fromHold : available > 0n ? available : 0n;
       if (extra > 0n) {
-        await createTransfer(tx, { id: `${holdId(operationId)}:extra`, debitAccountId: account.id, creditAccountId: REVENUE_ACCOUNT, amount: extra, code: kind, memo: `${memo} (above the preflight hold)` }, 'posted');
+        await createTransfer(
+          tx,
+          {
+            id: `${holdId(operationId)}:extra`,
+            debitAccountId: account.id,
+            creditAccountId: REVENUE_ACCOUNT,
+            amount: extra,
+            code: kind,
+            memo: `${memo} (above the preflight hold)`,
+          },
+          'posted',
+        );
       }
     }
     const updated = await tx.llmCharge.update({
@@ -93,7 +133,10 @@ export async function settleLlmCharge(db: PrismaClient, operationId: string, cmd
 }
 
 /** Provider cost × (1 + markup) in tokens of the plan's value, rounded up, at most max_llm_charge_tokens. */
-export function llmChargeTokens(plan: Pick<Plan, 'markupBasisPoints' | 'userTokenValueNanoUsd' | 'maxLlmChargeTokens'>, providerCostNanoUsd: bigint): bigint {
+export function llmChargeTokens(
+  plan: Pick<Plan, 'markupBasisPoints' | 'userTokenValueNanoUsd' | 'maxLlmChargeTokens'>,
+  providerCostNanoUsd: bigint,
+): bigint {
   const numerator = providerCostNanoUsd * BigInt(10_000 + plan.markupBasisPoints);
   const denominator = 10_000n * BigInt(plan.userTokenValueNanoUsd);
   const tokens = (numerator + denominator - 1n) / denominator;

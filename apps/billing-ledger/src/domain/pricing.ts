@@ -32,7 +32,10 @@ const versionCache = new Map<number, Promise<PriceRow[]>>();
 async function versionPrices(tx: Prisma.TransactionClient, pricingVersion: number): Promise<PriceRow[]> {
   let rows = versionCache.get(pricingVersion);
   if (!rows) {
-    rows = tx.$queryRawUnsafe<PriceRow[]>('SELECT network_class, tariff, tokens, false AS override FROM prices WHERE pricing_version = $1', pricingVersion);
+    rows = tx.$queryRawUnsafe<PriceRow[]>(
+      'SELECT network_class, tariff, tokens, false AS override FROM prices WHERE pricing_version = $1',
+      pricingVersion,
+    );
     versionCache.set(pricingVersion, rows);
     rows.catch(() => versionCache.delete(pricingVersion));
   }
@@ -49,7 +52,12 @@ export async function loadPriceBook(tx: Prisma.TransactionClient, planId: string
 }
 
 /** A price book from a version's rows (cached) and overrides already read with the account. */
-export async function priceBookWith(tx: Prisma.TransactionClient, planId: string, pricingVersion: number, overrides: [string, Tariff, number][]): Promise<PriceBook> {
+export async function priceBookWith(
+  tx: Prisma.TransactionClient,
+  planId: string,
+  pricingVersion: number,
+  overrides: [string, Tariff, number][],
+): Promise<PriceBook> {
   const rows = overrides.map(([network_class, tariff, tokens]) => ({ network_class, tariff, tokens, override: true }));
   return priceBookOf(planId, pricingVersion, [...(await versionPrices(tx, pricingVersion)), ...rows]);
 }

@@ -2,7 +2,17 @@ import type { LedgerQuote, LedgerReservation, LedgerReservationBatch, LedgerRese
 import { isUniqueViolation } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import { Prisma, type PrismaClient, type Reservation } from '../generated/prisma/client.js';
-import { availableBalance, credit, debit, debitWithAlert, insertTransfers, REVENUE_ACCOUNT, tenantAccount, tenantAccountId, type TenantAccount } from './accounts.js';
+import {
+  availableBalance,
+  credit,
+  debit,
+  debitWithAlert,
+  insertTransfers,
+  REVENUE_ACCOUNT,
+  tenantAccount,
+  tenantAccountId,
+  type TenantAccount,
+} from './accounts.js';
 import { applyBalanceAlert, noteExhaustedOnRefusal, reviewBalanceAlert } from './balance-alerts.js';
 import { admissionOf, priceBookWith, type Admission, type PriceBook } from './pricing.js';
 
@@ -52,7 +62,19 @@ class Refused extends PublicError {
 /** The facts of a reservation its views are made of (a stored row, or one just written). */
 export type ReservationFacts = Pick<
   Reservation,
-  'requestId' | 'tenantId' | 'pricingVersion' | 'planId' | 'routeMode' | 'proxyType' | 'amount' | 'heldTokens' | 'policy' | 'estimateTokens' | 'worstCaseTokens' | 'maxCredits' | 'state'
+  | 'requestId'
+  | 'tenantId'
+  | 'pricingVersion'
+  | 'planId'
+  | 'routeMode'
+  | 'proxyType'
+  | 'amount'
+  | 'heldTokens'
+  | 'policy'
+  | 'estimateTokens'
+  | 'worstCaseTokens'
+  | 'maxCredits'
+  | 'state'
 >;
 
 /**
@@ -139,7 +161,12 @@ function remember(tenantId: string, pricingVersion: number, account: TenantAccou
  * runs the general transaction, which also words a refusal. A duplicate request id fails the whole
  * statement with a unique violation (a replay), as in the general path.
  */
-async function reserveInOneStatement(db: PrismaClient, pricingVersion: number, known: KnownAccount, cmd: ReserveCommand): Promise<ReservationView | null> {
+async function reserveInOneStatement(
+  db: PrismaClient,
+  pricingVersion: number,
+  known: KnownAccount,
+  cmd: ReserveCommand,
+): Promise<ReservationView | null> {
   const { account } = known;
   let a: Admission;
   try {
@@ -253,14 +280,17 @@ export async function reserveBatch(db: PrismaClient, pricingVersion: number, cmd
   const ids = cmd.items.map((i) => i.request_id);
   const dup = ids.findIndex((id, i) => ids.indexOf(id) !== i);
   if (dup >= 0) {
-    throw new PublicError('VALIDATION_FAILED', 'The batch repeats a request id.', { details: [{ field: `items.${dup}.request_id`, issue: 'duplicate request id' }] });
+    throw new PublicError('VALIDATION_FAILED', 'The batch repeats a request id.', {
+      details: [{ field: `items.${dup}.request_id`, issue: 'duplicate request id' }],
+    });
   }
   try {
     return await db.$transaction(
       async (tx) => {
         const existing = new Map((await tx.reservation.findMany({ where: { requestId: { in: ids } } })).map((r) => [r.requestId, r]));
         for (const r of existing.values()) {
-          if (r.tenantId !== cmd.tenant_id) throw new PublicError('IDEMPOTENCY_CONFLICT', 'A request id of this batch belongs to another reservation.');
+          if (r.tenantId !== cmd.tenant_id)
+            throw new PublicError('IDEMPOTENCY_CONFLICT', 'A request id of this batch belongs to another reservation.');
         }
         const account = await tenantAccount(tx, cmd.tenant_id, pricingVersion);
         const book = await priceBookWith(tx, account.plan.id, pricingVersion, account.overrides);
@@ -271,7 +301,9 @@ export async function reserveBatch(db: PrismaClient, pricingVersion: number, cmd
             fresh.push([item, admissionOf(book, account.plan, item)]);
           } catch (err) {
             if (err instanceof PublicError && err.details) {
-              throw new PublicError(err.code, `items.${i}: ${err.message}`, { details: err.details.map((d) => ({ ...d, field: `items.${i}.${d.field}` })) });
+              throw new PublicError(err.code, `items.${i}: ${err.message}`, {
+                details: err.details.map((d) => ({ ...d, field: `items.${i}.${d.field}` })),
+              });
             }
             throw err;
           }
@@ -281,9 +313,18 @@ export async function reserveBatch(db: PrismaClient, pricingVersion: number, cmd
         let created = new Map<string, Reservation>();
         if (fresh.length > 0) {
           const after = await debit(tx, account.id, total, 'pending');
-          if (after === null) throw new PublicError('INSUFFICIENT_CREDITS', `The balance does not cover the ${total} tokens this batch needs.`);
+          if (after === null)
+            throw new PublicError('INSUFFICIENT_CREDITS', `The balance does not cover the ${total} tokens this batch needs.`);
           available = after;
-          const rows = await writeReservations(tx, account.id, cmd.tenant_id, account.plan.id, pricingVersion, account.plan.guardedPricing, fresh);
+          const rows = await writeReservations(
+            tx,
+            account.id,
+            cmd.tenant_id,
+            account.plan.id,
+            pricingVersion,
+            account.plan.guardedPricing,
+            fresh,
+          );
           created = new Map(rows.map((r) => [r.requestId, r]));
           await reviewBalanceAlert(tx, account.id);
           await credit(tx, REVENUE_ACCOUNT, total, 'pending');

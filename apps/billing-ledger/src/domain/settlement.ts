@@ -86,7 +86,13 @@ async function lockReservation(tx: Tx, requestId: string): Promise<Locked | null
     state: row['state'] as string,
   } as Reservation;
   const accountId = tenantAccountId(r.tenantId);
-  const holds = json<[string, string, string][]>(row.holds).map(([id, amount, creditAccountId]) => ({ id, amount: BigInt(amount), debitAccountId: accountId, creditAccountId, requestId: r.requestId }));
+  const holds = json<[string, string, string][]>(row.holds).map(([id, amount, creditAccountId]) => ({
+    id,
+    amount: BigInt(amount),
+    debitAccountId: accountId,
+    creditAccountId,
+    requestId: r.requestId,
+  }));
   return { r, overrides: json(row.overrides), holds };
 }
 
@@ -140,11 +146,29 @@ export async function settle(tx: Tx, cmd: SettlementCommand, flows?: SettlementF
   const excess = lines.total - fromHolds;
   if (excess > 0n) {
     // Deferred items beyond the holds: take what the balance has, record the rest.
-    const available = BigInt((await tx.$queryRawUnsafe<{ a: bigint }[]>('SELECT credits_posted - debits_posted - debits_pending AS a FROM accounts WHERE id = $1 FOR UPDATE', accountId))[0]?.a ?? 0n);
+    const available = BigInt(
+      (
+        await tx.$queryRawUnsafe<{ a: bigint }[]>(
+          'SELECT credits_posted - debits_posted - debits_pending AS a FROM accounts WHERE id = $1 FOR UPDATE',
+          accountId,
+        )
+      )[0]?.a ?? 0n,
+    );
     excessTaken = available <= 0n ? 0n : available < excess ? available : excess;
     uncollected = excess - excessTaken;
     if (excessTaken > 0n) {
-      await createTransfer(tx, { id: `charge:${r.requestId}:deferred`, debitAccountId: accountId, creditAccountId: REVENUE_ACCOUNT, amount: excessTaken, code: 'deferred_charge', requestId: r.requestId }, 'posted');
+      await createTransfer(
+        tx,
+        {
+          id: `charge:${r.requestId}:deferred`,
+          debitAccountId: accountId,
+          creditAccountId: REVENUE_ACCOUNT,
+          amount: excessTaken,
+          code: 'deferred_charge',
+          requestId: r.requestId,
+        },
+        'posted',
+      );
     }
   }
   const total = fromHolds + excessTaken;
@@ -234,7 +258,17 @@ export async function authorizeStep(db: PrismaClient, requestId: string, cmd: St
     if (extra <= 0n) return answer(true, null, r.heldTokens);
     const accountId = tenantAccountId(r.tenantId);
     if ((await debit(tx, accountId, extra, 'pending')) === null) return answer(false, 'insufficient_credits', r.heldTokens);
-    await insertTransfers(tx, [{ id: holdId, debitAccountId: accountId, creditAccountId: REVENUE_ACCOUNT, amount: extra, kind: 'pending', code: 'step_hold', requestId: r.requestId }]);
+    await insertTransfers(tx, [
+      {
+        id: holdId,
+        debitAccountId: accountId,
+        creditAccountId: REVENUE_ACCOUNT,
+        amount: extra,
+        kind: 'pending',
+        code: 'step_hold',
+        requestId: r.requestId,
+      },
+    ]);
     await tx.reservation.update({ where: { requestId }, data: { heldTokens: projected } });
     await reviewBalanceAlert(tx, accountId);
     await credit(tx, REVENUE_ACCOUNT, extra, 'pending');

@@ -37,18 +37,35 @@ function decode(cursor: string): Cursor {
   } catch {
     // fall through
   }
-  throw new PublicError('VALIDATION_FAILED', 'The cursor is not valid.', { details: [{ field: 'cursor', issue: 'not a cursor from this API' }] });
+  throw new PublicError('VALIDATION_FAILED', 'The cursor is not valid.', {
+    details: [{ field: 'cursor', issue: 'not a cursor from this API' }],
+  });
 }
 
 /**
  * The itemised statement, newest first, cursor-paged on (created_at, id). Counterpart accounts are
  * not shown: the tenant sees what moved and why, not the operator's books.
  */
-export async function statementOf(db: PrismaClient, tenantId: string, opts: { cursor?: string | undefined; limit: number }): Promise<StatementPage> {
+export async function statementOf(
+  db: PrismaClient,
+  tenantId: string,
+  opts: { cursor?: string | undefined; limit: number },
+): Promise<StatementPage> {
   const account = tenantAccountId(tenantId);
   const after = opts.cursor ? decode(opts.cursor) : null;
   const rows = await db.$queryRawUnsafe<
-    { id: string; created_at: Date; created_key: string; code: string; kind: string; amount: bigint; request_id: string | null; memo: string | null; is_debit: boolean; pending_amount: bigint | null }[]
+    {
+      id: string;
+      created_at: Date;
+      created_key: string;
+      code: string;
+      kind: string;
+      amount: bigint;
+      request_id: string | null;
+      memo: string | null;
+      is_debit: boolean;
+      pending_amount: bigint | null;
+    }[]
   >(
     `SELECT t.id, t.created_at, to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key,
             t.code, t.kind, t.amount, t.request_id::text AS request_id, t.memo,

@@ -19,7 +19,14 @@ export interface ProxyTrafficUsage {
   proxy_traffic: TrafficCounters & { by_proxy_type: (TrafficCounters & { proxy_type: (typeof PROXY_TYPES)[number] })[] };
 }
 
-const zero = (): TrafficCounters => ({ request_bytes: 0, response_bytes: 0, total_bytes: 0, charged_tokens: 0, charged_jobs: 0, measurement_unavailable_jobs: 0 });
+const zero = (): TrafficCounters => ({
+  request_bytes: 0,
+  response_bytes: 0,
+  total_bytes: 0,
+  charged_tokens: 0,
+  charged_jobs: 0,
+  measurement_unavailable_jobs: 0,
+});
 
 /**
  * Proxy traffic of the tenant's requests resolved in the last 30 days, in total and per proxy
@@ -28,7 +35,16 @@ const zero = (): TrafficCounters => ({ request_bytes: 0, response_bytes: 0, tota
  */
 export async function usageOf(db: PrismaClient, tenantId: string, now = new Date()): Promise<ProxyTrafficUsage> {
   const start = new Date(now.getTime() - USAGE_WINDOW_DAYS * 86_400_000);
-  const rows = await db.$queryRawUnsafe<{ proxy_type: string; request_bytes: string; response_bytes: string; charged_tokens: string; charged_jobs: string; unmeasured: string }[]>(
+  const rows = await db.$queryRawUnsafe<
+    {
+      proxy_type: string;
+      request_bytes: string;
+      response_bytes: string;
+      charged_tokens: string;
+      charged_jobs: string;
+      unmeasured: string;
+    }[]
+  >(
     `SELECT traffic_proxy_type AS proxy_type,
             COALESCE(sum(request_bytes) FILTER (WHERE traffic_measured), 0)::text AS request_bytes,
             COALESCE(sum(response_bytes) FILTER (WHERE traffic_measured), 0)::text AS response_bytes,

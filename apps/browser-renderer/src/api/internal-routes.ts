@@ -14,7 +14,12 @@ export function internalRoutes(deps: RendererDeps): Router {
   r.get(ep.route, async (req, res) => {
     const p = parse(params, req.params);
     const q = parse(ep.query, req.query);
-    res.json(await readDebugArtifact({ db: deps.db, sealer: deps.artifactSealer }, { requestId: p.requestId, name: p.name, tenantId: q.tenant_id }));
+    res.json(
+      await readDebugArtifact(
+        { db: deps.db, sealer: deps.artifactSealer },
+        { requestId: p.requestId, name: p.name, tenantId: q.tenant_id },
+      ),
+    );
   });
   return r;
 }

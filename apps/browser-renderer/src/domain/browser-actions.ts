@@ -123,7 +123,10 @@ async function runOne(page: Page, action: BrowserAction, boundMs: number): Promi
       await sleep(Math.min(action.ms, BROWSER_ACTION_LIMITS.waitMs, boundMs));
       return;
     case 'wait_for_selector':
-      await page.waitForSelector(action.selector, { timeout: Math.min(action.timeout_ms ?? boundMs, boundMs), visible: action.visible ?? false });
+      await page.waitForSelector(action.selector, {
+        timeout: Math.min(action.timeout_ms ?? boundMs, boundMs),
+        visible: action.visible ?? false,
+      });
       return;
     case 'wait_for_text':
       await waitForText(page, action.text, Math.min(action.timeout_ms ?? boundMs, boundMs));

@@ -107,7 +107,12 @@ export class BrowserPool {
       slots: m.gauge('pool_page_slots', 'Pages the pool can render at once.', []),
     };
     this.restarts = m.counter('browser_restarts_total', 'Browsers replaced, by reason.', ['reason']);
-    this.queueWait = m.histogram('render_queue_wait_seconds', 'Time a job waited for a free page.', [], [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
+    this.queueWait = m.histogram(
+      'render_queue_wait_seconds',
+      'Time a job waited for a free page.',
+      [],
+      [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    );
     this.gauges.slots.set(opts.size * opts.pagesPerBrowser);
   }
 
@@ -135,7 +140,10 @@ export class BrowserPool {
    * Run `fn` with a fresh context on a browser with a free page slot, then close the context. A
    * crash of that browser during `fn` surfaces as BrowserCrashedError.
    */
-  async withContext<T>(fn: (context: BrowserContext) => Promise<T>, opts: { proxyServer?: string; proxyBypassList?: string[]; waitMs: number }): Promise<T> {
+  async withContext<T>(
+    fn: (context: BrowserContext) => Promise<T>,
+    opts: { proxyServer?: string; proxyBypassList?: string[]; waitMs: number },
+  ): Promise<T> {
     const t0 = performance.now();
     const entry = await this.acquire(opts.waitMs);
     this.queueWait.observe((performance.now() - t0) / 1000);

@@ -54,7 +54,11 @@ export class CaptchaSolver {
   /** The token, or CaptchaSolveError. `deadline` (epoch ms) bounds the whole solve, polls included. */
   async solve(task: SolveTask, deadline: number): Promise<string> {
     const end = Math.min(deadline, Date.now() + this.opts.timeoutMs);
-    const created = await this.call('createTask', { clientKey: this.opts.clientKey, task: { type: TASK_TYPES[task.kind], websiteURL: task.websiteURL, websiteKey: task.websiteKey } }, end);
+    const created = await this.call(
+      'createTask',
+      { clientKey: this.opts.clientKey, task: { type: TASK_TYPES[task.kind], websiteURL: task.websiteURL, websiteKey: task.websiteKey } },
+      end,
+    );
     if (created.taskId === undefined || created.taskId === null) throw new CaptchaSolveError('the solver answered no task id');
     for (;;) {
       const wait = Math.min(this.opts.pollMs, end - Date.now());
@@ -75,7 +79,12 @@ export class CaptchaSolver {
     let answer: ProviderAnswer;
     try {
       answer = await got
-        .post(`${this.base}/${method}`, { json: body, timeout: { request: Math.min(20_000, left) }, retry: { limit: 0 }, throwHttpErrors: true })
+        .post(`${this.base}/${method}`, {
+          json: body,
+          timeout: { request: Math.min(20_000, left) },
+          retry: { limit: 0 },
+          throwHttpErrors: true,
+        })
         .json<ProviderAnswer>();
     } catch (err) {
       const e = err as { name?: string; response?: { statusCode?: number } };

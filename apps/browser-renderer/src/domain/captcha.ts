@@ -48,8 +48,16 @@ export async function findCaptcha(page: Page): Promise<CaptchaWidget | undefined
     }
     const frames: [string, RegExp, (src: URL) => string | null][] = [
       ['recaptcha_v2', /^https:\/\/www\.(?:google|recaptcha)\.(?:com|net)\/recaptcha\/api2\/anchor/, (src) => src.searchParams.get('k')],
-      ['hcaptcha', /^https:\/\/(?:[a-z0-9-]+\.)?hcaptcha\.com\//, (src) => src.searchParams.get('sitekey') ?? new URLSearchParams(src.hash.slice(1)).get('sitekey')],
-      ['turnstile', /^https:\/\/challenges\.cloudflare\.com\//, (src) => /\/(0x[0-9A-Za-z_-]{10,})(?:\/|$)/.exec(src.pathname)?.[1] ?? null],
+      [
+        'hcaptcha',
+        /^https:\/\/(?:[a-z0-9-]+\.)?hcaptcha\.com\//,
+        (src) => src.searchParams.get('sitekey') ?? new URLSearchParams(src.hash.slice(1)).get('sitekey'),
+      ],
+      [
+        'turnstile',
+        /^https:\/\/challenges\.cloudflare\.com\//,
+        (src) => /\/(0x[0-9A-Za-z_-]{10,})(?:\/|$)/.exec(src.pathname)?.[1] ?? null,
+      ],
     ];
     for (const el of Array.from(document.querySelectorAll('iframe[src]'))) {
       if (el.hasAttribute('data-wdr-solved') || el.closest('[data-wdr-solved]')) continue;
@@ -81,13 +89,21 @@ export async function injectToken(page: Page, widget: CaptchaWidget, token: stri
     (marker: string, kind: string, value: string) => {
       const el = document.querySelector(`[data-wdr-captcha="${marker}"]`);
       if (!el) return;
-      const names = kind === 'recaptcha_v2' ? ['g-recaptcha-response'] : kind === 'hcaptcha' ? ['h-captcha-response', 'g-recaptcha-response'] : ['cf-turnstile-response'];
-      const container = el.tagName === 'IFRAME' ? (el.closest('.g-recaptcha, .h-captcha, .cf-turnstile, form') ?? el.parentElement ?? document.body) : el;
+      const names =
+        kind === 'recaptcha_v2'
+          ? ['g-recaptcha-response']
+          : kind === 'hcaptcha'
+            ? ['h-captcha-response', 'g-recaptcha-response']
+            : ['cf-turnstile-response'];
+      const container =
+        el.tagName === 'IFRAME' ? (el.closest('.g-recaptcha, .h-captcha, .cf-turnstile, form') ?? el.parentElement ?? document.body) : el;
       for (const name of names) {
         let fields = Array.from(container.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>(`[name="${name}"]`));
-        if (fields.length === 0) fields = Array.from(document.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>(`[name="${name}"], #${name}`));
+        if (fields.length === 0)
+          fields = Array.from(document.querySelectorAll<HTMLInputElement | HTMLTextAreaElement>(`[name="${name}"], #${name}`));
         if (fields.length === 0) {
-          const field = kind === 'turnstile' ? Object.assign(document.createElement('input'), { type: 'hidden' }) : document.createElement('textarea');
+          const field =
+            kind === 'turnstile' ? Object.assign(document.createElement('input'), { type: 'hidden' }) : document.createElement('textarea');
           field.name = name;
           if (field instanceof HTMLTextAreaElement) field.style.display = 'none';
           container.appendChild(field);

@@ -43,7 +43,10 @@ export async function storeDebugArtifacts(
       }),
     ),
   );
-  return { items: files.map((f) => ({ name: f.name, content_type: f.contentType, bytes: f.bytes.length })), expires_at: expiresAt.toISOString() };
+  return {
+    items: files.map((f) => ({ name: f.name, content_type: f.contentType, bytes: f.bytes.length })),
+    expires_at: expiresAt.toISOString(),
+  };
 }
 
 /** One artifact for its tenant; another tenant's, an expired or a missing one is a 404 alike. */

@@ -2,7 +2,13 @@ import { randomBytes, timingSafeEqual } from 'node:crypto';
 import http from 'node:http';
 import https from 'node:https';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RequestError, Server, type ConnectionStats, type PrepareRequestFunctionOpts, type PrepareRequestFunctionResult } from 'proxy-chain';
+import {
+  RequestError,
+  Server,
+  type ConnectionStats,
+  type PrepareRequestFunctionOpts,
+  type PrepareRequestFunctionResult,
+} from 'proxy-chain';
 import type { RenderRoute, RenderTraffic } from '@wdr/contracts';
 import type { Logger } from '@wdr/kit/log';
 import type { TargetPolicy } from '@wdr/kit/target-policy';
@@ -75,7 +81,9 @@ export class ProxyMeter {
     });
     // Failures of single requests (an upstream that refuses, a reset) are the page's to see; they
     // are logged without the request, whose URL and headers are the tenant's.
-    this.server.on('requestFailed', ({ error }: { error: Error }) => this.opts.log.debug({ err: { message: error.message } }, 'proxied request failed'));
+    this.server.on('requestFailed', ({ error }: { error: Error }) =>
+      this.opts.log.debug({ err: { message: error.message } }, 'proxied request failed'),
+    );
   }
 
   async start(): Promise<void> {

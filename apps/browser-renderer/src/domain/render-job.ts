@@ -63,7 +63,12 @@ export interface RenderServices {
  * (BrowserCrashedError) so the caller can retry the attempt. A proxied render reports its proxy
  * traffic in both outcomes.
  */
-export async function renderJob(pool: BrowserPool, job: RenderJob, policy: TargetPolicy, services: RenderServices = {}): Promise<RenderOutput> {
+export async function renderJob(
+  pool: BrowserPool,
+  job: RenderJob,
+  policy: TargetPolicy,
+  services: RenderServices = {},
+): Promise<RenderOutput> {
   const metered = job.route.proxy && services.meter ? services.meter.open(job.route.proxy) : undefined;
   let output: RenderOutput;
   let traffic: RenderTraffic | undefined;
@@ -78,7 +83,13 @@ export async function renderJob(pool: BrowserPool, job: RenderJob, policy: Targe
   return output;
 }
 
-async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy, services: RenderServices, metered: MeteredRoute | undefined): Promise<RenderOutput> {
+async function renderIn(
+  pool: BrowserPool,
+  job: RenderJob,
+  policy: TargetPolicy,
+  services: RenderServices,
+  metered: MeteredRoute | undefined,
+): Promise<RenderOutput> {
   const o = job.options;
   const t0 = Date.now();
   const deadline = t0 + o.timeout_ms;
@@ -120,7 +131,10 @@ async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy,
     if (!o.debug_artifacts) return undefined;
     let screenshot: Buffer | undefined;
     if (page && !page.isClosed()) {
-      screenshot = await withDeadline(page.screenshot({ type: 'png' }).then((b) => Buffer.from(b)), 5_000).catch(() => undefined);
+      screenshot = await withDeadline(
+        page.screenshot({ type: 'png' }).then((b) => Buffer.from(b)),
+        5_000,
+      ).catch(() => undefined);
     }
     return {
       screenshot,
@@ -139,7 +153,14 @@ async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy,
   const fail = async (f: RenderFailure): Promise<RenderOutput> => {
     const ev = await evidence();
     return {
-      result: { outcome: 'failed', code: f.code, message: f.message, caused_by: f.causedBy, ...(f.statusCode ? { status_code: f.statusCode } : {}), meta: meta() },
+      result: {
+        outcome: 'failed',
+        code: f.code,
+        message: f.message,
+        caused_by: f.causedBy,
+        ...(f.statusCode ? { status_code: f.statusCode } : {}),
+        meta: meta(),
+      },
       ...(ev ? { evidence: ev } : {}),
     };
   };
@@ -187,9 +208,11 @@ async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy,
     if (o.user_agent) await p.setUserAgent({ userAgent: o.user_agent });
     if (Object.keys(o.headers).length > 0) await p.setExtraHTTPHeaders(o.headers);
     const cookies = Object.entries(o.cookies);
-    if (cookies.length > 0) await context.setCookie(...cookies.map(([name, value]) => ({ name, value, domain: target.hostname, path: '/' })));
+    if (cookies.length > 0)
+      await context.setCookie(...cookies.map(([name, value]) => ({ name, value, domain: target.hostname, path: '/' })));
     if (metered) await p.authenticate({ username: metered.username, password: metered.password });
-    else if (job.route.proxy?.username !== undefined) await p.authenticate({ username: job.route.proxy.username, password: job.route.proxy.password ?? '' });
+    else if (job.route.proxy?.username !== undefined)
+      await p.authenticate({ username: job.route.proxy.username, password: job.route.proxy.password ?? '' });
     const geo = geoProfileOf(job.route.country);
     if (geo) {
       await p.emulateTimezone(geo.timezone);
@@ -266,7 +289,9 @@ async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy,
     timings['load'] = Date.now() - t0;
     // Pages keep working after `load` (timers, XHR that fill the content): settle until the network
     // has been quiet for a moment, bounded so a page that polls forever costs at most 5 s.
-    await p.waitForNetworkIdle({ idleTime: SETTLE_IDLE_MS, timeout: Math.max(1, Math.min(5_000, deadline - Date.now() - 500)) }).catch(() => undefined);
+    await p
+      .waitForNetworkIdle({ idleTime: SETTLE_IDLE_MS, timeout: Math.max(1, Math.min(5_000, deadline - Date.now() - 500)) })
+      .catch(() => undefined);
     timings['settled'] = Date.now() - t0;
     if (status >= 500 && !challenge) throw new RenderFailure('TARGET_SERVER_ERROR', `the target answered ${status}`, 'target', status);
 
@@ -283,10 +308,12 @@ async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy,
         if (!hooks || !solver || !o.javascript || captcha.solves >= MAX_CAPTCHA_SOLVES) return;
         if (!widget.sitekey) throw new RenderFailure('CAPTCHA_NOT_SOLVED', 'the CAPTCHA widget names no site key', 'target', status);
         const soFar = metered?.soFar();
-        const answer = await hooks.authorize(widget.kind, captcha.solves, soFar?.measured ? soFar.request_bytes + soFar.response_bytes : undefined).catch((err: unknown) => {
-          services.log?.warn({ err, requestId: job.request_id }, 'a CAPTCHA solve could not be authorized');
-          throw new RenderFailure('CAPTCHA_NOT_SOLVED', 'the CAPTCHA solve could not be authorized', 'platform', status);
-        });
+        const answer = await hooks
+          .authorize(widget.kind, captcha.solves, soFar?.measured ? soFar.request_bytes + soFar.response_bytes : undefined)
+          .catch((err: unknown) => {
+            services.log?.warn({ err, requestId: job.request_id }, 'a CAPTCHA solve could not be authorized');
+            throw new RenderFailure('CAPTCHA_NOT_SOLVED', 'the CAPTCHA solve could not be authorized', 'platform', status);
+          });
         if (answer.state === 'refused') {
           if (answer.reason === 'budget_exhausted') {
             const message = `solving the CAPTCHA (${answer.projected_tokens} tokens in all) would pass max_credits_per_request (${answer.max_credits})`;
@@ -297,7 +324,10 @@ async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy,
         if (answer.state === 'skip') throw new RenderFailure('RENDER_FAILED', `the request is already ${answer.status}`, 'platform');
         let token: string;
         try {
-          token = await solver.solve({ kind: widget.kind, websiteURL: websiteUrlOf(p.url()), websiteKey: widget.sitekey }, deadline - AFTER_SOLVE_RESERVE_MS);
+          token = await solver.solve(
+            { kind: widget.kind, websiteURL: websiteUrlOf(p.url()), websiteKey: widget.sitekey },
+            deadline - AFTER_SOLVE_RESERVE_MS,
+          );
         } catch (err) {
           if (!(err instanceof CaptchaSolveError)) throw err;
           services.log?.warn({ requestId: job.request_id, kind: widget.kind, reason: err.detail }, 'CAPTCHA not solved');
@@ -311,8 +341,12 @@ async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy,
           if (!/context was destroyed|navigat/i.test(String((err as { message?: string }).message ?? err))) throw err;
         });
         captcha.solves++;
-        await hooks.solved(widget.kind, captcha.solves).catch((err: unknown) => services.log?.warn({ err, requestId: job.request_id }, 'could not report a solved CAPTCHA'));
-        await p.waitForNetworkIdle({ idleTime: 500, timeout: Math.max(1, Math.min(10_000, deadline - Date.now() - 1_000)) }).catch(() => undefined);
+        await hooks
+          .solved(widget.kind, captcha.solves)
+          .catch((err: unknown) => services.log?.warn({ err, requestId: job.request_id }, 'could not report a solved CAPTCHA'));
+        await p
+          .waitForNetworkIdle({ idleTime: 500, timeout: Math.max(1, Math.min(10_000, deadline - Date.now() - 1_000)) })
+          .catch(() => undefined);
         loaded = true;
         if (lastMain && lastMain !== before) {
           status = lastMain.status();
@@ -331,7 +365,8 @@ async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy,
         if ((err as { name?: string }).name === 'TimeoutError') {
           throw new RenderFailure('WAIT_FOR_SELECTOR_TIMEOUT', `wait_for_selector did not appear within ${bound} ms`, 'tenant');
         }
-        if (isSelectorSyntaxError(err)) throw new RenderFailure('INVALID_SELECTOR', 'wait_for_selector is not a valid CSS selector', 'tenant');
+        if (isSelectorSyntaxError(err))
+          throw new RenderFailure('INVALID_SELECTOR', 'wait_for_selector is not a valid CSS selector', 'tenant');
         throw err;
       }
       timings['wait_for_selector'] = Date.now() - t0;
@@ -364,7 +399,8 @@ async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy,
         })
         .catch(() => false);
       loaded = true;
-      if (!passed) throw new RenderFailure('PROTECTION_NOT_PASSED', `the page stayed behind an anti-bot challenge (${vendor})`, 'target', status);
+      if (!passed)
+        throw new RenderFailure('PROTECTION_NOT_PASSED', `the page stayed behind an anti-bot challenge (${vendor})`, 'target', status);
     }
 
     if (o.browser_actions.length > 0) {
@@ -386,9 +422,12 @@ async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy,
     if (o.result_text_selector) {
       let parts: string[];
       try {
-        parts = await p.$$eval(o.result_text_selector, (els) => els.map((el) => ((el as HTMLElement).innerText ?? el.textContent ?? '').trim()));
+        parts = await p.$$eval(o.result_text_selector, (els) =>
+          els.map((el) => ((el as HTMLElement).innerText ?? el.textContent ?? '').trim()),
+        );
       } catch (err) {
-        if (isSelectorSyntaxError(err)) throw new RenderFailure('INVALID_SELECTOR', 'result_text_selector is not a valid CSS selector', 'tenant');
+        if (isSelectorSyntaxError(err))
+          throw new RenderFailure('INVALID_SELECTOR', 'result_text_selector is not a valid CSS selector', 'tenant');
         throw err;
       }
       textMatches = parts.length;
@@ -430,14 +469,20 @@ async function renderIn(pool: BrowserPool, job: RenderJob, policy: TargetPolicy,
     {
       // Through the meter when there is one; loopback too (Chromium bypasses proxies for it by
       // default), so nothing of a proxied render goes direct.
-      ...(metered ? { proxyServer: metered.proxyServer, proxyBypassList: ['<-loopback>'] } : job.route.proxy ? { proxyServer: job.route.proxy.server } : {}),
+      ...(metered
+        ? { proxyServer: metered.proxyServer, proxyBypassList: ['<-loopback>'] }
+        : job.route.proxy
+          ? { proxyServer: job.route.proxy.server }
+          : {}),
       waitMs: Math.max(o.timeout_ms, 60_000),
     },
   );
 }
 
 function isSelectorSyntaxError(err: unknown): boolean {
-  return /is not a valid selector|SyntaxError|Unexpected token|Failed to execute 'querySelector/i.test(String((err as { message?: string }).message ?? err));
+  return /is not a valid selector|SyntaxError|Unexpected token|Failed to execute 'querySelector/i.test(
+    String((err as { message?: string }).message ?? err),
+  );
 }
 
 function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {

@@ -1,6 +1,14 @@
 import type { z } from 'zod';
 import type { EventHandler } from '@wdr/kit/kafka';
-import { orchestratorApi, RenderCaptchaAnswer, RENDER_PATHS, RenderResultAnswer, RenderStartAnswer, type RenderJobRequested, type RenderResult } from '@wdr/contracts';
+import {
+  orchestratorApi,
+  RenderCaptchaAnswer,
+  RENDER_PATHS,
+  RenderResultAnswer,
+  RenderStartAnswer,
+  type RenderJobRequested,
+  type RenderResult,
+} from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { RendererDeps } from '../deps.js';
@@ -20,8 +28,17 @@ const RENDER_ATTEMPTS = 2;
  * renders again; after it, the claim answers `skip` (the request is terminal), so nothing repeats.
  */
 export function onRenderJobRequested(deps: RendererDeps): EventHandler<Tx> {
-  const durations = deps.metrics.histogram('render_duration_seconds', 'Render duration, by outcome (completed or the failure code).', ['outcome'], [0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120]);
-  const blocked = deps.metrics.counter('blocked_requests_total', 'Page requests blocked by the resource policy or the target policy, by resource type.', ['resource_type']);
+  const durations = deps.metrics.histogram(
+    'render_duration_seconds',
+    'Render duration, by outcome (completed or the failure code).',
+    ['outcome'],
+    [0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120],
+  );
+  const blocked = deps.metrics.counter(
+    'blocked_requests_total',
+    'Page requests blocked by the resource policy or the target policy, by resource type.',
+    ['resource_type'],
+  );
   return async (envelope, ctx) => {
     if (await ctx.alreadyProcessed()) return;
     const { request_id: requestId } = envelope.data as z.infer<typeof RenderJobRequested>;
@@ -38,13 +55,20 @@ export function onRenderJobRequested(deps: RendererDeps): EventHandler<Tx> {
         RenderCaptchaAnswer.parse(
           await callInternal(deps.orchestrator, orchestratorApi.renderJobCaptcha, {
             params: { id: requestId },
-            body: { captcha_kind: kind, solves_so_far: solvesSoFar, ...(trafficBytes !== undefined ? { traffic_bytes: trafficBytes } : {}) },
+            body: {
+              captcha_kind: kind,
+              solves_so_far: solvesSoFar,
+              ...(trafficBytes !== undefined ? { traffic_bytes: trafficBytes } : {}),
+            },
             // The orchestrator asks the ledger in turn.
             timeoutMs: 15_000,
           }),
         ),
       solved: async (kind, solves) => {
-        await callInternal(deps.orchestrator, orchestratorApi.renderJobCaptchaSolved, { params: { id: requestId }, body: { captcha_kind: kind, solves } });
+        await callInternal(deps.orchestrator, orchestratorApi.renderJobCaptchaSolved, {
+          params: { id: requestId },
+          body: { captcha_kind: kind, solves },
+        });
       },
     };
     let output: RenderOutput | undefined;

@@ -7,7 +7,9 @@ import type { PrismaClient } from '../generated/prisma/client.js';
  * positively (not `NOT IN terminal`) so the count is a few range scans of the
  * (tenant_id, status, ...) index instead of a walk over the tenant's whole history.
  */
-export const NON_TERMINAL_STATUSES: readonly string[] = VISIBLE_REQUEST_STATUSES.filter((s) => !(TERMINAL_REQUEST_STATUSES as readonly string[]).includes(s));
+export const NON_TERMINAL_STATUSES: readonly string[] = VISIBLE_REQUEST_STATUSES.filter(
+  (s) => !(TERMINAL_REQUEST_STATUSES as readonly string[]).includes(s),
+);
 
 /** SQL of the tenant's non-terminal requests counted up to a limit, with the placeholders given. */
 const activeCount = (tenantId: string, limit: string, statuses: string) =>
@@ -15,7 +17,9 @@ const activeCount = (tenantId: string, limit: string, statuses: string) =>
 
 /** Deprecated with its route (api/admission-routes.ts): the previous release's gateway asks for this count. */
 export async function countActiveRequests(db: PrismaClient, tenantId: string, limit: number): Promise<number> {
-  const [row] = await db.$queryRawUnsafe<{ active: number }[]>(`SELECT ${activeCount('$1', '$2', '$3')} AS active`, tenantId, limit, [...NON_TERMINAL_STATUSES]);
+  const [row] = await db.$queryRawUnsafe<{ active: number }[]>(`SELECT ${activeCount('$1', '$2', '$3')} AS active`, tenantId, limit, [
+    ...NON_TERMINAL_STATUSES,
+  ]);
   return Number(row?.active ?? 0);
 }
 
@@ -27,7 +31,12 @@ const CONCURRENCY_RETRY_AFTER_S = 1;
  * replay, answered from the stored request and never refused) and, when the gateway passed the
  * tenant's ceiling, how many of the tenant's requests have not ended, counted up to the ceiling.
  */
-export async function admissionSnapshot(db: PrismaClient, requestId: string, tenantId: string, ceiling: ConcurrencyCeiling | undefined): Promise<{ exists: boolean; active: number }> {
+export async function admissionSnapshot(
+  db: PrismaClient,
+  requestId: string,
+  tenantId: string,
+  ceiling: ConcurrencyCeiling | undefined,
+): Promise<{ exists: boolean; active: number }> {
   const [row] = await db.$queryRawUnsafe<{ exists: boolean; active: number }[]>(
     `SELECT EXISTS (SELECT 1 FROM data_requests WHERE id = $1::uuid) AS exists,
             CASE WHEN $3::int IS NULL THEN 0 ELSE ${activeCount('$2', '$3', '$4')} END AS active`,

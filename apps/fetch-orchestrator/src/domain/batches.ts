@@ -44,10 +44,7 @@ const jobStatus = (s: string) => (TERMINAL.has(s) || s === 'pending' || s === 'r
  * none, 402), then the batch, its jobs, their first events and their messages are stored in one
  * transaction. A repeated batch id replays (same body) or conflicts (different body).
  */
-export async function createBatch(
-  deps: AdmissionDeps,
-  cmd: BatchCommand,
-): Promise<CabinetBatchResponse> {
+export async function createBatch(deps: AdmissionDeps, cmd: BatchCommand): Promise<CabinetBatchResponse> {
   const existing = await deps.db.batch.findUnique({ where: { id: cmd.batch_id } });
   if (existing) return replayOf(deps.db, existing, cmd);
 
@@ -245,4 +242,3 @@ export async function readBatch(db: PrismaClient, tenantId: string, id: string):
     })),
   };
 }
-

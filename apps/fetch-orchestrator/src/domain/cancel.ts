@@ -12,7 +12,9 @@ import { detailView, finish, TERMINAL, type RequestDetail } from './requests.js'
  */
 export async function cancelRequest(db: PrismaClient, tenantId: string, id: string): Promise<{ detail: RequestDetail; changed: boolean }> {
   return transactionWithHooks(db, async (tx) => {
-    const locked = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM data_requests WHERE id = ${id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
+    const locked = await tx.$queryRaw<
+      { id: string }[]
+    >`SELECT id FROM data_requests WHERE id = ${id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
     if (locked.length === 0) throw new PublicError('NOT_FOUND', 'No such request.');
     const row = await tx.dataRequest.findUniqueOrThrow({ where: { id } });
     // Cancelling twice answers the same: a client retrying a timed-out cancel must not see an error.

@@ -121,7 +121,14 @@ function exitFailureOf(e: RequestError & { code?: string }): string | undefined 
   const cause = (e as { cause?: { message?: string; code?: string } }).cause;
   const message = String(cause?.message ?? e.message);
   const code = cause?.code ?? e.code;
-  if (code === 'ECONNREFUSED' || code === 'ECONNRESET' || code === 'EPIPE' || code === 'EHOSTUNREACH' || code === 'ENOTFOUND' || code === 'EAI_AGAIN') {
+  if (
+    code === 'ECONNREFUSED' ||
+    code === 'ECONNRESET' ||
+    code === 'EPIPE' ||
+    code === 'EHOSTUNREACH' ||
+    code === 'ENOTFOUND' ||
+    code === 'EAI_AGAIN'
+  ) {
     return `the proxy exit failed (${code})`;
   }
   if (/Bad response: 40[37]/.test(message)) return 'the proxy exit refused the connection';

@@ -6,10 +6,7 @@ import { challengeVendorOf } from '@wdr/kit/protection';
  * render, or an anti-bot challenge / block page. `auto` escalates to the browser on the last two;
  * a challenge also marks the request `protected`.
  */
-export type PageSignal =
-  | { kind: 'page' }
-  | { kind: 'js_shell' }
-  | { kind: 'challenge'; vendor: string };
+export type PageSignal = { kind: 'page' } | { kind: 'js_shell' } | { kind: 'challenge'; vendor: string };
 
 /** Readable text shorter than this, with scripts on the page, is a shell waiting for JavaScript. */
 const SHELL_TEXT_CHARS = 40;

@@ -20,17 +20,31 @@ const notFound = () => new PublicError('NOT_FOUND', 'No such request.');
  * the balance does not cover, is refused and the renderer ends the request with that reason. When
  * allowed, the request moves to `solving_captcha` with a `request.solving_captcha` event.
  */
-export async function authorizeCaptchaSolve(deps: RenderCaptchaDeps, requestId: string, body: RenderCaptchaBody): Promise<RenderCaptchaAnswer> {
+export async function authorizeCaptchaSolve(
+  deps: RenderCaptchaDeps,
+  requestId: string,
+  body: RenderCaptchaBody,
+): Promise<RenderCaptchaAnswer> {
   const current = await deps.db.dataRequest.findUnique({ where: { id: requestId }, select: { status: true } });
   if (!current) throw notFound();
   if (TERMINAL.has(current.status)) return { state: 'skip', status: current.status };
   const solve = body.solves_so_far + 1;
   const step = await callInternal(deps.ledger, ledgerApi.authorizeStep, {
     params: { requestId },
-    body: { step_id: `captcha:${solve}`, stage: 'browser', captcha_solves: solve, ...(body.traffic_bytes !== undefined ? { traffic_bytes: body.traffic_bytes } : {}) },
+    body: {
+      step_id: `captcha:${solve}`,
+      stage: 'browser',
+      captcha_solves: solve,
+      ...(body.traffic_bytes !== undefined ? { traffic_bytes: body.traffic_bytes } : {}),
+    },
   });
   if (!step.allowed) {
-    return { state: 'refused', reason: step.reason ?? 'insufficient_credits', projected_tokens: step.projected_tokens, max_credits: step.max_credits };
+    return {
+      state: 'refused',
+      reason: step.reason ?? 'insufficient_credits',
+      projected_tokens: step.projected_tokens,
+      max_credits: step.max_credits,
+    };
   }
   return deps.db.$transaction(async (tx) => {
     const [row] = await tx.dataRequest.updateManyAndReturn({
@@ -47,7 +61,11 @@ export async function authorizeCaptchaSolve(deps: RenderCaptchaDeps, requestId: 
 }
 
 /** The solved token is in the page: the request runs on (`request.captcha_solved`, status `running`). */
-export async function captchaSolved(deps: Pick<RenderCaptchaDeps, 'db'>, requestId: string, body: RenderCaptchaSolvedBody): Promise<{ status: string }> {
+export async function captchaSolved(
+  deps: Pick<RenderCaptchaDeps, 'db'>,
+  requestId: string,
+  body: RenderCaptchaSolvedBody,
+): Promise<{ status: string }> {
   return deps.db.$transaction(async (tx) => {
     const [row] = await tx.dataRequest.updateManyAndReturn({
       where: { id: requestId, status: 'solving_captcha' },
@@ -58,7 +76,11 @@ export async function captchaSolved(deps: Pick<RenderCaptchaDeps, 'db'>, request
       if (!current) throw notFound();
       return { status: current.status };
     }
-    await appendEvent(tx, row, 'request.captcha_solved', 'running', { stage: 'browser', captcha_kind: body.captcha_kind, solves: body.solves });
+    await appendEvent(tx, row, 'request.captcha_solved', 'running', {
+      stage: 'browser',
+      captcha_kind: body.captcha_kind,
+      solves: body.solves,
+    });
     return { status: row.status };
   });
 }
@@ -69,6 +91,8 @@ export async function captchaSolved(deps: Pick<RenderCaptchaDeps, 'db'>, request
  * asked about.
  */
 export async function authorizedSolves(tx: Prisma.TransactionClient, requestId: string): Promise<number> {
-  const [row] = await tx.$queryRaw<{ n: bigint }[]>`SELECT count(*) AS n FROM request_events WHERE request_id = ${requestId}::uuid AND kind = 'request.solving_captcha'`;
+  const [row] = await tx.$queryRaw<
+    { n: bigint }[]
+  >`SELECT count(*) AS n FROM request_events WHERE request_id = ${requestId}::uuid AND kind = 'request.solving_captcha'`;
   return Number(row?.n ?? 0);
 }

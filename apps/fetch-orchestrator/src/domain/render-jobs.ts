@@ -1,7 +1,14 @@
 import { transactionWithHooks } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import type { Sealer } from '@wdr/kit/sealing';
-import { RenderOptions, type ProxyNetworkTypeName, type RenderJob, type RenderResult, type RenderResultAnswer, type RenderStartAnswer } from '@wdr/contracts';
+import {
+  RenderOptions,
+  type ProxyNetworkTypeName,
+  type RenderJob,
+  type RenderResult,
+  type RenderResultAnswer,
+  type RenderStartAnswer,
+} from '@wdr/contracts';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { authorizedSolves } from './render-captcha.js';
 import { appendEvent, finish, TERMINAL, type Termination } from './requests.js';
@@ -35,7 +42,10 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
   // An identical request of the tenant completed within its TTL: this one gets a copy, nothing to render.
   if (await serveFromCache(deps, requestId)) return { state: 'skip', status: 'completed' };
   // The route is chosen (and a country verified through it) before the row is locked: network I/O.
-  const planned = await deps.db.dataRequest.findUnique({ where: { id: requestId }, select: { proxyType: true, options: true, status: true } });
+  const planned = await deps.db.dataRequest.findUnique({
+    where: { id: requestId },
+    select: { proxyType: true, options: true, status: true },
+  });
   const route =
     planned && !TERMINAL.has(planned.status)
       ? await browserRouteFor(deps.routes, { proxyType: planned.proxyType, options: planned.options as Record<string, unknown> })
@@ -87,10 +97,19 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
     if (route && !route.ok) {
       // No usable exit of the class, or the country could not be verified: nothing reached the target.
       const { code, message } = route.failure;
-      const done = await finish(tx, row, { status: 'failed', error: { code, message, stage: 'browser' }, userError: { code, message }, terminalStage: 'browser' });
+      const done = await finish(tx, row, {
+        status: 'failed',
+        error: { code, message, stage: 'browser' },
+        userError: { code, message },
+        terminalStage: 'browser',
+      });
       return { state: 'skip', status: done.status };
     }
-    await appendEvent(tx, row, 'request.running', 'running', { stage: 'browser', attempt: row.attempts, ...(reason === 'escalated' ? { escalated: true } : {}) });
+    await appendEvent(tx, row, 'request.running', 'running', {
+      stage: 'browser',
+      attempt: row.attempts,
+      ...(reason === 'escalated' ? { escalated: true } : {}),
+    });
     const job: RenderJob = {
       request_id: row.id,
       tenant_id: row.tenantId,
@@ -113,7 +132,8 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
  * one transaction. A result for a request that is already terminal is acknowledged and ignored.
  */
 export async function acceptRenderResult(deps: RenderJobDeps, requestId: string, result: RenderResult): Promise<RenderResultAnswer> {
-  return transactionWithHooks(deps.db, 
+  return transactionWithHooks(
+    deps.db,
     async (tx) => {
       const locked = await lockRequest(tx, requestId);
       if (!locked) throw notFound();
@@ -129,7 +149,15 @@ export async function acceptRenderResult(deps: RenderJobDeps, requestId: string,
           const expiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
           await tx.requestResult.upsert({
             where: { requestId },
-            create: { requestId, statusCode: result.status_code, contentType: result.content_type, body: new Uint8Array(body), bytes: body.length, text: result.text, expiresAt },
+            create: {
+              requestId,
+              statusCode: result.status_code,
+              contentType: result.content_type,
+              body: new Uint8Array(body),
+              bytes: body.length,
+              text: result.text,
+              expiresAt,
+            },
             update: {},
           });
           if (result.meta.challenge) await appendEvent(tx, row, 'request.protected', 'running', { stage: 'browser' });

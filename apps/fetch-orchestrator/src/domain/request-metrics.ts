@@ -26,12 +26,11 @@ export function recordTerminalStatesIn(metrics: ServiceMetrics): void {
     [0.05, 0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
   );
   httpFetches = (outcome, seconds) => fetchDuration.observe({ outcome }, seconds);
-  const finished = metrics.counter('requests_finished_total', 'Requests that reached a terminal state, by route mode, outcome, terminal stage and error code.', [
-    'route_mode',
-    'outcome',
-    'stage',
-    'code',
-  ]);
+  const finished = metrics.counter(
+    'requests_finished_total',
+    'Requests that reached a terminal state, by route mode, outcome, terminal stage and error code.',
+    ['route_mode', 'outcome', 'stage', 'code'],
+  );
   const latency = metrics.histogram(
     'request_terminal_seconds',
     'Time from admission to the terminal state, by route mode and outcome.',
@@ -47,7 +46,10 @@ export function recordTerminalStatesIn(metrics: ServiceMetrics): void {
   };
 }
 
-export function recordTerminal(r: { routeMode: string; createdAt: Date }, t: { status: string; terminalStage?: string; error?: Record<string, unknown> }): void {
+export function recordTerminal(
+  r: { routeMode: string; createdAt: Date },
+  t: { status: string; terminalStage?: string; error?: Record<string, unknown> },
+): void {
   recorder?.record(r, t);
 }
 

@@ -43,7 +43,13 @@ export interface ResultBody {
  * The stored page of a completed request (the claim-check of the HTTP or browser stage), as
  * fetched (or rendered) or as readable text, until it expires.
  */
-export async function readResult(db: PrismaClient, tenantId: string, id: string, format: ResultFormat, now = new Date()): Promise<ResultBody> {
+export async function readResult(
+  db: PrismaClient,
+  tenantId: string,
+  id: string,
+  format: ResultFormat,
+  now = new Date(),
+): Promise<ResultBody> {
   const request = await db.dataRequest.findUnique({ where: { id }, select: { tenantId: true, status: true, options: true } });
   if (!request || request.tenantId !== tenantId) throw notFound();
   if (!TERMINAL.has(request.status)) {

@@ -2,7 +2,16 @@ import { PublicError } from '@wdr/kit/errors';
 import { afterCommit, isUniqueViolation, type RawSql } from '@wdr/kit/db';
 import { enqueue, makeEnvelope, outboxJson } from '@wdr/kit/kafka';
 import type { ServiceClient } from '@wdr/kit/http-client';
-import { ledgerApi, type components, type ConcurrencyCeiling, type Envelope, type ProxyNetworkTypeName, type RouteModeName, type TopicKey, type WorkflowOrigin } from '@wdr/contracts';
+import {
+  ledgerApi,
+  type components,
+  type ConcurrencyCeiling,
+  type Envelope,
+  type ProxyNetworkTypeName,
+  type RouteModeName,
+  type TopicKey,
+  type WorkflowOrigin,
+} from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
 import { Prisma, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
 import type { Sealer } from '@wdr/kit/sealing';
@@ -102,7 +111,9 @@ function lifecycleEnvelope(
     status: event.status,
     payload: event.payload,
     created_at: event.createdAt.toISOString(),
-    ...(request.projectId && request.environmentId ? { scope: { project_id: request.projectId, environment_id: request.environmentId } } : {}),
+    ...(request.projectId && request.environmentId
+      ? { scope: { project_id: request.projectId, environment_id: request.environmentId } }
+      : {}),
   });
 }
 
@@ -152,9 +163,13 @@ function reserve(deps: AdmissionDeps, cmd: CreateCommand, maxCredits: number | n
 }
 
 const budgetExhausted = (cap: number, committed: number) =>
-  new PublicError('PROJECT_BUDGET_EXHAUSTED', `The project's budget cap of ${cap} tokens leaves no room for this run (${committed} committed).`, {
-    details: [{ field: 'budget_cap_tokens', issue: `${Math.max(0, cap - committed)} of ${cap} tokens left` }],
-  });
+  new PublicError(
+    'PROJECT_BUDGET_EXHAUSTED',
+    `The project's budget cap of ${cap} tokens leaves no room for this run (${committed} committed).`,
+    {
+      details: [{ field: 'budget_cap_tokens', issue: `${Math.max(0, cap - committed)} of ${cap} tokens left` }],
+    },
+  );
 
 /**
  * A run of a project with a budget cap. Admissions of the project are serialised (a transaction
@@ -164,13 +179,20 @@ const budgetExhausted = (cap: number, committed: number) =>
  * (`budget_exhausted`), so the project can never spend past its cap. No room, or less than the
  * run's base price: PROJECT_BUDGET_EXHAUSTED, nothing reserved.
  */
-async function admitWithinProjectBudget(deps: AdmissionDeps, cmd: CreateCommand, cap: number, opts: { retriedFromId?: string }): Promise<SubmissionResponse> {
+async function admitWithinProjectBudget(
+  deps: AdmissionDeps,
+  cmd: CreateCommand,
+  cap: number,
+  opts: { retriedFromId?: string },
+): Promise<SubmissionResponse> {
   const origin = cmd.origin!;
   try {
     return await deps.db.$transaction(
       async (tx) => {
         await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${origin.project_id}, 0))`;
-        const [sum] = await tx.$queryRaw<{ committed: bigint }[]>`SELECT coalesce(sum(budget_committed), 0)::bigint AS committed FROM data_requests WHERE project_id = ${origin.project_id}::uuid`;
+        const [sum] = await tx.$queryRaw<
+          { committed: bigint }[]
+        >`SELECT coalesce(sum(budget_committed), 0)::bigint AS committed FROM data_requests WHERE project_id = ${origin.project_id}::uuid`;
         const committed = Number(sum?.committed ?? 0);
         const room = cap - committed;
         if (room <= 0) throw budgetExhausted(cap, committed);
@@ -180,7 +202,8 @@ async function admitWithinProjectBudget(deps: AdmissionDeps, cmd: CreateCommand,
           reservation = await reserve(deps, cmd, ceiling);
         } catch (err) {
           // The room, not the run's own max_credits, is below the base price.
-          if (err instanceof PublicError && err.code === 'BUDGET_BELOW_BASE_PRICE' && ceiling < (cmd.max_credits ?? Infinity)) throw budgetExhausted(cap, committed);
+          if (err instanceof PublicError && err.code === 'BUDGET_BELOW_BASE_PRICE' && ceiling < (cmd.max_credits ?? Infinity))
+            throw budgetExhausted(cap, committed);
           throw err;
         }
         const row = acceptedRow(deps, cmd, reservation, ceiling, opts);
@@ -195,7 +218,13 @@ async function admitWithinProjectBudget(deps: AdmissionDeps, cmd: CreateCommand,
   }
 }
 
-function acceptedRow(deps: AdmissionDeps, cmd: CreateCommand, reservation: Reservation, budgetCommitted: number, opts: { retriedFromId?: string }): DataRequest {
+function acceptedRow(
+  deps: AdmissionDeps,
+  cmd: CreateCommand,
+  reservation: Reservation,
+  budgetCommitted: number,
+  opts: { retriedFromId?: string },
+): DataRequest {
   const target = new URL(cmd.url);
   return {
     id: cmd.request_id,
@@ -217,7 +246,12 @@ function acceptedRow(deps: AdmissionDeps, cmd: CreateCommand, reservation: Reser
     tokenState: 'reserved',
     cached: false,
     protected: false,
-    options: { ...cmd.options, input_hash: cmd.input_hash, max_credits_per_request: cmd.max_credits, admission_quote: reservation.quote ?? null } as Prisma.JsonObject,
+    options: {
+      ...cmd.options,
+      input_hash: cmd.input_hash,
+      max_credits_per_request: cmd.max_credits,
+      admission_quote: reservation.quote ?? null,
+    } as Prisma.JsonObject,
     error: null,
     userError: null,
     resultMeta: null,
@@ -427,14 +461,23 @@ const iso = (d: Date | null) => (d ? d.toISOString() : null);
 /** A workflow run's `workflow_run` (absent on other requests). */
 function workflowRunOf(r: DataRequest): { workflow_run?: components['schemas']['WorkflowRunOrigin'] } {
   if (!r.projectId || !r.environmentId || !r.workflowId || !r.workflowVersionId) return {};
-  return { workflow_run: { project_id: r.projectId, environment_id: r.environmentId, workflow_id: r.workflowId, workflow_version_id: r.workflowVersionId } };
+  return {
+    workflow_run: {
+      project_id: r.projectId,
+      environment_id: r.environmentId,
+      workflow_id: r.workflowId,
+      workflow_version_id: r.workflowVersionId,
+    },
+  };
 }
 
 export function submissionView(r: DataRequest, chargedTokens: number, replay: boolean): SubmissionResponse {
   return {
     id: r.id,
     url: r.urlOrigin,
-    status: (TERMINAL.has(r.status) || r.status === 'pending' || r.status === 'running' ? r.status : 'running') as SubmissionResponse['status'],
+    status: (TERMINAL.has(r.status) || r.status === 'pending' || r.status === 'running'
+      ? r.status
+      : 'running') as SubmissionResponse['status'],
     cached: r.cached,
     protected: r.protected,
     pricing_version: r.pricingVersion,

@@ -111,22 +111,34 @@ export function cacheKeyMaterial(request: KeyedRequest, url: string): string {
     let v = o[name];
     if (v === undefined || v === null) continue;
     // Header names are case-insensitive; cookie names are not.
-    if (name === 'headers' && typeof v === 'object') v = Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k.toLowerCase(), x]));
+    if (name === 'headers' && typeof v === 'object')
+      v = Object.fromEntries(Object.entries(v as Record<string, unknown>).map(([k, x]) => [k.toLowerCase(), x]));
     picked[name] = v;
   }
   // Spec defaults, so a request stored before they were filled in compares equal to one after.
   picked['javascript'] ??= true;
   picked['resource_policy'] ??= 'adaptive';
-  return canonicalJson({ v: 1, tenant: request.tenantId, url: normaliseTargetUrl(url), route_mode: request.routeMode, proxy_type: request.proxyType ?? null, options: picked });
+  return canonicalJson({
+    v: 1,
+    tenant: request.tenantId,
+    url: normaliseTargetUrl(url),
+    route_mode: request.routeMode,
+    proxy_type: request.proxyType ?? null,
+    options: picked,
+  });
 }
 
 export function cacheKeyOf(secret: Buffer, request: KeyedRequest, url: string): string {
   return createHmac('sha256', secret).update(cacheKeyMaterial(request, url)).digest('hex');
 }
 
-
 /** The key of a request that may use the cache the way `want` says, or undefined. */
-function keyFor(settings: ResultCacheSettings, sealer: Sealer, request: DataRequest, want: 'read' | 'write'): { key: string; policy: CachePolicy } | undefined {
+function keyFor(
+  settings: ResultCacheSettings,
+  sealer: Sealer,
+  request: DataRequest,
+  want: 'read' | 'write',
+): { key: string; policy: CachePolicy } | undefined {
   if (!request.targetSealed) return undefined;
   const policy = cachePolicyOf(request.options);
   if (!policy[want]) return undefined;
@@ -174,7 +186,9 @@ export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataReq
     const resultExpiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
     // The entry again (it may have been replaced or evicted since), its source's stored result
     // (still there, still the same tenant's), copied for this request in the same statement.
-    const [copied] = await tx.$queryRawUnsafe<{ source_request_id: string; stored_at: Date; result_meta: Record<string, unknown> | null }[]>(
+    const [copied] = await tx.$queryRawUnsafe<
+      { source_request_id: string; stored_at: Date; result_meta: Record<string, unknown> | null }[]
+    >(
       `WITH src AS (
          SELECT c.source_request_id, c.stored_at, s.result_meta, x.status_code, x.content_type, x.body, x.bytes, x.text
            FROM result_cache c
@@ -197,7 +211,11 @@ export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataReq
     );
     if (!copied) return false;
     const ageSeconds = Math.max(0, Math.floor((Date.now() - new Date(copied.stored_at).getTime()) / 1000));
-    await appendEvent(tx, row, 'request.cache_hit', row.status, { cached: true, age_seconds: ageSeconds, source_request_id: copied.source_request_id });
+    await appendEvent(tx, row, 'request.cache_hit', row.status, {
+      cached: true,
+      age_seconds: ageSeconds,
+      source_request_id: copied.source_request_id,
+    });
     // Nothing runs for it: no CAPTCHA solve, no proxy traffic (`finish` still adds what an `auto` HTTP
     // stage that ran before carried); billed at the base of the mode's cheapest stage.
     await finish(tx, row, {

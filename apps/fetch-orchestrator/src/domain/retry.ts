@@ -31,10 +31,7 @@ export function retryable(source: { status: string; options: unknown }, extracti
  * written. Admission is that of a create: reserve, then store request + event + job at once.
  * The options keep `extraction`, so the new request hands its page to a new run when it ends.
  */
-export async function retryRequest(
-  deps: AdmissionDeps,
-  cmd: RetryCommand,
-): Promise<SubmissionResponse> {
+export async function retryRequest(deps: AdmissionDeps, cmd: RetryCommand): Promise<SubmissionResponse> {
   const existing = await deps.db.dataRequest.findUnique({ where: { id: cmd.request_id } });
   if (existing) return replayOf(existing, cmd);
 
@@ -46,7 +43,12 @@ export async function retryRequest(
   if (!source.targetSealed) {
     throw new PublicError('CONFLICT', 'The target URL of this request passed its retention; submit the request again.');
   }
-  const { input_hash: _hash, admission_quote: _quote, max_credits_per_request: maxCredits, ...options } = source.options as Record<string, unknown>;
+  const {
+    input_hash: _hash,
+    admission_quote: _quote,
+    max_credits_per_request: maxCredits,
+    ...options
+  } = source.options as Record<string, unknown>;
   return createRequest(
     deps,
     {

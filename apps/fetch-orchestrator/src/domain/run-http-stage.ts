@@ -83,21 +83,25 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
   // The route first: a class with no usable exit, or a country that cannot be verified, ends here
   // (refunded) without a byte sent to the target.
   await deps.routes.pool.ready();
-  const routed = await runOnRoute<FetchOutcome>(deps.routes, planRoute(deps.routes.pool, { proxyType: started.proxyType, options }), async (exit) => {
-    const page = await fetchPage(
-      {
-        url,
-        timeoutMs: options.timeout_ms ?? 45_000,
-        headers: options.headers ?? {},
-        cookies: options.cookies ?? {},
-        userAgent: options.user_agent,
-        ...(exit ? { agents: proxyAgentsFor(exit.url) } : {}),
-      },
-      deps.policy,
-      deps.maxResultBytes,
-    );
-    return !page.ok && page.code === 'EXIT_FAILED' ? { exitFailed: page.message } : { done: page };
-  });
+  const routed = await runOnRoute<FetchOutcome>(
+    deps.routes,
+    planRoute(deps.routes.pool, { proxyType: started.proxyType, options }),
+    async (exit) => {
+      const page = await fetchPage(
+        {
+          url,
+          timeoutMs: options.timeout_ms ?? 45_000,
+          headers: options.headers ?? {},
+          cookies: options.cookies ?? {},
+          userAgent: options.user_agent,
+          ...(exit ? { agents: proxyAgentsFor(exit.url) } : {}),
+        },
+        deps.policy,
+        deps.maxResultBytes,
+      );
+      return !page.ok && page.code === 'EXIT_FAILED' ? { exitFailed: page.message } : { done: page };
+    },
+  );
   const elapsedMs = Date.now() - t0;
   if (!routed.ok) {
     recordHttpFetch(routed.failure.code, elapsedMs / 1000);
@@ -148,7 +152,12 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
     if (!outcome.ok) {
       await finish(tx, started, {
         status: 'failed',
-        error: { code: outcome.code, message: outcome.message, stage: 'http', ...(outcome.statusCode ? { status_code: outcome.statusCode } : {}) },
+        error: {
+          code: outcome.code,
+          message: outcome.message,
+          stage: 'http',
+          ...(outcome.statusCode ? { status_code: outcome.statusCode } : {}),
+        },
         userError: { code: outcome.code, message: outcome.message },
         terminalStage: 'http',
         ...(traffic ? { traffic } : {}),
@@ -166,7 +175,12 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
       const message = `The target answered with an anti-bot challenge (${signal.vendor}) that plain HTTP cannot pass; nothing was charged. Use mode auto or browser.`;
       await finish(tx, started, {
         status: 'failed',
-        error: { code: 'PROTECTION_NOT_PASSED', message: `challenge page (${signal.vendor})`, stage: 'http', status_code: outcome.statusCode },
+        error: {
+          code: 'PROTECTION_NOT_PASSED',
+          message: `challenge page (${signal.vendor})`,
+          stage: 'http',
+          status_code: outcome.statusCode,
+        },
         userError: { code: 'PROTECTION_NOT_PASSED', message },
         terminalStage: 'http',
         protected: true,
@@ -293,7 +307,12 @@ async function escalateToBrowser(
  * it still fits before the result is delivered. A refusal ends the request with `budget_exhausted`
  * (charged, capped at the ceiling). Without a ceiling nothing is asked: traffic settles afterwards.
  */
-async function trafficOverBudget(deps: HttpStageDeps, request: DataRequest, ceiling: number | null, traffic: Traffic | undefined): Promise<Termination | undefined> {
+async function trafficOverBudget(
+  deps: HttpStageDeps,
+  request: DataRequest,
+  ceiling: number | null,
+  traffic: Traffic | undefined,
+): Promise<Termination | undefined> {
   if (ceiling === null || !traffic?.measured) return undefined;
   const step = await callInternal(deps.ledger, ledgerApi.authorizeStep, {
     params: { requestId: request.id },

@@ -16,9 +16,17 @@ export function firstStageOf(routeMode: string): FirstStage {
 /** The job message that starts a stored request. */
 export function firstJobOf(row: { id: string; tenantId: string; routeMode: string }): { topic: TopicKey; key: string; envelope: Envelope } {
   if (firstStageOf(row.routeMode) === 'browser') return renderJobOf(row);
-  return { topic: 'fetchJobs', key: row.id, envelope: makeEnvelope('fetchJobs', 'fetch.job_requested', row.tenantId, { request_id: row.id }) };
+  return {
+    topic: 'fetchJobs',
+    key: row.id,
+    envelope: makeEnvelope('fetchJobs', 'fetch.job_requested', row.tenantId, { request_id: row.id }),
+  };
 }
 
 export function renderJobOf(row: { id: string; tenantId: string }): { topic: TopicKey; key: string; envelope: Envelope } {
-  return { topic: 'renderJobs', key: row.id, envelope: makeEnvelope('renderJobs', 'render.job_requested', row.tenantId, { request_id: row.id }) };
+  return {
+    topic: 'renderJobs',
+    key: row.id,
+    envelope: makeEnvelope('renderJobs', 'render.job_requested', row.tenantId, { request_id: row.id }),
+  };
 }

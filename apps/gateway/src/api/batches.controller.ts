@@ -1,5 +1,19 @@
 import type { Request as ExRequest } from 'express';
-import { Body, Controller, Example, Get, Header, Path, Post, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
+import {
+  Body,
+  Controller,
+  Example,
+  Get,
+  Header,
+  Path,
+  Post,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+} from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
 import { getBatch, submitBatch } from '../domain/batches/batches.js';
 import { submissionContext, tenantOf } from './authentication.js';
@@ -134,7 +148,7 @@ export class DataBatchesController extends Controller {
       },
     ],
   })
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such batch (or another tenant\'s)')
+  @Response<PublicErrorBody>(404, "NOT_FOUND: no such batch (or another tenant's)")
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid')
   public async getDataBatch(@Request() req: ExRequest, @Path() id: string): Promise<Batch> {
     return getBatch(this.deps, tenantOf(req).tenantId, id);

@@ -1,5 +1,19 @@
 import type { Request as ExRequest } from 'express';
-import { Controller, Example, Get, Header, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
+import {
+  Controller,
+  Example,
+  Get,
+  Header,
+  Path,
+  Post,
+  Query,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+} from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
 import { requireKeyScope } from '../domain/browser/project-keys.js';
 import { listDeliveries, listWebhooks } from '../domain/browser/webhooks.js';
@@ -20,7 +34,7 @@ import type { PublicErrorBody, RateLimitedHeaders, RateLimitHeaders, RequestDeta
 @Tags('Browser workflow API')
 @Security('project_key')
 @Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid or revoked project+environment key (a tenant key is not one)')
-@Response<PublicErrorBody>(404, 'NOT_FOUND: not the key\'s project and environment, or no such webhook, workflow or run')
+@Response<PublicErrorBody>(404, "NOT_FOUND: not the key's project and environment, or no such webhook, workflow or run")
 export class BrowserWorkflowController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -154,9 +168,12 @@ export class BrowserWorkflowController extends Controller {
       workflow_version_id: '01a2129d-c820-7f83-8568-1edf5a7b9ca3',
     },
   })
-  @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS (the tenant\'s balance) or PROJECT_BUDGET_EXHAUSTED (the project\'s budget cap)')
+  @Response<PublicErrorBody>(402, "INSUFFICIENT_CREDITS (the tenant's balance) or PROJECT_BUDGET_EXHAUSTED (the project's budget cap)")
   @Response<PublicErrorBody>(409, 'CONFLICT: the workflow has no active version; or IDEMPOTENCY_CONFLICT')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the Idempotency-Key is not valid; BUDGET_BELOW_BASE_PRICE: the definition\'s max_credits_per_request is below the base price; or PROXY_GEO_VERIFICATION_FAILED')
+  @Response<PublicErrorBody>(
+    422,
+    "VALIDATION_FAILED: the Idempotency-Key is not valid; BUDGET_BELOW_BASE_PRICE: the definition's max_credits_per_request is below the base price; or PROXY_GEO_VERIFICATION_FAILED",
+  )
   @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: a service this run needs is unreachable; retry shortly')
   public async runWorkflow(
@@ -200,7 +217,14 @@ export class BrowserWorkflowController extends Controller {
     debug_artifacts: {},
     error: null,
     user_error: null,
-    result_meta: { stage: 'browser', status_code: 200, content_type: 'text/html; charset=utf-8', bytes: 48213, redirects: 0, elapsed_ms: 2314 },
+    result_meta: {
+      stage: 'browser',
+      status_code: 200,
+      content_type: 'text/html; charset=utf-8',
+      bytes: 48213,
+      redirects: 0,
+      elapsed_ms: 2314,
+    },
     proxy_used: 'platform',
     created_at: '2026-11-25T12:30:00.000Z',
     started_at: '2026-11-25T12:30:00.180Z',
@@ -214,7 +238,12 @@ export class BrowserWorkflowController extends Controller {
     },
   })
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: fetch-orchestrator is unreachable; retry shortly')
-  public async readWorkflowRun(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() runId: string): Promise<RequestDetail> {
+  public async readWorkflowRun(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+    @Path() runId: string,
+  ): Promise<RequestDetail> {
     return readWorkflowRun(this.deps, { tenant: tenantOf(req) }, projectId, environmentId, runId);
   }
 }

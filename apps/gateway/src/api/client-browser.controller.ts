@@ -1,5 +1,22 @@
 import type { Request as ExRequest } from 'express';
-import { Body, Controller, Delete, Example, Get, Header, Patch, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
+import {
+  Body,
+  Controller,
+  Delete,
+  Example,
+  Get,
+  Header,
+  Patch,
+  Path,
+  Post,
+  Query,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+} from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
 import { issueProjectKey, listProjectKeys, revokeProjectKey } from '../domain/browser/project-keys.js';
 import {
@@ -14,8 +31,25 @@ import {
   rotateWebhookSecret,
   updateWebhook,
 } from '../domain/browser/webhooks.js';
-import { activateVersion, createDraftVersion, createWorkflow, listWorkflows, publishVersion, readWorkflow, updateDraftVersion } from '../domain/browser/workflows.js';
-import { createProject, createWorkspace, listMembers, listProjects, listWorkspaces, putMember, readProject, removeMember } from '../domain/browser/workspaces.js';
+import {
+  activateVersion,
+  createDraftVersion,
+  createWorkflow,
+  listWorkflows,
+  publishVersion,
+  readWorkflow,
+  updateDraftVersion,
+} from '../domain/browser/workflows.js';
+import {
+  createProject,
+  createWorkspace,
+  listMembers,
+  listProjects,
+  listWorkspaces,
+  putMember,
+  readProject,
+  removeMember,
+} from '../domain/browser/workspaces.js';
 import { tenantOf } from './authentication.js';
 import type {
   ActivateWorkflowVersionBody,
@@ -82,7 +116,11 @@ export class ClientBrowserController extends Controller {
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the body or the Idempotency-Key is not valid (one `details` entry per problem)')
-  public async createBrowserWorkspace(@Request() req: ExRequest, @Body() body: CreateWorkspaceBody, @Header('Idempotency-Key') idempotencyKey?: string): Promise<Workspace> {
+  public async createBrowserWorkspace(
+    @Request() req: ExRequest,
+    @Body() body: CreateWorkspaceBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<Workspace> {
     const w = await createWorkspace(this.deps, tenantOf(req).tenantId, idempotencyKey, body);
     this.setStatus(201);
     return w;
@@ -163,7 +201,12 @@ export class ClientBrowserController extends Controller {
   })
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workspace')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
-  public async listBrowserProjects(@Request() req: ExRequest, @Path() workspaceId: string, @Query() cursor?: string, @Query() limit?: number): Promise<ProjectPage> {
+  public async listBrowserProjects(
+    @Request() req: ExRequest,
+    @Path() workspaceId: string,
+    @Query() cursor?: string,
+    @Query() limit?: number,
+  ): Promise<ProjectPage> {
     return listProjects(this.deps, tenantOf(req).tenantId, workspaceId, { cursor, limit });
   }
 
@@ -208,7 +251,12 @@ export class ClientBrowserController extends Controller {
   })
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workspace')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
-  public async listBrowserMembers(@Request() req: ExRequest, @Path() workspaceId: string, @Query() cursor?: string, @Query() limit?: number): Promise<WorkspaceMemberPage> {
+  public async listBrowserMembers(
+    @Request() req: ExRequest,
+    @Path() workspaceId: string,
+    @Query() cursor?: string,
+    @Query() limit?: number,
+  ): Promise<WorkspaceMemberPage> {
     return listMembers(this.deps, tenantOf(req).tenantId, workspaceId, { cursor, limit });
   }
 
@@ -223,7 +271,12 @@ export class ClientBrowserController extends Controller {
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workspace or member')
   @Response<PublicErrorBody>(409, 'CONFLICT: the member is the last owner; or IDEMPOTENCY_CONFLICT')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: userId is not an integer, or the Idempotency-Key is not valid')
-  public async removeBrowserMember(@Request() req: ExRequest, @Path() workspaceId: string, @Path() userId: number, @Header('Idempotency-Key') idempotencyKey?: string): Promise<void> {
+  public async removeBrowserMember(
+    @Request() req: ExRequest,
+    @Path() workspaceId: string,
+    @Path() userId: number,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<void> {
     await removeMember(this.deps, tenantOf(req).tenantId, idempotencyKey, workspaceId, userId);
     this.setStatus(204);
   }
@@ -299,7 +352,11 @@ export class ClientBrowserController extends Controller {
     ],
   })
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment')
-  public async listBrowserProjectKeys(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string): Promise<{ items: ProjectKey[] }> {
+  public async listBrowserProjectKeys(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+  ): Promise<{ items: ProjectKey[] }> {
     return listProjectKeys(this.deps, tenantOf(req).tenantId, projectId, environmentId);
   }
 
@@ -310,7 +367,12 @@ export class ClientBrowserController extends Controller {
   @Delete('projects/{projectId}/environments/{environmentId}/api-keys/{keyId}')
   @SuccessResponse(204, 'Revoked')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or key')
-  public async revokeBrowserProjectKey(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() keyId: string): Promise<void> {
+  public async revokeBrowserProjectKey(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+    @Path() keyId: string,
+  ): Promise<void> {
     await revokeProjectKey(this.deps, tenantOf(req).tenantId, projectId, environmentId, keyId);
     this.setStatus(204);
   }
@@ -343,7 +405,10 @@ export class ClientBrowserController extends Controller {
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address)')
+  @Response<PublicErrorBody>(
+    422,
+    'VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address)',
+  )
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
   public async createBrowserWebhook(
     @Request() req: ExRequest,
@@ -353,7 +418,13 @@ export class ClientBrowserController extends Controller {
     @Header('Idempotency-Key') idempotencyKey?: string,
   ): Promise<WebhookEndpointWithSecret> {
     const tenantId = tenantOf(req).tenantId;
-    const created = await createWebhook(this.deps, tenantId, idempotencyKey, await cabinetScope(this.deps, tenantId, projectId, environmentId), body);
+    const created = await createWebhook(
+      this.deps,
+      tenantId,
+      idempotencyKey,
+      await cabinetScope(this.deps, tenantId, projectId, environmentId),
+      body,
+    );
     this.setStatus(201);
     return created;
   }
@@ -420,7 +491,12 @@ export class ClientBrowserController extends Controller {
   })
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
-  public async getBrowserWebhook(@Request() req: ExRequest, @Path() projectId: string, @Path() environmentId: string, @Path() webhookId: string): Promise<WebhookEndpoint> {
+  public async getBrowserWebhook(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Path() environmentId: string,
+    @Path() webhookId: string,
+  ): Promise<WebhookEndpoint> {
     const tenantId = tenantOf(req).tenantId;
     return readWebhook(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId);
   }
@@ -447,7 +523,10 @@ export class ClientBrowserController extends Controller {
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address)')
+  @Response<PublicErrorBody>(
+    422,
+    'VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address)',
+  )
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
   public async updateBrowserWebhook(
     @Request() req: ExRequest,
@@ -458,7 +537,14 @@ export class ClientBrowserController extends Controller {
     @Header('Idempotency-Key') idempotencyKey?: string,
   ): Promise<WebhookEndpoint> {
     const tenantId = tenantOf(req).tenantId;
-    return updateWebhook(this.deps, tenantId, idempotencyKey, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, body);
+    return updateWebhook(
+      this.deps,
+      tenantId,
+      idempotencyKey,
+      await cabinetScope(this.deps, tenantId, projectId, environmentId),
+      webhookId,
+      body,
+    );
   }
 
   /**
@@ -491,7 +577,13 @@ export class ClientBrowserController extends Controller {
     @Header('Idempotency-Key') idempotencyKey?: string,
   ): Promise<WebhookEndpoint> {
     const tenantId = tenantOf(req).tenantId;
-    return disableWebhook(this.deps, tenantId, idempotencyKey, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId);
+    return disableWebhook(
+      this.deps,
+      tenantId,
+      idempotencyKey,
+      await cabinetScope(this.deps, tenantId, projectId, environmentId),
+      webhookId,
+    );
   }
 
   /**
@@ -553,7 +645,14 @@ export class ClientBrowserController extends Controller {
     @Header('Idempotency-Key') idempotencyKey?: string,
   ): Promise<WebhookEndpointWithSecret> {
     const tenantId = tenantOf(req).tenantId;
-    return rotateWebhookSecret(this.deps, tenantId, idempotencyKey, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, body);
+    return rotateWebhookSecret(
+      this.deps,
+      tenantId,
+      idempotencyKey,
+      await cabinetScope(this.deps, tenantId, projectId, environmentId),
+      webhookId,
+      body,
+    );
   }
 
   /**
@@ -607,7 +706,10 @@ export class ClientBrowserController extends Controller {
     @Query() limit?: number,
   ): Promise<WebhookDeliveryPage> {
     const tenantId = tenantOf(req).tenantId;
-    return listDeliveries(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, { cursor, limit });
+    return listDeliveries(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, {
+      cursor,
+      limit,
+    });
   }
 
   /**
@@ -637,7 +739,13 @@ export class ClientBrowserController extends Controller {
     @Path() messageId: string,
   ): Promise<WebhookMessage> {
     const tenantId = tenantOf(req).tenantId;
-    return redeliverWebhookMessage(this.deps, tenantId, await cabinetScope(this.deps, tenantId, projectId, environmentId), webhookId, messageId);
+    return redeliverWebhookMessage(
+      this.deps,
+      tenantId,
+      await cabinetScope(this.deps, tenantId, projectId, environmentId),
+      webhookId,
+      messageId,
+    );
   }
 
   /**
@@ -697,7 +805,12 @@ export class ClientBrowserController extends Controller {
   })
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
-  public async listBrowserWorkflows(@Request() req: ExRequest, @Path() projectId: string, @Query() cursor?: string, @Query() limit?: number): Promise<WorkflowPage> {
+  public async listBrowserWorkflows(
+    @Request() req: ExRequest,
+    @Path() projectId: string,
+    @Query() cursor?: string,
+    @Query() limit?: number,
+  ): Promise<WorkflowPage> {
     return listWorkflows(this.deps, tenantOf(req).tenantId, projectId, { cursor, limit });
   }
 
@@ -722,7 +835,13 @@ export class ClientBrowserController extends Controller {
         status: 'draft',
         revision: 3,
         active: false,
-        definition: { url: 'https://shop.example.com/catalog', mode: 'residential_browser', geo_country: 'DE', wait_for_selector: '#products', result_text_selector: '#products' },
+        definition: {
+          url: 'https://shop.example.com/catalog',
+          mode: 'residential_browser',
+          geo_country: 'DE',
+          wait_for_selector: '#products',
+          result_text_selector: '#products',
+        },
         created_at: '2026-11-25T12:20:00.000Z',
         updated_at: '2026-11-25T12:24:00.000Z',
         published_at: null,
@@ -734,7 +853,12 @@ export class ClientBrowserController extends Controller {
         status: 'published',
         revision: 2,
         active: true,
-        definition: { url: 'https://shop.example.com/catalog', wait_for_selector: '#products', browser_actions: [{ type: 'click', selector: '#load-more' }], result_text_selector: '#products' },
+        definition: {
+          url: 'https://shop.example.com/catalog',
+          wait_for_selector: '#products',
+          browser_actions: [{ type: 'click', selector: '#load-more' }],
+          result_text_selector: '#products',
+        },
         created_at: '2026-11-25T12:11:00.000Z',
         updated_at: '2026-11-25T12:15:00.000Z',
         published_at: '2026-11-25T12:15:00.000Z',
@@ -761,7 +885,13 @@ export class ClientBrowserController extends Controller {
     status: 'draft',
     revision: 1,
     active: false,
-    definition: { url: 'https://shop.example.com/catalog', mode: 'residential_browser', geo_country: 'DE', wait_for_selector: '#products', result_text_selector: '#products' },
+    definition: {
+      url: 'https://shop.example.com/catalog',
+      mode: 'residential_browser',
+      geo_country: 'DE',
+      wait_for_selector: '#products',
+      result_text_selector: '#products',
+    },
     created_at: '2026-11-25T12:20:00.000Z',
     updated_at: '2026-11-25T12:20:00.000Z',
     published_at: null,
@@ -769,7 +899,10 @@ export class ClientBrowserController extends Controller {
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workflow')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the definition breaks a submission rule (`details` fields under `definition.`), or the Idempotency-Key is not valid')
+  @Response<PublicErrorBody>(
+    422,
+    'VALIDATION_FAILED: the definition breaks a submission rule (`details` fields under `definition.`), or the Idempotency-Key is not valid',
+  )
   public async createBrowserWorkflowVersion(
     @Request() req: ExRequest,
     @Path() workflowId: string,
@@ -794,7 +927,13 @@ export class ClientBrowserController extends Controller {
     status: 'draft',
     revision: 4,
     active: false,
-    definition: { url: 'https://shop.example.com/catalog', mode: 'residential_browser', geo_country: 'DE', wait_for_selector: '#products', result_text_selector: '#products' },
+    definition: {
+      url: 'https://shop.example.com/catalog',
+      mode: 'residential_browser',
+      geo_country: 'DE',
+      wait_for_selector: '#products',
+      result_text_selector: '#products',
+    },
     created_at: '2026-11-25T12:20:00.000Z',
     updated_at: '2026-11-25T12:26:00.000Z',
     published_at: null,
@@ -802,7 +941,10 @@ export class ClientBrowserController extends Controller {
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such version')
   @Response<PublicErrorBody>(409, 'CONFLICT: the revision is stale or the version is published; or IDEMPOTENCY_CONFLICT')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the definition breaks a submission rule (`details` fields under `definition.`), or the revision or Idempotency-Key is not valid')
+  @Response<PublicErrorBody>(
+    422,
+    'VALIDATION_FAILED: the definition breaks a submission rule (`details` fields under `definition.`), or the revision or Idempotency-Key is not valid',
+  )
   public async updateBrowserWorkflowVersion(
     @Request() req: ExRequest,
     @Path() versionId: string,

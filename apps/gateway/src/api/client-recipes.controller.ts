@@ -1,8 +1,32 @@
 import type { Request as ExRequest } from 'express';
-import { Body, Controller, Delete, Example, Get, Header, Patch, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
+import {
+  Body,
+  Controller,
+  Delete,
+  Example,
+  Get,
+  Header,
+  Patch,
+  Path,
+  Post,
+  Query,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+} from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
 import { listRecipes, readRecipe, recipeCapabilities } from '../domain/recipes/recipe-reads.js';
-import { activateRecipeVersion, createRecipe, createRecipeVersion, deleteRecipe, generateRecipeVersion, updateRecipe } from '../domain/recipes/recipe-writes.js';
+import {
+  activateRecipeVersion,
+  createRecipe,
+  createRecipeVersion,
+  deleteRecipe,
+  generateRecipeVersion,
+  updateRecipe,
+} from '../domain/recipes/recipe-writes.js';
 import { tenantOf } from './authentication.js';
 import type {
   CreateRecipeBody,
@@ -28,7 +52,10 @@ import type {
 @Tags('Client API: recipes')
 @Security('bearer')
 @Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token')
-@Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly')
+@Response<PublicErrorBody>(
+  503,
+  'DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly',
+)
 export class ClientRecipesController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -62,15 +89,15 @@ export class ClientRecipesController extends Controller {
             type: 'string',
             required: true,
             multiple: false,
-            description: ''
+            description: '',
           },
           {
             name: 'price',
             type: 'number',
             required: true,
             multiple: false,
-            description: ''
-          }
+            description: '',
+          },
         ],
         advanced_schema: false,
         status: 'active',
@@ -78,9 +105,9 @@ export class ClientRecipesController extends Controller {
         auto_repair_enabled: true,
         continuous_repair_confirmed_at: null,
         created_at: '2026-11-25T10:00:00.000Z',
-        updated_at: '2026-11-25T10:00:00.000Z'
-      }
-    ]
+        updated_at: '2026-11-25T10:00:00.000Z',
+      },
+    ],
   })
   @Get()
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: limit or offset out of range')
@@ -96,7 +123,14 @@ export class ClientRecipesController extends Controller {
     enabled: true,
     dsl_version: 1,
     generation_max_attempts: 3,
-    limits: { default_page_size: 20, max_page_size: 100, max_prompt_length: 4000, max_schema_bytes: 65536, max_rules: 100, max_selectors_per_rule: 5 },
+    limits: {
+      default_page_size: 20,
+      max_page_size: 100,
+      max_prompt_length: 4000,
+      max_schema_bytes: 65536,
+      max_rules: 100,
+      max_selectors_per_rule: 5,
+    },
     extraction_fields: {
       scalar_types: ['string', 'number', 'integer', 'boolean', 'url', 'date'],
       scalar_source_types: ['text', 'attribute', 'html', 'json_ld', 'microdata', 'opengraph'],
@@ -142,15 +176,15 @@ export class ClientRecipesController extends Controller {
         type: 'string',
         required: true,
         multiple: false,
-        description: ''
+        description: '',
       },
       {
         name: 'price',
         type: 'number',
         required: true,
         multiple: false,
-        description: ''
-      }
+        description: '',
+      },
     ],
     advanced_schema: false,
     status: 'active',
@@ -170,30 +204,27 @@ export class ClientRecipesController extends Controller {
             type: 'string',
             required: true,
             multiple: false,
-            description: ''
+            description: '',
           },
           {
             name: 'price',
             type: 'number',
             required: true,
             multiple: false,
-            description: ''
-          }
+            description: '',
+          },
         ],
         schema: {
           type: 'object',
-          required: [
-            'title',
-            'price'
-          ],
+          required: ['title', 'price'],
           properties: {
             title: {
-              type: 'string'
+              type: 'string',
             },
             price: {
-              type: 'number'
-            }
-          }
+              type: 'number',
+            },
+          },
         },
         definition: {
           dsl_version: 1,
@@ -202,35 +233,35 @@ export class ClientRecipesController extends Controller {
               name: 'title',
               type: 'string',
               required: true,
-              selectors: [
-                'h1.title'
-              ]
+              selectors: ['h1.title'],
             },
             {
               name: 'price',
               type: 'number',
               required: true,
-              selectors: [
-                '.price'
-              ]
-            }
-          ]
+              selectors: ['.price'],
+            },
+          ],
         },
         reason: 'created',
         origin: 'tenant',
         repair_reason: null,
         repaired_from_version_id: null,
-        created_at: '2026-11-25T10:00:00.000Z'
-      }
+        created_at: '2026-11-25T10:00:00.000Z',
+      },
     ],
-    repairs: []
+    repairs: [],
   })
   @Post()
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @SuccessResponse(201, 'Created')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details')
-  public async createClientRecipe(@Request() req: ExRequest, @Body() body: CreateRecipeBody, @Header('Idempotency-Key') idempotencyKey?: string): Promise<RecipeDetail> {
+  public async createClientRecipe(
+    @Request() req: ExRequest,
+    @Body() body: CreateRecipeBody,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<RecipeDetail> {
     const recipe = await createRecipe(this.deps, tenantOf(req).tenantId, idempotencyKey, body);
     this.setStatus(201);
     return recipe;
@@ -252,15 +283,15 @@ export class ClientRecipesController extends Controller {
         type: 'string',
         required: true,
         multiple: false,
-        description: ''
+        description: '',
       },
       {
         name: 'price',
         type: 'number',
         required: true,
         multiple: false,
-        description: ''
-      }
+        description: '',
+      },
     ],
     advanced_schema: false,
     status: 'active',
@@ -280,30 +311,27 @@ export class ClientRecipesController extends Controller {
             type: 'string',
             required: true,
             multiple: false,
-            description: ''
+            description: '',
           },
           {
             name: 'price',
             type: 'number',
             required: true,
             multiple: false,
-            description: ''
-          }
+            description: '',
+          },
         ],
         schema: {
           type: 'object',
-          required: [
-            'title',
-            'price'
-          ],
+          required: ['title', 'price'],
           properties: {
             title: {
-              type: 'string'
+              type: 'string',
             },
             price: {
-              type: 'number'
-            }
-          }
+              type: 'number',
+            },
+          },
         },
         definition: {
           dsl_version: 1,
@@ -312,25 +340,21 @@ export class ClientRecipesController extends Controller {
               name: 'title',
               type: 'string',
               required: true,
-              selectors: [
-                'h1.title'
-              ]
+              selectors: ['h1.title'],
             },
             {
               name: 'price',
               type: 'number',
               required: true,
-              selectors: [
-                '.price'
-              ]
-            }
-          ]
+              selectors: ['.price'],
+            },
+          ],
         },
         reason: 'repaired:heuristic',
         origin: 'repair',
         repair_reason: 'REQUIRED_FIELDS_MISSING in 3 of the last 10 runs (price)',
         repaired_from_version_id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
-        created_at: '2026-11-25T10:00:00.000Z'
+        created_at: '2026-11-25T10:00:00.000Z',
       },
       {
         id: '5d1e2f3a-4b5c-4d6e-8f70-819203a4b5c6',
@@ -342,30 +366,27 @@ export class ClientRecipesController extends Controller {
             type: 'string',
             required: true,
             multiple: false,
-            description: ''
+            description: '',
           },
           {
             name: 'price',
             type: 'number',
             required: true,
             multiple: false,
-            description: ''
-          }
+            description: '',
+          },
         ],
         schema: {
           type: 'object',
-          required: [
-            'title',
-            'price'
-          ],
+          required: ['title', 'price'],
           properties: {
             title: {
-              type: 'string'
+              type: 'string',
             },
             price: {
-              type: 'number'
-            }
-          }
+              type: 'number',
+            },
+          },
         },
         definition: {
           dsl_version: 1,
@@ -374,26 +395,22 @@ export class ClientRecipesController extends Controller {
               name: 'title',
               type: 'string',
               required: true,
-              selectors: [
-                'h1.title'
-              ]
+              selectors: ['h1.title'],
             },
             {
               name: 'price',
               type: 'number',
               required: true,
-              selectors: [
-                '.price'
-              ]
-            }
-          ]
+              selectors: ['.price'],
+            },
+          ],
         },
         reason: 'created',
         origin: 'tenant',
         repair_reason: null,
         repaired_from_version_id: null,
-        created_at: '2026-11-25T10:00:00.000Z'
-      }
+        created_at: '2026-11-25T10:00:00.000Z',
+      },
     ],
     repairs: [
       {
@@ -408,9 +425,9 @@ export class ClientRecipesController extends Controller {
         error: null,
         charged_tokens: 0,
         created_at: '2026-11-25T10:00:00.000Z',
-        finished_at: '2026-11-25T10:00:00.000Z'
-      }
-    ]
+        finished_at: '2026-11-25T10:00:00.000Z',
+      },
+    ],
   })
   @Get('{id}')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe')
@@ -437,15 +454,15 @@ export class ClientRecipesController extends Controller {
         type: 'string',
         required: true,
         multiple: false,
-        description: ''
+        description: '',
       },
       {
         name: 'price',
         type: 'number',
         required: true,
         multiple: false,
-        description: ''
-      }
+        description: '',
+      },
     ],
     advanced_schema: false,
     status: 'active',
@@ -465,30 +482,27 @@ export class ClientRecipesController extends Controller {
             type: 'string',
             required: true,
             multiple: false,
-            description: ''
+            description: '',
           },
           {
             name: 'price',
             type: 'number',
             required: true,
             multiple: false,
-            description: ''
-          }
+            description: '',
+          },
         ],
         schema: {
           type: 'object',
-          required: [
-            'title',
-            'price'
-          ],
+          required: ['title', 'price'],
           properties: {
             title: {
-              type: 'string'
+              type: 'string',
             },
             price: {
-              type: 'number'
-            }
-          }
+              type: 'number',
+            },
+          },
         },
         definition: {
           dsl_version: 1,
@@ -497,28 +511,24 @@ export class ClientRecipesController extends Controller {
               name: 'title',
               type: 'string',
               required: true,
-              selectors: [
-                'h1.title'
-              ]
+              selectors: ['h1.title'],
             },
             {
               name: 'price',
               type: 'number',
               required: true,
-              selectors: [
-                '.price'
-              ]
-            }
-          ]
+              selectors: ['.price'],
+            },
+          ],
         },
         reason: 'created',
         origin: 'tenant',
         repair_reason: null,
         repaired_from_version_id: null,
-        created_at: '2026-11-25T10:00:00.000Z'
-      }
+        created_at: '2026-11-25T10:00:00.000Z',
+      },
     ],
-    repairs: []
+    repairs: [],
   })
   @Patch('{id}')
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
@@ -544,7 +554,11 @@ export class ClientRecipesController extends Controller {
   @SuccessResponse(204, 'Deleted')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
-  public async deleteClientRecipe(@Request() req: ExRequest, @Path() id: string, @Header('Idempotency-Key') idempotencyKey?: string): Promise<void> {
+  public async deleteClientRecipe(
+    @Request() req: ExRequest,
+    @Path() id: string,
+    @Header('Idempotency-Key') idempotencyKey?: string,
+  ): Promise<void> {
     await deleteRecipe(this.deps, tenantOf(req).tenantId, idempotencyKey, id);
     this.setStatus(204);
   }
@@ -564,30 +578,27 @@ export class ClientRecipesController extends Controller {
         type: 'string',
         required: true,
         multiple: false,
-        description: ''
+        description: '',
       },
       {
         name: 'price',
         type: 'number',
         required: true,
         multiple: false,
-        description: ''
-      }
+        description: '',
+      },
     ],
     schema: {
       type: 'object',
-      required: [
-        'title',
-        'price'
-      ],
+      required: ['title', 'price'],
       properties: {
         title: {
-          type: 'string'
+          type: 'string',
         },
         price: {
-          type: 'number'
-        }
-      }
+          type: 'number',
+        },
+      },
     },
     definition: {
       dsl_version: 1,
@@ -596,25 +607,21 @@ export class ClientRecipesController extends Controller {
           name: 'title',
           type: 'string',
           required: true,
-          selectors: [
-            'h1.title'
-          ]
+          selectors: ['h1.title'],
         },
         {
           name: 'price',
           type: 'number',
           required: true,
-          selectors: [
-            '.price'
-          ]
-        }
-      ]
+          selectors: ['.price'],
+        },
+      ],
     },
     reason: 'created',
     origin: 'tenant',
     repair_reason: null,
     repaired_from_version_id: null,
-    created_at: '2026-11-25T10:00:00.000Z'
+    created_at: '2026-11-25T10:00:00.000Z',
   })
   @Post('{id}/versions')
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
@@ -650,15 +657,15 @@ export class ClientRecipesController extends Controller {
         type: 'string',
         required: true,
         multiple: false,
-        description: ''
+        description: '',
       },
       {
         name: 'price',
         type: 'number',
         required: true,
         multiple: false,
-        description: ''
-      }
+        description: '',
+      },
     ],
     advanced_schema: false,
     status: 'active',
@@ -678,30 +685,27 @@ export class ClientRecipesController extends Controller {
             type: 'string',
             required: true,
             multiple: false,
-            description: ''
+            description: '',
           },
           {
             name: 'price',
             type: 'number',
             required: true,
             multiple: false,
-            description: ''
-          }
+            description: '',
+          },
         ],
         schema: {
           type: 'object',
-          required: [
-            'title',
-            'price'
-          ],
+          required: ['title', 'price'],
           properties: {
             title: {
-              type: 'string'
+              type: 'string',
             },
             price: {
-              type: 'number'
-            }
-          }
+              type: 'number',
+            },
+          },
         },
         definition: {
           dsl_version: 1,
@@ -710,28 +714,24 @@ export class ClientRecipesController extends Controller {
               name: 'title',
               type: 'string',
               required: true,
-              selectors: [
-                'h1.title'
-              ]
+              selectors: ['h1.title'],
             },
             {
               name: 'price',
               type: 'number',
               required: true,
-              selectors: [
-                '.price'
-              ]
-            }
-          ]
+              selectors: ['.price'],
+            },
+          ],
         },
         reason: 'created',
         origin: 'tenant',
         repair_reason: null,
         repaired_from_version_id: null,
-        created_at: '2026-11-25T10:00:00.000Z'
-      }
+        created_at: '2026-11-25T10:00:00.000Z',
+      },
     ],
-    repairs: []
+    repairs: [],
   })
   @Post('{id}/versions/{versionId}/activate')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe or version')
@@ -771,30 +771,27 @@ export class ClientRecipesController extends Controller {
           type: 'string',
           required: true,
           multiple: false,
-          description: ''
+          description: '',
         },
         {
           name: 'price',
           type: 'number',
           required: true,
           multiple: false,
-          description: ''
-        }
+          description: '',
+        },
       ],
       schema: {
         type: 'object',
-        required: [
-          'title',
-          'price'
-        ],
+        required: ['title', 'price'],
         properties: {
           title: {
-            type: 'string'
+            type: 'string',
           },
           price: {
-            type: 'number'
-          }
-        }
+            type: 'number',
+          },
+        },
       },
       definition: {
         dsl_version: 1,
@@ -803,25 +800,21 @@ export class ClientRecipesController extends Controller {
             name: 'title',
             type: 'string',
             required: true,
-            selectors: [
-              'h1.title'
-            ]
+            selectors: ['h1.title'],
           },
           {
             name: 'price',
             type: 'number',
             required: true,
-            selectors: [
-              '.price'
-            ]
-          }
-        ]
+            selectors: ['.price'],
+          },
+        ],
       },
       reason: 'generated:llm',
       origin: 'generation',
       repair_reason: null,
       repaired_from_version_id: null,
-      created_at: '2026-11-25T10:00:00.000Z'
+      created_at: '2026-11-25T10:00:00.000Z',
     },
     method: 'llm',
     attempts: [
@@ -829,16 +822,16 @@ export class ClientRecipesController extends Controller {
         attempt: 1,
         method: 'llm',
         outcome: 'accepted',
-        issues: []
-      }
+        issues: [],
+      },
     ],
     sample: {
       data: {
         title: 'Trail Shoe X',
-        price: 129.9
+        price: 129.9,
       },
-      warnings: []
-    }
+      warnings: [],
+    },
   })
   @Post('{id}/generate')
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
@@ -846,7 +839,10 @@ export class ClientRecipesController extends Controller {
   @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance does not cover the LLM preflight')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the body, the sample page could not be read, or no attempt worked (details per attempt)')
+  @Response<PublicErrorBody>(
+    422,
+    'VALIDATION_FAILED: the body, the sample page could not be read, or no attempt worked (details per attempt)',
+  )
   public async generateClientRecipeVersion(
     @Request() req: ExRequest,
     @Path() id: string,

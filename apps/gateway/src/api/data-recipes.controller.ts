@@ -54,7 +54,11 @@ export class DataRecipesController extends Controller {
     ],
   })
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or offset')
-  public async listDataRecipes(@Request() req: ExRequest, @Query() limit: number = 20, @Query() offset: number = 0): Promise<DataRecipeList> {
+  public async listDataRecipes(
+    @Request() req: ExRequest,
+    @Query() limit: number = 20,
+    @Query() offset: number = 0,
+  ): Promise<DataRecipeList> {
     return listRecipes(this.deps, tenantOf(req).tenantId, { limit, offset }, 'data');
   }
 }

@@ -1,9 +1,30 @@
 import type { Request as ExRequest } from 'express';
-import { Body, Controller, Example, Get, Header, Path, Post, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
+import {
+  Body,
+  Controller,
+  Example,
+  Get,
+  Header,
+  Path,
+  Post,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+} from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
 import { getDataRequest, submitRequest } from '../domain/requests/data-requests.js';
 import { submissionContext, tenantOf } from './authentication.js';
-import type { CreateDataRequestBody, PublicErrorBody, RateLimitedHeaders, RateLimitHeaders, RequestDetail, SubmissionResponse } from './models.js';
+import type {
+  CreateDataRequestBody,
+  PublicErrorBody,
+  RateLimitedHeaders,
+  RateLimitHeaders,
+  RequestDetail,
+  SubmissionResponse,
+} from './models.js';
 
 // Error descriptions name their codes (`CODE: when`); openapi-document.test.ts checks each code's status.
 @Route('api/v1/data/requests')
@@ -107,7 +128,7 @@ export class DataRequestsController extends Controller {
     finished_at: '2026-11-25T12:00:00.410Z',
     result_expires_at: '2026-11-26T12:00:00.410Z',
   })
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request (or another tenant\'s)')
+  @Response<PublicErrorBody>(404, "NOT_FOUND: no such request (or another tenant's)")
   public async getRequest(@Request() req: ExRequest, @Path() id: string): Promise<RequestDetail> {
     return getDataRequest(this.deps, tenantOf(req).tenantId, id);
   }

@@ -3,7 +3,16 @@
  * batches. The spec leaves the list `meta`, the event item and the nested batch job open: they are
  * designed here and documented in docs/api-reads.md.
  */
-import type { CreateDataRequestBody, DataJobStatus, DataTokenState, DataVisibleStatus, ProxyNetworkType, RequestDetail, RouteMode, SubmissionResponse } from './models.js';
+import type {
+  CreateDataRequestBody,
+  DataJobStatus,
+  DataTokenState,
+  DataVisibleStatus,
+  ProxyNetworkType,
+  RequestDetail,
+  RouteMode,
+  SubmissionResponse,
+} from './models.js';
 
 /** `meta` of a cursor page of requests. */
 export interface RequestPageMeta {

@@ -934,7 +934,6 @@ export interface RecipeCapabilities {
   billing: RecipeBilling;
 }
 
-
 /** Headers on every answer to a submission (IETF RateLimit draft). */
 export interface RateLimitHeaders {
   'RateLimit-Limit': string;

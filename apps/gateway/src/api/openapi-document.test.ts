@@ -138,7 +138,7 @@ describe('the OpenAPI document', () => {
     expect(invalid).toEqual([]);
   });
 
-  it('enumerates exactly the kit\'s error codes in the error body', () => {
+  it("enumerates exactly the kit's error codes in the error body", () => {
     const schema = doc.components.schemas['PublicErrorCode'] as { enum?: string[] } | undefined;
     expect([...(schema?.enum ?? [])].sort()).toEqual([...ERROR_CODES].sort());
   });

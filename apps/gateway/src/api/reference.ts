@@ -24,7 +24,10 @@ export function loadOpenApiDocument(): { text: string; doc: Doc } {
 }
 
 export function escapeHtml(value: unknown): string {
-  return String(value ?? '').replace(/[&<>"']/g, (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string);
+  return String(value ?? '').replace(
+    /[&<>"']/g,
+    (c) => ({ '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' })[c] as string,
+  );
 }
 
 /** `#/components/schemas/SubmissionResponse` → `SubmissionResponse`; inline schemas by type. */
@@ -33,7 +36,11 @@ function schemaName(schema: Doc | undefined): string {
   if (typeof schema['$ref'] === 'string') return schema['$ref'].split('/').pop() ?? '';
   if (schema['type'] === 'array') return `${schemaName(schema['items']) || 'any'}[]`;
   for (const k of ['allOf', 'oneOf', 'anyOf']) {
-    if (Array.isArray(schema[k])) return (schema[k] as Doc[]).map(schemaName).filter(Boolean).join(k === 'allOf' ? ' & ' : ' | ');
+    if (Array.isArray(schema[k]))
+      return (schema[k] as Doc[])
+        .map(schemaName)
+        .filter(Boolean)
+        .join(k === 'allOf' ? ' & ' : ' | ');
   }
   return typeof schema['type'] === 'string' ? schema['type'] : 'object';
 }
@@ -46,7 +53,10 @@ function bodySchemas(content: Doc | undefined): string {
 }
 
 function slug(text: string): string {
-  return text.toLowerCase().replace(/[^a-z0-9]+/g, '-').replace(/^-|-$/g, '');
+  return text
+    .toLowerCase()
+    .replace(/[^a-z0-9]+/g, '-')
+    .replace(/^-|-$/g, '');
 }
 
 interface Operation {
@@ -83,7 +93,9 @@ function renderOperation({ method, path, op }: Operation): string {
   if (responses.length > 0) {
     parts.push('<table><caption>Responses</caption><tr><th>status</th><th>description</th><th>body</th></tr>');
     for (const [status, r] of responses) {
-      parts.push(`<tr><td>${escapeHtml(status)}</td><td>${escapeHtml((r as Doc)['description'])}</td><td>${bodySchemas((r as Doc)['content'])}</td></tr>`);
+      parts.push(
+        `<tr><td>${escapeHtml(status)}</td><td>${escapeHtml((r as Doc)['description'])}</td><td>${bodySchemas((r as Doc)['content'])}</td></tr>`,
+      );
     }
     parts.push('</table>');
   }
@@ -142,7 +154,10 @@ export function mountApiReference(app: Express, loaded = loadOpenApiDocument()):
     res
       .type('html')
       .set('Cache-Control', 'public, max-age=300')
-      .set('Content-Security-Policy', "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'")
+      .set(
+        'Content-Security-Policy',
+        "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+      )
       .send(page);
   });
 }

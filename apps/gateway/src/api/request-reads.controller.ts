@@ -1,6 +1,20 @@
 import { Readable } from 'node:stream';
 import type { Request as ExRequest } from 'express';
-import { Controller, Example, Get, Header, Path, Post, Query, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
+import {
+  Controller,
+  Example,
+  Get,
+  Header,
+  Path,
+  Post,
+  Query,
+  Request,
+  Response,
+  Route,
+  Security,
+  SuccessResponse,
+  Tags,
+} from '@tsoa/runtime';
 import type { GatewayDeps } from '../app.js';
 import {
   cancelDataRequest,
@@ -57,7 +71,14 @@ export class RequestReadsController extends Controller {
         debug_artifacts: {},
         error: null,
         user_error: null,
-        result_meta: { stage: 'http', status_code: 200, content_type: 'text/html; charset=utf-8', bytes: 1256, redirects: 0, elapsed_ms: 184 },
+        result_meta: {
+          stage: 'http',
+          status_code: 200,
+          content_type: 'text/html; charset=utf-8',
+          bytes: 1256,
+          redirects: 0,
+          elapsed_ms: 184,
+        },
         proxy_used: null,
         created_at: '2026-11-25T12:00:00.000Z',
         started_at: '2026-11-25T12:00:00.120Z',
@@ -199,7 +220,9 @@ export class RequestReadsController extends Controller {
    */
   @Get('{id}/debug-artifacts/{name}')
   @SuccessResponse(200, 'The artifact', ['image/png', 'application/json'])
-  @Example<string>('{"url":"https://example.com/app","stage":"browser","error":{"code":"SELECTOR_TIMEOUT","message":"#list did not appear within 30000 ms"}}')
+  @Example<string>(
+    '{"url":"https://example.com/app","stage":"browser","error":{"code":"SELECTOR_TIMEOUT","message":"#list did not appear within 30000 ms"}}',
+  )
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request or artifact (or it expired)')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid or the name is not an artifact name')
   public async getDebugArtifact(@Request() req: ExRequest, @Path() id: string, @Path() name: string): Promise<Readable> {

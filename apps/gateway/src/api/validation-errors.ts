@@ -25,10 +25,16 @@ interface TsoaValidateError {
 }
 
 /** A batch is a list of submissions: the same rules, reported under `jobs.<index>.<field>`. */
-const batchBodySchema = z.strictObject({ jobs: z.array(submissionBodySchema, { error: 'must be an array of jobs' }) }, { error: 'must be a JSON object' });
+const batchBodySchema = z.strictObject(
+  { jobs: z.array(submissionBodySchema, { error: 'must be an array of jobs' }) },
+  { error: 'must be a JSON object' },
+);
 
 /** POST bodies with a full zod schema in the domain (the schema reports every rule of the table). */
-const BODY_SCHEMAS: Record<string, { safeParse: (v: unknown) => ReturnType<typeof submissionBodySchema.safeParse> | ReturnType<typeof batchBodySchema.safeParse> }> = {
+const BODY_SCHEMAS: Record<
+  string,
+  { safeParse: (v: unknown) => ReturnType<typeof submissionBodySchema.safeParse> | ReturnType<typeof batchBodySchema.safeParse> }
+> = {
   'POST /api/v1/data/requests': submissionBodySchema,
   'POST /api/v1/client/requests': submissionBodySchema,
   'POST /api/v1/data/batches': batchBodySchema,
@@ -54,7 +60,9 @@ export function publicValidationError(err: unknown, req: Request): unknown {
       const params = Object.entries(err.fields)
         .filter(([f]) => !bodyFields.includes(f))
         .map(([f, e]) => tsoaIssue(f, e));
-      return new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details: [...params, ...issuesToDetails(r.error.issues)] });
+      return new PublicError('VALIDATION_FAILED', 'The request is not valid.', {
+        details: [...params, ...issuesToDetails(r.error.issues)],
+      });
     }
   }
   const details = Object.entries(err.fields).map(([f, e]) => tsoaIssue(f, e));
@@ -73,7 +81,9 @@ function tsoaIssue(field: string, e: TsoaFieldError): FieldIssue {
 
 function cleanMessage(field: string, message: string): string {
   if (message.startsWith('Could not match the union')) {
-    const allowed = [...message.matchAll(/should be one of the following; \[([^\]]*)\]/g)].flatMap((m) => m[1]!.split(',').map((v) => v.trim().replace(/^'|'$/g, '')));
+    const allowed = [...message.matchAll(/should be one of the following; \[([^\]]*)\]/g)].flatMap((m) =>
+      m[1]!.split(',').map((v) => v.trim().replace(/^'|'$/g, '')),
+    );
     const nullable = allowed.includes('null');
     const values = allowed.filter((v) => v !== 'null');
     if (values.length > 0) return `must be one of ${values.join(', ')}${nullable ? ' (or null)' : ''}`;

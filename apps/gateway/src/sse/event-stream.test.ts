@@ -16,7 +16,15 @@ describe('parseLastEventId', () => {
 
 describe('sseMessage', () => {
   it('frames one event: its id, and the public event as one data line', () => {
-    const msg = sseMessage({ event_id: 7, kind: 'request.running', status: 'running', created_at: '2026-11-21T10:00:00.000Z', payload: { stage: 'http', secret: 'x\ny' } });
-    expect(msg).toBe('id: 7\ndata: {"id":7,"type":"request.running","status":"running","created_at":"2026-11-21T10:00:00.000Z","data":{"stage":"http"}}\n\n');
+    const msg = sseMessage({
+      event_id: 7,
+      kind: 'request.running',
+      status: 'running',
+      created_at: '2026-11-21T10:00:00.000Z',
+      payload: { stage: 'http', secret: 'x\ny' },
+    });
+    expect(msg).toBe(
+      'id: 7\ndata: {"id":7,"type":"request.running","status":"running","created_at":"2026-11-21T10:00:00.000Z","data":{"stage":"http"}}\n\n',
+    );
   });
 });

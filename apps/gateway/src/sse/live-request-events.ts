@@ -46,7 +46,9 @@ export class LiveRequestEvents {
 
   constructor(private readonly opts: { bus: KafkaBus; log: Logger; metrics: ServiceMetrics; instanceId?: string }) {
     this.groupId = `gateway.sse.${opts.instanceId ?? randomUUID()}`;
-    this.delivered = opts.metrics.counter('sse_live_events_total', 'Lifecycle events consumed for event streams, by outcome.', ['outcome'] as const);
+    this.delivered = opts.metrics.counter('sse_live_events_total', 'Lifecycle events consumed for event streams, by outcome.', [
+      'outcome',
+    ] as const);
     this.open = opts.metrics.gauge('sse_streams_open', 'Request event streams open on this instance.', [] as const);
   }
 

@@ -47,7 +47,19 @@ async function balance(tenant: Tenant): Promise<number> {
 const orchestratorCount = (sql: string, params: unknown[]) =>
   withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) => Number((await c.query<{ n: string }>(sql, params)).rows[0]!.n));
 
-const CABINET_JOB_KEYS = ['id', 'url', 'status', 'cached', 'protected', 'pricing_version', 'route_mode', 'base_tokens', 'protected_tokens', 'captcha_tokens', 'created_at'].sort();
+const CABINET_JOB_KEYS = [
+  'id',
+  'url',
+  'status',
+  'cached',
+  'protected',
+  'pricing_version',
+  'route_mode',
+  'base_tokens',
+  'protected_tokens',
+  'captcha_tokens',
+  'created_at',
+].sort();
 
 beforeAll(async () => {
   site = await startFixtureSite();
@@ -66,12 +78,31 @@ describe('POST /api/v1/client/batches (cabinet)', () => {
     const before = await balance(t);
     const res = await cabinetBatch(t, { jobs: [job('/page?a=secret'), job('/page?b=2'), job('/status/503')] });
     expect(res.status).toBe(202);
-    expect(Object.keys(res.body).sort()).toEqual(['batch_id', 'charged_tokens', 'idempotent_replay', 'jobs', 'pricing_version', 'route_mode', 'status'].sort());
-    expect(res.body).toMatchObject({ batch_id: expect.stringMatching(/^[0-9a-f-]{36}$/), status: 'pending', charged_tokens: 3, pricing_version: 2, route_mode: 'http', idempotent_replay: false });
+    expect(Object.keys(res.body).sort()).toEqual(
+      ['batch_id', 'charged_tokens', 'idempotent_replay', 'jobs', 'pricing_version', 'route_mode', 'status'].sort(),
+    );
+    expect(res.body).toMatchObject({
+      batch_id: expect.stringMatching(/^[0-9a-f-]{36}$/),
+      status: 'pending',
+      charged_tokens: 3,
+      pricing_version: 2,
+      route_mode: 'http',
+      idempotent_replay: false,
+    });
     expect(res.body.jobs).toHaveLength(3);
     for (const j of res.body.jobs) {
       expect(Object.keys(j).sort()).toEqual(CABINET_JOB_KEYS);
-      expect(j).toMatchObject({ url: site.url, status: 'pending', cached: false, protected: false, pricing_version: 2, route_mode: 'http', base_tokens: 1, protected_tokens: 0, captcha_tokens: 0 });
+      expect(j).toMatchObject({
+        url: site.url,
+        status: 'pending',
+        cached: false,
+        protected: false,
+        pricing_version: 2,
+        route_mode: 'http',
+        base_tokens: 1,
+        protected_tokens: 0,
+        captcha_tokens: 0,
+      });
     }
     expect(JSON.stringify(res.body)).not.toContain('secret');
     expect(await balance(t)).toBe(before - 3);
@@ -97,8 +128,21 @@ describe('POST /api/v1/client/batches (cabinet)', () => {
   });
 
   it('needs a bearer token and validates every job with the submission rules', async () => {
-    expect((await gw().post('/api/v1/client/batches').send({ jobs: [job('/page')] })).status).toBe(401);
-    expect((await gw().post('/api/v1/client/batches').set('X-API-Key', t.key).send({ jobs: [job('/page')] })).status).toBe(401);
+    expect(
+      (
+        await gw()
+          .post('/api/v1/client/batches')
+          .send({ jobs: [job('/page')] })
+      ).status,
+    ).toBe(401);
+    expect(
+      (
+        await gw()
+          .post('/api/v1/client/batches')
+          .set('X-API-Key', t.key)
+          .send({ jobs: [job('/page')] })
+      ).status,
+    ).toBe(401);
     const empty = await cabinetBatch(t, { jobs: [] });
     expect(empty.status).toBe(422);
     const tooMany = await cabinetBatch(t, { jobs: Array.from({ length: 1001 }, () => ({ url: `${site.url}/page` })) });
@@ -107,7 +151,9 @@ describe('POST /api/v1/client/batches (cabinet)', () => {
     expect([range.status, range.body.details.map((d: { field: string }) => d.field)]).toEqual([422, ['jobs.1.timeout_ms']]);
     // Rules beyond the schema (forbidden headers, control characters) are checked job by job too.
     const before = await balance(t);
-    const rules = await cabinetBatch(t, { jobs: [job('/page'), job('/page'), job('/page', { headers: { Host: 'x' } }), job('/page', { cookies: { a: 'b\u0001' } })] });
+    const rules = await cabinetBatch(t, {
+      jobs: [job('/page'), job('/page'), job('/page', { headers: { Host: 'x' } }), job('/page', { cookies: { a: 'b\u0001' } })],
+    });
     expect(rules.status).toBe(422);
     expect(rules.body.details.map((d: { field: string }) => d.field)).toEqual(['jobs.2.headers.Host', 'jobs.3.cookies.a']);
     expect(await balance(t)).toBe(before);
@@ -129,18 +175,58 @@ describe('POST /api/v1/data/batches and GET /api/v1/data/batches/{id}', () => {
     const id = res.body.batch_id as string;
     const b = await untilBatch(t, id, (x) => x['finished_at'] !== null);
     expect(Object.keys(b).sort()).toEqual(
-      ['id', 'status', 'total_jobs', 'completed_jobs', 'failed_jobs', 'base_tokens', 'protected_tokens', 'captcha_tokens', 'created_at', 'finished_at', 'jobs'].sort(),
+      [
+        'id',
+        'status',
+        'total_jobs',
+        'completed_jobs',
+        'failed_jobs',
+        'base_tokens',
+        'protected_tokens',
+        'captcha_tokens',
+        'created_at',
+        'finished_at',
+        'jobs',
+      ].sort(),
     );
-    expect(b).toMatchObject({ id, status: 'partial', total_jobs: 3, completed_jobs: 2, failed_jobs: 1, base_tokens: 3, protected_tokens: 0, captcha_tokens: 0 });
+    expect(b).toMatchObject({
+      id,
+      status: 'partial',
+      total_jobs: 3,
+      completed_jobs: 2,
+      failed_jobs: 1,
+      base_tokens: 3,
+      protected_tokens: 0,
+      captcha_tokens: 0,
+    });
     const jobs = b['jobs'] as Record<string, unknown>[];
     expect(jobs.map((j) => j['id'])).toEqual(res.body.jobs.map((j: { id: string }) => j.id));
     expect(jobs.map((j) => j['status'])).toEqual(['completed', 'failed', 'completed']);
     expect(jobs[1]!['error']).toEqual({ code: 'TARGET_SERVER_ERROR', message: expect.any(String) });
     expect(jobs[0]!['error']).toBeNull();
     expect(Object.keys(jobs[1]!).sort()).toEqual(
-      ['id', 'url', 'status', 'route_mode', 'proxy_type', 'token_state', 'cached', 'protected', 'pricing_version', 'base_tokens', 'protected_tokens', 'captcha_tokens', 'created_at', 'started_at', 'finished_at', 'error'].sort(),
+      [
+        'id',
+        'url',
+        'status',
+        'route_mode',
+        'proxy_type',
+        'token_state',
+        'cached',
+        'protected',
+        'pricing_version',
+        'base_tokens',
+        'protected_tokens',
+        'captcha_tokens',
+        'created_at',
+        'started_at',
+        'finished_at',
+        'error',
+      ].sort(),
     );
-    expect(new Date(b['finished_at'] as string).getTime()).toBe(Math.max(...jobs.map((j) => new Date(j['finished_at'] as string).getTime())));
+    expect(new Date(b['finished_at'] as string).getTime()).toBe(
+      Math.max(...jobs.map((j) => new Date(j['finished_at'] as string).getTime())),
+    );
   });
 
   it('reports completed, failed, running, cancelled and a mixed route mode', async () => {
@@ -148,22 +234,31 @@ describe('POST /api/v1/data/batches and GET /api/v1/data/batches/{id}', () => {
     expect((await untilBatch(t, ok.body.batch_id, (x) => x['finished_at'] !== null))['status']).toBe('completed');
 
     // Two real failures in two stages: a target 500 over HTTP, and a selector that never appears in the browser.
-    const failed = await dataBatch(t, { jobs: [job('/status/500'), job('/page', { mode: 'browser', wait_for_selector: '#never', timeout_ms: 5000 })] });
+    const failed = await dataBatch(t, {
+      jobs: [job('/status/500'), job('/page', { mode: 'browser', wait_for_selector: '#never', timeout_ms: 5000 })],
+    });
     expect(failed.body.route_mode).toBe('mixed');
     const f = await untilBatch(t, failed.body.batch_id, (x) => x['finished_at'] !== null);
     const reserved = failed.body.jobs.reduce((n: number, j: { base_tokens: number }) => n + j.base_tokens, 0);
     expect(f).toMatchObject({ status: 'failed', failed_jobs: 2, completed_jobs: 0, base_tokens: reserved });
     expect(failed.body.charged_tokens).toBe(reserved);
-    expect((f['jobs'] as { error: { code: string } }[]).map((j) => j.error.code)).toEqual(['TARGET_SERVER_ERROR', 'WAIT_FOR_SELECTOR_TIMEOUT']);
+    expect((f['jobs'] as { error: { code: string } }[]).map((j) => j.error.code)).toEqual([
+      'TARGET_SERVER_ERROR',
+      'WAIT_FOR_SELECTOR_TIMEOUT',
+    ]);
 
     const slow = await dataBatch(t, { jobs: [job('/slow?ms=3000'), job('/slow?ms=3000&b')] });
     const running = await untilBatch(t, slow.body.batch_id, (x) => x['status'] !== 'pending');
     expect(running['status']).toBe('running');
     for (const j of slow.body.jobs) await gw().post(`/api/v1/data/requests/${j.id}/cancel`).set('X-API-Key', t.key).send().expect(200);
-    expect(await untilBatch(t, slow.body.batch_id, (x) => x['finished_at'] !== null)).toMatchObject({ status: 'cancelled', failed_jobs: 0, completed_jobs: 0 });
+    expect(await untilBatch(t, slow.body.batch_id, (x) => x['finished_at'] !== null)).toMatchObject({
+      status: 'cancelled',
+      failed_jobs: 0,
+      completed_jobs: 0,
+    });
   });
 
-  it('hides another tenant\'s batch (404) and refuses a bad id (422)', async () => {
+  it("hides another tenant's batch (404) and refuses a bad id (422)", async () => {
     const res = await dataBatch(t, { jobs: [job('/page')] });
     const foreign = await readBatch(other, res.body.batch_id);
     expect([foreign.status, foreign.body.code]).toEqual([404, 'NOT_FOUND']);
@@ -173,7 +268,7 @@ describe('POST /api/v1/data/batches and GET /api/v1/data/batches/{id}', () => {
 });
 
 describe('batch.completed', () => {
-  it('is announced once, when the last job ends, to the tenant\'s endpoints that subscribe to it', async () => {
+  it("is announced once, when the last job ends, to the tenant's endpoints that subscribe to it", async () => {
     const bodies: string[] = [];
     const receiver = http.createServer((req, res) => {
       const chunks: Buffer[] = [];
@@ -186,17 +281,28 @@ describe('batch.completed', () => {
     await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
     try {
       const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/batches`;
-      const cab = (path: string, body: unknown) => gw().post(`/api/v1/client/browser${path}`).set('Authorization', `Bearer ${t.cabinet}`).send(body as object);
+      const cab = (path: string, body: unknown) =>
+        gw()
+          .post(`/api/v1/client/browser${path}`)
+          .set('Authorization', `Bearer ${t.cabinet}`)
+          .send(body as object);
       const ws = (await cab('/workspaces', { name: 'batches', owner_user_id: 1 })).body.id as string;
       const project = ((await cab(`/workspaces/${ws}/projects`, { name: 'b', slug: 'b' })).headers['location'] as string).split('/').pop()!;
-      const env = (await gw().get(`/api/v1/client/browser/projects/${project}`).set('Authorization', `Bearer ${t.cabinet}`)).body.environments[0].id as string;
+      const env = (await gw().get(`/api/v1/client/browser/projects/${project}`).set('Authorization', `Bearer ${t.cabinet}`)).body
+        .environments[0].id as string;
       expect((await cab(`/projects/${project}/environments/${env}/webhooks`, { url, event_types: ['batch.completed'] })).status).toBe(201);
 
-      const res = await dataBatch(t, { jobs: [job('/page?b=1'), job('/page?b=2'), job('/status/503'), job('/page?b=3'), job('/page?b=4'), job('/page?b=5')] });
+      const res = await dataBatch(t, {
+        jobs: [job('/page?b=1'), job('/page?b=2'), job('/status/503'), job('/page?b=3'), job('/page?b=4'), job('/page?b=5')],
+      });
       expect(res.status).toBe(202);
       const id = res.body.batch_id as string;
       await untilBatch(t, id, (x) => x['finished_at'] !== null, 90_000);
-      const mine = await eventually(async () => bodies.map((b) => JSON.parse(b)).filter((b) => b.data.batch_id === id), (xs) => xs.length >= 1, 30_000);
+      const mine = await eventually(
+        async () => bodies.map((b) => JSON.parse(b)).filter((b) => b.data.batch_id === id),
+        (xs) => xs.length >= 1,
+        30_000,
+      );
       await new Promise((resolve) => setTimeout(resolve, 1_500)); // nothing more comes
       expect(bodies.map((b) => JSON.parse(b)).filter((b) => b.data.batch_id === id)).toHaveLength(1);
       expect(mine[0]).toMatchObject({
@@ -230,10 +336,14 @@ describe('admission all or nothing', () => {
     expect(admitted.body.jobs).toHaveLength(1000);
     expect(await balance(rich)).toBe(0);
     expect(await orchestratorCount('SELECT count(*) AS n FROM data_requests WHERE batch_id = $1', [admitted.body.batch_id])).toBe(1000);
-    expect(await orchestratorCount("SELECT count(*) AS n FROM request_events e JOIN data_requests r ON r.id = e.request_id WHERE r.batch_id = $1 AND e.kind = 'request.accepted'", [admitted.body.batch_id])).toBe(1000);
+    expect(
+      await orchestratorCount(
+        "SELECT count(*) AS n FROM request_events e JOIN data_requests r ON r.id = e.request_id WHERE r.batch_id = $1 AND e.kind = 'request.accepted'",
+        [admitted.body.batch_id],
+      ),
+    ).toBe(1000);
     const read = await readBatch(rich, admitted.body.batch_id);
     expect(read.body.total_jobs).toBe(1000);
     console.log(`batch of 1000 jobs admitted in ${admissionMs} ms`);
   }, 120_000);
 });
-

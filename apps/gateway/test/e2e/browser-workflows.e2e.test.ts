@@ -37,7 +37,11 @@ const post = (t: Tenant, path: string, body: unknown, key?: string) => {
   const r = gateway().post(`${B}${path}`).set('Authorization', `Bearer ${t.token}`);
   return (key ? r.set('Idempotency-Key', key) : r).send(body as object);
 };
-const patch = (t: Tenant, path: string, body: unknown) => gateway().patch(`${B}${path}`).set('Authorization', `Bearer ${t.token}`).send(body as object);
+const patch = (t: Tenant, path: string, body: unknown) =>
+  gateway()
+    .patch(`${B}${path}`)
+    .set('Authorization', `Bearer ${t.token}`)
+    .send(body as object);
 const get = (t: Tenant, path: string) => gateway().get(`${B}${path}`).set('Authorization', `Bearer ${t.token}`);
 const del = (t: Tenant, path: string) => gateway().delete(`${B}${path}`).set('Authorization', `Bearer ${t.token}`);
 
@@ -65,7 +69,9 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
   site = await startFixtureSite();
-  fleet = await startFleet({ env: { gateway: { REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:` }, 'webhook-dispatcher': { WEBHOOK_POLL_MS: '200' } } });
+  fleet = await startFleet({
+    env: { gateway: { REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:` }, 'webhook-dispatcher': { WEBHOOK_POLL_MS: '200' } },
+  });
   [a, b] = await Promise.all([newTenant('workflows-a'), newTenant('workflows-b')]);
 }, 180_000);
 
@@ -100,7 +106,12 @@ describe('workspaces, projects, members', () => {
     expect(w.status).toBe(201);
     workspaceId = w.body.id;
 
-    const p = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Shop', slug: 'shop', budget_cap_tokens: 50 }, 'project-create-1');
+    const p = await post(
+      a,
+      `/workspaces/${workspaceId}/projects`,
+      { name: 'Shop', slug: 'shop', budget_cap_tokens: 50 },
+      'project-create-1',
+    );
     expect(p.status).toBe(204);
     expect(p.text).toBe('');
     const location = p.headers['location'] as string;
@@ -108,10 +119,17 @@ describe('workspaces, projects, members', () => {
     projectId = location.split('/').pop()!;
 
     // The same key and body: a replay (same project, nothing new); another body under the key: 409.
-    const replay = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Shop', slug: 'shop', budget_cap_tokens: 50 }, 'project-create-1');
+    const replay = await post(
+      a,
+      `/workspaces/${workspaceId}/projects`,
+      { name: 'Shop', slug: 'shop', budget_cap_tokens: 50 },
+      'project-create-1',
+    );
     expect(replay.status).toBe(204);
     expect(replay.headers['location']).toBe(location);
-    expect((await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Other', slug: 'other' }, 'project-create-1')).body.code).toBe('IDEMPOTENCY_CONFLICT');
+    expect((await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Other', slug: 'other' }, 'project-create-1')).body.code).toBe(
+      'IDEMPOTENCY_CONFLICT',
+    );
     const dup = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Shop again', slug: 'shop' });
     expect({ status: dup.status, code: dup.body.code }).toEqual({ status: 409, code: 'CONFLICT' });
     expect((await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Bad', slug: 'Not A Slug' })).status).toBe(422);
@@ -134,7 +152,10 @@ describe('workspaces, projects, members', () => {
     expect((await post(a, `/workspaces/${workspaceId}/members`, { user_id: 2, role: 'member' }, 'member-add-2')).status).toBe(204);
     expect((await post(a, `/workspaces/${workspaceId}/members`, { user_id: 2, role: 'admin' })).status).toBe(204);
     const members = await get(a, `/workspaces/${workspaceId}/members`);
-    expect(members.body.items.map((m: { user_id: number; role: string }) => [m.user_id, m.role])).toEqual([[1, 'owner'], [2, 'admin']]);
+    expect(members.body.items.map((m: { user_id: number; role: string }) => [m.user_id, m.role])).toEqual([
+      [1, 'owner'],
+      [2, 'admin'],
+    ]);
 
     const demote = await post(a, `/workspaces/${workspaceId}/members`, { user_id: 1, role: 'admin' });
     expect({ status: demote.status, code: demote.body.code }).toEqual({ status: 409, code: 'CONFLICT' });
@@ -152,7 +173,12 @@ describe('workspaces, projects, members', () => {
 });
 
 describe('workflows and versions', () => {
-  const definition = (path: string) => ({ url: `https://example.com/${path}`, wait_for_selector: '#list', browser_actions: [{ type: 'click', selector: '#more' }], result_text_selector: 'main' });
+  const definition = (path: string) => ({
+    url: `https://example.com/${path}`,
+    wait_for_selector: '#list',
+    browser_actions: [{ type: 'click', selector: '#more' }],
+    result_text_selector: 'main',
+  });
 
   it('drafts, edits, publishes (stale revision 409), activates and rolls back (stale workflow_version 409)', async () => {
     const wf = await post(a, `/projects/${projectId}/workflows`, { name: 'catalog' });
@@ -160,7 +186,9 @@ describe('workflows and versions', () => {
     const workflowId = wf.body.id as string;
     expect(wf.body).toMatchObject({ workflow_version: 0, active_version_id: null });
 
-    const bad = await post(a, `/workflows/${workflowId}/versions`, { definition: { url: 'https://example.com', mode: 'http', timeout_ms: 1 } });
+    const bad = await post(a, `/workflows/${workflowId}/versions`, {
+      definition: { url: 'https://example.com', mode: 'http', timeout_ms: 1 },
+    });
     expect(bad.status).toBe(422);
     expect(bad.body.details.map((d: { field: string }) => d.field).sort()).toEqual(['definition.timeout_ms']);
     const notBrowser = await post(a, `/workflows/${workflowId}/versions`, { definition: { url: 'https://example.com', mode: 'http' } });
@@ -187,9 +215,15 @@ describe('workflows and versions', () => {
     expect((await post(a, `/workflows/${workflowId}/versions/${v2.body.id}/activate`, { workflow_version: 0 })).status).toBe(409);
     expect((await post(a, `/workflow-versions/${v2.body.id}/publish`, { revision: 1 })).status).toBe(204);
 
-    expect((await post(a, `/workflows/${workflowId}/versions/${v1.body.id}/activate`, { workflow_version: 0 }, 'activate-v1-key')).status).toBe(204);
-    expect((await post(a, `/workflows/${workflowId}/versions/${v1.body.id}/activate`, { workflow_version: 0 }, 'activate-v1-key')).status).toBe(204); // replay
-    expect((await post(a, `/workflows/${workflowId}/versions/${v2.body.id}/activate`, { workflow_version: 0 }, 'activate-v1-key')).body.code).toBe('IDEMPOTENCY_CONFLICT');
+    expect(
+      (await post(a, `/workflows/${workflowId}/versions/${v1.body.id}/activate`, { workflow_version: 0 }, 'activate-v1-key')).status,
+    ).toBe(204);
+    expect(
+      (await post(a, `/workflows/${workflowId}/versions/${v1.body.id}/activate`, { workflow_version: 0 }, 'activate-v1-key')).status,
+    ).toBe(204); // replay
+    expect(
+      (await post(a, `/workflows/${workflowId}/versions/${v2.body.id}/activate`, { workflow_version: 0 }, 'activate-v1-key')).body.code,
+    ).toBe('IDEMPOTENCY_CONFLICT');
     expect((await post(a, `/workflows/${workflowId}/versions/${v2.body.id}/activate`, { workflow_version: 1 })).status).toBe(204);
     const staleActivate = await post(a, `/workflows/${workflowId}/versions/${v1.body.id}/activate`, { workflow_version: 1 });
     expect({ status: staleActivate.status, code: staleActivate.body.code }).toEqual({ status: 409, code: 'CONFLICT' });
@@ -210,7 +244,7 @@ describe('workflows and versions', () => {
 describe('project+environment keys, webhooks and the browser-workflow API', () => {
   const browserApi = (key: string, path: string) => gateway().get(`/api/v1/browser/projects/${path}`).set('X-API-Key', key);
 
-  it('lists the scope\'s endpoints and a webhook\'s signed deliveries in cursor pages; other keys see nothing', async () => {
+  it("lists the scope's endpoints and a webhook's signed deliveries in cursor pages; other keys see nothing", async () => {
     const issued = await post(a, `/projects/${projectId}/environments/${production}/api-keys`, { label: 'ci' });
     expect(issued.status).toBe(201);
     const prodKey = issued.body.api_key as string;
@@ -221,7 +255,10 @@ describe('project+environment keys, webhooks and the browser-workflow API', () =
     ]);
 
     // A private address is refused at creation.
-    const privateUrl = await post(a, `/projects/${projectId}/environments/${production}/webhooks`, { url: 'http://10.1.2.3/hook', event_types: ['request.completed'] });
+    const privateUrl = await post(a, `/projects/${projectId}/environments/${production}/webhooks`, {
+      url: 'http://10.1.2.3/hook',
+      event_types: ['request.completed'],
+    });
     expect(privateUrl.status).toBe(422);
 
     // Watcher takes webhook.endpoint_disabled; flapper is disabled and re-enabled three times.
@@ -232,17 +269,30 @@ describe('project+environment keys, webhooks and the browser-workflow API', () =
     });
     expect(watcher.status).toBe(201);
     expect(watcher.body.secret).toMatch(/^whsec_/);
-    expect(watcher.body.endpoint).toMatchObject({ project_id: projectId, environment_id: production, url_origin: receiverUrl, status: 'enabled' });
-    const flapper = await post(a, `/projects/${projectId}/environments/${production}/webhooks`, { url: `${receiverUrl}/hooks/flapper`, event_types: ['request.completed'] });
+    expect(watcher.body.endpoint).toMatchObject({
+      project_id: projectId,
+      environment_id: production,
+      url_origin: receiverUrl,
+      status: 'enabled',
+    });
+    const flapper = await post(a, `/projects/${projectId}/environments/${production}/webhooks`, {
+      url: `${receiverUrl}/hooks/flapper`,
+      event_types: ['request.completed'],
+    });
     const watcherId = watcher.body.endpoint.id as string;
     const flapperId = flapper.body.endpoint.id as string;
     // One in staging, which production's key never sees.
-    await post(a, `/projects/${projectId}/environments/${staging}/webhooks`, { url: `${receiverUrl}/hooks/staging`, event_types: ['request.completed'] });
+    await post(a, `/projects/${projectId}/environments/${staging}/webhooks`, {
+      url: `${receiverUrl}/hooks/staging`,
+      event_types: ['request.completed'],
+    });
 
     for (let i = 0; i < 3; i++) {
       const disabled = await post(a, `/projects/${projectId}/environments/${production}/webhooks/${flapperId}/disable`, {});
       expect(disabled.body).toMatchObject({ status: 'disabled', disabled_reason: 'manual' });
-      expect((await patch(a, `/projects/${projectId}/environments/${production}/webhooks/${flapperId}`, { enabled: true })).body.status).toBe('enabled');
+      expect(
+        (await patch(a, `/projects/${projectId}/environments/${production}/webhooks/${flapperId}`, { enabled: true })).body.status,
+      ).toBe('enabled');
     }
 
     const deliveries = await eventually(
@@ -262,12 +312,18 @@ describe('project+environment keys, webhooks and the browser-workflow API', () =
     expect(first.status).toBe(200);
     expect(first.body.items).toHaveLength(1);
     expect(first.body.next_cursor).toEqual(expect.any(String));
-    const second = await browserApi(prodKey, `${projectId}/environments/${production}/webhooks?limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`);
+    const second = await browserApi(
+      prodKey,
+      `${projectId}/environments/${production}/webhooks?limit=1&cursor=${encodeURIComponent(first.body.next_cursor)}`,
+    );
     expect(second.body.items).toHaveLength(1);
     const ids = [...first.body.items, ...second.body.items].map((e: { id: string }) => e.id).sort();
     expect(ids).toEqual([watcherId, flapperId].sort());
     const third = second.body.next_cursor
-      ? await browserApi(prodKey, `${projectId}/environments/${production}/webhooks?limit=1&cursor=${encodeURIComponent(second.body.next_cursor)}`)
+      ? await browserApi(
+          prodKey,
+          `${projectId}/environments/${production}/webhooks?limit=1&cursor=${encodeURIComponent(second.body.next_cursor)}`,
+        )
       : undefined;
     expect(third?.body.items ?? []).toEqual([]);
     const all = await browserApi(prodKey, `${projectId}/environments/${production}/webhooks`);
@@ -279,12 +335,26 @@ describe('project+environment keys, webhooks and the browser-workflow API', () =
       () => browserApi(prodKey, `${projectId}/environments/${production}/webhooks/${watcherId}/deliveries?limit=2`),
       (r) => r.status === 200 && r.body.items.length === 2 && r.body.next_cursor !== null,
     );
-    const d2 = await browserApi(prodKey, `${projectId}/environments/${production}/webhooks/${watcherId}/deliveries?limit=2&cursor=${encodeURIComponent(d1.body.next_cursor)}`);
+    const d2 = await browserApi(
+      prodKey,
+      `${projectId}/environments/${production}/webhooks/${watcherId}/deliveries?limit=2&cursor=${encodeURIComponent(d1.body.next_cursor)}`,
+    );
     const attempts = [...d1.body.items, ...d2.body.items];
     expect(attempts).toHaveLength(3);
     for (const at of attempts) {
       expect(at).toMatchObject({ event_type: 'webhook.endpoint_disabled', outcome: 'delivered', status_code: 200, attempt: 1 });
-      expect(Object.keys(at).sort()).toEqual(['attempt', 'created_at', 'error', 'event_type', 'id', 'latency_ms', 'message_id', 'outcome', 'response_excerpt', 'status_code']);
+      expect(Object.keys(at).sort()).toEqual([
+        'attempt',
+        'created_at',
+        'error',
+        'event_type',
+        'id',
+        'latency_ms',
+        'message_id',
+        'outcome',
+        'response_excerpt',
+        'status_code',
+      ]);
     }
     expect(attempts.map((x: { message_id: string }) => x.message_id).sort()).toEqual(deliveries.map((d) => d.headers['webhook-id']).sort());
     expect((await browserApi(prodKey, `${projectId}/environments/${production}/webhooks?limit=0`)).status).toBe(422);
@@ -315,20 +385,24 @@ describe('project+environment keys, webhooks and the browser-workflow API', () =
     expect((await del(b, `/projects/${bp}/environments/${bEnv}/webhooks/${watcherId}`)).status).toBe(404);
 
     // Rotation answers a new secret; deletion removes the endpoint; revocation stops the key at once.
-    const rotated = await post(a, `/projects/${projectId}/environments/${production}/webhooks/${watcherId}/rotate-secret`, { previous_valid_seconds: 0 });
+    const rotated = await post(a, `/projects/${projectId}/environments/${production}/webhooks/${watcherId}/rotate-secret`, {
+      previous_valid_seconds: 0,
+    });
     expect(rotated.body.secret).toMatch(/^whsec_/);
     expect(rotated.body.secret).not.toBe(watcher.body.secret);
     expect((await del(a, `/projects/${projectId}/environments/${production}/webhooks/${flapperId}`)).status).toBe(204);
-    expect((await browserApi(prodKey, `${projectId}/environments/${production}/webhooks`)).body.items.map((e: { id: string }) => e.id)).toEqual([watcherId]);
+    expect(
+      (await browserApi(prodKey, `${projectId}/environments/${production}/webhooks`)).body.items.map((e: { id: string }) => e.id),
+    ).toEqual([watcherId]);
     expect((await del(a, `/projects/${projectId}/environments/${production}/api-keys/${issued.body.id}`)).status).toBe(204);
     expect((await browserApi(prodKey, `${projectId}/environments/${production}/webhooks`)).status).toBe(401);
   }, 90_000);
 });
 
-describe('the browser-workflow API\'s pages and scopes', () => {
+describe("the browser-workflow API's pages and scopes", () => {
   const browserApi = (key: string, path: string) => gateway().get(`/api/v1/browser/projects/${path}`).set('X-API-Key', key);
 
-  it('a webhook\'s deliveries come 50 to a page by default; a key of another project of the same tenant sees nothing of this one', async () => {
+  it("a webhook's deliveries come 50 to a page by default; a key of another project of the same tenant sees nothing of this one", async () => {
     const p = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Pages', slug: 'pages' });
     const pid = (p.headers['location'] as string).split('/').pop()!;
     const env = (await get(a, `/projects/${pid}`)).body.environments[0].id as string;
@@ -336,7 +410,8 @@ describe('the browser-workflow API\'s pages and scopes', () => {
     const base = `/projects/${pid}/environments/${env}/webhooks`;
     const watcher = await post(a, base, { url: `${receiverUrl}/hooks/pages-watcher`, event_types: ['webhook.endpoint_disabled'] });
     const watcherId = watcher.body.endpoint.id as string;
-    const flapperId = (await post(a, base, { url: `${receiverUrl}/hooks/pages-flapper`, event_types: ['request.completed'] })).body.endpoint.id as string;
+    const flapperId = (await post(a, base, { url: `${receiverUrl}/hooks/pages-flapper`, event_types: ['request.completed'] })).body.endpoint
+      .id as string;
     // 51 disables: 51 notices, one delivery attempt each, to the watcher.
     for (let i = 0; i < 51; i++) {
       expect((await post(a, `${base}/${flapperId}/disable`, {})).status).toBe(200);
@@ -348,7 +423,8 @@ describe('the browser-workflow API\'s pages and scopes', () => {
       60_000,
     );
     const rest = await eventually(
-      () => browserApi(key, `${pid}/environments/${env}/webhooks/${watcherId}/deliveries?cursor=${encodeURIComponent(first.body.next_cursor)}`),
+      () =>
+        browserApi(key, `${pid}/environments/${env}/webhooks/${watcherId}/deliveries?cursor=${encodeURIComponent(first.body.next_cursor)}`),
       (r) => r.status === 200 && r.body.items.length === 1,
       30_000,
     );
@@ -360,14 +436,22 @@ describe('the browser-workflow API\'s pages and scopes', () => {
     expect((await browserApi(key, `${pid}/environments/${env}/webhooks`)).body).toEqual({ items: expect.any(Array), next_cursor: null });
 
     // A key of the first project (same tenant, same workspace) on this project's paths: 404, never data.
-    const otherKey = (await post(a, `/projects/${projectId}/environments/${production}/api-keys`, { label: 'other project' })).body.api_key as string;
+    const otherKey = (await post(a, `/projects/${projectId}/environments/${production}/api-keys`, { label: 'other project' })).body
+      .api_key as string;
     for (const path of [`${pid}/environments/${env}/webhooks`, `${pid}/environments/${env}/webhooks/${watcherId}/deliveries`]) {
       const r = await browserApi(otherKey, path);
-      expect({ path, status: r.status, code: r.body.code, items: r.body.items }).toEqual({ path, status: 404, code: 'NOT_FOUND', items: undefined });
+      expect({ path, status: r.status, code: r.body.code, items: r.body.items }).toEqual({
+        path,
+        status: 404,
+        code: 'NOT_FOUND',
+        items: undefined,
+      });
     }
     // Its own path with this project's webhook id: 404 too; its own list holds none of this project's endpoints.
     expect((await browserApi(otherKey, `${projectId}/environments/${production}/webhooks/${watcherId}/deliveries`)).status).toBe(404);
-    const own = (await browserApi(otherKey, `${projectId}/environments/${production}/webhooks?limit=100`)).body.items.map((e: { id: string }) => e.id);
+    const own = (await browserApi(otherKey, `${projectId}/environments/${production}/webhooks?limit=100`)).body.items.map(
+      (e: { id: string }) => e.id,
+    );
     expect(own).not.toContain(watcherId);
     expect(own).not.toContain(flapperId);
   }, 120_000);
@@ -385,7 +469,9 @@ describe('webhook management and Idempotency-Key', () => {
     expect(c2.status).toBe(201);
     expect(c2.body).toEqual({ endpoint: expect.objectContaining({ id }) });
     expect((await post(a, base, { ...body, description: 'other' }, 'hook-create-0001')).body.code).toBe('IDEMPOTENCY_CONFLICT');
-    const listed = (await get(a, `${base}?limit=100`)).body.items.filter((e: { url_origin: string; event_types: string[] }) => e.event_types.length === 1 && e.event_types[0] === 'webhook.endpoint_disabled');
+    const listed = (await get(a, `${base}?limit=100`)).body.items.filter(
+      (e: { url_origin: string; event_types: string[] }) => e.event_types.length === 1 && e.event_types[0] === 'webhook.endpoint_disabled',
+    );
     expect(listed.filter((e: { id: string }) => e.id === id)).toHaveLength(1);
 
     // One rotation, however often it is replayed: deliveries are signed with its secret.
@@ -396,7 +482,8 @@ describe('webhook management and Idempotency-Key', () => {
     expect(r2.body).toEqual({ endpoint: expect.objectContaining({ id }) });
 
     // A disable replayed under its key answers the same; the notice reaches the idem endpoint signed with the one new secret.
-    const victim = (await post(a, base, { url: `${receiverUrl}/hooks/victim`, event_types: ['request.completed'] })).body.endpoint.id as string;
+    const victim = (await post(a, base, { url: `${receiverUrl}/hooks/victim`, event_types: ['request.completed'] })).body.endpoint
+      .id as string;
     const d1 = await post(a, `${base}/${victim}/disable`, {}, 'hook-disable-0001');
     expect(d1.body).toMatchObject({ id: victim, status: 'disabled' });
     expect((await post(a, `${base}/${victim}/disable`, {}, 'hook-disable-0001')).body).toEqual(d1.body);
@@ -413,7 +500,11 @@ describe('webhook management and Idempotency-Key', () => {
     const redelivered = await post(a, `${base}/${id}/deliveries/${webhookId}/redeliver`, {});
     expect(redelivered.status).toBe(200);
     expect(redelivered.body).toMatchObject({ id: webhookId, status: 'pending', event_type: 'webhook.endpoint_disabled' });
-    const again = await eventually(async () => received.filter((r) => r.headers['webhook-id'] === webhookId), (rs) => rs.length === 2, 30_000);
+    const again = await eventually(
+      async () => received.filter((r) => r.headers['webhook-id'] === webhookId),
+      (rs) => rs.length === 2,
+      30_000,
+    );
     expect(again[1]!.body).toBe(first.body);
     type Attempt = { message_id: string; attempt: number };
     const attempts = await eventually(
@@ -426,9 +517,15 @@ describe('webhook management and Idempotency-Key', () => {
     expect((await post(a, `${base}/${id}/deliveries/not-a-webhook-id/redeliver`, {})).status).toBe(404);
 
     // Delete under a key: the replay answers 204 again; without the key the endpoint is gone (404).
-    const del1 = gateway().delete(`${B}${base}/${victim}`).set('Authorization', `Bearer ${a.token}`).set('Idempotency-Key', 'hook-delete-0001');
+    const del1 = gateway()
+      .delete(`${B}${base}/${victim}`)
+      .set('Authorization', `Bearer ${a.token}`)
+      .set('Idempotency-Key', 'hook-delete-0001');
     expect((await del1).status).toBe(204);
-    const del2 = gateway().delete(`${B}${base}/${victim}`).set('Authorization', `Bearer ${a.token}`).set('Idempotency-Key', 'hook-delete-0001');
+    const del2 = gateway()
+      .delete(`${B}${base}/${victim}`)
+      .set('Authorization', `Bearer ${a.token}`)
+      .set('Idempotency-Key', 'hook-delete-0001');
     expect((await del2).status).toBe(204);
     expect((await del(a, `${base}/${victim}`)).status).toBe(404);
   }, 60_000);
@@ -440,15 +537,18 @@ describe('webhook writes the dispatcher applied but the gateway did not commit',
   const failClaimAnswers = () =>
     gatewaySql(`CREATE OR REPLACE FUNCTION test_fail_claim() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN RAISE EXCEPTION 'test: gateway commit fails'; END $$;
       CREATE TRIGGER test_fail_claim BEFORE UPDATE ON client_write_claims FOR EACH ROW WHEN (NEW.tenant_id = '${a.id}'::uuid) EXECUTE FUNCTION test_fail_claim();`);
-  const commitAgain = () => gatewaySql('DROP TRIGGER IF EXISTS test_fail_claim ON client_write_claims; DROP FUNCTION IF EXISTS test_fail_claim();');
+  const commitAgain = () =>
+    gatewaySql('DROP TRIGGER IF EXISTS test_fail_claim ON client_write_claims; DROP FUNCTION IF EXISTS test_fail_claim();');
   const keyed = (req: request.Test, key: string) => req.set('Authorization', `Bearer ${a.token}`).set('Idempotency-Key', key);
 
   it('a retry under the same Idempotency-Key answers what the dispatcher did: one rotation (its secret answered now), one deletion (204)', async () => {
     const base = `/projects/${projectId}/environments/${production}/webhooks`;
     const hook = await post(a, base, { url: `${receiverUrl}/hooks/lost-answers`, event_types: ['webhook.endpoint_disabled'] });
     const id = hook.body.endpoint.id as string;
-    const gone = (await post(a, base, { url: `${receiverUrl}/hooks/lost-delete`, event_types: ['request.completed'] })).body.endpoint.id as string;
-    const rotate = () => keyed(gateway().post(`${B}${base}/${id}/rotate-secret`), 'hook-lost-rotate-01').send({ previous_valid_seconds: 3600 });
+    const gone = (await post(a, base, { url: `${receiverUrl}/hooks/lost-delete`, event_types: ['request.completed'] })).body.endpoint
+      .id as string;
+    const rotate = () =>
+      keyed(gateway().post(`${B}${base}/${id}/rotate-secret`), 'hook-lost-rotate-01').send({ previous_valid_seconds: 3600 });
     const remove = () => keyed(gateway().delete(`${B}${base}/${gone}`), 'hook-lost-delete-01');
 
     await failClaimAnswers();
@@ -471,7 +571,8 @@ describe('webhook writes the dispatcher applied but the gateway did not commit',
 
     // One rotation only: deliveries are signed with the answered secret and, beside it, the original
     // one (the previous secret). A second rotation would have left the undelivered secret as previous.
-    const victim = (await post(a, base, { url: `${receiverUrl}/hooks/lost-victim`, event_types: ['request.completed'] })).body.endpoint.id as string;
+    const victim = (await post(a, base, { url: `${receiverUrl}/hooks/lost-victim`, event_types: ['request.completed'] })).body.endpoint
+      .id as string;
     expect((await post(a, `${base}/${victim}/disable`, {})).status).toBe(200);
     const notice = await eventually(
       async () => received.filter((r) => r.body.includes(victim) && signatureValid(r, retried.body.secret)),
@@ -489,23 +590,36 @@ describe('running a workflow with the project+environment key', () => {
   };
   const readRun = (key: string, path: string) => gateway().get(`/api/v1/browser/projects/${path}`).set('X-API-Key', key);
 
-  it('runs the active version in the browser, delivers its events to its scope\'s endpoints only, and keeps within the budget cap', async () => {
+  it("runs the active version in the browser, delivers its events to its scope's endpoints only, and keeps within the budget cap", async () => {
     // A project whose cap holds one run at a time at the browser's base price of 5, then one more.
     const p = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Runs', slug: 'runs', budget_cap_tokens: 12 });
     const pid = (p.headers['location'] as string).split('/').pop()!;
     const [prod, stage] = (await get(a, `/projects/${pid}`)).body.environments.map((e: { id: string }) => e.id) as [string, string];
     const prodKey = (await post(a, `/projects/${pid}/environments/${prod}/api-keys`, {})).body.api_key as string;
     const stageKey = (await post(a, `/projects/${pid}/environments/${stage}/api-keys`, {})).body.api_key as string;
-    const hook = await post(a, `/projects/${pid}/environments/${prod}/webhooks`, { url: `${receiverUrl}/hooks/runs-prod`, event_types: ['request.accepted', 'request.completed'] });
-    await post(a, `/projects/${pid}/environments/${stage}/webhooks`, { url: `${receiverUrl}/hooks/runs-stage`, event_types: ['request.accepted', 'request.completed'] });
+    const hook = await post(a, `/projects/${pid}/environments/${prod}/webhooks`, {
+      url: `${receiverUrl}/hooks/runs-prod`,
+      event_types: ['request.accepted', 'request.completed'],
+    });
+    await post(a, `/projects/${pid}/environments/${stage}/webhooks`, {
+      url: `${receiverUrl}/hooks/runs-stage`,
+      event_types: ['request.accepted', 'request.completed'],
+    });
     // The first project's production endpoint (another project) must not see these runs either.
-    await post(a, `/projects/${projectId}/environments/${production}/webhooks`, { url: `${receiverUrl}/hooks/other-project`, event_types: ['request.completed'] });
+    await post(a, `/projects/${projectId}/environments/${production}/webhooks`, {
+      url: `${receiverUrl}/hooks/other-project`,
+      event_types: ['request.completed'],
+    });
 
     const wf = (await post(a, `/projects/${pid}/workflows`, { name: 'render' })).body.id as string;
     // No active version yet: 409, nothing admitted.
     const early = await run(prodKey, `${pid}/environments/${prod}/workflows/${wf}/runs`);
     expect({ status: early.status, code: early.body.code }).toEqual({ status: 409, code: 'CONFLICT' });
-    const v1 = (await post(a, `/workflows/${wf}/versions`, { definition: { url: `${site.url}/js-page`, wait_for_selector: '#rendered', result_text_selector: '#app' } })).body;
+    const v1 = (
+      await post(a, `/workflows/${wf}/versions`, {
+        definition: { url: `${site.url}/js-page`, wait_for_selector: '#rendered', result_text_selector: '#app' },
+      })
+    ).body;
     expect((await post(a, `/workflow-versions/${v1.id}/publish`, { revision: 1 })).status).toBe(204);
     expect((await post(a, `/workflows/${wf}/versions/${v1.id}/activate`, { workflow_version: 0 })).status).toBe(204);
 
@@ -573,14 +687,26 @@ describe('running a workflow with the project+environment key', () => {
     const env = (await get(a, `/projects/${pid}`)).body.environments[0].id as string;
     const key = (await post(a, `/projects/${pid}/environments/${env}/api-keys`, {})).body.api_key as string;
     const wf = (await post(a, `/projects/${pid}/workflows`, { name: 'capped' })).body.id as string;
-    const v = (await post(a, `/workflows/${wf}/versions`, { definition: { url: `${site.url}/js-page`, wait_for_selector: '#rendered', max_credits_per_request: 6 } })).body;
+    const v = (
+      await post(a, `/workflows/${wf}/versions`, {
+        definition: { url: `${site.url}/js-page`, wait_for_selector: '#rendered', max_credits_per_request: 6 },
+      })
+    ).body;
     await post(a, `/workflow-versions/${v.id}/publish`, { revision: 1 });
     await post(a, `/workflows/${wf}/versions/${v.id}/activate`, { workflow_version: 0 });
     // Each run holds its own ceiling (6) while it runs: two fit in 12, a third does not.
-    const runs = [await run(key, `${pid}/environments/${env}/workflows/${wf}/runs`), await run(key, `${pid}/environments/${env}/workflows/${wf}/runs`)];
+    const runs = [
+      await run(key, `${pid}/environments/${env}/workflows/${wf}/runs`),
+      await run(key, `${pid}/environments/${env}/workflows/${wf}/runs`),
+    ];
     expect(runs.map((r) => r.status)).toEqual([202, 202]);
     const third = await run(key, `${pid}/environments/${env}/workflows/${wf}/runs`);
     expect([third.status, third.body.code]).toEqual([402, 'PROJECT_BUDGET_EXHAUSTED']);
-    for (const r of runs) await eventually(async () => (await readRun(key, `${pid}/environments/${env}/runs/${r.body.id}`)).body, (d) => d.token_state === 'settled', 90_000);
+    for (const r of runs)
+      await eventually(
+        async () => (await readRun(key, `${pid}/environments/${env}/runs/${r.body.id}`)).body,
+        (d) => d.token_state === 'settled',
+        90_000,
+      );
   }, 240_000);
 });

@@ -16,7 +16,12 @@ let tenantId: string;
 let otherKey: string;
 
 const gw = () => request(fleet.url('gateway'));
-type Detail = Record<string, unknown> & { status: string; token_state: string; result_meta: Record<string, unknown> | null; user_error: Record<string, unknown> | null };
+type Detail = Record<string, unknown> & {
+  status: string;
+  token_state: string;
+  result_meta: Record<string, unknown> | null;
+  user_error: Record<string, unknown> | null;
+};
 
 async function submit(body: Record<string, unknown>, apiKey = key): Promise<{ id: string; route_mode: string; base_tokens: number }> {
   const res = await gw().post('/api/v1/data/requests').set('X-API-Key', apiKey).send(body);
@@ -24,11 +29,23 @@ async function submit(body: Record<string, unknown>, apiKey = key): Promise<{ id
   return res.body as { id: string; route_mode: string; base_tokens: number };
 }
 
-const detail = async (id: string, apiKey = key): Promise<Detail> => (await gw().get(`/api/v1/data/requests/${id}`).set('X-API-Key', apiKey).expect(200)).body as Detail;
-const settledDetail = (id: string, ms = 60_000) => eventually(() => detail(id), (d) => ['settled', 'refunded'].includes(d.token_state), ms, 200);
-const textOf = async (id: string) => (await gw().get(`/api/v1/data/requests/${id}/result?format=text`).set('X-API-Key', key).expect(200)).text;
+const detail = async (id: string, apiKey = key): Promise<Detail> =>
+  (await gw().get(`/api/v1/data/requests/${id}`).set('X-API-Key', apiKey).expect(200)).body as Detail;
+const settledDetail = (id: string, ms = 60_000) =>
+  eventually(
+    () => detail(id),
+    (d) => ['settled', 'refunded'].includes(d.token_state),
+    ms,
+    200,
+  );
+const textOf = async (id: string) =>
+  (await gw().get(`/api/v1/data/requests/${id}/result?format=text`).set('X-API-Key', key).expect(200)).text;
 const eventsOf = async (id: string) =>
-  ((await gw().get(`/api/v1/data/requests/${id}/events`).set('X-API-Key', key).expect(200)).body as { data: { type: string; data: Record<string, unknown> }[] }).data;
+  (
+    (await gw().get(`/api/v1/data/requests/${id}/events`).set('X-API-Key', key).expect(200)).body as {
+      data: { type: string; data: Record<string, unknown> }[];
+    }
+  ).data;
 
 async function balance(): Promise<number> {
   const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenantId}/balance`);
@@ -160,8 +177,19 @@ describe('browser actions', () => {
   });
 
   it('fails the request on an action that cannot run, unless it is optional', async () => {
-    const strict = await submit({ url: `${site.url}/actions`, browser_actions: [{ type: 'click', selector: '#absent' }], timeout_ms: 5000 });
-    const lenient = await submit({ url: `${site.url}/actions`, browser_actions: [{ type: 'click', selector: '#absent', optional: true }, { type: 'click', selector: '#btn' }], timeout_ms: 20_000 });
+    const strict = await submit({
+      url: `${site.url}/actions`,
+      browser_actions: [{ type: 'click', selector: '#absent' }],
+      timeout_ms: 5000,
+    });
+    const lenient = await submit({
+      url: `${site.url}/actions`,
+      browser_actions: [
+        { type: 'click', selector: '#absent', optional: true },
+        { type: 'click', selector: '#btn' },
+      ],
+      timeout_ms: 20_000,
+    });
     expect((await settledDetail(strict.id))['user_error']).toMatchObject({ code: 'BROWSER_ACTION_FAILED' });
     const d = await settledDetail(lenient.id);
     expect([d.status, d.user_error]).toEqual(['completed', null]);
@@ -198,7 +226,9 @@ describe('resource policy', () => {
     const [dl, df] = [await settledDetail(light.id), await settledDetail(full.id)];
     expect([dl.status, df.status]).toEqual(['completed', 'completed']);
     expect(dl.result_meta?.['resource_policy']).toMatchObject({ requested: 'adaptive', applied: 'site-light' });
-    expect(((dl.result_meta?.['resource_policy'] as { blocked_requests: Record<string, number> }).blocked_requests['image'] ?? 0)).toBeGreaterThanOrEqual(20);
+    expect(
+      (dl.result_meta?.['resource_policy'] as { blocked_requests: Record<string, number> }).blocked_requests['image'] ?? 0,
+    ).toBeGreaterThanOrEqual(20);
     expect(df.result_meta?.['resource_policy']).toEqual({ requested: 'compatible', applied: 'full', blocked_requests: {} });
     expect(await textOf(light.id)).toContain('Image gallery');
   });
@@ -215,7 +245,11 @@ describe('auto', () => {
     expect(await textOf(shell.id)).toContain('Shell rendered');
     expect(await charged(plain.id)).toBe(1);
     expect(await charged(shell.id)).toBe(5);
-    expect((await eventsOf(shell.id)).find((e) => e.type === 'request.escalated')?.data).toEqual({ from: 'http', to: 'browser', reason: 'js_shell' });
+    expect((await eventsOf(shell.id)).find((e) => e.type === 'request.escalated')?.data).toEqual({
+      from: 'http',
+      to: 'browser',
+      reason: 'js_shell',
+    });
     expect((await eventsOf(plain.id)).map((e) => e.type)).not.toContain('request.escalated');
   });
 
@@ -238,7 +272,10 @@ describe('auto', () => {
     const s = await submit({ url: `${site.url}/challenge`, mode: 'auto' });
     const d = await settledDetail(s.id);
     expect(d['protected']).toBe(true);
-    expect((await eventsOf(s.id)).find((e) => e.type === 'request.escalated')?.data).toMatchObject({ reason: 'challenge', protection: 'cloudflare' });
+    expect((await eventsOf(s.id)).find((e) => e.type === 'request.escalated')?.data).toMatchObject({
+      reason: 'challenge',
+      protection: 'cloudflare',
+    });
     // The fixture's challenge never passes: not delivered, so not billed.
     expect([d.status, d.token_state, (d['user_error'] as { code: string }).code]).toEqual(['failed', 'refunded', 'PROTECTION_NOT_PASSED']);
   });
@@ -266,7 +303,11 @@ describe('debug artifacts', () => {
     expect(dok['debug_artifacts']).toEqual({});
     const listing = df['debug_artifacts'] as { items: { name: string; content_type: string }[]; expires_at: string };
     expect(listing.items.map((i) => i.name).sort()).toEqual(['report.json', 'screenshot.png']);
-    const png = await gw().get(`/api/v1/data/requests/${failed.id}/debug-artifacts/screenshot.png`).set('X-API-Key', key).buffer(true).expect(200);
+    const png = await gw()
+      .get(`/api/v1/data/requests/${failed.id}/debug-artifacts/screenshot.png`)
+      .set('X-API-Key', key)
+      .buffer(true)
+      .expect(200);
     expect(png.headers['content-type']).toBe('image/png');
     expect((png.body as Buffer).subarray(0, 8)).toEqual(Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]));
     const report = await gw().get(`/api/v1/data/requests/${failed.id}/debug-artifacts/report.json`).set('X-API-Key', key).expect(200);
@@ -280,12 +321,19 @@ describe('debug artifacts', () => {
 describe('a Chromium that dies mid-render', () => {
   it('costs that attempt only: the request ends cleanly and the next one still renders', async () => {
     const s = await submit({ url: `${site.url}/slow?ms=4000`, timeout_ms: 30_000 });
-    await eventually(() => detail(s.id), (d) => d.status === 'running', 30_000, 100);
+    await eventually(
+      () => detail(s.id),
+      (d) => d.status === 'running',
+      30_000,
+      100,
+    );
     // Give the page a moment to start loading, then kill every Chromium process of the renderer.
     await new Promise((r) => setTimeout(r, 500));
     const rendererPid = fleet.pid('browser-renderer');
     expect(rendererPid).toBeDefined();
-    const chromium = execFileSync('pgrep', ['-P', String(rendererPid)], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    const chromium = execFileSync('pgrep', ['-P', String(rendererPid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean);
     expect(chromium.length).toBeGreaterThan(0);
     for (const pid of chromium) process.kill(Number(pid), 'SIGKILL');
     const d = await settledDetail(s.id, 90_000);
@@ -301,9 +349,16 @@ describe('a Chromium that dies mid-render', () => {
 describe('a renderer killed mid-render', () => {
   it('repeats the job, never its effects: completed once, charged once', async () => {
     const s = await submit({ url: `${site.url}/slow?ms=3000`, timeout_ms: 30_000 });
-    await eventually(() => detail(s.id), (d) => d.status === 'running', 30_000, 100);
+    await eventually(
+      () => detail(s.id),
+      (d) => d.status === 'running',
+      30_000,
+      100,
+    );
     const rendererPid = fleet.pid('browser-renderer')!;
-    const chromium = execFileSync('pgrep', ['-P', String(rendererPid)], { encoding: 'utf8' }).split('\n').filter(Boolean);
+    const chromium = execFileSync('pgrep', ['-P', String(rendererPid)], { encoding: 'utf8' })
+      .split('\n')
+      .filter(Boolean);
     await fleet.kill('browser-renderer', 'SIGKILL');
     // Chromium outlives a SIGKILLed parent: clean up what the dead renderer left.
     for (const pid of chromium) {
@@ -329,11 +384,16 @@ describe('large pages', () => {
     const d = await settledDetail(s.id, 150_000);
     expect(d.status).toBe('completed');
     expect(d.result_meta?.['bytes']).toBeGreaterThan(9_500_000);
-    const html = await gw().get(`/api/v1/data/requests/${s.id}/result`).set('X-API-Key', key).buffer(true).parse((res, cb) => {
-      const chunks: Buffer[] = [];
-      res.on('data', (c: Buffer) => chunks.push(c));
-      res.on('end', () => cb(null, Buffer.concat(chunks)));
-    }).expect(200);
+    const html = await gw()
+      .get(`/api/v1/data/requests/${s.id}/result`)
+      .set('X-API-Key', key)
+      .buffer(true)
+      .parse((res, cb) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (c: Buffer) => chunks.push(c));
+        res.on('end', () => cb(null, Buffer.concat(chunks)));
+      })
+      .expect(200);
     expect((html.body as Buffer).length).toBe(d.result_meta?.['bytes']);
   }, 180_000);
 });
@@ -341,7 +401,12 @@ describe('large pages', () => {
 describe('a renderer stopped during a deploy (SIGTERM)', () => {
   it('finishes the render in flight and hands it back before its browsers close', async () => {
     const s = await submit({ url: `${site.url}/slow?ms=2000`, timeout_ms: 30_000 });
-    await eventually(() => detail(s.id), (d) => d.status === 'running', 30_000, 100);
+    await eventually(
+      () => detail(s.id),
+      (d) => d.status === 'running',
+      30_000,
+      100,
+    );
     expect(await fleet.kill('browser-renderer', 'SIGTERM')).toBe(0);
     // Completed by the instance that stopped, with no renderer running now.
     const d = await settledDetail(s.id, 30_000);

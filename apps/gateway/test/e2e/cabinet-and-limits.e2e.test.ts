@@ -24,12 +24,22 @@ interface Tenant {
 async function newTenant(name: string, credits = 1000): Promise<Tenant> {
   const t = await adminCommand(fleet, ['create-tenant', '--name', name, '--credits', String(credits)]);
   const c = await adminCommand(fleet, ['issue-cabinet-token', '--tenant', t['tenant_id'] as string]);
-  return { id: t['tenant_id'] as string, apiKey: t['api_key'] as string, token: c['cabinet_token'] as string, tokenId: c['token_id'] as string };
+  return {
+    id: t['tenant_id'] as string,
+    apiKey: t['api_key'] as string,
+    token: c['cabinet_token'] as string,
+    tokenId: c['token_id'] as string,
+  };
 }
 
 function expectPublicError(res: request.Response, status: number, code: string) {
   expect({ status: res.status, code: res.body?.code }).toEqual({ status, code });
-  expect(res.body).toEqual({ code, message: expect.any(String), request_id: expect.any(String), ...(res.body.details ? { details: expect.any(Array) } : {}) });
+  expect(res.body).toEqual({
+    code,
+    message: expect.any(String),
+    request_id: expect.any(String),
+    ...(res.body.details ? { details: expect.any(Array) } : {}),
+  });
 }
 
 const clientSubmit = (token: string, body: unknown, key?: string) => {
@@ -60,7 +70,12 @@ beforeAll(async () => {
   site = await startFixtureSite();
   fleet = await startFleet({
     env: {
-      gateway: { REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:`, RATE_LIMIT_SUBMISSIONS: String(DEFAULT_RATE), RATE_LIMIT_WINDOW_SECONDS: '60', CONCURRENCY_LIMIT: '50' },
+      gateway: {
+        REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:`,
+        RATE_LIMIT_SUBMISSIONS: String(DEFAULT_RATE),
+        RATE_LIMIT_WINDOW_SECONDS: '60',
+        CONCURRENCY_LIMIT: '50',
+      },
       // Every recipe limit away from its default: capabilities must report these, and enforce them.
       'recipe-extractor': RECIPE_CONFIG,
     },
@@ -80,9 +95,31 @@ describe('cabinet tokens', () => {
     const res = await clientSubmit(a.token, { ...page(), url: `${site.url}/page?private=1` });
     expect(res.status).toBe(202);
     expect(Object.keys(res.body).sort()).toEqual(
-      ['id', 'url', 'status', 'cached', 'protected', 'base_tokens', 'protected_tokens', 'captcha_tokens', 'created_at', 'charged_tokens', 'pricing_version', 'route_mode', 'idempotent_replay'].sort(),
+      [
+        'id',
+        'url',
+        'status',
+        'cached',
+        'protected',
+        'base_tokens',
+        'protected_tokens',
+        'captcha_tokens',
+        'created_at',
+        'charged_tokens',
+        'pricing_version',
+        'route_mode',
+        'idempotent_replay',
+      ].sort(),
     );
-    expect(res.body).toMatchObject({ url: site.url, status: 'pending', route_mode: 'http', base_tokens: 1, charged_tokens: 1, pricing_version: 2, idempotent_replay: false });
+    expect(res.body).toMatchObject({
+      url: site.url,
+      status: 'pending',
+      route_mode: 'http',
+      base_tokens: 1,
+      charged_tokens: 1,
+      pricing_version: 2,
+      idempotent_replay: false,
+    });
     // The request belongs to the token's tenant: readable with its API key, not with another's.
     const mine = await gateway().get(`/api/v1/data/requests/${res.body.id}`).set('X-API-Key', a.apiKey);
     expect(mine.status).toBe(200);
@@ -136,11 +173,19 @@ describe('cabinet tokens', () => {
   it('stop working when revoked or expired, and are stored hashed', async () => {
     // The gateway drops a changed tenant's cached credentials when Postgres's NOTIFY for the commit
     // reaches it: milliseconds, not a guarantee for the very next request on a busy machine.
-    const refusedSoon = (token: string) => eventually(() => clientSubmit(token, page()), (r) => r.status === 401, 2_000, 20);
+    const refusedSoon = (token: string) =>
+      eventually(
+        () => clientSubmit(token, page()),
+        (r) => r.status === 401,
+        2_000,
+        20,
+      );
     const t = await newTenant('revocable');
     expect((await clientSubmit(t.token, page())).status).toBe(202);
-    const stored = await withDatabase(fleet.databases['gateway'].url, async (c) =>
-      (await c.query<{ hash: string; prefix: string }>('SELECT hash, prefix FROM cabinet_tokens WHERE id = $1', [t.tokenId])).rows[0]!,
+    const stored = await withDatabase(
+      fleet.databases['gateway'].url,
+      async (c) =>
+        (await c.query<{ hash: string; prefix: string }>('SELECT hash, prefix FROM cabinet_tokens WHERE id = $1', [t.tokenId])).rows[0]!,
     );
     expect(stored.hash).toMatch(/^[0-9a-f]{64}$/);
     expect(t.token).toContain(stored.prefix);
@@ -153,7 +198,9 @@ describe('cabinet tokens', () => {
     const second = await adminCommand(fleet, ['issue-cabinet-token', '--tenant', t.id, '--expires-in-days', '1']);
     expect(new Date(second['expires_at'] as string).getTime()).toBeGreaterThan(Date.now() + 23 * 3600_000);
     expect((await clientSubmit(second['cabinet_token'] as string, page())).status).toBe(202);
-    await withDatabase(fleet.databases['gateway'].url, (c) => c.query("UPDATE cabinet_tokens SET expires_at = now() - interval '1 second' WHERE id = $1", [second['token_id']]));
+    await withDatabase(fleet.databases['gateway'].url, (c) =>
+      c.query("UPDATE cabinet_tokens SET expires_at = now() - interval '1 second' WHERE id = $1", [second['token_id']]),
+    );
     expectPublicError(await refusedSoon(second['cabinet_token'] as string), 401, 'UNAUTHENTICATED');
 
     const third = await adminCommand(fleet, ['issue-cabinet-token', '--tenant', t.id, '--expires-in-days', '0']);
@@ -177,7 +224,10 @@ describe('recipes', () => {
       ['Active', { definition, activate: true }],
       ['Draft', { definition }],
     ] as const) {
-      const r = await gateway().post('/api/v1/client/recipes').set(clientAuth).send({ name, sample_url: `${site.url}/product`, ...body });
+      const r = await gateway()
+        .post('/api/v1/client/recipes')
+        .set(clientAuth)
+        .send({ name, sample_url: `${site.url}/product`, ...body });
       expect(r.status).toBe(201);
       made.push({ id: r.body.id, name });
     }
@@ -191,7 +241,10 @@ describe('recipes', () => {
     const data = await gateway().get('/api/v1/data/recipes').set(dataAuth);
     expect(data.body).toMatchObject({ total: 3, limit: 20, offset: 0, has_more: false });
     expect(data.body.items.map((r: { active_version: unknown }) => r.active_version === null)).toEqual([true, false, true]);
-    expect(data.body.items[1].active_version).toMatchObject({ version: 1, fields: [{ name: 'title', type: 'string', required: true, multiple: false, description: '' }] });
+    expect(data.body.items[1].active_version).toMatchObject({
+      version: 1,
+      fields: [{ name: 'title', type: 'string', required: true, multiple: false, description: '' }],
+    });
 
     for (const [path, auth] of [
       ['/api/v1/client/recipes', clientAuth],
@@ -255,7 +308,14 @@ describe('recipes', () => {
       enabled: true,
       dsl_version: 1,
       generation_max_attempts: 4,
-      limits: { default_page_size: 20, max_page_size: 100, max_prompt_length: 300, max_schema_bytes: 6000, max_rules: 7, max_selectors_per_rule: 2 },
+      limits: {
+        default_page_size: 20,
+        max_page_size: 100,
+        max_prompt_length: 300,
+        max_schema_bytes: 6000,
+        max_rules: 7,
+        max_selectors_per_rule: 2,
+      },
       extraction_fields: {
         scalar_types: strings,
         scalar_source_types: strings,
@@ -285,7 +345,12 @@ describe('recipes', () => {
     expect(business.body.billing).toMatchObject({ plan_id: 'business' });
     expect(business.body.billing).not.toEqual(res.body.billing);
     await adminCommand(fleet, ['set-plan', '--tenant', a.id, '--plan', 'standard'], 'billing-ledger');
-    const ints = [res.body.dsl_version, res.body.generation_max_attempts, ...Object.values(res.body.limits), ...Object.values(res.body.billing).filter((v) => typeof v === 'number')];
+    const ints = [
+      res.body.dsl_version,
+      res.body.generation_max_attempts,
+      ...Object.values(res.body.limits),
+      ...Object.values(res.body.billing).filter((v) => typeof v === 'number'),
+    ];
     for (const v of ints) expect(Number.isInteger(v)).toBe(true);
   });
 });
@@ -293,7 +358,11 @@ describe('recipes', () => {
 describe('recipe limits from configuration, enforced through the gateway', () => {
   const auth = () => ({ Authorization: `Bearer ${a.token}` });
   const field = (i: number, extra: Record<string, unknown> = {}) => ({ name: `f${i}`, type: 'string', selectors: ['h1'], ...extra });
-  const create = (definition: unknown) => gateway().post('/api/v1/client/recipes').set(auth()).send({ name: `Limits ${randomUUID()}`, sample_url: `${site.url}/product`, definition });
+  const create = (definition: unknown) =>
+    gateway()
+      .post('/api/v1/client/recipes')
+      .set(auth())
+      .send({ name: `Limits ${randomUUID()}`, sample_url: `${site.url}/product`, definition });
   const refused = (res: request.Response) => {
     expectPublicError(res, 422, 'VALIDATION_FAILED');
     return res.body.details as { field: string; issue: string }[];
@@ -301,9 +370,18 @@ describe('recipe limits from configuration, enforced through the gateway', () =>
 
   it('max_rules 7: seven rules are taken, eight refused', async () => {
     expect((await create({ dsl_version: 1, fields: Array.from({ length: 7 }, (_, i) => field(i)) })).status).toBe(201);
-    expect(refused(await create({ dsl_version: 1, fields: Array.from({ length: 8 }, (_, i) => field(i)) }))).toContainEqual({ field: 'definition.fields', issue: 'has 8 rules; max_rules is 7' });
+    expect(refused(await create({ dsl_version: 1, fields: Array.from({ length: 8 }, (_, i) => field(i)) }))).toContainEqual({
+      field: 'definition.fields',
+      issue: 'has 8 rules; max_rules is 7',
+    });
     // Rules inside an object field count too: 6 fields + an object field with 2 = 9 rules.
-    const nested = { dsl_version: 1, fields: [...Array.from({ length: 6 }, (_, i) => field(i)), { name: 'items', type: 'object', multiple: true, scope: 'section', fields: [field(10), field(11)] }] };
+    const nested = {
+      dsl_version: 1,
+      fields: [
+        ...Array.from({ length: 6 }, (_, i) => field(i)),
+        { name: 'items', type: 'object', multiple: true, scope: 'section', fields: [field(10), field(11)] },
+      ],
+    };
     expect(refused(await create(nested))).toContainEqual({ field: 'definition.fields', issue: 'has 9 rules; max_rules is 7' });
   });
 
@@ -317,22 +395,41 @@ describe('recipe limits from configuration, enforced through the gateway', () =>
       .post(`/api/v1/client/recipes/${ok.body.id}/versions`)
       .set(auth())
       .send({ definition: { dsl_version: 1, fields: [field(0), field(1, { selectors: ['h1', 'h2', 'h3'] })] } });
-    expect(refused(version)).toContainEqual({ field: 'definition.fields.1.selectors', issue: 'has 3 selectors; max_selectors_per_rule is 2' });
+    expect(refused(version)).toContainEqual({
+      field: 'definition.fields.1.selectors',
+      issue: 'has 3 selectors; max_selectors_per_rule is 2',
+    });
   });
 
   it('max_schema_bytes 6000: a definition under it is taken, one over it refused with its size', async () => {
-    const described = (n: number) => ({ dsl_version: 1, fields: Array.from({ length: n }, (_, i) => field(i, { description: 'd'.repeat(1000) })) });
+    const described = (n: number) => ({
+      dsl_version: 1,
+      fields: Array.from({ length: n }, (_, i) => field(i, { description: 'd'.repeat(1000) })),
+    });
     const under = described(5);
     const over = described(6);
     const bytes = (d: unknown) => Buffer.byteLength(JSON.stringify(d));
     expect(bytes(under)).toBeLessThan(6000);
     expect(bytes(over)).toBeGreaterThan(6000);
     expect((await create(under)).status).toBe(201);
-    expect(refused(await create(over))).toEqual([{ field: 'definition', issue: `is ${bytes(over)} bytes as JSON; max_schema_bytes is 6000` }]);
+    expect(refused(await create(over))).toEqual([
+      { field: 'definition', issue: `is ${bytes(over)} bytes as JSON; max_schema_bytes is 6000` },
+    ]);
   });
 
   it('max_object_nesting_depth 1: an object collection is taken, an object inside it refused', async () => {
-    const oneDeep = { dsl_version: 1, fields: [{ name: 'reviews', type: 'object', multiple: true, scope: 'section.review', fields: [{ name: 'author', type: 'string', selectors: ['.author'] }] }] };
+    const oneDeep = {
+      dsl_version: 1,
+      fields: [
+        {
+          name: 'reviews',
+          type: 'object',
+          multiple: true,
+          scope: 'section.review',
+          fields: [{ name: 'author', type: 'string', selectors: ['.author'] }],
+        },
+      ],
+    };
     const created = await create(oneDeep);
     expect(created.status).toBe(201);
     const twoDeep = {
@@ -347,16 +444,26 @@ describe('recipe limits from configuration, enforced through the gateway', () =>
         },
       ],
     };
-    expect(refused(await create(twoDeep))).toEqual([{ field: 'definition.fields.0.fields.0', issue: 'nests objects 2 deep; max_object_nesting_depth is 1' }]);
+    expect(refused(await create(twoDeep))).toEqual([
+      { field: 'definition.fields.0.fields.0', issue: 'nests objects 2 deep; max_object_nesting_depth is 1' },
+    ]);
     const version = await gateway().post(`/api/v1/client/recipes/${created.body.id}/versions`).set(auth()).send({ definition: twoDeep });
-    expect(refused(version)).toEqual([{ field: 'definition.fields.0.fields.0', issue: 'nests objects 2 deep; max_object_nesting_depth is 1' }]);
+    expect(refused(version)).toEqual([
+      { field: 'definition.fields.0.fields.0', issue: 'nests objects 2 deep; max_object_nesting_depth is 1' },
+    ]);
   });
 
   it('max_prompt_length 300: a generation with a 300-character prompt runs, 301 characters are refused before anything is fetched', async () => {
-    const recipe = await gateway().post('/api/v1/client/recipes').set(auth()).send({ name: 'Prompted', sample_url: `${site.url}/product` });
+    const recipe = await gateway()
+      .post('/api/v1/client/recipes')
+      .set(auth())
+      .send({ name: 'Prompted', sample_url: `${site.url}/product` });
     expect(recipe.status).toBe(201);
     const fetched = site.hits.get('/product') ?? 0;
-    const long = await gateway().post(`/api/v1/client/recipes/${recipe.body.id}/generate`).set(auth()).send({ prompt: 'p'.repeat(301), method: 'heuristic' });
+    const long = await gateway()
+      .post(`/api/v1/client/recipes/${recipe.body.id}/generate`)
+      .set(auth())
+      .send({ prompt: 'p'.repeat(301), method: 'heuristic' });
     expect(refused(long)).toEqual([{ field: 'prompt', issue: 'is 301 characters; max_prompt_length is 300' }]);
     expect(site.hits.get('/product') ?? 0).toBe(fetched);
     const prompt = `product title and price ${'p'.repeat(300)}`.slice(0, 300);
@@ -383,7 +490,10 @@ describe('rate limits', () => {
   it('refuse past a per-tenant override with 429, Retry-After and the headers; other tenants are unaffected', async () => {
     const t = await newTenant('rate-limited');
     const other = await newTenant('rate-bystander');
-    expect(await adminCommand(fleet, ['set-limits', '--tenant', t.id, '--rate', '3', '--window', '60'])).toMatchObject({ submissions_per_window: 3, window_seconds: 60 });
+    expect(await adminCommand(fleet, ['set-limits', '--tenant', t.id, '--rate', '3', '--window', '60'])).toMatchObject({
+      submissions_per_window: 3,
+      window_seconds: 60,
+    });
     const seen = [];
     for (let i = 0; i < 3; i++) {
       // The data API and the cabinet share one quota per tenant.
@@ -404,7 +514,10 @@ describe('rate limits', () => {
     expect(Number(refused.headers['ratelimit-reset'])).toBeGreaterThan(55);
     expectPublicError(await clientSubmit(t.token, page()), 429, 'RATE_LIMITED');
     // Refused submissions create nothing.
-    const rows = await withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) => (await c.query('SELECT 1 FROM data_requests WHERE tenant_id = $1', [t.id])).rowCount);
+    const rows = await withDatabase(
+      fleet.databases['fetch-orchestrator'].url,
+      async (c) => (await c.query('SELECT 1 FROM data_requests WHERE tenant_id = $1', [t.id])).rowCount,
+    );
     expect(rows).toBe(3);
 
     const bystander = await dataSubmit(other.apiKey, page());
@@ -479,8 +592,11 @@ describe('concurrency limits', () => {
     expect(accepted.length).toBeGreaterThanOrEqual(1);
     expect(accepted.length).toBeLessThanOrEqual(3);
     for (const r of refused) expect(r.body.code).toBe('CONCURRENCY_LIMITED');
-    const active = await withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) =>
-      (await c.query("SELECT 1 FROM data_requests WHERE tenant_id = $1 AND status NOT IN ('completed','failed','cancelled')", [t.id])).rowCount,
+    const active = await withDatabase(
+      fleet.databases['fetch-orchestrator'].url,
+      async (c) =>
+        (await c.query("SELECT 1 FROM data_requests WHERE tenant_id = $1 AND status NOT IN ('completed','failed','cancelled')", [t.id]))
+          .rowCount,
     );
     expect(active).toBeLessThanOrEqual(3);
   }, 60_000);
@@ -495,7 +611,10 @@ describe('recipes disabled (recipe-extractor restarted with RECIPES_ENABLED=fals
   beforeAll(async () => {
     // A recipe made while enabled: it stays readable, but nothing may run it or add to it.
     t = await newTenant('recipes-off');
-    const r = await gateway().post('/api/v1/client/recipes').set(auth()).send({ name: 'Before', sample_url: `${site.url}/product`, definition, activate: true });
+    const r = await gateway()
+      .post('/api/v1/client/recipes')
+      .set(auth())
+      .send({ name: 'Before', sample_url: `${site.url}/product`, definition, activate: true });
     expect(r.status).toBe(201);
     recipeId = r.body.id as string;
     await fleet.kill('recipe-extractor');
@@ -521,7 +640,10 @@ describe('recipes disabled (recipe-extractor restarted with RECIPES_ENABLED=fals
 
   it('refuses a submission with extraction on both APIs, before anything is created; a plain submission still runs', async () => {
     const rows = () =>
-      withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) => (await c.query('SELECT 1 FROM data_requests WHERE tenant_id = $1', [t.id])).rowCount);
+      withDatabase(
+        fleet.databases['fetch-orchestrator'].url,
+        async (c) => (await c.query('SELECT 1 FROM data_requests WHERE tenant_id = $1', [t.id])).rowCount,
+      );
     const before = await rows();
     const body = { url: `${site.url}/product`, mode: 'http', extraction: { recipe_id: recipeId } };
     for (const res of [await dataSubmit(t.apiKey, body), await clientSubmit(t.token, body)]) {
@@ -540,9 +662,16 @@ describe('recipes disabled (recipe-extractor restarted with RECIPES_ENABLED=fals
       expect(res.body.details).toEqual([{ field: 'recipes', issue: 'structured extraction is not enabled' }]);
       expect(res.body.message).toMatch(/not enabled/);
     };
-    refusedWrite(await gateway().post('/api/v1/client/recipes').set(auth()).send({ name: 'After', sample_url: `${site.url}/product` }));
+    refusedWrite(
+      await gateway()
+        .post('/api/v1/client/recipes')
+        .set(auth())
+        .send({ name: 'After', sample_url: `${site.url}/product` }),
+    );
     refusedWrite(await gateway().post(`/api/v1/client/recipes/${recipeId}/versions`).set(auth()).send({ definition }));
-    refusedWrite(await gateway().post(`/api/v1/client/recipes/${recipeId}/generate`).set(auth()).send({ prompt: 'title', method: 'heuristic' }));
+    refusedWrite(
+      await gateway().post(`/api/v1/client/recipes/${recipeId}/generate`).set(auth()).send({ prompt: 'title', method: 'heuristic' }),
+    );
 
     const read = await gateway().get(`/api/v1/client/recipes/${recipeId}`).set(auth());
     expect(read.status).toBe(200);

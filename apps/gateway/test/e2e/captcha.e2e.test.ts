@@ -44,17 +44,36 @@ type Event = { type: string; status: string; data: Record<string, unknown> };
 
 /** Each request must really run (the CAPTCHA is what is tested): never from the result cache. */
 async function submit(body: Record<string, unknown>): Promise<{ id: string }> {
-  const res = await gw().post('/api/v1/data/requests').set('X-API-Key', key).send({ skip_cache: true, ...body });
+  const res = await gw()
+    .post('/api/v1/data/requests')
+    .set('X-API-Key', key)
+    .send({ skip_cache: true, ...body });
   expect([res.status, res.body]).toEqual([202, expect.anything()]);
   return res.body as { id: string };
 }
 
-const detail = async (id: string): Promise<Detail> => (await gw().get(`/api/v1/data/requests/${id}`).set('X-API-Key', key).expect(200)).body as Detail;
-const settled = (id: string, ms = 90_000) => eventually(() => detail(id), (d) => ['settled', 'refunded'].includes(d.token_state), ms, 200);
-const textOf = async (id: string) => (await gw().get(`/api/v1/data/requests/${id}/result?format=text`).set('X-API-Key', key).expect(200)).text;
-const eventsOf = async (id: string) => ((await gw().get(`/api/v1/data/requests/${id}/events`).set('X-API-Key', key).expect(200)).body as { data: Event[] }).data;
-const charged = async (id: string) => ((await request(fleet.url('billing-ledger')).get(`/internal/v1/reservations/${id}`).expect(200)).body as { charged_tokens: number }).charged_tokens;
-const balance = async () => ((await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenantId}/balance`).expect(200)).body as { balance_tokens: number }).balance_tokens;
+const detail = async (id: string): Promise<Detail> =>
+  (await gw().get(`/api/v1/data/requests/${id}`).set('X-API-Key', key).expect(200)).body as Detail;
+const settled = (id: string, ms = 90_000) =>
+  eventually(
+    () => detail(id),
+    (d) => ['settled', 'refunded'].includes(d.token_state),
+    ms,
+    200,
+  );
+const textOf = async (id: string) =>
+  (await gw().get(`/api/v1/data/requests/${id}/result?format=text`).set('X-API-Key', key).expect(200)).text;
+const eventsOf = async (id: string) =>
+  ((await gw().get(`/api/v1/data/requests/${id}/events`).set('X-API-Key', key).expect(200)).body as { data: Event[] }).data;
+const charged = async (id: string) =>
+  ((await request(fleet.url('billing-ledger')).get(`/internal/v1/reservations/${id}`).expect(200)).body as { charged_tokens: number })
+    .charged_tokens;
+const balance = async () =>
+  (
+    (await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenantId}/balance`).expect(200)).body as {
+      balance_tokens: number;
+    }
+  ).balance_tokens;
 const tasksCreated = () => [...solver.tasks.values()].reduce((n, c) => n + c, 0);
 
 beforeAll(async () => {
@@ -84,7 +103,11 @@ describe('a page behind a CAPTCHA', () => {
     expect(await charged(s.id)).toBe(15);
     // The solver was told the page's origin and path with the widget's site key; the query stays the tenant's.
     expect(tasksCreated()).toBe(tasks + 1);
-    expect(solver.received.at(-1)).toEqual({ type: 'RecaptchaV2TaskProxyless', websiteURL: `${site.url}/captcha/recaptcha`, websiteKey: '6Lc-fixture-recaptcha-sitekey' });
+    expect(solver.received.at(-1)).toEqual({
+      type: 'RecaptchaV2TaskProxyless',
+      websiteURL: `${site.url}/captcha/recaptcha`,
+      websiteKey: '6Lc-fixture-recaptcha-sitekey',
+    });
     const events = await eventsOf(s.id);
     const kinds = events.map((e) => e.type);
     const solving = events.find((e) => e.type === 'request.solving_captcha');
@@ -117,7 +140,12 @@ describe('a page behind a CAPTCHA', () => {
     // The solver answers `processing` first; with 200 ms polls the status is visible for a moment.
     const s = await submit({ url: `${site.url}/captcha/recaptcha?n=list`, wait_for_text: 'Protected content' });
     const seen = await eventually(
-      async () => ((await gw().get('/api/v1/data/requests?status=solving_captcha').set('X-API-Key', key).expect(200)).body as { data: { id: string }[] }).data.map((r) => r.id),
+      async () =>
+        (
+          (await gw().get('/api/v1/data/requests?status=solving_captcha').set('X-API-Key', key).expect(200)).body as {
+            data: { id: string }[];
+          }
+        ).data.map((r) => r.id),
       (ids) => ids.includes(s.id),
       60_000,
       50,
@@ -132,7 +160,12 @@ describe('the ceiling and failures', () => {
     const tasks = tasksCreated();
     const s = await submit({ url: `${site.url}/captcha/recaptcha?n=budget`, mode: 'browser', max_credits_per_request: 5 });
     const d = await settled(s.id);
-    expect([d.status, d.token_state, d.user_error?.['reason'], d.user_error?.['code']]).toEqual(['failed', 'settled', 'budget_exhausted', 'BUDGET_EXHAUSTED']);
+    expect([d.status, d.token_state, d.user_error?.['reason'], d.user_error?.['code']]).toEqual([
+      'failed',
+      'settled',
+      'budget_exhausted',
+      'BUDGET_EXHAUSTED',
+    ]);
     expect(await charged(s.id)).toBe(5);
     expect([d.captcha_type, d.captcha_tokens]).toEqual([null, 0]);
     expect(tasksCreated()).toBe(tasks);
@@ -158,7 +191,9 @@ describe('through a proxy exit', () => {
 
   beforeAll(async () => {
     exit = await startProxyExit({ host: '127.0.0.7' });
-    await adminCommand(fleet, ['proxy-add', '--label', 'dc-captcha', '--class', 'datacenter'], 'fetch-orchestrator', { PROXY_EXIT_URL: exit.url });
+    await adminCommand(fleet, ['proxy-add', '--label', 'dc-captcha', '--class', 'datacenter'], 'fetch-orchestrator', {
+      PROXY_EXIT_URL: exit.url,
+    });
   }, 60_000);
 
   afterAll(async () => {
@@ -167,8 +202,11 @@ describe('through a proxy exit', () => {
 
   it('solves behind the exit, and the usage bytes are the bytes the exit itself counted', async () => {
     const usageOf = async () =>
-      ((await gw().get('/api/v1/data/usage').set('X-API-Key', key).expect(200)).body as { proxy_traffic: { request_bytes: number; response_bytes: number; charged_jobs: number; measurement_unavailable_jobs: number } })
-        .proxy_traffic;
+      (
+        (await gw().get('/api/v1/data/usage').set('X-API-Key', key).expect(200)).body as {
+          proxy_traffic: { request_bytes: number; response_bytes: number; charged_jobs: number; measurement_unavailable_jobs: number };
+        }
+      ).proxy_traffic;
     const usageBefore = await usageOf();
     const bytesBefore = exit.bytes();
     // The exit list is reloaded by the orchestrator on NOTIFY: wait until a render really uses it.
@@ -190,9 +228,14 @@ describe('through a proxy exit', () => {
     const toClients = bytes.toClients - bytesBefore.toClients;
     expect(toClients).toBeGreaterThan(500);
     const usage = await usageOf();
-    const measured = { request: usage.request_bytes - usageBefore.request_bytes, response: usage.response_bytes - usageBefore.response_bytes };
+    const measured = {
+      request: usage.request_bytes - usageBefore.request_bytes,
+      response: usage.response_bytes - usageBefore.response_bytes,
+    };
     // eslint-disable-next-line no-console
-    console.log(`browser through the exit: measured ${measured.request}/${measured.response} bytes, the exit counted ${fromClients}/${toClients}`);
+    console.log(
+      `browser through the exit: measured ${measured.request}/${measured.response} bytes, the exit counted ${fromClients}/${toClients}`,
+    );
     expect(usage.measurement_unavailable_jobs).toBe(usageBefore.measurement_unavailable_jobs);
     expect(Math.abs(measured.request - fromClients)).toBeLessThanOrEqual(64);
     expect(Math.abs(measured.response - toClients)).toBeLessThanOrEqual(64);
@@ -206,7 +249,11 @@ describe('without a solver configured', () => {
 
   beforeAll(async () => {
     await fleet.kill('browser-renderer');
-    renderer = await startServiceProcess('browser-renderer', { ...fleet.envOf('browser-renderer'), CAPTCHA_SOLVER_URL: '', CAPTCHA_SOLVER_KEY: '' });
+    renderer = await startServiceProcess('browser-renderer', {
+      ...fleet.envOf('browser-renderer'),
+      CAPTCHA_SOLVER_URL: '',
+      CAPTCHA_SOLVER_KEY: '',
+    });
   }, 90_000);
 
   afterAll(async () => {

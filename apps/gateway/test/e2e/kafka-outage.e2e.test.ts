@@ -1,7 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
 import request from 'supertest';
-import { KAFKA_BROKERS, SERVICE_NAMES, adminCommand, eventually, startFixtureSite, startFleet, startKafkaProxy, withDatabase, type FixtureSite, type Fleet, type TcpProxy } from '@wdr/testkit';
+import {
+  KAFKA_BROKERS,
+  SERVICE_NAMES,
+  adminCommand,
+  eventually,
+  startFixtureSite,
+  startFleet,
+  startKafkaProxy,
+  withDatabase,
+  type FixtureSite,
+  type Fleet,
+  type TcpProxy,
+} from '@wdr/testkit';
 
 /**
  * Kafka unreachable for the whole fleet. Every service reaches the shared broker through a relay
@@ -33,7 +45,13 @@ beforeAll(async () => {
   // HTTP readiness is enough to count as started (an orchestrator is restarted while Kafka is away);
   // before the cut, wait for every service's Kafka side too.
   fleet = await startFleet({ kafkaPort: proxy.port, waitForKafka: false });
-  for (const s of SERVICE_NAMES) await eventually(() => allChecksOk(s), (v) => v === 'ok', 90_000, 500);
+  for (const s of SERVICE_NAMES)
+    await eventually(
+      () => allChecksOk(s),
+      (v) => v === 'ok',
+      90_000,
+      500,
+    );
   const tenant = await adminCommand(fleet, ['create-tenant', '--name', 'kafka-outage', '--credits', '100000']);
   apiKey = tenant['api_key'] as string;
 }, 180_000);
@@ -46,7 +64,11 @@ afterAll(async () => {
 }, 60_000);
 
 const submit = () =>
-  request(fleet.url('gateway')).post('/api/v1/data/requests').set('X-API-Key', apiKey).timeout(15_000).send({ url: `${site.url}/page`, mode: 'http' });
+  request(fleet.url('gateway'))
+    .post('/api/v1/data/requests')
+    .set('X-API-Key', apiKey)
+    .timeout(15_000)
+    .send({ url: `${site.url}/page`, mode: 'http' });
 
 describe('Kafka unreachable for the fleet', () => {
   it('keeps admitting and reading while the broker is away; everything accepted completes once it is back', async () => {
@@ -56,7 +78,8 @@ describe('Kafka unreachable for the fleet', () => {
     expect(before.status).toBe(202);
     const beforeId = (before.body as { id: string }).id;
     await eventually(
-      async () => (await request(fleet.url('gateway')).get(`/api/v1/data/requests/${beforeId}`).set('X-API-Key', apiKey)).body as { status: string },
+      async () =>
+        (await request(fleet.url('gateway')).get(`/api/v1/data/requests/${beforeId}`).set('X-API-Key', apiKey)).body as { status: string },
       (b) => b.status === 'completed',
       30_000,
     );
@@ -82,7 +105,9 @@ describe('Kafka unreachable for the fleet', () => {
 
     // An event stream opened during the outage: history now, and (by polling) the rest later.
     const streamed: string[] = [];
-    const res = await fetch(`${fleet.url('gateway')}/api/v1/data/requests/${accepted[1]}/events/stream`, { headers: { 'X-API-Key': apiKey } });
+    const res = await fetch(`${fleet.url('gateway')}/api/v1/data/requests/${accepted[1]}/events/stream`, {
+      headers: { 'X-API-Key': apiKey },
+    });
     expect(res.status).toBe(200);
     const stream = (async () => {
       const reader = res.body!.getReader();
@@ -93,7 +118,11 @@ describe('Kafka unreachable for the fleet', () => {
         streamed.push(decoder.decode(value));
       }
     })();
-    await eventually(async () => streamed.join(''), (t) => t.includes('"type":"request.accepted"'), 10_000);
+    await eventually(
+      async () => streamed.join(''),
+      (t) => t.includes('"type":"request.accepted"'),
+      10_000,
+    );
 
     // The orchestrator restarted while Kafka is away: it starts, is ready, and admits.
     await fleet.kill('fetch-orchestrator', 'SIGTERM');
@@ -115,8 +144,14 @@ describe('Kafka unreachable for the fleet', () => {
     if (late.status === 202) accepted.push((late.body as { id: string }).id);
     expect(Object.fromEntries(statuses)).toEqual({ 202: 16 });
     // Nothing ran: every request accepted during the outage is still waiting in the outbox.
-    const waiting = await withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) =>
-      (await c.query<{ n: number }>("SELECT count(*)::int AS n FROM data_requests WHERE id = ANY($1::uuid[]) AND status = 'pending'", [accepted])).rows[0]!.n,
+    const waiting = await withDatabase(
+      fleet.databases['fetch-orchestrator'].url,
+      async (c) =>
+        (
+          await c.query<{ n: number }>("SELECT count(*)::int AS n FROM data_requests WHERE id = ANY($1::uuid[]) AND status = 'pending'", [
+            accepted,
+          ])
+        ).rows[0]!.n,
     );
     expect(waiting).toBe(accepted.length);
 
@@ -124,23 +159,45 @@ describe('Kafka unreachable for the fleet', () => {
     const restoredAt = Date.now();
     const final = await eventually(
       async () =>
-        withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) =>
-          (await c.query<{ status: string; token_state: string; n: number }>('SELECT status, token_state, count(*)::int AS n FROM data_requests WHERE id = ANY($1::uuid[]) GROUP BY 1, 2', [accepted])).rows,
+        withDatabase(
+          fleet.databases['fetch-orchestrator'].url,
+          async (c) =>
+            (
+              await c.query<{ status: string; token_state: string; n: number }>(
+                'SELECT status, token_state, count(*)::int AS n FROM data_requests WHERE id = ANY($1::uuid[]) GROUP BY 1, 2',
+                [accepted],
+              )
+            ).rows,
         ),
       (rows) => rows.length === 1 && rows[0]!.status === 'completed' && rows[0]!.token_state === 'settled',
       180_000,
       1_000,
     );
     expect(final[0]!.n).toBe(accepted.length);
-    const holds = await withDatabase(fleet.databases['billing-ledger'].url, async (c) =>
-      (await c.query<{ state: string; n: number }>('SELECT state, count(*)::int AS n FROM reservations WHERE request_id = ANY($1::uuid[]) GROUP BY 1', [accepted])).rows,
+    const holds = await withDatabase(
+      fleet.databases['billing-ledger'].url,
+      async (c) =>
+        (
+          await c.query<{ state: string; n: number }>(
+            'SELECT state, count(*)::int AS n FROM reservations WHERE request_id = ANY($1::uuid[]) GROUP BY 1',
+            [accepted],
+          )
+        ).rows,
     );
     expect(holds).toEqual([{ state: 'settled', n: accepted.length }]);
     // The stream opened during the outage saw the request through to its end, and closed.
     await Promise.race([stream, sleep(30_000)]);
     expect(streamed.join('')).toContain('"status":"completed"');
     // Kafka consumers of the whole fleet are back (reported checks all ok).
-    for (const s of SERVICE_NAMES) await eventually(() => allChecksOk(s), (v) => v === 'ok', 90_000, 1_000);
-    process.stdout.write(`kafka outage: ${accepted.length} accepted during ${Math.round((restoredAt - cutAt) / 1000)} s without a broker, all completed and settled ${Math.round((Date.now() - restoredAt) / 1000)} s after it came back\n`);
+    for (const s of SERVICE_NAMES)
+      await eventually(
+        () => allChecksOk(s),
+        (v) => v === 'ok',
+        90_000,
+        1_000,
+      );
+    process.stdout.write(
+      `kafka outage: ${accepted.length} accepted during ${Math.round((restoredAt - cutAt) / 1000)} s without a broker, all completed and settled ${Math.round((Date.now() - restoredAt) / 1000)} s after it came back\n`,
+    );
   }, 420_000);
 });

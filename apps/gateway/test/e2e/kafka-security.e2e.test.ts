@@ -1,6 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { adminCommand, eventually, SERVICE_NAMES, startFixtureSite, startFleet, startSecureKafka, type FixtureSite, type Fleet, type SecureKafka } from '@wdr/testkit';
+import {
+  adminCommand,
+  eventually,
+  SERVICE_NAMES,
+  startFixtureSite,
+  startFleet,
+  startSecureKafka,
+  type FixtureSite,
+  type Fleet,
+  type SecureKafka,
+} from '@wdr/testkit';
 
 /**
  * The whole fleet on a secured Kafka cluster, configured only through the documented env
@@ -46,25 +56,34 @@ describe('the fleet on a SASL_SSL cluster', () => {
       const checks = (res.body as { checks: { name: string; ok: boolean }[] }).checks;
       // Every check passes, the Kafka ones (reported, not required) included: fleet.start waited for them.
       expect({ service, failing: checks.filter((c) => !c.ok).map((c) => c.name) }).toEqual({ service, failing: [] });
-      expect({ service, kafkaChecks: checks.some((c) => /kafka|consumer|relay|outbox/i.test(c.name)) }).toEqual({ service, kafkaChecks: true });
+      expect({ service, kafkaChecks: checks.some((c) => /kafka|consumer|relay|outbox/i.test(c.name)) }).toEqual({
+        service,
+        kafkaChecks: true,
+      });
     }
   });
 
   it.each([
     ['http', { mode: 'http' }],
     ['browser (the default mode)', {}],
-  ])('a %s request is admitted, fetched and settled (outbox, fetch or render jobs, billing commands and events all over the secured broker)', async (_label, extra) => {
-    const created = await gateway().post('/api/v1/data/requests').set('X-API-Key', apiKey).send({ url: `${site.url}/page`, ...extra });
-    expect(created.status).toBe(202);
-    const id = (created.body as { id: string }).id;
-    const detail = await eventually(
-      async () => (await gateway().get(`/api/v1/data/requests/${id}`).set('X-API-Key', apiKey)).body as Record<string, unknown>,
-      (d) => d['status'] === 'completed' && d['token_state'] === 'settled',
-      90_000,
-    );
-    expect(detail).toMatchObject({ status: 'completed', token_state: 'settled' });
-    const result = await gateway().get(`/api/v1/data/requests/${id}/result?format=text`).set('X-API-Key', apiKey);
-    expect(result.status).toBe(200);
-    expect(result.text.length).toBeGreaterThan(0);
-  });
+  ])(
+    'a %s request is admitted, fetched and settled (outbox, fetch or render jobs, billing commands and events all over the secured broker)',
+    async (_label, extra) => {
+      const created = await gateway()
+        .post('/api/v1/data/requests')
+        .set('X-API-Key', apiKey)
+        .send({ url: `${site.url}/page`, ...extra });
+      expect(created.status).toBe(202);
+      const id = (created.body as { id: string }).id;
+      const detail = await eventually(
+        async () => (await gateway().get(`/api/v1/data/requests/${id}`).set('X-API-Key', apiKey)).body as Record<string, unknown>,
+        (d) => d['status'] === 'completed' && d['token_state'] === 'settled',
+        90_000,
+      );
+      expect(detail).toMatchObject({ status: 'completed', token_state: 'settled' });
+      const result = await gateway().get(`/api/v1/data/requests/${id}/result?format=text`).set('X-API-Key', apiKey);
+      expect(result.status).toBe(200);
+      expect(result.text.length).toBeGreaterThan(0);
+    },
+  );
 });

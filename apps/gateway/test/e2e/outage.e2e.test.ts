@@ -3,7 +3,19 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
 import request from 'supertest';
 import { dlqName, TOPICS, type TopicKey } from '@wdr/contracts';
-import { KAFKA_BROKERS, PG_ADMIN_URL, adminCommand, eventually, startFixtureSite, startFleet, startTcpProxy, withDatabase, type FixtureSite, type Fleet, type TcpProxy } from '@wdr/testkit';
+import {
+  KAFKA_BROKERS,
+  PG_ADMIN_URL,
+  adminCommand,
+  eventually,
+  startFixtureSite,
+  startFleet,
+  startTcpProxy,
+  withDatabase,
+  type FixtureSite,
+  type Fleet,
+  type TcpProxy,
+} from '@wdr/testkit';
 
 /**
  * Postgres unreachable for 20 s under load. Every service of the fleet reaches Postgres through a
@@ -75,7 +87,12 @@ describe('Postgres unreachable for 20 s under load', () => {
     const acceptedBeforeCut = accepted.length;
     proxy.cut();
     // The cut is real: the orchestrator reports its database unreachable.
-    const readyz = async () => (await request(fleet.url('fetch-orchestrator')).get('/readyz').catch((err: Error) => ({ status: err.message }))).status;
+    const readyz = async () =>
+      (
+        await request(fleet.url('fetch-orchestrator'))
+          .get('/readyz')
+          .catch((err: Error) => ({ status: err.message }))
+      ).status;
     await eventually(readyz, (s) => s === 503, 10_000, 250).catch((err: Error) => {
       throw new Error(`${err.message}\n${fleet.logs('fetch-orchestrator')}`);
     });
@@ -86,8 +103,17 @@ describe('Postgres unreachable for 20 s under load', () => {
     await Promise.all(workers);
 
     // Every service lived through it (an error event of a broken idle connection must not kill one).
-    for (const s of ['gateway', 'fetch-orchestrator', 'billing-ledger', 'browser-renderer', 'recipe-extractor', 'webhook-dispatcher'] as const) {
-      const res = await request(fleet.url(s)).get('/healthz').catch((err: Error) => ({ status: `${err.message}\n${fleet.logs(s)}` }));
+    for (const s of [
+      'gateway',
+      'fetch-orchestrator',
+      'billing-ledger',
+      'browser-renderer',
+      'recipe-extractor',
+      'webhook-dispatcher',
+    ] as const) {
+      const res = await request(fleet.url(s))
+        .get('/healthz')
+        .catch((err: Error) => ({ status: `${err.message}\n${fleet.logs(s)}` }));
       expect(`${s}: ${res.status}`).toBe(`${s}: 200`);
     }
     expect(acceptedBeforeCut).toBeGreaterThan(0);
@@ -96,16 +122,35 @@ describe('Postgres unreachable for 20 s under load', () => {
     expect(statuses.get(500) ?? 0).toBe(0);
 
     const open = async () => {
-      const rows = await withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) =>
-        (await c.query<{ status: string; token_state: string; n: number }>('SELECT status, token_state, count(*)::int AS n FROM data_requests WHERE id = ANY($1::uuid[]) GROUP BY 1, 2', [accepted])).rows,
+      const rows = await withDatabase(
+        fleet.databases['fetch-orchestrator'].url,
+        async (c) =>
+          (
+            await c.query<{ status: string; token_state: string; n: number }>(
+              'SELECT status, token_state, count(*)::int AS n FROM data_requests WHERE id = ANY($1::uuid[]) GROUP BY 1, 2',
+              [accepted],
+            )
+          ).rows,
       );
       return rows;
     };
-    const final = await eventually(open, (rows) => rows.length === 1 && rows[0]!.status === 'completed' && rows[0]!.token_state === 'settled', 180_000, 1_000);
+    const final = await eventually(
+      open,
+      (rows) => rows.length === 1 && rows[0]!.status === 'completed' && rows[0]!.token_state === 'settled',
+      180_000,
+      1_000,
+    );
     expect(final[0]!.n).toBe(accepted.length);
     // Each accepted request was charged once.
-    const holds = await withDatabase(fleet.databases['billing-ledger'].url, async (c) =>
-      (await c.query<{ state: string; n: number }>('SELECT state, count(*)::int AS n FROM reservations WHERE request_id = ANY($1::uuid[]) GROUP BY 1', [accepted])).rows,
+    const holds = await withDatabase(
+      fleet.databases['billing-ledger'].url,
+      async (c) =>
+        (
+          await c.query<{ state: string; n: number }>(
+            'SELECT state, count(*)::int AS n FROM reservations WHERE request_id = ANY($1::uuid[]) GROUP BY 1',
+            [accepted],
+          )
+        ).rows,
     );
     expect(holds).toEqual([{ state: 'settled', n: accepted.length }]);
     expect(await dlqMessages(fleet.topicPrefix)).toBe(0);

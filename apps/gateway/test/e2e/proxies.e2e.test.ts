@@ -25,7 +25,12 @@ let key: string;
 let exits: Record<'resDe' | 'resFr' | 'resUs' | 'dc1' | 'dc2', ProxyExitServer>;
 
 const gw = () => request(fleet.url('gateway'));
-type Detail = Record<string, unknown> & { status: string; token_state: string; result_meta: Record<string, unknown> | null; user_error: Record<string, unknown> | null };
+type Detail = Record<string, unknown> & {
+  status: string;
+  token_state: string;
+  result_meta: Record<string, unknown> | null;
+  user_error: Record<string, unknown> | null;
+};
 
 let tenants = 0;
 async function tenant(credits = 2000): Promise<{ key: string; id: string }> {
@@ -35,14 +40,26 @@ async function tenant(credits = 2000): Promise<{ key: string; id: string }> {
 
 /** Every request here must really run (the route is what is tested), so none is served from the result cache. */
 async function submit(body: Record<string, unknown>, apiKey = key): Promise<{ id: string }> {
-  const res = await gw().post('/api/v1/data/requests').set('X-API-Key', apiKey).send({ skip_cache: true, ...body });
+  const res = await gw()
+    .post('/api/v1/data/requests')
+    .set('X-API-Key', apiKey)
+    .send({ skip_cache: true, ...body });
   expect([res.status, res.body]).toEqual([202, expect.anything()]);
   return res.body as { id: string };
 }
 
-const detail = async (id: string, apiKey = key): Promise<Detail> => (await gw().get(`/api/v1/data/requests/${id}`).set('X-API-Key', apiKey).expect(200)).body as Detail;
-const settled = (id: string, apiKey = key, ms = 60_000) => eventually(() => detail(id, apiKey), (d) => ['settled', 'refunded'].includes(d.token_state), ms, 200);
-const charged = async (id: string) => ((await request(fleet.url('billing-ledger')).get(`/internal/v1/reservations/${id}`).expect(200)).body as { charged_tokens: number }).charged_tokens;
+const detail = async (id: string, apiKey = key): Promise<Detail> =>
+  (await gw().get(`/api/v1/data/requests/${id}`).set('X-API-Key', apiKey).expect(200)).body as Detail;
+const settled = (id: string, apiKey = key, ms = 60_000) =>
+  eventually(
+    () => detail(id, apiKey),
+    (d) => ['settled', 'refunded'].includes(d.token_state),
+    ms,
+    200,
+  );
+const charged = async (id: string) =>
+  ((await request(fleet.url('billing-ledger')).get(`/internal/v1/reservations/${id}`).expect(200)).body as { charged_tokens: number })
+    .charged_tokens;
 const proxyAdmin = (args: string[], env: Record<string, string> = {}) => adminCommand(fleet, args, 'fetch-orchestrator', env);
 const sawTarget = (exit: ProxyExitServer) => exit.targets.filter((t) => t === new URL(site.url).host).length;
 const allExits = () => Object.values(exits);
@@ -61,7 +78,9 @@ beforeAll(async () => {
   fleet = await startFleet({ env: { 'fetch-orchestrator': { GEO_ECHO_URL: echo.url, PROXY_EXIT_RESET_MS: '60000' } } });
   key = (await tenant(5000)).key;
   // The URL (with the exit's password) goes in through the environment, never the command line.
-  await proxyAdmin(['proxy-add', '--label', 'res-de', '--class', 'residential', '--country', 'DE', '--authoritative'], { PROXY_EXIT_URL: exits.resDe.url });
+  await proxyAdmin(['proxy-add', '--label', 'res-de', '--class', 'residential', '--country', 'DE', '--authoritative'], {
+    PROXY_EXIT_URL: exits.resDe.url,
+  });
   await proxyAdmin(['proxy-add', '--label', 'res-unlabelled', '--class', 'residential'], { PROXY_EXIT_URL: exits.resFr.url });
   // Labelled US by the operator but not vouched for: the IP lookup says Japan.
   await proxyAdmin(['proxy-add', '--label', 'res-us', '--class', 'residential', '--country', 'US'], { PROXY_EXIT_URL: exits.resUs.url });
@@ -77,7 +96,9 @@ afterAll(async () => {
 describe('the operator configures exits', () => {
   it('lists them without credentials', async () => {
     const list = (await proxyAdmin(['proxy-list']))['items'] as Record<string, unknown>[];
-    expect(list.map((e) => [e['label'], e['network_class'], e['endpoint'], e['has_credentials'], e['country'], e['country_authoritative']])).toEqual([
+    expect(
+      list.map((e) => [e['label'], e['network_class'], e['endpoint'], e['has_credentials'], e['country'], e['country_authoritative']]),
+    ).toEqual([
       ['dc-1', 'datacenter', `127.0.0.4:${exits.dc1.port}`, true, null, false],
       ['dc-2', 'datacenter', `127.0.0.6:${exits.dc2.port}`, true, null, false],
       ['res-de', 'residential', `127.0.0.2:${exits.resDe.port}`, true, 'DE', true],
@@ -88,8 +109,12 @@ describe('the operator configures exits', () => {
   });
 
   it('refuses a malformed exit without echoing its URL', async () => {
-    await expect(proxyAdmin(['proxy-add', '--label', 'bad', '--class', 'residential'], { PROXY_EXIT_URL: 'socks5://u:secret-pw@127.0.0.9:1080' })).rejects.toThrow(/must be http:\/\/ or https:\/\//);
-    await expect(proxyAdmin(['proxy-add', '--label', 'bad', '--class', 'residential'], { PROXY_EXIT_URL: 'socks5://u:secret-pw@127.0.0.9:1080' })).rejects.not.toThrow(/secret-pw/);
+    await expect(
+      proxyAdmin(['proxy-add', '--label', 'bad', '--class', 'residential'], { PROXY_EXIT_URL: 'socks5://u:secret-pw@127.0.0.9:1080' }),
+    ).rejects.toThrow(/must be http:\/\/ or https:\/\//);
+    await expect(
+      proxyAdmin(['proxy-add', '--label', 'bad', '--class', 'residential'], { PROXY_EXIT_URL: 'socks5://u:secret-pw@127.0.0.9:1080' }),
+    ).rejects.not.toThrow(/secret-pw/);
   });
 });
 
@@ -107,14 +132,22 @@ describe('residential requests', () => {
     const toClients = after.reduce((n, b, i) => n + b.toClients - before[i]!.toClients, 0);
     expect(toClients).toBeGreaterThan(60_000);
     const usage = (await gw().get('/api/v1/data/usage').set('X-API-Key', t.key).expect(200)).body as {
-      proxy_traffic: { request_bytes: number; response_bytes: number; charged_jobs: number; measurement_unavailable_jobs: number; by_proxy_type: { proxy_type: string; total_bytes: number }[] };
+      proxy_traffic: {
+        request_bytes: number;
+        response_bytes: number;
+        charged_jobs: number;
+        measurement_unavailable_jobs: number;
+        by_proxy_type: { proxy_type: string; total_bytes: number }[];
+      };
     };
     const traffic = usage.proxy_traffic;
     // The platform counts on its socket to the exit, the exit on its socket from the platform: the same stream.
     expect(Math.abs(traffic.request_bytes - fromClients)).toBeLessThanOrEqual(16);
     expect(Math.abs(traffic.response_bytes - toClients)).toBeLessThanOrEqual(16);
     expect([traffic.charged_jobs, traffic.measurement_unavailable_jobs]).toEqual([1, 0]);
-    expect(traffic.by_proxy_type.find((p) => p.proxy_type === 'residential')?.total_bytes).toBe(traffic.request_bytes + traffic.response_bytes);
+    expect(traffic.by_proxy_type.find((p) => p.proxy_type === 'residential')?.total_bytes).toBe(
+      traffic.request_bytes + traffic.response_bytes,
+    );
     expect(traffic.by_proxy_type.map((p) => p.proxy_type)).toEqual(['datacenter', 'residential', 'premium']);
     expect(Object.keys(usage).sort()).toEqual(['period_days', 'period_end', 'period_start', 'proxy_traffic']);
     // Residential HTTP is 10 tokens, traffic 2000 tokens per GiB rounded up per request: 1.
@@ -165,7 +198,9 @@ describe('datacenter requests', () => {
     expect(value(/proxy_exit_attempts_total\{[^}]*network_class="datacenter"[^}]*outcome="exit_failed"[^}]*\} (\d+)/)).toBeGreaterThan(0);
     expect(value(/proxy_exit_attempts_total\{[^}]*network_class="datacenter"[^}]*outcome="ok"[^}]*\} (\d+)/)).toBeGreaterThanOrEqual(4);
     // How requests end: counted by route mode, outcome, stage and code, with admission-to-terminal latency.
-    expect(value(/requests_finished_total\{[^}]*route_mode="http"[^}]*outcome="completed"[^}]*stage="http"[^}]*code="none"[^}]*\} (\d+)/)).toBeGreaterThanOrEqual(4);
+    expect(
+      value(/requests_finished_total\{[^}]*route_mode="http"[^}]*outcome="completed"[^}]*stage="http"[^}]*code="none"[^}]*\} (\d+)/),
+    ).toBeGreaterThanOrEqual(4);
     expect(value(/request_terminal_seconds_count\{[^}]*route_mode="http"[^}]*outcome="completed"[^}]*\} (\d+)/)).toBeGreaterThanOrEqual(4);
   });
 });
@@ -205,12 +240,20 @@ describe('geo_country', () => {
       // JP: no exit is labelled JP, the unlabelled one is in France. US: the exit labelled US is really in Japan.
       const s = await submit({ url: `${site.url}${path}`, mode: 'residential', geo_country: country });
       const d = await settled(s.id);
-      expect([country, d.status, d.token_state, d.user_error?.['code']]).toEqual([country, 'failed', 'refunded', 'PROXY_GEO_VERIFICATION_FAILED']);
+      expect([country, d.status, d.token_state, d.user_error?.['code']]).toEqual([
+        country,
+        'failed',
+        'refunded',
+        'PROXY_GEO_VERIFICATION_FAILED',
+      ]);
       expect(await charged(s.id)).toBe(0);
     }
     expect(site.hits.get(path)).toBeUndefined();
     const metrics = (await request(fleet.url('fetch-orchestrator')).get('/metrics').expect(200)).text;
-    const failed = /requests_finished_total\{[^}]*route_mode="residential"[^}]*outcome="failed"[^}]*code="PROXY_GEO_VERIFICATION_FAILED"[^}]*\} (\d+)/.exec(metrics);
+    const failed =
+      /requests_finished_total\{[^}]*route_mode="residential"[^}]*outcome="failed"[^}]*code="PROXY_GEO_VERIFICATION_FAILED"[^}]*\} (\d+)/.exec(
+        metrics,
+      );
     expect(Number(failed?.[1])).toBeGreaterThanOrEqual(2);
   });
 
@@ -223,8 +266,15 @@ describe('geo_country', () => {
 
 describe('networks without a usable exit', () => {
   it('premium is refused at admission while no premium exit is configured; nothing is charged', async () => {
-    const res = await gw().post('/api/v1/data/requests').set('X-API-Key', key).send({ url: `${site.url}/page`, mode: 'http', proxy_type: 'premium' });
-    expect([res.status, res.body.code, res.body.message]).toEqual([422, 'VALIDATION_FAILED', 'The premium network has no available connection.']);
+    const res = await gw()
+      .post('/api/v1/data/requests')
+      .set('X-API-Key', key)
+      .send({ url: `${site.url}/page`, mode: 'http', proxy_type: 'premium' });
+    expect([res.status, res.body.code, res.body.message]).toEqual([
+      422,
+      'VALIDATION_FAILED',
+      'The premium network has no available connection.',
+    ]);
   });
 
   it('residential with every exit disabled fails PROXY_UNAVAILABLE and is refunded, and comes back when they are enabled', async () => {
@@ -245,7 +295,11 @@ describe('networks without a usable exit', () => {
 
 describe('protection in the HTTP stage', () => {
   const eventsOf = async (id: string) =>
-    ((await gw().get(`/api/v1/data/requests/${id}/events`).set('X-API-Key', key).expect(200)).body as { data: { type: string; data: Record<string, unknown> }[] }).data;
+    (
+      (await gw().get(`/api/v1/data/requests/${id}/events`).set('X-API-Key', key).expect(200)).body as {
+        data: { type: string; data: Record<string, unknown> }[];
+      }
+    ).data;
 
   it.each([
     ['/challenge', 'cloudflare'],
@@ -254,7 +308,12 @@ describe('protection in the HTTP stage', () => {
   ])('%s is recognised as %s protection: protected, an event, failed with a clear user_error, refunded', async (path, vendor) => {
     const s = await submit({ url: `${site.url}${path}`, mode: 'http', proxy: 'off' });
     const d = await settled(s.id);
-    expect([d.status, d.token_state, d['protected'], d.user_error?.['code']]).toEqual(['failed', 'refunded', true, 'PROTECTION_NOT_PASSED']);
+    expect([d.status, d.token_state, d['protected'], d.user_error?.['code']]).toEqual([
+      'failed',
+      'refunded',
+      true,
+      'PROTECTION_NOT_PASSED',
+    ]);
     expect(String(d.user_error?.['message'])).toMatch(/mode auto or browser/);
     expect((await eventsOf(s.id)).find((e) => e.type === 'request.protected')?.data).toMatchObject({ stage: 'http', protection: vendor });
   });
@@ -267,21 +326,31 @@ describe('protection in the HTTP stage', () => {
 });
 
 describe('premium through a configured premium exit', () => {
-  it('leaves through the premium exit at the plan\'s premium price; a plan without one refuses it, charging nothing', async () => {
+  it("leaves through the premium exit at the plan's premium price; a plan without one refuses it, charging nothing", async () => {
     const premium = await startProxyExit({ host: '127.0.0.7' });
     try {
       await proxyAdmin(['proxy-add', '--label', 'premium-1', '--class', 'premium', '--url', premium.url]);
       await new Promise((r) => setTimeout(r, 500)); // the orchestrator reloads at the commit's NOTIFY
       // The standard plan does not price premium: refused by the ledger, nothing held.
       const standard = await tenant();
-      const refused = await gw().post('/api/v1/data/requests').set('X-API-Key', standard.key).send({ url: `${site.url}/page`, mode: 'http', proxy_type: 'premium' });
-      expect([refused.status, refused.body.code, refused.body.message]).toEqual([422, 'VALIDATION_FAILED', 'The premium network is not priced for this plan.']);
+      const refused = await gw()
+        .post('/api/v1/data/requests')
+        .set('X-API-Key', standard.key)
+        .send({ url: `${site.url}/page`, mode: 'http', proxy_type: 'premium' });
+      expect([refused.status, refused.body.code, refused.body.message]).toEqual([
+        422,
+        'VALIDATION_FAILED',
+        'The premium network is not priced for this plan.',
+      ]);
       expect(premium.requests()).toBe(0);
 
       const business = await tenant(5000);
       await adminCommand(fleet, ['set-plan', '--tenant', business.id, '--plan', 'business'], 'billing-ledger');
       const others = allExits().map((e) => e.requests());
-      const s = await gw().post('/api/v1/data/requests').set('X-API-Key', business.key).send({ url: `${site.url}/page`, mode: 'http', proxy_type: 'premium', skip_cache: true });
+      const s = await gw()
+        .post('/api/v1/data/requests')
+        .set('X-API-Key', business.key)
+        .send({ url: `${site.url}/page`, mode: 'http', proxy_type: 'premium', skip_cache: true });
       expect(s.status).toBe(202);
       expect(s.body).toMatchObject({ proxy_type: 'premium', base_tokens: 50 });
       const d = await settled(s.body.id as string, business.key);

@@ -3,7 +3,17 @@ import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import request from 'supertest';
-import { adminCommand, eventually, KAFKA_BROKERS, startFixtureSite, startFleet, startKafkaProxy, type FixtureSite, type Fleet, type TcpProxy } from '@wdr/testkit';
+import {
+  adminCommand,
+  eventually,
+  KAFKA_BROKERS,
+  startFixtureSite,
+  startFleet,
+  startKafkaProxy,
+  type FixtureSite,
+  type Fleet,
+  type TcpProxy,
+} from '@wdr/testkit';
 
 /**
  * Recipes and structured extraction through the public API on the real fleet: recipe writes and
@@ -108,7 +118,10 @@ afterAll(async () => {
 
 describe('recipes', () => {
   it('are created, read, updated, versioned, activated and deleted through the client API', async () => {
-    const created = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Shoes', sample_url: `${site.url}/product`, definition: PRODUCT_RULES });
+    const created = await gw()
+      .post('/api/v1/client/recipes')
+      .set(client())
+      .send({ name: 'Shoes', sample_url: `${site.url}/product`, definition: PRODUCT_RULES });
     expect(created.status).toBe(201);
     expect(created.body).toMatchObject({
       name: 'Shoes',
@@ -125,7 +138,10 @@ describe('recipes', () => {
     const id = created.body.id as string;
     const v1 = created.body.versions[0].id as string;
 
-    const patched = await gw().patch(`/api/v1/client/recipes/${id}`).set(client()).send({ description: 'Trail shoes', continuous_repair_confirmed: true });
+    const patched = await gw()
+      .patch(`/api/v1/client/recipes/${id}`)
+      .set(client())
+      .send({ description: 'Trail shoes', continuous_repair_confirmed: true });
     expect(patched.status).toBe(200);
     expect(patched.body.description).toBe('Trail shoes');
     expect(patched.body.continuous_repair_confirmed_at).toEqual(expect.any(String));
@@ -156,7 +172,15 @@ describe('recipes', () => {
     const again = await gw().post('/api/v1/client/recipes').set(client()).set('Idempotency-Key', key).send(body);
     expect(first.status).toBe(201);
     expect(again.body.id).toBe(first.body.id);
-    expectPublicError(await gw().post('/api/v1/client/recipes').set(client()).set('Idempotency-Key', key).send({ ...body, name: 'Twice' }), 409, 'IDEMPOTENCY_CONFLICT');
+    expectPublicError(
+      await gw()
+        .post('/api/v1/client/recipes')
+        .set(client())
+        .set('Idempotency-Key', key)
+        .send({ ...body, name: 'Twice' }),
+      409,
+      'IDEMPOTENCY_CONFLICT',
+    );
     // Without a key every call is a new recipe.
     const a = await gw().post('/api/v1/client/recipes').set(client()).send(body);
     const b = await gw().post('/api/v1/client/recipes').set(client()).send(body);
@@ -165,21 +189,42 @@ describe('recipes', () => {
 
   it('refuse definitions beyond the capability limits with a detail per problem', async () => {
     const caps = (await gw().get('/api/v1/client/recipes/capabilities').set(client())).body;
-    expect(caps).toMatchObject({ enabled: true, dsl_version: 1, limits: { max_rules: 100, max_selectors_per_rule: 5, max_schema_bytes: 65_536 } });
-    expect(caps.extraction_fields.scalar_source_types).toEqual(expect.arrayContaining(['text', 'attribute', 'html', 'json_ld', 'opengraph', 'microdata']));
+    expect(caps).toMatchObject({
+      enabled: true,
+      dsl_version: 1,
+      limits: { max_rules: 100, max_selectors_per_rule: 5, max_schema_bytes: 65_536 },
+    });
+    expect(caps.extraction_fields.scalar_source_types).toEqual(
+      expect.arrayContaining(['text', 'attribute', 'html', 'json_ld', 'opengraph', 'microdata']),
+    );
 
     const field = (i: number) => ({ name: `f${i}`, type: 'string', selectors: ['h1'] });
     const tooMany = { dsl_version: 1, fields: Array.from({ length: caps.limits.max_rules + 1 }, (_, i) => field(i)) };
-    const res = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Big', sample_url: `${site.url}/product`, definition: tooMany });
+    const res = await gw()
+      .post('/api/v1/client/recipes')
+      .set(client())
+      .send({ name: 'Big', sample_url: `${site.url}/product`, definition: tooMany });
     expectPublicError(res, 422, 'VALIDATION_FAILED');
-    expect(res.body.details).toContainEqual({ field: 'definition.fields', issue: `has ${caps.limits.max_rules + 1} rules; max_rules is ${caps.limits.max_rules}` });
+    expect(res.body.details).toContainEqual({
+      field: 'definition.fields',
+      issue: `has ${caps.limits.max_rules + 1} rules; max_rules is ${caps.limits.max_rules}`,
+    });
 
     const selectors = { dsl_version: 1, fields: [{ ...field(0), selectors: ['h1', 'h2', 'h3', 'h4', 'h5', 'h6'] }] };
-    const res2 = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Sel', sample_url: `${site.url}/product`, definition: selectors });
-    expect(res2.body.details).toContainEqual({ field: 'definition.fields.0.selectors', issue: 'has 6 selectors; max_selectors_per_rule is 5' });
+    const res2 = await gw()
+      .post('/api/v1/client/recipes')
+      .set(client())
+      .send({ name: 'Sel', sample_url: `${site.url}/product`, definition: selectors });
+    expect(res2.body.details).toContainEqual({
+      field: 'definition.fields.0.selectors',
+      issue: 'has 6 selectors; max_selectors_per_rule is 5',
+    });
 
     const bytes = { dsl_version: 1, fields: Array.from({ length: 80 }, (_, i) => ({ ...field(i), description: 'x'.repeat(1000) })) };
-    const res3 = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Bytes', sample_url: `${site.url}/product`, definition: bytes });
+    const res3 = await gw()
+      .post('/api/v1/client/recipes')
+      .set(client())
+      .send({ name: 'Bytes', sample_url: `${site.url}/product`, definition: bytes });
     expectPublicError(res3, 422, 'VALIDATION_FAILED');
     expect(res3.body.details[0]).toEqual({ field: 'definition', issue: expect.stringContaining('max_schema_bytes is 65536') });
   });
@@ -187,8 +232,15 @@ describe('recipes', () => {
   it('list as offset pages in both APIs; the data API includes each active version and its field schema', async () => {
     const other = await newTenant('recipes-list');
     const auth = { Authorization: `Bearer ${other.token}` };
-    for (const [i, activate] of [[1, true], [2, false], [3, true]] as const) {
-      const r = await gw().post('/api/v1/client/recipes').set(auth).send({ name: `R${i}`, sample_url: `${site.url}/product`, definition: PRODUCT_RULES, activate });
+    for (const [i, activate] of [
+      [1, true],
+      [2, false],
+      [3, true],
+    ] as const) {
+      const r = await gw()
+        .post('/api/v1/client/recipes')
+        .set(auth)
+        .send({ name: `R${i}`, sample_url: `${site.url}/product`, definition: PRODUCT_RULES, activate });
       expect(r.status).toBe(201);
     }
     const all = await gw().get('/api/v1/client/recipes').set(auth);
@@ -198,9 +250,15 @@ describe('recipes', () => {
 
     const page = await gw().get('/api/v1/data/recipes?limit=2&offset=1').set('X-API-Key', other.apiKey);
     expect(page.body).toMatchObject({ total: 3, limit: 2, offset: 1, has_more: false });
-    expect(page.body.items.map((r: { name: string; status: string }) => [r.name, r.status])).toEqual([['R2', 'draft'], ['R3', 'active']]);
+    expect(page.body.items.map((r: { name: string; status: string }) => [r.name, r.status])).toEqual([
+      ['R2', 'draft'],
+      ['R3', 'active'],
+    ]);
     expect(page.body.items[0].active_version).toBeNull();
-    expect(page.body.items[1].active_version).toMatchObject({ version: 1, fields: expect.arrayContaining([{ name: 'price', type: 'number', required: true, multiple: false, description: '' }]) });
+    expect(page.body.items[1].active_version).toMatchObject({
+      version: 1,
+      fields: expect.arrayContaining([{ name: 'price', type: 'number', required: true, multiple: false, description: '' }]),
+    });
     expect(page.body.items[1].active_version.schema).toMatchObject({ type: 'object', properties: { price: { type: 'number' } } });
 
     const first = await gw().get('/api/v1/data/recipes?limit=1').set('X-API-Key', other.apiKey);
@@ -216,16 +274,27 @@ describe('extraction', () => {
   let recipeId: string;
 
   beforeAll(async () => {
-    const r = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Product', sample_url: `${site.url}/product`, definition: PRODUCT_RULES, activate: true });
+    const r = await gw()
+      .post('/api/v1/client/recipes')
+      .set(client())
+      .send({ name: 'Product', sample_url: `${site.url}/product`, definition: PRODUCT_RULES, activate: true });
     expect(r.status).toBe(201);
     recipeId = r.body.id as string;
   });
 
   const detail = async (id: string) => (await gw().get(`/api/v1/data/requests/${id}`).set(data()).expect(200)).body;
-  const ended = (id: string) => eventually(() => detail(id), (d) => d.status === 'completed' || d.status === 'failed', 60_000);
+  const ended = (id: string) =>
+    eventually(
+      () => detail(id),
+      (d) => d.status === 'completed' || d.status === 'failed',
+      60_000,
+    );
 
   it('runs the active version over the fetched page and serves the structured result', async () => {
-    const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
+    const sub = await gw()
+      .post('/api/v1/data/requests')
+      .set(data())
+      .send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
     expect(sub.status).toBe(202);
     expect(sub.body).toMatchObject({ status: 'pending', result_kind: 'extraction', page_status: 'pending' });
 
@@ -254,27 +323,51 @@ describe('extraction', () => {
 
   it('is waiting_for_page while its page is being fetched, then ends with the run', async () => {
     const before = held.arrived();
-    const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${held.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
+    const sub = await gw()
+      .post('/api/v1/data/requests')
+      .set(data())
+      .send({ url: `${held.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
     expect(sub.status).toBe(202);
     // The orchestrator is fetching the page and the page server has not answered: the fetch is not over.
-    await eventually(async () => held.arrived(), (n) => n > before, 30_000, 50);
+    await eventually(
+      async () => held.arrived(),
+      (n) => n > before,
+      30_000,
+      50,
+    );
     const waiting = await detail(sub.body.id);
-    expect(waiting).toMatchObject({ status: 'waiting_for_page', result_kind: 'extraction', page_status: 'running', error: null, extraction: { status: 'waiting_for_page' } });
-    const list = (await gw().get('/api/v1/data/requests?limit=100').set(data()).expect(200)).body as { data: { id: string; status: string }[] };
+    expect(waiting).toMatchObject({
+      status: 'waiting_for_page',
+      result_kind: 'extraction',
+      page_status: 'running',
+      error: null,
+      extraction: { status: 'waiting_for_page' },
+    });
+    const list = (await gw().get('/api/v1/data/requests?limit=100').set(data()).expect(200)).body as {
+      data: { id: string; status: string }[];
+    };
     expect(list.data.find((r) => r.id === sub.body.id)).toMatchObject({ status: 'waiting_for_page', page_status: 'running' });
     expectPublicError(await gw().get(`/api/v1/data/requests/${sub.body.id}/extraction`).set(data()), 409, 'RESULT_NOT_READY');
 
     held.release();
     const d = await ended(sub.body.id);
     expect(d).toMatchObject({ status: 'completed', page_status: 'completed', extraction: { status: 'completed' } });
-    expect((await gw().get(`/api/v1/data/requests/${sub.body.id}/extraction`).set(data()).expect(200)).body.data).toMatchObject({ title: 'Held Shoe', price: 10 });
+    expect((await gw().get(`/api/v1/data/requests/${sub.body.id}/extraction`).set(data()).expect(200)).body.data).toMatchObject({
+      title: 'Held Shoe',
+      price: 10,
+    });
   }, 90_000);
 
   it('fails the run with a clear error when a required field is missing, while the page completed', async () => {
     const v = await gw()
       .post(`/api/v1/client/recipes/${recipeId}/versions`)
       .set(client())
-      .send({ definition: { dsl_version: 1, fields: [...PRODUCT_RULES.fields, { name: 'sku', type: 'string', required: true, selectors: ['.sku'] }] } });
+      .send({
+        definition: {
+          dsl_version: 1,
+          fields: [...PRODUCT_RULES.fields, { name: 'sku', type: 'string', required: true, selectors: ['.sku'] }],
+        },
+      });
     expect(v.status).toBe(201);
     const sub = await gw()
       .post('/api/v1/data/requests')
@@ -282,13 +375,22 @@ describe('extraction', () => {
       .send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId, version_id: v.body.id } });
     expect(sub.status).toBe(202);
     const d = await ended(sub.body.id);
-    expect(d).toMatchObject({ status: 'failed', page_status: 'completed', page_error: null, user_error: { code: 'REQUIRED_FIELDS_MISSING' } });
+    expect(d).toMatchObject({
+      status: 'failed',
+      page_status: 'completed',
+      page_error: null,
+      user_error: { code: 'REQUIRED_FIELDS_MISSING' },
+    });
     const result = (await gw().get(`/api/v1/data/requests/${sub.body.id}/extraction`).set(data()).expect(200)).body;
     expect(result).toMatchObject({
       status: 'failed',
       data: null,
       version_id: v.body.id,
-      error: { code: 'REQUIRED_FIELDS_MISSING', message: 'Required fields were not found on the page: sku.', details: [{ field: 'sku', issue: 'required field not found on the page' }] },
+      error: {
+        code: 'REQUIRED_FIELDS_MISSING',
+        message: 'Required fields were not found on the page: sku.',
+        details: [{ field: 'sku', issue: 'required field not found on the page' }],
+      },
     });
   }, 90_000);
 
@@ -298,8 +400,14 @@ describe('extraction', () => {
       .set(client())
       .send({ definition: { dsl_version: 1, fields: [{ name: 'sku', type: 'string', required: true, selectors: ['.sku'] }] } })
       .expect(201);
-    const failing = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId, version_id: v.body.id } });
-    const plain = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/page`, mode: 'http', skip_cache: true });
+    const failing = await gw()
+      .post('/api/v1/data/requests')
+      .set(data())
+      .send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId, version_id: v.body.id } });
+    const plain = await gw()
+      .post('/api/v1/data/requests')
+      .set(data())
+      .send({ url: `${site.url}/page`, mode: 'http', skip_cache: true });
     const d = await ended(failing.body.id);
     await ended(plain.body.id);
     const list = (await gw().get('/api/v1/data/requests?limit=100').set(data()).expect(200)).body as { data: { id: string }[] };
@@ -316,12 +424,17 @@ describe('extraction', () => {
     expect(other['status']).toBe('completed');
     expect(other['result_kind']).toBeUndefined();
     // The status filter is the page fetch's: the extraction request's page completed.
-    const completed = (await gw().get('/api/v1/data/requests?limit=100&status=completed').set(data()).expect(200)).body as { data: { id: string; status: string }[] };
+    const completed = (await gw().get('/api/v1/data/requests?limit=100&status=completed').set(data()).expect(200)).body as {
+      data: { id: string; status: string }[];
+    };
     expect(completed.data.find((r) => r.id === failing.body.id)).toMatchObject({ status: 'failed', page_status: 'completed' });
   }, 90_000);
 
   it('fails the run when the page fetch fails, and keeps the page error apart', async () => {
-    const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/status/500`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
+    const sub = await gw()
+      .post('/api/v1/data/requests')
+      .set(data())
+      .send({ url: `${site.url}/status/500`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
     expect(sub.status).toBe(202);
     const d = await ended(sub.body.id);
     expect(d).toMatchObject({ status: 'failed', page_status: 'failed', user_error: { code: 'PAGE_NOT_COMPLETED' } });
@@ -330,75 +443,146 @@ describe('extraction', () => {
 
   it('retries a failed extraction as a new request with a new run, also when only the run failed', async () => {
     // Active version needs a field the page lacks: the page completes, the run fails.
-    const strict = { dsl_version: 1, fields: [...PRODUCT_RULES.fields, { name: 'sku', type: 'string', required: true, selectors: ['.sku'] }] };
-    const r = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Retry', sample_url: `${site.url}/product`, definition: strict, activate: true });
+    const strict = {
+      dsl_version: 1,
+      fields: [...PRODUCT_RULES.fields, { name: 'sku', type: 'string', required: true, selectors: ['.sku'] }],
+    };
+    const r = await gw()
+      .post('/api/v1/client/recipes')
+      .set(client())
+      .send({ name: 'Retry', sample_url: `${site.url}/product`, definition: strict, activate: true });
     expect(r.status).toBe(201);
-    const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: r.body.id } });
+    const sub = await gw()
+      .post('/api/v1/data/requests')
+      .set(data())
+      .send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: r.body.id } });
     const failed = await ended(sub.body.id);
     expect(failed).toMatchObject({ status: 'failed', page_status: 'completed', user_error: { code: 'REQUIRED_FIELDS_MISSING' } });
 
     // The tenant fixes the recipe, then retries: the new run uses the active version at retry time.
-    const fixed = await gw().post(`/api/v1/client/recipes/${r.body.id}/versions`).set(client()).send({ definition: PRODUCT_RULES, activate: true });
+    const fixed = await gw()
+      .post(`/api/v1/client/recipes/${r.body.id}/versions`)
+      .set(client())
+      .send({ definition: PRODUCT_RULES, activate: true });
     expect(fixed.status).toBe(201);
     const key = `retry-${randomUUID()}`;
     const retry = await gw().post(`/api/v1/data/requests/${sub.body.id}/retry`).set(data()).set('Idempotency-Key', key);
     expect(retry.status).toBe(202);
-    expect(retry.body).toMatchObject({ retried_from_id: sub.body.id, retried_from_run_id: failed.extraction.run_id, result_kind: 'extraction', idempotent_replay: false });
+    expect(retry.body).toMatchObject({
+      retried_from_id: sub.body.id,
+      retried_from_run_id: failed.extraction.run_id,
+      result_kind: 'extraction',
+      idempotent_replay: false,
+    });
     expect(retry.body.id).not.toBe(sub.body.id);
     const replay = await gw().post(`/api/v1/data/requests/${sub.body.id}/retry`).set(data()).set('Idempotency-Key', key);
     expect(replay.body).toMatchObject({ id: retry.body.id, idempotent_replay: true, retried_from_run_id: failed.extraction.run_id });
 
     const d = await ended(retry.body.id);
-    expect(d).toMatchObject({ status: 'completed', page_status: 'completed', retried_from_id: sub.body.id, retried_from_run_id: failed.extraction.run_id });
+    expect(d).toMatchObject({
+      status: 'completed',
+      page_status: 'completed',
+      retried_from_id: sub.body.id,
+      retried_from_run_id: failed.extraction.run_id,
+    });
     expect(d.extraction).toMatchObject({ version_id: fixed.body.id, retried_from_run_id: failed.extraction.run_id });
     expect(d.extraction.run_id).not.toBe(failed.extraction.run_id);
-    expect((await gw().get(`/api/v1/data/requests/${retry.body.id}/extraction`).set(data()).expect(200)).body.data).toMatchObject({ title: 'Trail Shoe X' });
+    expect((await gw().get(`/api/v1/data/requests/${retry.body.id}/extraction`).set(data()).expect(200)).body.data).toMatchObject({
+      title: 'Trail Shoe X',
+    });
     // The source and its run are kept as they were.
-    expect(await detail(sub.body.id)).toMatchObject({ status: 'failed', extraction: { run_id: failed.extraction.run_id, status: 'failed' } });
+    expect(await detail(sub.body.id)).toMatchObject({
+      status: 'failed',
+      extraction: { run_id: failed.extraction.run_id, status: 'failed' },
+    });
 
     // A completed extraction is not retryable.
     expectPublicError(await gw().post(`/api/v1/data/requests/${retry.body.id}/retry`).set(data()), 409, 'CONFLICT');
   }, 120_000);
 
   it('retries an extraction whose page failed with a new run', async () => {
-    const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/status/500`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
+    const sub = await gw()
+      .post('/api/v1/data/requests')
+      .set(data())
+      .send({ url: `${site.url}/status/500`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
     const failed = await ended(sub.body.id);
     expect(failed).toMatchObject({ status: 'failed', page_status: 'failed' });
     const retry = await gw().post(`/api/v1/data/requests/${sub.body.id}/retry`).set(data());
     expect(retry.status).toBe(202);
-    expect(retry.body).toMatchObject({ retried_from_id: sub.body.id, retried_from_run_id: failed.extraction.run_id, result_kind: 'extraction' });
+    expect(retry.body).toMatchObject({
+      retried_from_id: sub.body.id,
+      retried_from_run_id: failed.extraction.run_id,
+      result_kind: 'extraction',
+    });
     const d = await ended(retry.body.id);
-    expect(d).toMatchObject({ status: 'failed', page_status: 'failed', retried_from_id: sub.body.id, extraction: { retried_from_run_id: failed.extraction.run_id } });
+    expect(d).toMatchObject({
+      status: 'failed',
+      page_status: 'failed',
+      retried_from_id: sub.body.id,
+      extraction: { retried_from_run_id: failed.extraction.run_id },
+    });
   }, 120_000);
 
   it('refuses a submission naming an unknown recipe, a foreign version or a draft, before anything is charged', async () => {
-    const submit = (extraction: unknown) => gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/product`, mode: 'http', extraction });
+    const submit = (extraction: unknown) =>
+      gw()
+        .post('/api/v1/data/requests')
+        .set(data())
+        .send({ url: `${site.url}/product`, mode: 'http', extraction });
     const unknown = await submit({ recipe_id: randomUUID() });
     expectPublicError(unknown, 422, 'VALIDATION_FAILED');
     expect(unknown.body.details).toEqual([{ field: 'extraction.recipe_id', issue: 'no such recipe' }]);
-    const draft = await gw().post('/api/v1/client/recipes').set(client()).send({ name: 'Draft', sample_url: `${site.url}/product`, definition: PRODUCT_RULES });
-    expect((await submit({ recipe_id: draft.body.id })).body.details).toEqual([{ field: 'extraction.recipe_id', issue: expect.stringContaining('no active version') }]);
-    expect((await submit({ recipe_id: recipeId, version_id: randomUUID() })).body.details).toEqual([{ field: 'extraction.version_id', issue: 'no such version of this recipe' }]);
+    const draft = await gw()
+      .post('/api/v1/client/recipes')
+      .set(client())
+      .send({ name: 'Draft', sample_url: `${site.url}/product`, definition: PRODUCT_RULES });
+    expect((await submit({ recipe_id: draft.body.id })).body.details).toEqual([
+      { field: 'extraction.recipe_id', issue: expect.stringContaining('no active version') },
+    ]);
+    expect((await submit({ recipe_id: recipeId, version_id: randomUUID() })).body.details).toEqual([
+      { field: 'extraction.version_id', issue: 'no such version of this recipe' },
+    ]);
     expectPublicError(await submit({ fields: [{ name: 'title' }] }), 422, 'VALIDATION_FAILED');
     // A plain request has no extraction result.
-    const plain = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/page`, mode: 'http' });
+    const plain = await gw()
+      .post('/api/v1/data/requests')
+      .set(data())
+      .send({ url: `${site.url}/page`, mode: 'http' });
     expectPublicError(await gw().get(`/api/v1/data/requests/${plain.body.id}/extraction`).set(data()), 404, 'NOT_FOUND');
   });
   it('is queued once its page is done while its job waits for recipe-extractor, then runs', async () => {
     // recipe-extractor cannot reach Kafka: the page completes, its job waits on the topic.
     extractorKafka.cut();
     try {
-      const sub = await gw().post('/api/v1/data/requests').set(data()).send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
+      const sub = await gw()
+        .post('/api/v1/data/requests')
+        .set(data())
+        .send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
       expect(sub.status).toBe(202);
-      const queued = await eventually(() => detail(sub.body.id), (d) => d.page_status === 'completed', 60_000);
-      expect(queued).toMatchObject({ status: 'queued', page_status: 'completed', page_error: null, error: null, extraction: { status: 'queued' } });
+      const queued = await eventually(
+        () => detail(sub.body.id),
+        (d) => d.page_status === 'completed',
+        60_000,
+      );
+      expect(queued).toMatchObject({
+        status: 'queued',
+        page_status: 'completed',
+        page_error: null,
+        error: null,
+        extraction: { status: 'queued' },
+      });
       expectPublicError(await gw().get(`/api/v1/data/requests/${sub.body.id}/extraction`).set(data()), 409, 'RESULT_NOT_READY');
       // Still queued a moment later: nothing else runs it.
       await new Promise((r) => setTimeout(r, 1_000));
       expect((await detail(sub.body.id)).status).toBe('queued');
 
       extractorKafka.restore();
-      const d = await eventually(() => detail(sub.body.id), (x) => x.status === 'completed' || x.status === 'failed', 120_000, 500);
+      const d = await eventually(
+        () => detail(sub.body.id),
+        (x) => x.status === 'completed' || x.status === 'failed',
+        120_000,
+        500,
+      );
       expect(d).toMatchObject({ status: 'completed', page_status: 'completed', extraction: { status: 'completed' } });
     } finally {
       extractorKafka.restore();

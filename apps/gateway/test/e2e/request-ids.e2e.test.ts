@@ -72,16 +72,20 @@ describe('X-Request-Id', () => {
     const dataRequestId = (res.body as { id: string }).id;
 
     // The gateway's access log.
-    const gatewayAccess = await eventually(
-      async () => linesOf('gateway', id).find((l) => l.msg === 'request answered'),
+    const gatewayAccess = await eventually(async () => linesOf('gateway', id).find((l) => l.msg === 'request answered'), Boolean, 10_000);
+    expect(gatewayAccess).toMatchObject({ req: { method: 'POST', path: '/api/v1/data/requests' }, res: { status_code: 202 } });
+    // The orchestrator's access log of the gateway's internal call, and the ledger's of the orchestrator's reservation.
+    const orchestratorAccess = await eventually(
+      async () => linesOf('fetch-orchestrator', id).find((l) => l.msg === 'request answered'),
       Boolean,
       10_000,
     );
-    expect(gatewayAccess).toMatchObject({ req: { method: 'POST', path: '/api/v1/data/requests' }, res: { status_code: 202 } });
-    // The orchestrator's access log of the gateway's internal call, and the ledger's of the orchestrator's reservation.
-    const orchestratorAccess = await eventually(async () => linesOf('fetch-orchestrator', id).find((l) => l.msg === 'request answered'), Boolean, 10_000);
     expect(orchestratorAccess).toMatchObject({ req: { method: 'POST', path: '/internal/v1/requests' } });
-    const ledgerAccess = await eventually(async () => linesOf('billing-ledger', id).find((l) => l.msg === 'request answered'), Boolean, 10_000);
+    const ledgerAccess = await eventually(
+      async () => linesOf('billing-ledger', id).find((l) => l.msg === 'request answered'),
+      Boolean,
+      10_000,
+    );
     expect((ledgerAccess!['req'] as { path: string }).path).toMatch(/^\/internal\/v1\//);
 
     // The fetch job (written by the admission's outbox insert) handled by the orchestrator's worker
@@ -100,12 +104,17 @@ describe('X-Request-Id', () => {
     expect(settlement).toMatchObject({ request_id: id });
 
     // Another submission without an id gets its own, and its messages carry that one, not this.
-    const other = await request(fleet.url('gateway')).post('/api/v1/data/requests').set('X-API-Key', apiKey).send({ url: `${site.url}/page`, mode: 'http' });
+    const other = await request(fleet.url('gateway'))
+      .post('/api/v1/data/requests')
+      .set('X-API-Key', apiKey)
+      .send({ url: `${site.url}/page`, mode: 'http' });
     expect(other.status).toBe(202);
     const otherId = other.headers['x-request-id'] as string;
     expect(otherId).toMatch(/^[0-9a-f-]{36}$/);
     await eventually(async () => linesOf('fetch-orchestrator', otherId).some((l) => l.msg === 'message handled'), Boolean, 30_000);
-    expect(linesOf('fetch-orchestrator', id).filter((l) => l.msg === 'message handled' && l['type'] === 'fetch.job_requested')).toHaveLength(1);
+    expect(
+      linesOf('fetch-orchestrator', id).filter((l) => l.msg === 'message handled' && l['type'] === 'fetch.job_requested'),
+    ).toHaveLength(1);
     expect(dataRequestId).not.toBe((other.body as { id: string }).id);
   }, 90_000);
 

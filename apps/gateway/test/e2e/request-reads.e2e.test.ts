@@ -85,9 +85,28 @@ describe('GET /api/v1/data/requests/{id}', () => {
     const d = await until(id, settled);
     expect(Object.keys(d).sort()).toEqual(
       [
-        'id', 'batch_id', 'url', 'status', 'cached', 'protected', 'pricing_version', 'base_tokens', 'protected_tokens', 'captcha_tokens',
-        'captcha_type', 'token_state', 'request', 'debug_artifacts', 'error', 'user_error', 'result_meta', 'proxy_used', 'created_at',
-        'started_at', 'finished_at', 'result_expires_at',
+        'id',
+        'batch_id',
+        'url',
+        'status',
+        'cached',
+        'protected',
+        'pricing_version',
+        'base_tokens',
+        'protected_tokens',
+        'captcha_tokens',
+        'captcha_type',
+        'token_state',
+        'request',
+        'debug_artifacts',
+        'error',
+        'user_error',
+        'result_meta',
+        'proxy_used',
+        'created_at',
+        'started_at',
+        'finished_at',
+        'result_expires_at',
       ].sort(),
     );
     expect(d).toEqual({
@@ -114,11 +133,12 @@ describe('GET /api/v1/data/requests/{id}', () => {
       finished_at: expect.any(String),
       result_expires_at: expect.any(String),
     });
-    for (const k of ['created_at', 'started_at', 'finished_at', 'result_expires_at']) expect(new Date(d[k] as string).toISOString()).toBe(d[k]);
+    for (const k of ['created_at', 'started_at', 'finished_at', 'result_expires_at'])
+      expect(new Date(d[k] as string).toISOString()).toBe(d[k]);
     expect(JSON.stringify(d)).not.toContain('secret');
   });
 
-  it('answers 422 for an id that is not a uuid and 404 for another tenant\'s request', async () => {
+  it("answers 422 for an id that is not a uuid and 404 for another tenant's request", async () => {
     const id = await submit('/page');
     const bad = await get('/api/v1/data/requests/not-a-uuid');
     expect([bad.status, bad.body.code, bad.body.details?.[0]?.field]).toEqual([422, 'VALIDATION_FAILED', 'id']);
@@ -128,7 +148,7 @@ describe('GET /api/v1/data/requests/{id}', () => {
 });
 
 describe('GET /api/v1/data/requests (cursor pages)', () => {
-  it('pages through the tenant\'s requests newest first, each once, with an opaque cursor sent back unchanged', async () => {
+  it("pages through the tenant's requests newest first, each once, with an opaque cursor sent back unchanged", async () => {
     const key = (await adminCommand(fleet, ['create-tenant', '--name', 'pager', '--credits', '100']))['api_key'] as string;
     const ids: string[] = [];
     for (let i = 0; i < 5; i++) ids.push(await submit(`/page?n=${i}`, {}, key));
@@ -157,7 +177,12 @@ describe('GET /api/v1/data/requests (cursor pages)', () => {
     } while (cursor);
     expect(seen).toEqual([...ids].reverse());
 
-    await eventually(() => detail(failedId, key), (d) => d['status'] === 'failed', 30_000, 150);
+    await eventually(
+      () => detail(failedId, key),
+      (d) => d['status'] === 'failed',
+      30_000,
+      150,
+    );
     const failed = await get('/api/v1/data/requests?status=failed', key);
     expect(failed.body.data.map((r: { id: string }) => r.id)).toEqual([failedId]);
     // Another tenant lists none of them.
@@ -212,7 +237,7 @@ describe('GET /api/v1/data/requests/{id}/events', () => {
     expect(text).not.toContain('127.0.0.1:' + new URL(fleet.url('fetch-orchestrator')).port);
   });
 
-  it('hides another tenant\'s request (404) and refuses a bad id (422)', async () => {
+  it("hides another tenant's request (404) and refuses a bad id (422)", async () => {
     const id = await submit('/page');
     expect((await get(`/api/v1/data/requests/${id}/events`, otherKey)).status).toBe(404);
     expect((await get('/api/v1/data/requests/123/events')).status).toBe(422);
@@ -229,7 +254,11 @@ describe('GET /api/v1/data/requests/{id}/result', () => {
     expect(html.headers['content-security-policy']).toContain('sandbox');
     expect(html.text).toContain('<h1>Hello from the fixture site</h1>');
     const text = await get(`/api/v1/data/requests/${id}/result?format=text`);
-    expect([text.status, text.headers['content-type'], text.text]).toEqual([200, 'text/plain; charset=utf-8', 'Hello from the fixture site\n42.00']);
+    expect([text.status, text.headers['content-type'], text.text]).toEqual([
+      200,
+      'text/plain; charset=utf-8',
+      'Hello from the fixture site\n42.00',
+    ]);
     expect((await get(`/api/v1/data/requests/${id}/result?format=pdf`)).status).toBe(422);
     expect((await get(`/api/v1/data/requests/${id}/result`, otherKey)).status).toBe(404);
   });
@@ -256,7 +285,12 @@ describe('POST /api/v1/data/requests/{id}/cancel', () => {
     const before = await balance();
     const hits = site.hits.get('/slow') ?? 0;
     const id = await submit('/slow?ms=2500&cancel=1');
-    await eventually(async () => site.hits.get('/slow') ?? 0, (n) => n > hits, 20_000, 50);
+    await eventually(
+      async () => site.hits.get('/slow') ?? 0,
+      (n) => n > hits,
+      20_000,
+      50,
+    );
     const res = await post(`/api/v1/data/requests/${id}/cancel`).send();
     expect(res.status).toBe(200);
     expect(res.body).toMatchObject({ id, status: 'cancelled', user_error: { code: 'CANCELLED' } });
@@ -275,7 +309,7 @@ describe('POST /api/v1/data/requests/{id}/cancel', () => {
     expect([again.status, again.body.status]).toEqual([200, 'cancelled']);
   }, 60_000);
 
-  it('refuses a finished request (409), another tenant\'s (404) and a bad id (422)', async () => {
+  it("refuses a finished request (409), another tenant's (404) and a bad id (422)", async () => {
     const id = await submit('/page');
     await until(id, (d) => d['status'] === 'completed');
     const done = await post(`/api/v1/data/requests/${id}/cancel`).send();
@@ -290,19 +324,37 @@ describe('POST /api/v1/data/requests/{id}/cancel', () => {
 
 describe('POST /api/v1/data/requests/{id}/retry', () => {
   it('creates a new request with the persisted inputs, browser actions included, and keeps the source unchanged', async () => {
-    const actions = [{ type: 'click', selector: '#more' }, { type: 'wait', ms: 100 }];
-    const source = await submit('/page', { headers: { 'X-Trace': 'abc' }, user_agent: 'retry-test/1', timeout_ms: 7000, browser_actions: actions });
+    const actions = [
+      { type: 'click', selector: '#more' },
+      { type: 'wait', ms: 100 },
+    ];
+    const source = await submit('/page', {
+      headers: { 'X-Trace': 'abc' },
+      user_agent: 'retry-test/1',
+      timeout_ms: 7000,
+      browser_actions: actions,
+    });
     const failed = await until(source, settled);
     // The actions promote the request to the browser, where /page has no #more to click.
     expect([failed['status'], (failed['user_error'] as { code: string }).code]).toEqual(['failed', 'BROWSER_ACTION_FAILED']);
     const res = await post(`/api/v1/data/requests/${source}/retry`).send();
     expect(res.status).toBe(202);
-    expect(res.body).toMatchObject({ retried_from_id: source, status: expect.any(String), idempotent_replay: false, route_mode: 'browser' });
+    expect(res.body).toMatchObject({
+      retried_from_id: source,
+      status: expect.any(String),
+      idempotent_replay: false,
+      route_mode: 'browser',
+    });
     expect([res.body.base_tokens, res.body.charged_tokens]).toEqual([failed['base_tokens'], failed['base_tokens']]);
     expect(res.body.id).not.toBe(source);
     const retried = await detail(res.body.id);
     expect(retried['request']).toEqual(failed['request']);
-    expect(retried['request']).toMatchObject({ browser_actions: actions, user_agent: 'retry-test/1', timeout_ms: 7000, header_names: ['X-Trace'] });
+    expect(retried['request']).toMatchObject({
+      browser_actions: actions,
+      user_agent: 'retry-test/1',
+      timeout_ms: 7000,
+      header_names: ['X-Trace'],
+    });
     expect(await detail(source)).toEqual(failed);
   });
 
@@ -332,7 +384,10 @@ describe('POST /api/v1/data/requests/{id}/retry', () => {
     const conflict = await post(`/api/v1/data/requests/${otherSource}/retry`).set('Idempotency-Key', key).send();
     expect([conflict.status, conflict.body.code]).toEqual([409, 'IDEMPOTENCY_CONFLICT']);
     const createKey = `create-${randomUUID()}`;
-    await post('/api/v1/data/requests').set('Idempotency-Key', createKey).send({ url: `${site.url}/page`, mode: 'http' }).expect(202);
+    await post('/api/v1/data/requests')
+      .set('Idempotency-Key', createKey)
+      .send({ url: `${site.url}/page`, mode: 'http' })
+      .expect(202);
     const reused = await post(`/api/v1/data/requests/${source}/retry`).set('Idempotency-Key', createKey).send();
     expect([reused.status, reused.body.code]).toEqual([409, 'IDEMPOTENCY_CONFLICT']);
     expect((await post(`/api/v1/data/requests/${source}/retry`).set('Idempotency-Key', 'short').send()).status).toBe(422);
@@ -352,8 +407,10 @@ describe('POST /api/v1/data/requests/{id}/retry', () => {
 
 describe('GET /api/v1/data/requests/{id}/events/stream (Server-Sent Events)', () => {
   const streamPath = (id: string) => `/api/v1/data/requests/${id}/events/stream`;
-  const open = (id: string, base = A(), extra: Record<string, string> = {}) => openEventStream(base, streamPath(id), { 'X-API-Key': apiKey, ...extra });
-  const parsed = (s: SseStream) => s.messages.map((m) => ({ id: m.id, event: JSON.parse(m.data) as { id: number; type: string; status: string } }));
+  const open = (id: string, base = A(), extra: Record<string, string> = {}) =>
+    openEventStream(base, streamPath(id), { 'X-API-Key': apiKey, ...extra });
+  const parsed = (s: SseStream) =>
+    s.messages.map((m) => ({ id: m.id, event: JSON.parse(m.data) as { id: number; type: string; status: string } }));
 
   it('streams live events of a request submitted through another gateway instance, in order, then closes after the terminal one', async () => {
     const id = await submit('/slow?ms=1200');
@@ -390,7 +447,12 @@ describe('GET /api/v1/data/requests/{id}/events/stream (Server-Sent Events)', ()
   it('sends heartbeat comments while idle', async () => {
     const id = await submit('/slow?ms=2000');
     const s = await open(id);
-    await eventually(async () => s.comments, (c) => c.includes('heartbeat'), 5_000, 50);
+    await eventually(
+      async () => s.comments,
+      (c) => c.includes('heartbeat'),
+      5_000,
+      50,
+    );
     s.close();
   });
 

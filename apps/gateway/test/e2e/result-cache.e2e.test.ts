@@ -15,13 +15,23 @@ import { adminCommand, eventually, startFixtureSite, startFleet, type Fleet, typ
  */
 let fleet: Fleet;
 let site: FixtureSite;
-let counting: { url: string; visits: (pathAndQuery: string) => number; lastHeaders: Map<string, IncomingHttpHeaders>; close: () => Promise<void> };
+let counting: {
+  url: string;
+  visits: (pathAndQuery: string) => number;
+  lastHeaders: Map<string, IncomingHttpHeaders>;
+  close: () => Promise<void>;
+};
 let key: string;
 let tenantId: string;
 let otherKey: string;
 
 const gw = () => request(fleet.url('gateway'));
-type Detail = Record<string, unknown> & { status: string; token_state: string; cached: boolean; result_meta: Record<string, unknown> | null };
+type Detail = Record<string, unknown> & {
+  status: string;
+  token_state: string;
+  cached: boolean;
+  result_meta: Record<string, unknown> | null;
+};
 
 async function submit(body: Record<string, unknown>, apiKey = key): Promise<{ id: string; cached: boolean; charged_tokens: number }> {
   const res = await gw().post('/api/v1/data/requests').set('X-API-Key', apiKey).send(body);
@@ -29,12 +39,25 @@ async function submit(body: Record<string, unknown>, apiKey = key): Promise<{ id
   return res.body as { id: string; cached: boolean; charged_tokens: number };
 }
 
-const detail = async (id: string, apiKey = key): Promise<Detail> => (await gw().get(`/api/v1/data/requests/${id}`).set('X-API-Key', apiKey).expect(200)).body as Detail;
-const settledDetail = (id: string, apiKey = key, ms = 60_000) => eventually(() => detail(id, apiKey), (d) => ['settled', 'refunded'].includes(d.token_state), ms, 100);
-const bodyOf = async (id: string, apiKey = key) => (await gw().get(`/api/v1/data/requests/${id}/result`).set('X-API-Key', apiKey).expect(200)).text;
-const textOf = async (id: string, apiKey = key) => (await gw().get(`/api/v1/data/requests/${id}/result?format=text`).set('X-API-Key', apiKey).expect(200)).text;
+const detail = async (id: string, apiKey = key): Promise<Detail> =>
+  (await gw().get(`/api/v1/data/requests/${id}`).set('X-API-Key', apiKey).expect(200)).body as Detail;
+const settledDetail = (id: string, apiKey = key, ms = 60_000) =>
+  eventually(
+    () => detail(id, apiKey),
+    (d) => ['settled', 'refunded'].includes(d.token_state),
+    ms,
+    100,
+  );
+const bodyOf = async (id: string, apiKey = key) =>
+  (await gw().get(`/api/v1/data/requests/${id}/result`).set('X-API-Key', apiKey).expect(200)).text;
+const textOf = async (id: string, apiKey = key) =>
+  (await gw().get(`/api/v1/data/requests/${id}/result?format=text`).set('X-API-Key', apiKey).expect(200)).text;
 const eventsOf = async (id: string, apiKey = key) =>
-  ((await gw().get(`/api/v1/data/requests/${id}/events`).set('X-API-Key', apiKey).expect(200)).body as { data: { type: string; status: string; data: Record<string, unknown> }[] }).data;
+  (
+    (await gw().get(`/api/v1/data/requests/${id}/events`).set('X-API-Key', apiKey).expect(200)).body as {
+      data: { type: string; status: string; data: Record<string, unknown> }[];
+    }
+  ).data;
 
 /** The ledger's settled reservation of a request: what it was finally charged. */
 async function reservation(id: string): Promise<{ token_state: string; charged_tokens: number }> {
@@ -68,7 +91,9 @@ async function startCountingSite() {
     counts.set(target, n);
     lastHeaders.set(target, req.headers);
     res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
-    res.end(`<!doctype html><html><head><title>Counting page</title></head><body><h1>A page that counts its visitors</h1><p id="visit">visit ${n}</p></body></html>`);
+    res.end(
+      `<!doctype html><html><head><title>Counting page</title></head><body><h1>A page that counts its visitors</h1><p id="visit">visit ${n}</p></body></html>`,
+    );
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   return {
@@ -137,7 +162,8 @@ describe('a repeated request within its TTL', () => {
     expect((await detail(first.id)).cached).toBe(false);
     // Operators see hits and misses (lookups at execution start) on the orchestrator's metrics.
     const metrics = (await request(fleet.url('fetch-orchestrator')).get('/metrics').expect(200)).text;
-    const count = (outcome: string) => Number(new RegExp(`^fetch_orchestrator_result_cache_total\\{[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0);
+    const count = (outcome: string) =>
+      Number(new RegExp(`^fetch_orchestrator_result_cache_total\\{[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0);
     expect(count('hit')).toBeGreaterThanOrEqual(1);
     expect(count('miss')).toBeGreaterThanOrEqual(1);
   });
@@ -187,7 +213,7 @@ describe('what does not read the cache', () => {
     expect(counting.visits('/item?id=ttl0-only')).toBe(2);
   });
 
-  it('an entry past its TTL is not served, and neither is one older than the reader\'s own TTL', async () => {
+  it("an entry past its TTL is not served, and neither is one older than the reader's own TTL", async () => {
     const path = '/item?id=ttl1';
     const url = `${counting.url}${path}`;
     await run({ url, mode: 'http', cache_ttl_seconds: 1 });
@@ -238,7 +264,7 @@ describe('what does not read the cache', () => {
 });
 
 describe('tenants', () => {
-  it('never serves one tenant\'s copy to another, even for an identical request', async () => {
+  it("never serves one tenant's copy to another, even for an identical request", async () => {
     const path = '/item?id=tenants';
     const url = `${counting.url}${path}`;
     const mine = await run({ url, mode: 'http' });

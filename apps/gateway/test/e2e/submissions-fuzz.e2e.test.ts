@@ -42,20 +42,28 @@ beforeAll(async () => {
   apiKey = t['api_key'] as string;
   token = (await adminCommand(fleet, ['issue-cabinet-token', '--tenant', t['tenant_id'] as string]))['cabinet_token'] as string;
   const other = await adminCommand(fleet, ['create-tenant', '--name', 'fuzz-other', '--credits', '100']);
-  const otherToken = (await adminCommand(fleet, ['issue-cabinet-token', '--tenant', other['tenant_id'] as string]))['cabinet_token'] as string;
+  const otherToken = (await adminCommand(fleet, ['issue-cabinet-token', '--tenant', other['tenant_id'] as string]))[
+    'cabinet_token'
+  ] as string;
 
   // Seven recipes (a listing of several pages for small limits): active ones, drafts with a
   // version, a draft without one; and one of another tenant.
   const definition = { dsl_version: 1, fields: [{ name: 'heading', type: 'string', required: true, selectors: ['h1'] }] };
   const make = async (auth: string, body: Record<string, unknown>) => {
-    const r = await request(fleet.url('gateway')).post('/api/v1/client/recipes').set('Authorization', `Bearer ${auth}`).send({ sample_url: `${site.url}/page`, ...body });
+    const r = await request(fleet.url('gateway'))
+      .post('/api/v1/client/recipes')
+      .set('Authorization', `Bearer ${auth}`)
+      .send({ sample_url: `${site.url}/page`, ...body });
     if (r.status !== 201) throw new Error(`${r.status} ${JSON.stringify(r.body)}`);
     return r.body as { id: string; active_version_id: string | null; versions: { id: string }[] };
   };
   const kinds = ['active', 'draft', 'active', 'empty', 'active', 'draft', 'active'] as const;
   const made = [];
   for (const [i, kind] of kinds.entries()) {
-    made.push({ kind, ...(await make(token, { name: `fuzz ${i}`, ...(kind === 'empty' ? {} : { definition, activate: kind === 'active' }) })) });
+    made.push({
+      kind,
+      ...(await make(token, { name: `fuzz ${i}`, ...(kind === 'empty' ? {} : { definition, activate: kind === 'active' }) })),
+    });
   }
   const foreign = await make(otherToken, { name: 'not yours', definition, activate: true });
   const listed = await request(fleet.url('gateway')).get('/api/v1/client/recipes?limit=100').set('Authorization', `Bearer ${token}`);
@@ -137,14 +145,37 @@ const selector = fc.string({ minLength: 1, maxLength: 500 });
 const validAction = fc.oneof(
   fc.record({ type: fc.constant('click'), selector }),
   fc.record({ type: fc.constant('fill'), selector, value: fc.string({ maxLength: 100 }) }),
-  fc.record({ type: fc.constant('type'), selector, text: fc.string({ minLength: 1, maxLength: 100 }), delay_ms: fc.integer({ min: 0, max: 200 }) }, { requiredKeys: ['type', 'selector', 'text'] }),
+  fc.record(
+    { type: fc.constant('type'), selector, text: fc.string({ minLength: 1, maxLength: 100 }), delay_ms: fc.integer({ min: 0, max: 200 }) },
+    { requiredKeys: ['type', 'selector', 'text'] },
+  ),
   fc.record({ type: fc.constant('press'), key: fc.constantFrom('Enter', 'Tab', 'ArrowDown', 'a', '1') }),
   fc.record({ type: fc.constant('hover'), selector }),
   fc.record({ type: fc.constant('select'), selector, values: fc.array(fc.string({ maxLength: 20 }), { minLength: 1, maxLength: 5 }) }),
-  fc.oneof(fc.record({ type: fc.constant('scroll') }), fc.record({ type: fc.constant('scroll'), to: fc.constantFrom('top', 'bottom') }), fc.record({ type: fc.constant('scroll'), y: fc.integer({ min: -100_000, max: 100_000 }) })),
+  fc.oneof(
+    fc.record({ type: fc.constant('scroll') }),
+    fc.record({ type: fc.constant('scroll'), to: fc.constantFrom('top', 'bottom') }),
+    fc.record({ type: fc.constant('scroll'), y: fc.integer({ min: -100_000, max: 100_000 }) }),
+  ),
   fc.record({ type: fc.constant('wait'), ms: fc.integer({ min: 1, max: 100 }) }),
-  fc.record({ type: fc.constant('wait_for_selector'), selector, timeout_ms: fc.integer({ min: 1, max: 30_000 }), visible: fc.boolean(), optional: fc.boolean() }, { requiredKeys: ['type', 'selector'] }),
-  fc.record({ type: fc.constant('wait_for_text'), text: fc.string({ minLength: 1, maxLength: 100 }), timeout_ms: fc.integer({ min: 1, max: 30_000 }) }, { requiredKeys: ['type', 'text'] }),
+  fc.record(
+    {
+      type: fc.constant('wait_for_selector'),
+      selector,
+      timeout_ms: fc.integer({ min: 1, max: 30_000 }),
+      visible: fc.boolean(),
+      optional: fc.boolean(),
+    },
+    { requiredKeys: ['type', 'selector'] },
+  ),
+  fc.record(
+    {
+      type: fc.constant('wait_for_text'),
+      text: fc.string({ minLength: 1, maxLength: 100 }),
+      timeout_ms: fc.integer({ min: 1, max: 30_000 }),
+    },
+    { requiredKeys: ['type', 'text'] },
+  ),
 );
 
 /** Bodies that satisfy every rule of the table (any subset of the optional fields). */
@@ -157,11 +188,17 @@ const validBody = fc.record(
     proxy: fc.constantFrom('random', 'off'),
     proxy_type: fc.constantFrom('datacenter', 'residential'),
     headers: fc.dictionary(
-      fc.string({ unit: tokenChar, minLength: 1, maxLength: 20 }).filter((n) => !FORBIDDEN_HEADERS.includes(n) && !n.startsWith('proxy-') && !n.startsWith('x-forwarded-')),
+      fc
+        .string({ unit: tokenChar, minLength: 1, maxLength: 20 })
+        .filter((n) => !FORBIDDEN_HEADERS.includes(n) && !n.startsWith('proxy-') && !n.startsWith('x-forwarded-')),
       safeValue,
       { maxKeys: 5 },
     ),
-    cookies: fc.dictionary(fc.string({ unit: tokenChar, minLength: 1, maxLength: 20 }), safeValue.map((v) => v.replace(/;/g, '')), { maxKeys: 5 }),
+    cookies: fc.dictionary(
+      fc.string({ unit: tokenChar, minLength: 1, maxLength: 20 }),
+      safeValue.map((v) => v.replace(/;/g, '')),
+      { maxKeys: 5 },
+    ),
     timeout_ms: fc.integer({ min: 5_000, max: 300_000 }),
     javascript: fc.boolean(),
     resource_policy: fc.constantFrom('adaptive', 'compatible'),
@@ -174,7 +211,10 @@ const validBody = fc.record(
     skip_cache: fc.boolean(),
     cache_ttl_seconds: fc.integer({ min: 0, max: 3_600 }),
     // null, or one of the fuzz tenant's recipes that can run (chosen when generated: they exist only after beforeAll).
-    extraction: fc.oneof(fc.constant(null), fc.nat().map((i) => validExtractions[i % validExtractions.length]!)),
+    extraction: fc.oneof(
+      fc.constant(null),
+      fc.nat().map((i) => validExtractions[i % validExtractions.length]!),
+    ),
   },
   { requiredKeys: ['url'] },
 );
@@ -183,14 +223,37 @@ const validBody = fc.record(
 const invalidValue = fc.oneof(
   junk,
   fc.constantFrom(
-    '', 'fast', 'zz', 'deu', 'premium', 4_999, 300_001, 3_601, -1, 0, 1.5, 2 ** 31, '45000', 'true', [], {},
-    { Host: 'x' }, { 'X-A': 'a\r\nb' }, { 'a b': 'c' }, { sid: 'a;b' }, 'x'.repeat(1_001), Array.from({ length: 21 }, () => ({ type: 'wait' })),
+    '',
+    'fast',
+    'zz',
+    'deu',
+    'premium',
+    4_999,
+    300_001,
+    3_601,
+    -1,
+    0,
+    1.5,
+    2 ** 31,
+    '45000',
+    'true',
+    [],
+    {},
+    { Host: 'x' },
+    { 'X-A': 'a\r\nb' },
+    { 'a b': 'c' },
+    { sid: 'a;b' },
+    'x'.repeat(1_001),
+    Array.from({ length: 21 }, () => ({ type: 'wait' })),
   ),
 );
 
 /** A valid body with one to three fields replaced by invalid values or unknown fields added. */
 const mutatedBody = fc
-  .tuple(validBody, fc.array(fc.tuple(fc.oneof(fc.constantFrom(...SUBMISSION_FIELDS), anyString), invalidValue), { minLength: 1, maxLength: 3 }))
+  .tuple(
+    validBody,
+    fc.array(fc.tuple(fc.oneof(fc.constantFrom(...SUBMISSION_FIELDS), anyString), invalidValue), { minLength: 1, maxLength: 3 }),
+  )
   .map(([b, changes]) => {
     const out: Record<string, unknown> = { ...b };
     for (const [k, v] of changes) out[k] = v;
@@ -200,9 +263,17 @@ const mutatedBody = fc
 /** Mutated bodies, plus JSON of any shape; never a URL that leaves 127.0.0.1. */
 const body = fc
   .oneof({ weight: 5, arbitrary: mutatedBody }, { weight: 1, arbitrary: fc.jsonValue({ maxDepth: 3 }) as fc.Arbitrary<unknown> })
-  .filter((b) => !JSON.stringify(b ?? null).split('"').some(leavesLoopback));
+  .filter(
+    (b) =>
+      !JSON.stringify(b ?? null)
+        .split('"')
+        .some(leavesLoopback),
+  );
 
-const idempotencyKey = fc.option(fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 210 }), { nil: undefined });
+const idempotencyKey = fc.option(
+  fc.string({ unit: fc.integer({ min: 0x21, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 210 }),
+  { nil: undefined },
+);
 
 describe('random and mutated submissions', () => {
   const surfaces = [
@@ -210,75 +281,107 @@ describe('random and mutated submissions', () => {
     ['client API', '/api/v1/client/requests', () => ({ Authorization: `Bearer ${token}` })],
   ] as const;
 
-  it.each(surfaces)('the %s accepts every body that follows the rules', async (_n, path, auth) => {
-    await fc.assert(
-      fc.asyncProperty(validBody, fc.boolean(), async (b, keyed) => {
-        let req = gateway().post(path).set(auth());
-        if (keyed) req = req.set('Idempotency-Key', randomUUID());
-        const res = await req.send(b);
-        if (res.status !== 202) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
-        expect(res.body.url).toBe(site.url);
-        expect(res.body.idempotent_replay).toBe(false);
-        // An extraction request says so, a plain one does not.
-        expect(res.body.result_kind).toBe(b.extraction ? 'extraction' : undefined);
-      }),
-      { numRuns: Math.ceil(RUNS / 3) },
-    );
-  }, 240_000);
-
-  it.each(surfaces)('the %s admits every runnable extraction object and refuses every other one with a VALIDATION_FAILED naming extraction', async (_n, path, auth) => {
-    const extraction = fc.oneof(
-      fc.nat().map((i) => ({ ok: true, value: validExtractions[i % validExtractions.length] as unknown })),
-      fc.nat().map((i) => ({ ok: false, value: refusedExtractions[i % refusedExtractions.length] as unknown })),
-      // Not an object at all, or an object of anything.
-      fc.oneof(junk, fc.dictionary(fc.constantFrom('recipe_id', 'version_id', 'fields', 'x'), junk, { maxKeys: 3 })).filter((v) => v !== null && v !== undefined).map((value) => ({ ok: false, value })),
-    );
-    const seen = { admitted: 0, refused: 0 };
-    await fc.assert(
-      fc.asyncProperty(extraction, fc.constantFrom('/page', '/status/404'), async ({ ok, value }, page) => {
-        const res = await gateway().post(path).set(auth()).send({ url: `${site.url}${page}`, mode: 'http', extraction: value });
-        wellFormed(res);
-        if (ok) {
-          if (res.status !== 202) throw new Error(`${JSON.stringify(value)}: ${res.status} ${JSON.stringify(res.body)}`);
-          expect(res.body).toMatchObject({ result_kind: 'extraction', page_status: 'pending' });
-          seen.admitted++;
-        } else {
-          if (res.status !== 422) throw new Error(`${JSON.stringify(value)}: ${res.status} ${JSON.stringify(res.body)}`);
-          expect(res.body.code).toBe('VALIDATION_FAILED');
-          expect((res.body.details as { field: string }[]).some((d) => d.field === 'extraction' || d.field.startsWith('extraction.'))).toBe(true);
-          seen.refused++;
-        }
-      }),
-      { numRuns: Math.ceil(RUNS / 3) },
-    );
-    expect(seen.admitted).toBeGreaterThan(0);
-    expect(seen.refused).toBeGreaterThan(0);
-  }, 240_000);
-
-  it.each(surfaces)('the %s answers every mutated or random body with a submission or a well-formed PublicError', async (_n, path, auth) => {
-    const statuses = new Map<number, number>();
-    await fc.assert(
-      fc.asyncProperty(body, idempotencyKey, async (b, key) => {
-        let req = gateway().post(path).set(auth()).set('Content-Type', 'application/json');
-        if (key !== undefined) req = req.set('Idempotency-Key', key);
-        const res = await req.send(JSON.stringify(b) ?? 'null');
-        statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
-        wellFormed(res);
-        if (res.status === 202) {
-          expect(res.body.id).toMatch(/^[0-9a-f-]{36}$/);
+  it.each(surfaces)(
+    'the %s accepts every body that follows the rules',
+    async (_n, path, auth) => {
+      await fc.assert(
+        fc.asyncProperty(validBody, fc.boolean(), async (b, keyed) => {
+          let req = gateway().post(path).set(auth());
+          if (keyed) req = req.set('Idempotency-Key', randomUUID());
+          const res = await req.send(b);
+          if (res.status !== 202) throw new Error(`${res.status} ${JSON.stringify(res.body)}`);
           expect(res.body.url).toBe(site.url);
-        }
-      }),
-      { numRuns: RUNS },
-    );
-    expect(statuses.get(422) ?? 0).toBeGreaterThan(RUNS / 2);
-  }, 240_000);
+          expect(res.body.idempotent_replay).toBe(false);
+          // An extraction request says so, a plain one does not.
+          expect(res.body.result_kind).toBe(b.extraction ? 'extraction' : undefined);
+        }),
+        { numRuns: Math.ceil(RUNS / 3) },
+      );
+    },
+    240_000,
+  );
+
+  it.each(surfaces)(
+    'the %s admits every runnable extraction object and refuses every other one with a VALIDATION_FAILED naming extraction',
+    async (_n, path, auth) => {
+      const extraction = fc.oneof(
+        fc.nat().map((i) => ({ ok: true, value: validExtractions[i % validExtractions.length] as unknown })),
+        fc.nat().map((i) => ({ ok: false, value: refusedExtractions[i % refusedExtractions.length] as unknown })),
+        // Not an object at all, or an object of anything.
+        fc
+          .oneof(junk, fc.dictionary(fc.constantFrom('recipe_id', 'version_id', 'fields', 'x'), junk, { maxKeys: 3 }))
+          .filter((v) => v !== null && v !== undefined)
+          .map((value) => ({ ok: false, value })),
+      );
+      const seen = { admitted: 0, refused: 0 };
+      await fc.assert(
+        fc.asyncProperty(extraction, fc.constantFrom('/page', '/status/404'), async ({ ok, value }, page) => {
+          const res = await gateway()
+            .post(path)
+            .set(auth())
+            .send({ url: `${site.url}${page}`, mode: 'http', extraction: value });
+          wellFormed(res);
+          if (ok) {
+            if (res.status !== 202) throw new Error(`${JSON.stringify(value)}: ${res.status} ${JSON.stringify(res.body)}`);
+            expect(res.body).toMatchObject({ result_kind: 'extraction', page_status: 'pending' });
+            seen.admitted++;
+          } else {
+            if (res.status !== 422) throw new Error(`${JSON.stringify(value)}: ${res.status} ${JSON.stringify(res.body)}`);
+            expect(res.body.code).toBe('VALIDATION_FAILED');
+            expect(
+              (res.body.details as { field: string }[]).some((d) => d.field === 'extraction' || d.field.startsWith('extraction.')),
+            ).toBe(true);
+            seen.refused++;
+          }
+        }),
+        { numRuns: Math.ceil(RUNS / 3) },
+      );
+      expect(seen.admitted).toBeGreaterThan(0);
+      expect(seen.refused).toBeGreaterThan(0);
+    },
+    240_000,
+  );
+
+  it.each(surfaces)(
+    'the %s answers every mutated or random body with a submission or a well-formed PublicError',
+    async (_n, path, auth) => {
+      const statuses = new Map<number, number>();
+      await fc.assert(
+        fc.asyncProperty(body, idempotencyKey, async (b, key) => {
+          let req = gateway().post(path).set(auth()).set('Content-Type', 'application/json');
+          if (key !== undefined) req = req.set('Idempotency-Key', key);
+          const res = await req.send(JSON.stringify(b) ?? 'null');
+          statuses.set(res.status, (statuses.get(res.status) ?? 0) + 1);
+          wellFormed(res);
+          if (res.status === 202) {
+            expect(res.body.id).toMatch(/^[0-9a-f-]{36}$/);
+            expect(res.body.url).toBe(site.url);
+          }
+        }),
+        { numRuns: RUNS },
+      );
+      expect(statuses.get(422) ?? 0).toBeGreaterThan(RUNS / 2);
+    },
+    240_000,
+  );
 
   it('answers raw bytes of any kind under any content type', async () => {
     await fc.assert(
       fc.asyncProperty(
-        fc.oneof(fc.string({ unit: 'binary', maxLength: 200 }), fc.jsonValue().map((v) => JSON.stringify(v)), fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a).toString('latin1'))),
-        fc.constantFrom('application/json', 'application/json; charset=utf-8', 'application/json; charset=latin1', 'text/plain', 'application/octet-stream', 'multipart/form-data', 'application/merge-patch+json'),
+        fc.oneof(
+          fc.string({ unit: 'binary', maxLength: 200 }),
+          fc.jsonValue().map((v) => JSON.stringify(v)),
+          fc.uint8Array({ maxLength: 200 }).map((a) => Buffer.from(a).toString('latin1')),
+        ),
+        fc.constantFrom(
+          'application/json',
+          'application/json; charset=utf-8',
+          'application/json; charset=latin1',
+          'text/plain',
+          'application/octet-stream',
+          'multipart/form-data',
+          'application/merge-patch+json',
+        ),
         async (raw, type) => {
           const res = await gateway().post('/api/v1/data/requests').set('X-API-Key', apiKey).set('Content-Type', type).send(raw);
           wellFormed(res);
@@ -293,15 +396,20 @@ describe('random and mutated submissions', () => {
 describe('random credentials, query strings and paths', () => {
   it('answers any X-API-Key, Authorization and Idempotency-Key value with a PublicError', async () => {
     await fc.assert(
-      fc.asyncProperty(fc.option(printable, { nil: undefined }), fc.option(printable, { nil: undefined }), idempotencyKey, async (key, auth, idem) => {
-        let req = gateway().post('/api/v1/client/requests');
-        if (key !== undefined) req = req.set('X-API-Key', key);
-        if (auth !== undefined) req = req.set('Authorization', auth);
-        if (idem !== undefined) req = req.set('Idempotency-Key', idem);
-        const res = await req.send({ url: `${site.url}/page` });
-        wellFormed(res);
-        expect(res.status).toBe(401);
-      }),
+      fc.asyncProperty(
+        fc.option(printable, { nil: undefined }),
+        fc.option(printable, { nil: undefined }),
+        idempotencyKey,
+        async (key, auth, idem) => {
+          let req = gateway().post('/api/v1/client/requests');
+          if (key !== undefined) req = req.set('X-API-Key', key);
+          if (auth !== undefined) req = req.set('Authorization', auth);
+          if (idem !== undefined) req = req.set('Idempotency-Key', idem);
+          const res = await req.send({ url: `${site.url}/page` });
+          wellFormed(res);
+          expect(res.status).toBe(401);
+        },
+      ),
       { numRuns: RUNS },
     );
   }, 120_000);
@@ -325,7 +433,13 @@ describe('random credentials, query strings and paths', () => {
         wellFormed(res);
         expect([200, 422]).toContain(res.status);
         if (res.status === 200) {
-          const { total, limit, offset, has_more, items } = res.body as { total: number; limit: number; offset: number; has_more: boolean; items: { id: string; active_version?: unknown }[] };
+          const { total, limit, offset, has_more, items } = res.body as {
+            total: number;
+            limit: number;
+            offset: number;
+            has_more: boolean;
+            items: { id: string; active_version?: unknown }[];
+          };
           expect(Object.keys(res.body).sort()).toEqual(['has_more', 'items', 'limit', 'offset', 'total']);
           expect(Number.isInteger(limit) && limit >= 1 && limit <= 100).toBe(true);
           expect(Number.isInteger(offset) && offset >= 0).toBe(true);
@@ -347,12 +461,22 @@ describe('random credentials, query strings and paths', () => {
   }, 120_000);
 
   it('answers any method and path with a PublicError or a page', async () => {
-    const segment = fc.oneof(fc.constantFrom('api', 'v1', 'data', 'client', 'requests', 'recipes', 'capabilities', 'batches', '..', '%2e%2e', '%00', randomUUID()), printable.map(encodeURIComponent));
+    const segment = fc.oneof(
+      fc.constantFrom('api', 'v1', 'data', 'client', 'requests', 'recipes', 'capabilities', 'batches', '..', '%2e%2e', '%00', randomUUID()),
+      printable.map(encodeURIComponent),
+    );
     await fc.assert(
-      fc.asyncProperty(fc.constantFrom('get', 'post', 'put', 'patch', 'delete', 'options'), fc.array(segment, { maxLength: 5 }), async (method, segments) => {
-        const res = await gateway()[method as 'get'](`/api/v1/${segments.join('/')}`).set('X-API-Key', apiKey).set('Authorization', `Bearer ${token}`);
-        wellFormed(res);
-      }),
+      fc.asyncProperty(
+        fc.constantFrom('get', 'post', 'put', 'patch', 'delete', 'options'),
+        fc.array(segment, { maxLength: 5 }),
+        async (method, segments) => {
+          const res = await gateway()
+            [method as 'get'](`/api/v1/${segments.join('/')}`)
+            .set('X-API-Key', apiKey)
+            .set('Authorization', `Bearer ${token}`);
+          wellFormed(res);
+        },
+      ),
       { numRuns: RUNS },
     );
   }, 120_000);

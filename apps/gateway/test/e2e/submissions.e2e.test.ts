@@ -16,7 +16,11 @@ let apiKey: string;
 let tenantId: string;
 
 const gateway = () => request(fleet.url('gateway'));
-const submit = (body: unknown, key = apiKey) => gateway().post('/api/v1/data/requests').set('X-API-Key', key).send(body as object);
+const submit = (body: unknown, key = apiKey) =>
+  gateway()
+    .post('/api/v1/data/requests')
+    .set('X-API-Key', key)
+    .send(body as object);
 
 const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/;
 const ISO = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}\.\d{3}Z$/;
@@ -107,15 +111,20 @@ describe('the body table', () => {
     ['header name with a colon', { headers: { 'X:A': 'a' } }, 'headers.X:A'],
     ['header names equal but for case', { headers: { 'X-A': '1', 'x-a': '2' } }, 'headers.x-a'],
     ['more than 100 headers', { headers: Object.fromEntries(Array.from({ length: 101 }, (_, i) => [`X-H${i}`, 'v'])) }, 'headers'],
-    ...[...FORBIDDEN_HEADERS, 'Proxy-Authorization', 'Proxy-Authenticate', 'X-Forwarded-For', 'X-Forwarded-Host', 'X-Forwarded-Proto'].flatMap(
-      (h): [string, Record<string, unknown>, string][] => {
-        const title = h.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
-        return [
-          [`forbidden header ${title}`, { headers: { [title]: 'x' } }, `headers.${title}`],
-          [`forbidden header ${h.toUpperCase()}`, { headers: { [h.toUpperCase()]: 'x' } }, `headers.${h.toUpperCase()}`],
-        ];
-      },
-    ),
+    ...[
+      ...FORBIDDEN_HEADERS,
+      'Proxy-Authorization',
+      'Proxy-Authenticate',
+      'X-Forwarded-For',
+      'X-Forwarded-Host',
+      'X-Forwarded-Proto',
+    ].flatMap((h): [string, Record<string, unknown>, string][] => {
+      const title = h.replace(/(^|-)([a-z])/g, (_m, dash: string, c: string) => dash + c.toUpperCase());
+      return [
+        [`forbidden header ${title}`, { headers: { [title]: 'x' } }, `headers.${title}`],
+        [`forbidden header ${h.toUpperCase()}`, { headers: { [h.toUpperCase()]: 'x' } }, `headers.${h.toUpperCase()}`],
+      ];
+    }),
     ['cookies not an object', { cookies: 'sid=1' }, 'cookies'],
     ['cookie value not a string', { cookies: { sid: 1 } }, 'cookies.sid'],
     ['cookie name with a control character', { cookies: { 's\u0007id': '1' } }, 'cookies.s\u0007id'],
@@ -206,11 +215,20 @@ describe('the body table', () => {
     ['cache_ttl_seconds 0', () => ({ cache_ttl_seconds: 0 })],
     ['cache_ttl_seconds 3600', () => ({ cache_ttl_seconds: 3600 })],
     ['max_credits_per_request 1', () => ({ max_credits_per_request: 1 })],
-    ['selectors of 500 and user_agent of 1000 characters', () => ({ wait_for_selector: long(500), result_text_selector: 'b', user_agent: long(1000) })],
+    [
+      'selectors of 500 and user_agent of 1000 characters',
+      () => ({ wait_for_selector: long(500), result_text_selector: 'b', user_agent: long(1000) }),
+    ],
     ['wait_for_text null', () => ({ wait_for_text: null })],
     ['wait_for_text text', () => ({ wait_for_text: 'Welcome' })],
     ['extraction null', () => ({ extraction: null })],
-    ['allowed headers and cookies', () => ({ headers: { 'X-Test': 'ok', 'Accept-Language': 'de-DE,en;q=0.5', Referer: 'https://example.com/' }, cookies: { sid: 'abc=def', theme: 'dark mode' } })],
+    [
+      'allowed headers and cookies',
+      () => ({
+        headers: { 'X-Test': 'ok', 'Accept-Language': 'de-DE,en;q=0.5', Referer: 'https://example.com/' },
+        cookies: { sid: 'abc=def', theme: 'dark mode' },
+      }),
+    ],
     ['100 headers', () => ({ headers: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`X-H${i}`, 'v'])) })],
     ['proxy off with datacenter', () => ({ proxy: 'off', proxy_type: 'datacenter' })],
     ['proxy random', () => ({ proxy: 'random' })],
@@ -293,8 +311,21 @@ describe('the submission response', () => {
     const b = res.body as Record<string, unknown>;
     expect(Object.keys(b).sort()).toEqual(
       [
-        'id', 'url', 'status', 'cached', 'protected', 'pricing_version', 'route_mode', 'proxy_type', 'base_tokens', 'protected_tokens',
-        'captcha_tokens', 'quote', 'created_at', 'charged_tokens', 'idempotent_replay',
+        'id',
+        'url',
+        'status',
+        'cached',
+        'protected',
+        'pricing_version',
+        'route_mode',
+        'proxy_type',
+        'base_tokens',
+        'protected_tokens',
+        'captcha_tokens',
+        'quote',
+        'created_at',
+        'charged_tokens',
+        'idempotent_replay',
       ].sort(),
     );
     expect(b['id']).toMatch(UUID);
@@ -316,7 +347,12 @@ describe('the submission response', () => {
 
 describe('Idempotency-Key', () => {
   const body = () => ({ url: `${site.url}/page?idem=1`, mode: 'http', timeout_ms: 10_000 });
-  const keyed = (key: string, b: unknown, api = apiKey) => gateway().post('/api/v1/data/requests').set('X-API-Key', api).set('Idempotency-Key', key).send(b as object);
+  const keyed = (key: string, b: unknown, api = apiKey) =>
+    gateway()
+      .post('/api/v1/data/requests')
+      .set('X-API-Key', api)
+      .set('Idempotency-Key', key)
+      .send(b as object);
 
   it.each([
     ['7 characters', 'k'.repeat(7)],
@@ -342,15 +378,31 @@ describe('Idempotency-Key', () => {
     expect(first.status).toBe(202);
     expect(first.body).toMatchObject({ idempotent_replay: false, charged_tokens: 1 });
     // The same body, with keys reordered and the defaults spelled out, is the same submission.
-    const again = await keyed(key, { timeout_ms: 10_000, javascript: true, cache_ttl_seconds: 300, mode: 'http', url: `${site.url}/page?idem=1` });
+    const again = await keyed(key, {
+      timeout_ms: 10_000,
+      javascript: true,
+      cache_ttl_seconds: 300,
+      mode: 'http',
+      url: `${site.url}/page?idem=1`,
+    });
     expect(again.status).toBe(202);
     // A replay shows the request as it is now: its status, and whether execution was served from the result cache.
-    expect(again.body).toEqual({ ...first.body, idempotent_replay: true, charged_tokens: 0, status: again.body.status, cached: again.body.cached });
+    expect(again.body).toEqual({
+      ...first.body,
+      idempotent_replay: true,
+      charged_tokens: 0,
+      status: again.body.status,
+      cached: again.body.cached,
+    });
     const conflict = await keyed(key, { ...body(), timeout_ms: 10_001 });
     expectPublicError(conflict, 409, 'IDEMPOTENCY_CONFLICT');
     const otherUrl = await keyed(key, { ...body(), url: `${site.url}/page?idem=2` });
     expectPublicError(otherUrl, 409, 'IDEMPOTENCY_CONFLICT');
-    await eventually(() => detail(first.body.id), (d) => d['token_state'] === 'settled', 30_000);
+    await eventually(
+      () => detail(first.body.id),
+      (d) => d['token_state'] === 'settled',
+      30_000,
+    );
     expect(await balance()).toBe(before - 1);
   });
 
@@ -368,7 +420,11 @@ describe('Idempotency-Key', () => {
     expect(await orchestratorRows('SELECT id FROM data_requests WHERE id = $1', [id])).toHaveLength(1);
     expect(await ledgerRows('SELECT 1 FROM reservations WHERE request_id = $1', [id])).toHaveLength(1);
     expect(await ledgerRows("SELECT 1 FROM transfers WHERE request_id = $1 AND kind = 'pending'", [id])).toHaveLength(1);
-    await eventually(() => detail(id!), (d) => d['token_state'] === 'settled', 30_000);
+    await eventually(
+      () => detail(id!),
+      (d) => d['token_state'] === 'settled',
+      30_000,
+    );
     expect(await balance()).toBe(before - 1);
   }, 60_000);
 
@@ -396,7 +452,9 @@ describe('Idempotency-Key', () => {
     expect(theirs.body.id).not.toBe(mine.body.id);
     expect(theirs.body.idempotent_replay).toBe(false);
     // The other tenant cannot read mine through the shared key's id either.
-    const peek = await gateway().get(`/api/v1/data/requests/${mine.body.id}`).set('X-API-Key', other['api_key'] as string);
+    const peek = await gateway()
+      .get(`/api/v1/data/requests/${mine.body.id}`)
+      .set('X-API-Key', other['api_key'] as string);
     expectPublicError(peek, 404, 'NOT_FOUND');
   });
 
@@ -499,8 +557,12 @@ describe('stage durations for SREs', () => {
     expect((await settledAs({ url: `${site.url}/js-page`, mode: 'browser' }))['status']).toBe('completed');
 
     // At least these three (requests of earlier tests may still be finishing in the background).
-    expect(await count('fetch-orchestrator', 'fetch_orchestrator_http_fetch_duration_seconds', 'completed')).toBeGreaterThan(fetchCompleted);
-    expect(await count('fetch-orchestrator', 'fetch_orchestrator_http_fetch_duration_seconds', 'TARGET_SERVER_ERROR')).toBeGreaterThan(fetch5xx);
+    expect(await count('fetch-orchestrator', 'fetch_orchestrator_http_fetch_duration_seconds', 'completed')).toBeGreaterThan(
+      fetchCompleted,
+    );
+    expect(await count('fetch-orchestrator', 'fetch_orchestrator_http_fetch_duration_seconds', 'TARGET_SERVER_ERROR')).toBeGreaterThan(
+      fetch5xx,
+    );
     expect(await count('browser-renderer', 'browser_renderer_render_duration_seconds', 'completed')).toBeGreaterThan(rendered);
   }, 120_000);
 });

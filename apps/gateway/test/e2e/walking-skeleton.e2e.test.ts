@@ -34,14 +34,23 @@ async function balance(): Promise<number> {
 }
 
 async function ledgerTransfers(requestId: string) {
-  return withDatabase(fleet.databases['billing-ledger'].url, async (c) =>
-    (await c.query<{ id: string; kind: string; amount: string }>('SELECT id, kind, amount FROM transfers WHERE request_id = $1 ORDER BY created_at', [requestId])).rows,
+  return withDatabase(
+    fleet.databases['billing-ledger'].url,
+    async (c) =>
+      (
+        await c.query<{ id: string; kind: string; amount: string }>(
+          'SELECT id, kind, amount FROM transfers WHERE request_id = $1 ORDER BY created_at',
+          [requestId],
+        )
+      ).rows,
   );
 }
 
 async function eventKinds(requestId: string) {
   return withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) =>
-    (await c.query<{ kind: string }>('SELECT kind FROM request_events WHERE request_id = $1 ORDER BY seq', [requestId])).rows.map((r) => r.kind),
+    (await c.query<{ kind: string }>('SELECT kind FROM request_events WHERE request_id = $1 ORDER BY seq', [requestId])).rows.map(
+      (r) => r.kind,
+    ),
   );
 }
 
@@ -122,7 +131,11 @@ describe('POST /api/v1/data/requests -> GET /api/v1/data/requests/{id}', () => {
   it('refunds a request whose target fails', async () => {
     const before = await balance();
     const created = await submit('/status/503');
-    const d = await eventually(() => detail(created.id), (x) => x['token_state'] === 'refunded', 30_000);
+    const d = await eventually(
+      () => detail(created.id),
+      (x) => x['token_state'] === 'refunded',
+      30_000,
+    );
     expect(d['status']).toBe('failed');
     expect(d['user_error']).toMatchObject({ code: 'TARGET_SERVER_ERROR' });
     expect(await balance()).toBe(before);
@@ -130,17 +143,21 @@ describe('POST /api/v1/data/requests -> GET /api/v1/data/requests/{id}', () => {
 
   it('answers 401 with a PublicError for a missing or wrong key', async () => {
     for (const key of [undefined, 'wdr_nope', `${apiKey.slice(0, -2)}xx`]) {
-      const req = gateway().post('/api/v1/data/requests').send({ url: `${site.url}/page`, mode: 'http' });
+      const req = gateway()
+        .post('/api/v1/data/requests')
+        .send({ url: `${site.url}/page`, mode: 'http' });
       const res = await (key ? req.set('X-API-Key', key) : req);
       expect(res.status).toBe(401);
       expect(res.body).toEqual({ code: 'UNAUTHENTICATED', message: expect.any(String), request_id: expect.any(String) });
     }
   });
 
-  it('hides another tenant\'s request behind a 404', async () => {
+  it("hides another tenant's request behind a 404", async () => {
     const created = await submit('/page');
     const other = await adminCommand(fleet, ['create-tenant', '--name', 'other', '--credits', '5']);
-    const res = await gateway().get(`/api/v1/data/requests/${created.id}`).set('X-API-Key', other['api_key'] as string);
+    const res = await gateway()
+      .get(`/api/v1/data/requests/${created.id}`)
+      .set('X-API-Key', other['api_key'] as string);
     expect(res.status).toBe(404);
     expect(res.body).toMatchObject({ code: 'NOT_FOUND' });
   });
@@ -160,22 +177,34 @@ describe('POST /api/v1/data/requests -> GET /api/v1/data/requests/{id}', () => {
     expect(conflict.body).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
   });
 
-  it('returns the ledger\'s admission quote for a tenant on a guarded-pricing plan, and null otherwise', async () => {
+  it("returns the ledger's admission quote for a tenant on a guarded-pricing plan, and null otherwise", async () => {
     const guarded = await adminCommand(fleet, ['create-tenant', '--name', 'guarded', '--credits', '500']);
     await adminCommand(fleet, ['set-plan', '--tenant', guarded['tenant_id'] as string, '--plan', 'business'], 'billing-ledger');
-    const res = await gateway().post('/api/v1/data/requests').set('X-API-Key', guarded['api_key'] as string).send({ url: `${site.url}/page`, mode: 'http' });
+    const res = await gateway()
+      .post('/api/v1/data/requests')
+      .set('X-API-Key', guarded['api_key'] as string)
+      .send({ url: `${site.url}/page`, mode: 'http' });
     expect(res.status).toBe(202);
-    expect(res.body.quote).toMatchObject({ policy: expect.any(String), estimate_tokens: expect.any(Number), worst_case_tokens: expect.any(Number), balance_after_tokens: expect.any(Number) });
+    expect(res.body.quote).toMatchObject({
+      policy: expect.any(String),
+      estimate_tokens: expect.any(Number),
+      worst_case_tokens: expect.any(Number),
+      balance_after_tokens: expect.any(Number),
+    });
     expect((await submit('/page')).quote).toBeNull();
   });
 
   it('refuses an account that cannot pay, creating nothing', async () => {
     const poor = await adminCommand(fleet, ['create-tenant', '--name', 'poor', '--credits', '0']);
-    const res = await gateway().post('/api/v1/data/requests').set('X-API-Key', poor['api_key'] as string).send({ url: `${site.url}/page`, mode: 'http' });
+    const res = await gateway()
+      .post('/api/v1/data/requests')
+      .set('X-API-Key', poor['api_key'] as string)
+      .send({ url: `${site.url}/page`, mode: 'http' });
     expect(res.status).toBe(402);
     expect(res.body).toMatchObject({ code: 'INSUFFICIENT_CREDITS' });
-    const rows = await withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) =>
-      (await c.query('SELECT 1 FROM data_requests WHERE tenant_id = $1', [poor['tenant_id']])).rowCount,
+    const rows = await withDatabase(
+      fleet.databases['fetch-orchestrator'].url,
+      async (c) => (await c.query('SELECT 1 FROM data_requests WHERE tenant_id = $1', [poor['tenant_id']])).rowCount,
     );
     expect(rows).toBe(0);
   });
@@ -187,7 +216,12 @@ describe('crash safety', () => {
     const slowHitsBefore = site.hits.get('/slow') ?? 0;
     const created = await submit('/slow?ms=4000');
     // Wait until the HTTP stage has started (the target has been asked), then crash the worker.
-    await eventually(async () => site.hits.get('/slow') ?? 0, (n) => n > slowHitsBefore, 20_000, 50);
+    await eventually(
+      async () => site.hits.get('/slow') ?? 0,
+      (n) => n > slowHitsBefore,
+      20_000,
+      50,
+    );
     expect((await detail(created.id))['status']).toBe('running');
     await fleet.kill('fetch-orchestrator', 'SIGKILL');
     // While it is down the request is not lost, only unanswered.
@@ -220,7 +254,14 @@ describe('crash safety', () => {
 
 describe('fleet health', () => {
   it('every service reports healthy, ready and exposes Prometheus metrics', async () => {
-    for (const s of ['gateway', 'billing-ledger', 'fetch-orchestrator', 'browser-renderer', 'recipe-extractor', 'webhook-dispatcher'] as const) {
+    for (const s of [
+      'gateway',
+      'billing-ledger',
+      'fetch-orchestrator',
+      'browser-renderer',
+      'recipe-extractor',
+      'webhook-dispatcher',
+    ] as const) {
       await request(fleet.url(s)).get('/healthz').expect(200);
       const ready = await request(fleet.url(s)).get('/readyz');
       expect([s, ready.status]).toEqual([s, 200]);
@@ -233,7 +274,14 @@ describe('fleet health', () => {
 
 describe('graceful shutdown', () => {
   it('every service exits 0 on SIGTERM, well within its grace period', async () => {
-    for (const s of ['gateway', 'browser-renderer', 'recipe-extractor', 'webhook-dispatcher', 'fetch-orchestrator', 'billing-ledger'] as const) {
+    for (const s of [
+      'gateway',
+      'browser-renderer',
+      'recipe-extractor',
+      'webhook-dispatcher',
+      'fetch-orchestrator',
+      'billing-ledger',
+    ] as const) {
       const t0 = Date.now();
       const code = await fleet.kill(s, 'SIGTERM');
       expect([s, code]).toEqual([s, 0]);

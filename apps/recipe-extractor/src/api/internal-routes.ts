@@ -1,5 +1,12 @@
 import { Router } from 'express';
-import { COLLECTION_SOURCE_TYPES, DSL_VERSION, extractorApi as api, SCALAR_SOURCE_TYPES, SCALAR_TYPES, type ExtractorCapabilities } from '@wdr/contracts';
+import {
+  COLLECTION_SOURCE_TYPES,
+  DSL_VERSION,
+  extractorApi as api,
+  SCALAR_SOURCE_TYPES,
+  SCALAR_TYPES,
+  type ExtractorCapabilities,
+} from '@wdr/contracts';
 import { parseOrThrow as parse, PublicError } from '@wdr/kit/errors';
 import { generationDepsOf, type ExtractorDeps } from '../deps.js';
 import { listRecipes, readRecipeSnapshot } from '../domain/recipe-views.js';
@@ -46,9 +53,13 @@ export function capabilitiesOf(deps: Pick<ExtractorDeps, 'env'>): ExtractorCapab
  */
 function refuseWhenDisabled(deps: Pick<ExtractorDeps, 'env'>, what: string): void {
   if (deps.env.RECIPES_ENABLED) return;
-  throw new PublicError('VALIDATION_FAILED', `Structured extraction is not enabled on this deployment: ${what} is refused (capabilities: enabled false).`, {
-    details: [{ field: 'recipes', issue: 'structured extraction is not enabled' }],
-  });
+  throw new PublicError(
+    'VALIDATION_FAILED',
+    `Structured extraction is not enabled on this deployment: ${what} is refused (capabilities: enabled false).`,
+    {
+      details: [{ field: 'recipes', issue: 'structured extraction is not enabled' }],
+    },
+  );
 }
 
 /** Internal API for the gateway; not exposed outside the cluster. Every call names the tenant. */
@@ -61,7 +72,14 @@ export function internalRoutes(deps: ExtractorDeps): Router {
   });
   r.get(api.listRecipes.route, async (req, res) => {
     const q = parse(api.listRecipes.query, req.query);
-    res.json(await listRecipes(deps.db, { tenantId: q.tenant_id, limit: q.limit, offset: q.offset, withActiveVersion: q.with_active_version === 'true' }));
+    res.json(
+      await listRecipes(deps.db, {
+        tenantId: q.tenant_id,
+        limit: q.limit,
+        offset: q.offset,
+        withActiveVersion: q.with_active_version === 'true',
+      }),
+    );
   });
   r.post(api.createRecipe.route, async (req, res) => {
     const b = parse(api.createRecipe.body, req.body);

@@ -15,7 +15,12 @@ export interface IdempotencyClaim {
  * another input it is IDEMPOTENCY_CONFLICT. Two concurrent first calls collide on the record's
  * primary key: the loser's transaction rolls back and it replays the winner.
  */
-export async function idempotentWrite<T>(db: PrismaClient, tenantId: string, claim: IdempotencyClaim, write: (tx: Tx) => Promise<T>): Promise<T> {
+export async function idempotentWrite<T>(
+  db: PrismaClient,
+  tenantId: string,
+  claim: IdempotencyClaim,
+  write: (tx: Tx) => Promise<T>,
+): Promise<T> {
   const earlier = await replayOf(db, tenantId, claim);
   if (earlier !== undefined) return earlier as T;
   try {
@@ -45,6 +50,8 @@ export async function replayOf(db: PrismaClient, tenantId: string, claim: Idempo
 }
 
 export async function purgeIdempotencyRecords(db: PrismaClient, retentionHours: number): Promise<number> {
-  const { count } = await db.idempotencyRecord.deleteMany({ where: { createdAt: { lt: new Date(Date.now() - retentionHours * 3600_000) } } });
+  const { count } = await db.idempotencyRecord.deleteMany({
+    where: { createdAt: { lt: new Date(Date.now() - retentionHours * 3600_000) } },
+  });
   return count;
 }

@@ -1,4 +1,14 @@
-import type { RecipeDefinition, RecipeDetailView, RecipeFieldView, RecipePage, RecipeRepairView, RecipeVersionOrigin, RecipeVersionView, RecipeView, RecipeWithVersion } from '@wdr/contracts';
+import type {
+  RecipeDefinition,
+  RecipeDetailView,
+  RecipeFieldView,
+  RecipePage,
+  RecipeRepairView,
+  RecipeVersionOrigin,
+  RecipeVersionView,
+  RecipeView,
+  RecipeWithVersion,
+} from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import type { Prisma, PrismaClient, Recipe, RecipeRepair, RecipeVersion } from '../generated/prisma/client.js';
 import { outputSchema } from './dsl/schema.js';
@@ -99,7 +109,13 @@ export async function listRecipes(
   const drafts = page.filter((r) => r.activeVersionId === null).map((r) => r.id);
   const [active, latest] = await Promise.all([
     activeIds.length ? db.recipeVersion.findMany({ where: { id: { in: activeIds } } }) : [],
-    drafts.length ? db.recipeVersion.findMany({ where: { recipeId: { in: drafts } }, orderBy: [{ recipeId: 'asc' }, { version: 'desc' }], distinct: ['recipeId'] }) : [],
+    drafts.length
+      ? db.recipeVersion.findMany({
+          where: { recipeId: { in: drafts } },
+          orderBy: [{ recipeId: 'asc' }, { version: 'desc' }],
+          distinct: ['recipeId'],
+        })
+      : [],
   ]);
   const byId = new Map(active.map((v) => [v.id, v]));
   const latestOf = new Map(latest.map((v) => [v.recipeId, v]));

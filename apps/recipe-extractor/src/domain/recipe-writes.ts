@@ -1,5 +1,14 @@
 import { randomUUID } from 'node:crypto';
-import { DSL_VERSION, RecipeCreateInput, RecipeUpdateInput, VersionCreateInput, type RecipeDefinition, type RecipeDetailView, type RecipeVersionOrigin, type RecipeVersionView } from '@wdr/contracts';
+import {
+  DSL_VERSION,
+  RecipeCreateInput,
+  RecipeUpdateInput,
+  VersionCreateInput,
+  type RecipeDefinition,
+  type RecipeDetailView,
+  type RecipeVersionOrigin,
+  type RecipeVersionView,
+} from '@wdr/contracts';
 import { parseOrThrow, PublicError } from '@wdr/kit/errors';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import type { DslLimits } from './dsl/validate.js';
@@ -24,7 +33,9 @@ export async function createRecipe(deps: WriteDeps, tenantId: string, claim: Ide
   const body = parseOrThrow(RecipeCreateInput, input);
   const definition = body.definition === undefined ? undefined : validateDefinition(body.definition, deps.limits);
   if (body.activate && !definition) {
-    throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ field: 'activate', issue: 'needs a definition to activate' }] });
+    throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', {
+      details: [{ field: 'activate', issue: 'needs a definition to activate' }],
+    });
   }
   return idempotentWrite(deps.db, tenantId, claim, async (tx) => {
     const id = randomUUID();
@@ -47,7 +58,13 @@ export async function createRecipe(deps: WriteDeps, tenantId: string, claim: Ide
   });
 }
 
-export async function updateRecipe(deps: WriteDeps, tenantId: string, id: string, claim: IdempotencyClaim, input: unknown): Promise<RecipeDetailView> {
+export async function updateRecipe(
+  deps: WriteDeps,
+  tenantId: string,
+  id: string,
+  claim: IdempotencyClaim,
+  input: unknown,
+): Promise<RecipeDetailView> {
   const patch = parseOrThrow(RecipeUpdateInput, input);
   return idempotentWrite(deps.db, tenantId, claim, async (tx) => {
     await recipeOf(tx, tenantId, id);
@@ -59,7 +76,9 @@ export async function updateRecipe(deps: WriteDeps, tenantId: string, id: string
         ...(patch.sample_url !== undefined ? { sampleUrl: patch.sample_url } : {}),
         ...(patch.advanced_schema !== undefined ? { advancedSchema: patch.advanced_schema } : {}),
         ...(patch.auto_repair_enabled !== undefined ? { autoRepairEnabled: patch.auto_repair_enabled } : {}),
-        ...(patch.continuous_repair_confirmed !== undefined ? { continuousRepairConfirmedAt: patch.continuous_repair_confirmed ? new Date() : null } : {}),
+        ...(patch.continuous_repair_confirmed !== undefined
+          ? { continuousRepairConfirmedAt: patch.continuous_repair_confirmed ? new Date() : null }
+          : {}),
         updatedAt: new Date(),
       },
     });
@@ -76,7 +95,13 @@ export async function deleteRecipe(deps: WriteDeps, tenantId: string, id: string
   });
 }
 
-export async function createVersion(deps: WriteDeps, tenantId: string, recipeId: string, claim: IdempotencyClaim, input: unknown): Promise<RecipeVersionView> {
+export async function createVersion(
+  deps: WriteDeps,
+  tenantId: string,
+  recipeId: string,
+  claim: IdempotencyClaim,
+  input: unknown,
+): Promise<RecipeVersionView> {
   const body = parseOrThrow(VersionCreateInput, input);
   const definition = validateDefinition(body.definition, deps.limits);
   return idempotentWrite(deps.db, tenantId, claim, async (tx) => {
@@ -88,7 +113,13 @@ export async function createVersion(deps: WriteDeps, tenantId: string, recipeId:
   });
 }
 
-export async function activateVersion(deps: WriteDeps, tenantId: string, recipeId: string, versionId: string, claim: IdempotencyClaim): Promise<RecipeDetailView> {
+export async function activateVersion(
+  deps: WriteDeps,
+  tenantId: string,
+  recipeId: string,
+  versionId: string,
+  claim: IdempotencyClaim,
+): Promise<RecipeDetailView> {
   return idempotentWrite(deps.db, tenantId, claim, async (tx) => {
     await recipeOf(tx, tenantId, recipeId);
     await activate(tx, recipeId, versionId);
@@ -105,8 +136,17 @@ export interface VersionOrigin {
 }
 
 /** The next version number comes from the recipe's counter (its row lock orders concurrent creates). */
-export async function saveVersion(tx: Tx, recipeId: string, definition: RecipeDefinition, from: VersionOrigin = { reason: 'created', origin: 'tenant' }) {
-  const { lastVersion } = await tx.recipe.update({ where: { id: recipeId }, data: { lastVersion: { increment: 1 }, updatedAt: new Date() }, select: { lastVersion: true } });
+export async function saveVersion(
+  tx: Tx,
+  recipeId: string,
+  definition: RecipeDefinition,
+  from: VersionOrigin = { reason: 'created', origin: 'tenant' },
+) {
+  const { lastVersion } = await tx.recipe.update({
+    where: { id: recipeId },
+    data: { lastVersion: { increment: 1 }, updatedAt: new Date() },
+    select: { lastVersion: true },
+  });
   return tx.recipeVersion.create({
     data: {
       id: randomUUID(),

@@ -41,7 +41,12 @@ interface RunEnd {
  * A drift failure (required fields missing, schema violation) of the recipe's active version may
  * request an automatic repair in that same transaction (repairs/request-repair.ts).
  */
-export async function runExtraction(deps: RunDeps, tenantId: string, job: z.infer<typeof ExtractionJobRequested>, ctx: HandlerContext<Tx>): Promise<void> {
+export async function runExtraction(
+  deps: RunDeps,
+  tenantId: string,
+  job: z.infer<typeof ExtractionJobRequested>,
+  ctx: HandlerContext<Tx>,
+): Promise<void> {
   if (await ctx.alreadyProcessed()) return;
   const run = await runFor(deps, tenantId, job);
   if (!run || (TERMINAL_RUN_STATUSES as readonly string[]).includes(run.status)) {
@@ -72,7 +77,9 @@ export async function runExtraction(deps: RunDeps, tenantId: string, job: z.infe
     }
   });
   if (!endedHere) return;
-  deps.metrics.counter('extraction_runs_total', 'Extraction runs ended, by outcome.', ['outcome']).inc({ outcome: end.status === 'completed' ? 'completed' : (end.error?.code ?? 'failed').toLowerCase() });
+  deps.metrics
+    .counter('extraction_runs_total', 'Extraction runs ended, by outcome.', ['outcome'])
+    .inc({ outcome: end.status === 'completed' ? 'completed' : (end.error?.code ?? 'failed').toLowerCase() });
 }
 
 /**
@@ -84,7 +91,11 @@ export async function runExtraction(deps: RunDeps, tenantId: string, job: z.infe
  * retry, the run of the retried request (`retried_from_run_id`). Both writers upsert by request
  * id with the same values, so whichever comes second answers the first one's run.
  */
-async function runFor(deps: Pick<RunDeps, 'db' | 'orchestrator'>, tenantId: string, job: z.infer<typeof ExtractionJobRequested>): Promise<ExtractionRun | null> {
+async function runFor(
+  deps: Pick<RunDeps, 'db' | 'orchestrator'>,
+  tenantId: string,
+  job: z.infer<typeof ExtractionJobRequested>,
+): Promise<ExtractionRun | null> {
   const db = deps.db;
   const run = await db.extractionRun.findUnique({ where: { requestId: job.request_id } });
   if (run || !job.recipe_id) return run;
@@ -92,7 +103,10 @@ async function runFor(deps: Pick<RunDeps, 'db' | 'orchestrator'>, tenantId: stri
   const versionId = job.version_id ?? recipe?.activeVersionId ?? null;
   if (!recipe || recipe.tenantId !== tenantId || versionId === null) return null;
   // A request the orchestrator no longer has still gets its run (it fails reading the page, PAGE_UNAVAILABLE).
-  const request = await callInternal(deps.orchestrator, orchestratorApi.readRequest, { params: { id: job.request_id }, query: { tenant_id: tenantId } }).catch((err: unknown) => {
+  const request = await callInternal(deps.orchestrator, orchestratorApi.readRequest, {
+    params: { id: job.request_id },
+    query: { tenant_id: tenantId },
+  }).catch((err: unknown) => {
     if (err instanceof PublicError && err.code === 'NOT_FOUND') return undefined;
     throw err;
   });
@@ -124,7 +138,10 @@ function originOf(url: string | undefined): string | null {
 function pageNotCompleted(pageStatus: string): RunEnd {
   return {
     status: 'failed',
-    error: { code: 'PAGE_NOT_COMPLETED', message: `The page fetch ended ${pageStatus}; there is no page to extract from (see page_error).` },
+    error: {
+      code: 'PAGE_NOT_COMPLETED',
+      message: `The page fetch ended ${pageStatus}; there is no page to extract from (see page_error).`,
+    },
   };
 }
 
@@ -134,7 +151,11 @@ async function extractPage(deps: RunDeps, run: ExtractionRun): Promise<RunEnd> {
     data: { status: 'running', startedAt: new Date() },
   });
   const version = await deps.db.recipeVersion.findUnique({ where: { id: run.versionId } });
-  if (!version) return { status: 'failed', error: { code: 'RECIPE_VERSION_GONE', message: 'The recipe (or this version of it) was deleted before the page arrived.' } };
+  if (!version)
+    return {
+      status: 'failed',
+      error: { code: 'RECIPE_VERSION_GONE', message: 'The recipe (or this version of it) was deleted before the page arrived.' },
+    };
 
   let html: string;
   try {
@@ -144,7 +165,10 @@ async function extractPage(deps: RunDeps, run: ExtractionRun): Promise<RunEnd> {
     });
     const body = Buffer.from(page.body_base64, 'base64');
     if (body.length > deps.maxPageBytes) {
-      return { status: 'failed', error: { code: 'PAGE_TOO_LARGE', message: `The page is ${body.length} bytes; extraction takes at most ${deps.maxPageBytes}.` } };
+      return {
+        status: 'failed',
+        error: { code: 'PAGE_TOO_LARGE', message: `The page is ${body.length} bytes; extraction takes at most ${deps.maxPageBytes}.` },
+      };
     }
     html = body.toString('utf8');
   } catch (err) {
@@ -160,7 +184,12 @@ async function extractPage(deps: RunDeps, run: ExtractionRun): Promise<RunEnd> {
   const started = process.hrtime.bigint();
   const outcome = extract(definition, html, run.pageOrigin ? { pageUrl: run.pageOrigin } : {});
   deps.metrics
-    .histogram('extraction_duration_seconds', 'Time to run a recipe over one page (parse, select, coerce).', [], [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5])
+    .histogram(
+      'extraction_duration_seconds',
+      'Time to run a recipe over one page (parse, select, coerce).',
+      [],
+      [0.001, 0.005, 0.01, 0.05, 0.1, 0.5, 1, 5],
+    )
     .observe(Number(process.hrtime.bigint() - started) / 1e9);
   if (outcome.missing.length > 0) {
     return {
@@ -175,7 +204,10 @@ async function extractPage(deps: RunDeps, run: ExtractionRun): Promise<RunEnd> {
   }
   const violations = validateOutput(definition, outcome.data);
   if (violations.length > 0) {
-    return { status: 'failed', error: { code: 'SCHEMA_VIOLATION', message: 'The extracted data does not match the recipe’s field schema.', details: violations } };
+    return {
+      status: 'failed',
+      error: { code: 'SCHEMA_VIOLATION', message: 'The extracted data does not match the recipe’s field schema.', details: violations },
+    };
   }
   return { status: 'completed', output: outcome.data, warnings: outcome.warnings };
 }

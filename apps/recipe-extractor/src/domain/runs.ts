@@ -23,7 +23,8 @@ export function runView(r: ExtractionRun): ExtractionRunView {
   };
 }
 
-const refuse = (field: string, issue: string) => new PublicError('VALIDATION_FAILED', 'The extraction settings are not valid.', { details: [{ field, issue }] });
+const refuse = (field: string, issue: string) =>
+  new PublicError('VALIDATION_FAILED', 'The extraction settings are not valid.', { details: [{ field, issue }] });
 
 /**
  * The run of a request, created at admission: the recipe must be the tenant's, and the version
@@ -47,7 +48,8 @@ export async function createRun(db: PrismaClient, enabled: boolean, cmd: CreateR
     if (!v || v.recipeId !== recipe.id) throw refuse('extraction.version_id', 'no such version of this recipe');
     versionId = v.id;
   }
-  if (versionId === null) throw refuse('extraction.recipe_id', 'the recipe has no active version; activate one or name extraction.version_id');
+  if (versionId === null)
+    throw refuse('extraction.recipe_id', 'the recipe has no active version; activate one or name extraction.version_id');
   if (cmd.validate_only) return null;
   const row = await db.extractionRun.upsert({
     where: { requestId: cmd.request_id },

@@ -11,7 +11,19 @@ export const onExtractionJobRequested =
   (deps: ExtractorDeps): EventHandler<Prisma.TransactionClient> =>
   async (envelope, ctx) => {
     const data = envelope.data as z.infer<typeof ExtractionJobRequested>;
-    await runExtraction({ db: deps.db, orchestrator: deps.orchestrator, log: deps.log, metrics: deps.metrics, maxPageBytes: deps.env.EXTRACTION_MAX_PAGE_BYTES, repair: deps.repair }, envelope.tenant_id, data, ctx);
+    await runExtraction(
+      {
+        db: deps.db,
+        orchestrator: deps.orchestrator,
+        log: deps.log,
+        metrics: deps.metrics,
+        maxPageBytes: deps.env.EXTRACTION_MAX_PAGE_BYTES,
+        repair: deps.repair,
+      },
+      envelope.tenant_id,
+      data,
+      ctx,
+    );
   };
 
 /** extraction.jobs -> carry out a repair requested when a run crossed the drift threshold. */

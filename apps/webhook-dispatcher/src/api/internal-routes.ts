@@ -12,7 +12,8 @@ import { redeliver } from '../domain/redeliver.js';
 export function internalRoutes(deps: DispatcherDeps): Router {
   const r = Router();
   const api = webhooksApi;
-  const endpointIdOf = (req: { params: Record<string, string | undefined> }) => parse(api.readEndpoint.params.endpointId, req.params['endpointId']);
+  const endpointIdOf = (req: { params: Record<string, string | undefined> }) =>
+    parse(api.readEndpoint.params.endpointId, req.params['endpointId']);
 
   r.post(api.createEndpoint.route, async (req, res) => {
     const cmd = parse(api.createEndpoint.body, req.body);

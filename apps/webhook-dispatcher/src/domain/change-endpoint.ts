@@ -1,4 +1,10 @@
-import type { EndpointWriteBody, RotateSecretBody, WebhookEndpointUpdateBody, WebhookEndpointView, WebhookEndpointWithSecret } from '@wdr/contracts';
+import type {
+  EndpointWriteBody,
+  RotateSecretBody,
+  WebhookEndpointUpdateBody,
+  WebhookEndpointView,
+  WebhookEndpointWithSecret,
+} from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { sealedSecretAad, sealedUrlAad, type DispatcherDeps } from '../deps.js';
 import type { Prisma, WebhookEndpoint } from '../generated/prisma/client.js';

@@ -37,7 +37,10 @@ export interface ClaimLimits {
  * which the count still sees as held (one snapshot for the whole statement), and the messages
  * whose leases those are (never claimed again by the same statement).
  */
-export function claimTail(p: { limit: string; perEndpoint: string; leaseMs: string; token: string }, giveBack?: { cte: string; ids: string }): string {
+export function claimTail(
+  p: { limit: string; perEndpoint: string; leaseMs: string; token: string },
+  giveBack?: { cte: string; ids: string },
+): string {
   const given = giveBack ? ` + COALESCE((SELECT g.n FROM ${giveBack.cte} g WHERE g.endpoint_id = ep.id), 0)` : '';
   const notGiven = giveBack ? ` AND d.id <> ALL(${giveBack.ids})` : '';
   return `ready AS (

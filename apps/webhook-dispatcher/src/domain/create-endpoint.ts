@@ -38,7 +38,13 @@ async function existingEndpoint(deps: Deps, tenantId: string, id: string): Promi
   return { endpoint: endpointView(row), secret: deps.sealer.open(row.secretSealed, sealedSecretAad(id)) };
 }
 
-async function insert(deps: Deps, cmd: WebhookEndpointCreateBody, id: string, url: URL, secret: string): Promise<WebhookEndpointWithSecret> {
+async function insert(
+  deps: Deps,
+  cmd: WebhookEndpointCreateBody,
+  id: string,
+  url: URL,
+  secret: string,
+): Promise<WebhookEndpointWithSecret> {
   const row = await deps.db.webhookEndpoint.create({
     data: {
       id,

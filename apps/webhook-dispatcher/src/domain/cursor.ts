@@ -18,6 +18,8 @@ export function decodeCursor(cursor: string | undefined): CursorPosition | undef
     if (typeof id !== 'string' || !/^[0-9a-f-]{36}$/.test(id) || Number.isNaN(createdAt.getTime())) throw new Error('bad cursor');
     return { createdAt, id };
   } catch {
-    throw new PublicError('VALIDATION_FAILED', 'The cursor is not one this list returned.', { details: [{ field: 'cursor', issue: 'not a cursor of this list' }] });
+    throw new PublicError('VALIDATION_FAILED', 'The cursor is not one this list returned.', {
+      details: [{ field: 'cursor', issue: 'not a cursor of this list' }],
+    });
   }
 }

@@ -12,7 +12,9 @@ import { recordMessages } from './fan-out.js';
  * Returns false when it was not enabled.
  */
 export async function disableEndpoint(tx: RawSql, endpointId: string, reason: WebhookDisabledReason): Promise<boolean> {
-  const rows = await tx.$queryRawUnsafe<{ tenant_id: string; url_origin: string; disabled_at: Date; project_id: string | null; environment_id: string | null }[]>(
+  const rows = await tx.$queryRawUnsafe<
+    { tenant_id: string; url_origin: string; disabled_at: Date; project_id: string | null; environment_id: string | null }[]
+  >(
     `UPDATE webhook_endpoints SET status = 'disabled', disabled_reason = $2, disabled_at = now(), updated_at = now()
      WHERE id = $1::uuid AND status = 'enabled'
      RETURNING tenant_id::text, url_origin, disabled_at, project_id, environment_id`,

@@ -19,7 +19,11 @@ export function endpointView(e: WebhookEndpoint): WebhookEndpointView {
 }
 
 /** The tenant's endpoint, or NOT_FOUND (a foreign id looks exactly like a missing one). */
-export async function endpointOf(db: PrismaClient | Prisma.TransactionClient, tenantId: string, endpointId: string): Promise<WebhookEndpoint> {
+export async function endpointOf(
+  db: PrismaClient | Prisma.TransactionClient,
+  tenantId: string,
+  endpointId: string,
+): Promise<WebhookEndpoint> {
   const e = await db.webhookEndpoint.findUnique({ where: { id: endpointId } });
   if (!e || e.tenantId !== tenantId) throw new PublicError('NOT_FOUND', 'No such webhook endpoint.');
   return e;

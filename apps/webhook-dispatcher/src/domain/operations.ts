@@ -53,7 +53,9 @@ export async function applyOnce<T, P = undefined>(
     return deps.db.$transaction((tx) => write(tx, prepared));
   }
   const id = op.id;
-  const inputHash = createHash('sha256').update(JSON.stringify({ kind: op.kind, endpoint_id: op.endpointId, input: op.input })).digest('hex');
+  const inputHash = createHash('sha256')
+    .update(JSON.stringify({ kind: op.kind, endpoint_id: op.endpointId, input: op.input }))
+    .digest('hex');
   const recorded = await deps.db.endpointOperation.findUnique({ where: { id } });
   if (recorded) return replay(deps, op, inputHash, recorded);
   const prepared = (prepare ? await prepare() : undefined) as P;
@@ -79,11 +81,27 @@ function replay<T>(
   deps: Deps,
   op: EndpointOperation,
   inputHash: string,
-  recorded: { id: string; tenantId: string; endpointId: string; kind: string; inputHash: string; result: Prisma.JsonValue; secretSealed: string | null },
+  recorded: {
+    id: string;
+    tenantId: string;
+    endpointId: string;
+    kind: string;
+    inputHash: string;
+    result: Prisma.JsonValue;
+    secretSealed: string | null;
+  },
 ): Applied<T> {
-  if (recorded.tenantId !== op.tenantId || recorded.endpointId !== op.endpointId || recorded.kind !== op.kind || recorded.inputHash !== inputHash) throw conflict();
+  if (
+    recorded.tenantId !== op.tenantId ||
+    recorded.endpointId !== op.endpointId ||
+    recorded.kind !== op.kind ||
+    recorded.inputHash !== inputHash
+  )
+    throw conflict();
   const value = recorded.result as T;
-  return recorded.secretSealed !== null ? { value, secret: deps.sealer.open(recorded.secretSealed, sealedOperationSecretAad(recorded.id)) } : { value };
+  return recorded.secretSealed !== null
+    ? { value, secret: deps.sealer.open(recorded.secretSealed, sealedOperationSecretAad(recorded.id)) }
+    : { value };
 }
 
 /**

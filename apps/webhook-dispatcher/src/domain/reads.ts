@@ -9,7 +9,13 @@ import { webhookIdOf } from './signing.js';
 /** A tenant's endpoints, oldest first; narrowed to a project (and environment) when given. */
 export async function listEndpoints(
   db: PrismaClient,
-  q: { tenant_id: string; project_id?: string | undefined; environment_id?: string | undefined; cursor?: string | undefined; limit: number },
+  q: {
+    tenant_id: string;
+    project_id?: string | undefined;
+    environment_id?: string | undefined;
+    cursor?: string | undefined;
+    limit: number;
+  },
 ): Promise<CursorPage<WebhookEndpointView>> {
   const after = decodeCursor(q.cursor);
   const rows = await db.webhookEndpoint.findMany({

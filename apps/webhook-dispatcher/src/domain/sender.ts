@@ -81,9 +81,20 @@ export class DeliverySender {
     });
     this.delivered = new GroupedWrites((group) => this.recordGroup(group));
     this.agent = deliveryAgent(deps.policy, { timeoutMs: deps.env.WEBHOOK_TIMEOUT_MS, connections: deps.env.WEBHOOK_CONCURRENCY });
-    this.deliveries = deps.metrics.counter('deliveries_total', 'Webhook delivery attempts, by outcome (delivered, retry, exhausted).', ['outcome']);
-    this.duration = deps.metrics.histogram('delivery_duration_seconds', 'Webhook delivery attempts: time to the receiver\'s answer or failure.', ['outcome'], [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30]);
-    this.disabled = deps.metrics.counter('endpoints_disabled_total', 'Webhook endpoints disabled by the sender, by reason (gone, sustained_failure).', ['reason']);
+    this.deliveries = deps.metrics.counter('deliveries_total', 'Webhook delivery attempts, by outcome (delivered, retry, exhausted).', [
+      'outcome',
+    ]);
+    this.duration = deps.metrics.histogram(
+      'delivery_duration_seconds',
+      "Webhook delivery attempts: time to the receiver's answer or failure.",
+      ['outcome'],
+      [0.01, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30],
+    );
+    this.disabled = deps.metrics.counter(
+      'endpoints_disabled_total',
+      'Webhook endpoints disabled by the sender, by reason (gone, sustained_failure).',
+      ['reason'],
+    );
   }
 
   start(): void {
@@ -144,7 +155,9 @@ export class DeliverySender {
   private launch(c: Claim): void {
     this.inFlight++;
     const p = this.deliver(c)
-      .catch((err: unknown) => this.deps.log.error({ err, message: webhookIdOf(c.id) }, 'recording a webhook attempt failed; the lease will hand it out again'))
+      .catch((err: unknown) =>
+        this.deps.log.error({ err, message: webhookIdOf(c.id) }, 'recording a webhook attempt failed; the lease will hand it out again'),
+      )
       .finally(() => {
         this.inFlight--;
         this.sending.delete(p);
@@ -188,7 +201,8 @@ export class DeliverySender {
    */
   private opened(c: Claim): Opened {
     const hit = this.openedEndpoints.get(c.endpoint_id);
-    if (hit && hit.urlSealed === c.url_sealed && hit.secretSealed === c.secret_sealed && hit.previousSealed === c.previous_secret_sealed) return hit;
+    if (hit && hit.urlSealed === c.url_sealed && hit.secretSealed === c.secret_sealed && hit.previousSealed === c.previous_secret_sealed)
+      return hit;
     const { sealer } = this.deps;
     const url = new URL(sealer.open(c.url_sealed, sealedUrlAad(c.endpoint_id)));
     const entry: Opened = {
@@ -393,7 +407,8 @@ function excerptOf(body: Buffer): string | null {
 function transportErrorOf(e: NodeJS.ErrnoException): string {
   const code = e.code ?? (e.cause as { code?: string } | undefined)?.code ?? '';
   if (code === 'ETARGETBLOCKED') return 'target_blocked';
-  if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT') return 'timeout';
+  if (code === 'ETIMEDOUT' || code === 'UND_ERR_CONNECT_TIMEOUT' || code === 'UND_ERR_HEADERS_TIMEOUT' || code === 'UND_ERR_BODY_TIMEOUT')
+    return 'timeout';
   if (code === 'ECONNREFUSED') return 'connection_refused';
   if (code === 'ECONNRESET' || code === 'EPIPE' || code === 'UND_ERR_SOCKET') return 'connection_reset';
   if (code === 'ENOTFOUND' || code === 'EAI_AGAIN') return 'dns';

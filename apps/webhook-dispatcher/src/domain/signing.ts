@@ -18,7 +18,12 @@ export function signatureOf(secret: string, webhookId: string, timestampSeconds:
 }
 
 /** The three Standard Webhooks headers for one attempt. */
-export function signedHeaders(secrets: readonly string[], webhookId: string, timestampSeconds: number, body: string): Record<string, string> {
+export function signedHeaders(
+  secrets: readonly string[],
+  webhookId: string,
+  timestampSeconds: number,
+  body: string,
+): Record<string, string> {
   return {
     'webhook-id': webhookId,
     'webhook-timestamp': String(timestampSeconds),

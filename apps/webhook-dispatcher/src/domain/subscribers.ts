@@ -74,7 +74,9 @@ export class Subscribers {
     const announced = new Set<string>();
     this.announced = announced;
     try {
-      const rows = await this.db.$queryRawUnsafe<{ tenant_id: string }[]>(`SELECT DISTINCT tenant_id::text AS tenant_id FROM webhook_endpoints WHERE status = 'enabled'`);
+      const rows = await this.db.$queryRawUnsafe<{ tenant_id: string }[]>(
+        `SELECT DISTINCT tenant_id::text AS tenant_id FROM webhook_endpoints WHERE status = 'enabled'`,
+      );
       if (this.announced !== announced || !this.listener.listening()) return; // a newer reload, or the connection was lost meanwhile
       this.tenants = new Set([...rows.map((r) => r.tenant_id), ...announced]);
     } catch (err) {

@@ -26,7 +26,11 @@ export const onRequestEventAppended =
       eventId: envelope.id,
       type: e.kind as WebhookEventType,
       occurredAt: envelope.occurred_at,
-      data: { request_id: e.request_id, ...(e.scope ? { project_id: e.scope.project_id, environment_id: e.scope.environment_id } : {}), event: publicRequestEventOf(e) },
+      data: {
+        request_id: e.request_id,
+        ...(e.scope ? { project_id: e.scope.project_id, environment_id: e.scope.environment_id } : {}),
+        event: publicRequestEventOf(e),
+      },
       scope: e.scope ? { projectId: e.scope.project_id, environmentId: e.scope.environment_id } : null,
     });
   };

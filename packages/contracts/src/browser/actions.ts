@@ -39,7 +39,10 @@ const selector = str(1, L.selectorLength);
 const optional = z.boolean({ error: 'must be a boolean' }).optional();
 
 const action = <T extends string, S extends z.ZodRawShape>(type: T, shape: S) =>
-  z.strictObject({ type: z.literal(type), optional, ...shape }, { error: (iss) => (iss.code === 'unrecognized_keys' ? 'is not a field of this action' : 'must be an object') });
+  z.strictObject(
+    { type: z.literal(type), optional, ...shape },
+    { error: (iss) => (iss.code === 'unrecognized_keys' ? 'is not a field of this action' : 'must be an object') },
+  );
 
 export const ClickAction = action('click', { selector });
 /** Replace the value of an input, textarea or contenteditable element. */
@@ -48,14 +51,20 @@ export const FillAction = action('fill', { selector, value: str(0, L.valueLength
 export const TypeAction = action('type', { selector, text: str(1, L.valueLength), delay_ms: int(0, L.typeDelayMs).optional() });
 /** Press one key (`Enter`, `Tab`, `ArrowDown`, `a`), optionally on a focused element. */
 export const PressAction = action('press', {
-  key: str(1, L.keyLength).regex(/^(?:[^\p{C}]|[A-Z][A-Za-z0-9]+)$/u, 'must be a key name such as Enter, Tab, ArrowDown, or a single character'),
+  key: str(1, L.keyLength).regex(
+    /^(?:[^\p{C}]|[A-Z][A-Za-z0-9]+)$/u,
+    'must be a key name such as Enter, Tab, ArrowDown, or a single character',
+  ),
   selector: selector.optional(),
 });
 export const HoverAction = action('hover', { selector });
 /** Choose options of a <select> by their values. */
 export const SelectAction = action('select', {
   selector,
-  values: z.array(str(0, L.textLength), { error: 'must be an array of strings' }).min(1, `1..${L.selectValues} values`).max(L.selectValues, `1..${L.selectValues} values`),
+  values: z
+    .array(str(0, L.textLength), { error: 'must be an array of strings' })
+    .min(1, `1..${L.selectValues} values`)
+    .max(L.selectValues, `1..${L.selectValues} values`),
 });
 /** Scroll an element into view, the page to its top or bottom (default), or by a number of pixels. */
 export const ScrollAction = action('scroll', {
@@ -97,8 +106,22 @@ const scrollTargets = (a: { selector?: string | undefined; to?: string | undefin
 export const browserActionSchema = z
   .discriminatedUnion(
     'type',
-    [ClickAction, FillAction, TypeAction, PressAction, HoverAction, SelectAction, ScrollAction, WaitAction, WaitForSelectorAction, WaitForTextAction],
-    { error: (iss) => (iss.code === 'invalid_union' ? `must be one of ${BROWSER_ACTION_TYPES.join(', ')}` : 'must be an object with a type') },
+    [
+      ClickAction,
+      FillAction,
+      TypeAction,
+      PressAction,
+      HoverAction,
+      SelectAction,
+      ScrollAction,
+      WaitAction,
+      WaitForSelectorAction,
+      WaitForTextAction,
+    ],
+    {
+      error: (iss) =>
+        iss.code === 'invalid_union' ? `must be one of ${BROWSER_ACTION_TYPES.join(', ')}` : 'must be an object with a type',
+    },
   )
   .superRefine((a, ctx) => {
     if (a.type === 'scroll' && scrollTargets(a) > 1) ctx.addIssue({ code: 'custom', message: 'give at most one of selector, to and y' });

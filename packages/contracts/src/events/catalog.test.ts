@@ -28,9 +28,13 @@ describe('event catalog', () => {
 
   it('validates event data with each event schema', () => {
     const spec = eventSpecOf('billingCommands', 'billing.settlement_requested')!;
-    expect(spec.schema.safeParse({ request_id: randomUUID(), outcome: 'completed', route_mode: 'http', captcha_tokens: 0 }).success).toBe(true);
+    expect(spec.schema.safeParse({ request_id: randomUUID(), outcome: 'completed', route_mode: 'http', captcha_tokens: 0 }).success).toBe(
+      true,
+    );
     expect(spec.schema.safeParse({ request_id: 'nope', outcome: 'completed', route_mode: 'http', captcha_tokens: 0 }).success).toBe(false);
-    expect(spec.schema.safeParse({ request_id: randomUUID(), outcome: 'exploded', route_mode: 'http', captcha_tokens: 0 }).success).toBe(false);
+    expect(spec.schema.safeParse({ request_id: randomUUID(), outcome: 'exploded', route_mode: 'http', captcha_tokens: 0 }).success).toBe(
+      false,
+    );
     expect(eventSpecOf('billingCommands', 'fetch.job_requested')).toBeUndefined();
   });
 

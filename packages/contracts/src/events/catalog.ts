@@ -10,12 +10,7 @@ import { BATCH_STATUSES, PROXY_NETWORK_TYPES, SETTLED_TOKEN_STATES, STAGES, TERM
  */
 
 export type ServiceName =
-  | 'gateway'
-  | 'billing-ledger'
-  | 'fetch-orchestrator'
-  | 'browser-renderer'
-  | 'recipe-extractor'
-  | 'webhook-dispatcher';
+  'gateway' | 'billing-ledger' | 'fetch-orchestrator' | 'browser-renderer' | 'recipe-extractor' | 'webhook-dispatcher';
 
 export interface EventSpec {
   version: number;
@@ -166,8 +161,16 @@ export const TOPICS = {
     consumers: ['webhook-dispatcher', 'gateway'],
     retry: defaultRetry,
     events: {
-      'request.event_appended': { version: 1, schema: RequestEventAppended, description: 'A request event was appended to its history (mirrors GET .../events).' },
-      'batch.completed': { version: 1, schema: BatchCompleted, description: 'Every job of a batch reached a terminal state (once per batch; keyed by the batch id).' },
+      'request.event_appended': {
+        version: 1,
+        schema: RequestEventAppended,
+        description: 'A request event was appended to its history (mirrors GET .../events).',
+      },
+      'batch.completed': {
+        version: 1,
+        schema: BatchCompleted,
+        description: 'Every job of a batch reached a terminal state (once per batch; keyed by the batch id).',
+      },
     },
   },
   billingCommands: {
@@ -178,7 +181,11 @@ export const TOPICS = {
     consumers: ['billing-ledger'],
     retry: defaultRetry,
     events: {
-      'billing.settlement_requested': { version: 1, schema: SettlementRequested, description: 'A request reached a terminal state; resolve its reservation exactly once.' },
+      'billing.settlement_requested': {
+        version: 1,
+        schema: SettlementRequested,
+        description: 'A request reached a terminal state; resolve its reservation exactly once.',
+      },
     },
   },
   billingEvents: {
@@ -190,8 +197,17 @@ export const TOPICS = {
     retry: defaultRetry,
     events: {
       'billing.reservation_resolved': { version: 1, schema: ReservationResolved, description: 'A reservation was settled or refunded.' },
-      'billing.balance_low': { version: 1, schema: BalanceLow, description: 'A tenant balance fell below its low-balance threshold (keyed by tenant id).' },
-      'billing.balance_exhausted': { version: 1, schema: BalanceExhausted, description: 'A tenant balance reached zero or refused an admission (keyed by tenant id); announced once until topped up past the threshold.' },
+      'billing.balance_low': {
+        version: 1,
+        schema: BalanceLow,
+        description: 'A tenant balance fell below its low-balance threshold (keyed by tenant id).',
+      },
+      'billing.balance_exhausted': {
+        version: 1,
+        schema: BalanceExhausted,
+        description:
+          'A tenant balance reached zero or refused an admission (keyed by tenant id); announced once until topped up past the threshold.',
+      },
     },
   },
   renderJobs: {
@@ -213,8 +229,17 @@ export const TOPICS = {
     consumers: ['recipe-extractor'],
     retry: defaultRetry,
     events: {
-      'extraction.job_requested': { version: 1, schema: ExtractionJobRequested, description: 'The page of an extraction request reached a terminal state; run (or fail) its extraction.' },
-      'extraction.repair_requested': { version: 1, schema: RecipeRepairRequested, description: 'An active recipe version keeps failing on live pages; repair it from the failing page (recipe-extractor to itself, keyed by that request id).' },
+      'extraction.job_requested': {
+        version: 1,
+        schema: ExtractionJobRequested,
+        description: 'The page of an extraction request reached a terminal state; run (or fail) its extraction.',
+      },
+      'extraction.repair_requested': {
+        version: 1,
+        schema: RecipeRepairRequested,
+        description:
+          'An active recipe version keeps failing on live pages; repair it from the failing page (recipe-extractor to itself, keyed by that request id).',
+      },
     },
   },
 } as const satisfies Record<string, TopicSpec>;

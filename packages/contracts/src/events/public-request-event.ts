@@ -38,7 +38,16 @@ const PUBLIC_FIELDS: Allow = {
   cached: true,
   age_seconds: true,
   error: ERROR,
-  result: { stage: true, status_code: true, content_type: true, bytes: true, redirects: true, elapsed_ms: true, cached: true, country: true },
+  result: {
+    stage: true,
+    status_code: true,
+    content_type: true,
+    bytes: true,
+    redirects: true,
+    elapsed_ms: true,
+    cached: true,
+    country: true,
+  },
 };
 
 function pick(value: Record<string, unknown>, allow: Allow): Record<string, unknown> {

@@ -13,8 +13,12 @@ describe('topic declarations', () => {
     const keys = Object.keys(TOPICS) as TopicKey[];
     expect(decl).toHaveLength(keys.length * 2);
     for (const k of keys) {
-      expect(decl).toContainEqual(expect.objectContaining({ key: k, name: `p.${TOPICS[k].name}`, dlq: false, partitions: TOPICS[k].partitions }));
-      expect(decl).toContainEqual(expect.objectContaining({ key: k, name: `p.${TOPICS[k].name}.dlq`, dlq: true, partitions: DLQ_PARTITIONS }));
+      expect(decl).toContainEqual(
+        expect.objectContaining({ key: k, name: `p.${TOPICS[k].name}`, dlq: false, partitions: TOPICS[k].partitions }),
+      );
+      expect(decl).toContainEqual(
+        expect.objectContaining({ key: k, name: `p.${TOPICS[k].name}.dlq`, dlq: true, partitions: DLQ_PARTITIONS }),
+      );
     }
   });
 
@@ -27,6 +31,10 @@ describe('topic declarations', () => {
     const committed = readFileSync(resolve(repo, 'k8s/kafka-topics/kafka-topics.yaml'), 'utf8');
     expect(committed).toBe(strimziKafkaTopics(STRIMZI_TOPICS_DEFAULTS));
     const names = [...committed.matchAll(/^ {2}topicName: (.+)$/gm)].map((m) => m[1]);
-    expect(names.sort()).toEqual(topicDeclarations().map((t) => t.name).sort());
+    expect(names.sort()).toEqual(
+      topicDeclarations()
+        .map((t) => t.name)
+        .sort(),
+    );
   });
 });

@@ -26,7 +26,9 @@ export interface TopicDeclaration {
   config: Record<string, string>;
 }
 
-export function topicDeclarations(opts: { prefix?: string; keys?: readonly TopicKey[]; minInsyncReplicas?: number } = {}): TopicDeclaration[] {
+export function topicDeclarations(
+  opts: { prefix?: string; keys?: readonly TopicKey[]; minInsyncReplicas?: number } = {},
+): TopicDeclaration[] {
   const keys = opts.keys ?? (Object.keys(TOPICS) as TopicKey[]);
   const isr: Record<string, string> = opts.minInsyncReplicas === undefined ? {} : { 'min.insync.replicas': String(opts.minInsyncReplicas) };
   return keys.flatMap((key): TopicDeclaration[] => [
@@ -61,7 +63,10 @@ export function strimziKafkaTopics(opts: { cluster: string; replicas: number; mi
     `# Replicas ${opts.replicas}, min.insync.replicas ${opts.minInsyncReplicas}: producers use acks=all, so one broker`,
     '# can be down (rolling restart) without refusing writes. Apply where the Strimzi topic operator watches.',
   ].join('\n');
-  const docs = topicDeclarations({ ...(opts.prefix !== undefined ? { prefix: opts.prefix } : {}), minInsyncReplicas: opts.minInsyncReplicas }).map((t) =>
+  const docs = topicDeclarations({
+    ...(opts.prefix !== undefined ? { prefix: opts.prefix } : {}),
+    minInsyncReplicas: opts.minInsyncReplicas,
+  }).map((t) =>
     [
       'apiVersion: kafka.strimzi.io/v1beta2',
       'kind: KafkaTopic',

@@ -44,7 +44,12 @@ export type AnyInternalEndpoint = InternalEndpoint<HttpMethod, string, any, any,
 
 /** Describes an endpoint; the answer type comes first: `endpoint<Answer>()({ method, route, ... })`. */
 export function endpoint<A>() {
-  return <const M extends HttpMethod, const R extends string, B extends z.ZodType | undefined = undefined, Q extends z.ZodType | undefined = undefined>(def: {
+  return <
+    const M extends HttpMethod,
+    const R extends string,
+    B extends z.ZodType | undefined = undefined,
+    Q extends z.ZodType | undefined = undefined,
+  >(def: {
     method: M;
     route: R;
     params: ParamSchemas<R>;

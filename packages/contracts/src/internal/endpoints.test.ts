@@ -73,7 +73,8 @@ describe('internal endpoints', () => {
     expect(built).toBe(path);
     expect(matches(ep.route, built)).toEqual(values);
     // The sample values are valid for the callee's parameter schemas.
-    for (const n of names) expect((ep.params as Record<string, { safeParse(v: unknown): { success: boolean } }>)[n]!.safeParse(sample[n]).success).toBe(true);
+    for (const n of names)
+      expect((ep.params as Record<string, { safeParse(v: unknown): { success: boolean } }>)[n]!.safeParse(sample[n]).success).toBe(true);
   });
 
   it('encodes path values, and refuses a missing one', () => {
@@ -122,25 +123,58 @@ describe('orchestrator schemas', () => {
     expect(orchestratorApi.requestResult.query.safeParse({ tenant_id: TENANT, format: 'pdf' }).success).toBe(false);
     expect(orchestratorApi.activeRequests.query.shape.limit.parse(undefined)).toBe(1000);
     expect(orchestratorApi.activeRequests.query.shape.limit.safeParse('10000002').success).toBe(false);
-    const create = { request_id: ID, tenant_id: TENANT, url: 'https://example.com/', route_mode: 'http', proxy_type: null, max_credits: null, options: {}, input_hash: 'a'.repeat(64) };
+    const create = {
+      request_id: ID,
+      tenant_id: TENANT,
+      url: 'https://example.com/',
+      route_mode: 'http',
+      proxy_type: null,
+      max_credits: null,
+      options: {},
+      input_hash: 'a'.repeat(64),
+    };
     expect(orchestratorApi.createRequest.body.safeParse({ ...create, concurrency: { limit: 3, others_in_flight: 0 } }).success).toBe(true);
     expect(orchestratorApi.createRequest.body.safeParse({ ...create, concurrency: { limit: 0, others_in_flight: 0 } }).success).toBe(false);
-    expect(orchestratorApi.createRequest.body.safeParse({ ...create, concurrency: { limit: 3, others_in_flight: -1 } }).success).toBe(false);
+    expect(orchestratorApi.createRequest.body.safeParse({ ...create, concurrency: { limit: 3, others_in_flight: -1 } }).success).toBe(
+      false,
+    );
     expect(orchestratorApi.readRequest.query.shape.tenant_id.safeParse('not-a-uuid').success).toBe(false);
   });
 });
 
 describe('render schemas', () => {
   const completed = { outcome: 'completed', status_code: 200, content_type: 'text/html', body_base64: '', text: '' };
-  const meta = { stage: 'browser', elapsed_ms: 1, javascript: true, resource_policy: { requested: 'adaptive', applied: 'full', blocked_requests: {} }, requests: {}, challenge: false, console_errors: 0, country: null };
+  const meta = {
+    stage: 'browser',
+    elapsed_ms: 1,
+    javascript: true,
+    resource_policy: { requested: 'adaptive', applied: 'full', blocked_requests: {} },
+    requests: {},
+    challenge: false,
+    console_errors: 0,
+    country: null,
+  };
 
   it('carries measured traffic and a seen CAPTCHA, and refuses negative bytes or an unknown widget', () => {
     const traffic = { measured: true, request_bytes: 10, response_bytes: 20 };
     expect(orchestratorApi.renderJobResult.body.safeParse({ ...completed, meta, traffic }).success).toBe(true);
-    expect(orchestratorApi.renderJobResult.body.safeParse({ ...completed, meta: { ...meta, captcha: { kind: 'hcaptcha', solves: 1 } } }).success).toBe(true);
-    expect(orchestratorApi.renderJobResult.body.safeParse({ ...completed, meta, traffic: { ...traffic, request_bytes: -1 } }).success).toBe(false);
-    expect(orchestratorApi.renderJobResult.body.safeParse({ ...completed, meta: { ...meta, captcha: { kind: 'funcaptcha', solves: 0 } } }).success).toBe(false);
-    const failed = { outcome: 'failed', code: 'CAPTCHA_NOT_SOLVED', message: 'no', caused_by: 'target', traffic: { measured: false, request_bytes: 0, response_bytes: 0 } };
+    expect(
+      orchestratorApi.renderJobResult.body.safeParse({ ...completed, meta: { ...meta, captcha: { kind: 'hcaptcha', solves: 1 } } }).success,
+    ).toBe(true);
+    expect(orchestratorApi.renderJobResult.body.safeParse({ ...completed, meta, traffic: { ...traffic, request_bytes: -1 } }).success).toBe(
+      false,
+    );
+    expect(
+      orchestratorApi.renderJobResult.body.safeParse({ ...completed, meta: { ...meta, captcha: { kind: 'funcaptcha', solves: 0 } } })
+        .success,
+    ).toBe(false);
+    const failed = {
+      outcome: 'failed',
+      code: 'CAPTCHA_NOT_SOLVED',
+      message: 'no',
+      caused_by: 'target',
+      traffic: { measured: false, request_bytes: 0, response_bytes: 0 },
+    };
     expect(orchestratorApi.renderJobResult.body.safeParse(failed).success).toBe(true);
   });
 

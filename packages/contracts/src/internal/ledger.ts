@@ -197,17 +197,42 @@ const tenant = { tenantId: uuid };
 
 export const ledgerApi = {
   reserve: endpoint<LedgerReservation>()({ method: 'POST', route: '/internal/v1/reservations', params: {}, body: ReserveBody }),
-  reserveBatch: endpoint<LedgerReservationBatch>()({ method: 'POST', route: '/internal/v1/reservations/batch', params: {}, body: ReserveBatchBody }),
+  reserveBatch: endpoint<LedgerReservationBatch>()({
+    method: 'POST',
+    route: '/internal/v1/reservations/batch',
+    params: {},
+    body: ReserveBatchBody,
+  }),
   readReservation: endpoint<LedgerReservationDetail>()({ method: 'GET', route: reservationPath, params: { requestId: uuid } }),
-  authorizeStep: endpoint<LedgerStepAnswer>()({ method: 'POST', route: `${reservationPath}/steps`, params: { requestId: uuid }, body: StepBody }),
+  authorizeStep: endpoint<LedgerStepAnswer>()({
+    method: 'POST',
+    route: `${reservationPath}/steps`,
+    params: { requestId: uuid },
+    body: StepBody,
+  }),
   grant: endpoint<LedgerFundingResult>()({ method: 'POST', route: `${accountPath}/grants`, params: tenant, body: FundingBody }),
   topUp: endpoint<LedgerFundingResult>()({ method: 'POST', route: `${accountPath}/top-ups`, params: tenant, body: FundingBody }),
-  correction: endpoint<LedgerFundingResult>()({ method: 'POST', route: `${accountPath}/corrections`, params: tenant, body: CorrectionBody }),
+  correction: endpoint<LedgerFundingResult>()({
+    method: 'POST',
+    route: `${accountPath}/corrections`,
+    params: tenant,
+    body: CorrectionBody,
+  }),
   balance: endpoint<Schemas['TokenBalance']>()({ method: 'GET', route: `${accountPath}/balance`, params: tenant }),
-  statement: endpoint<Schemas['StatementPage']>()({ method: 'GET', route: `${accountPath}/statement`, params: tenant, query: StatementQuery }),
+  statement: endpoint<Schemas['StatementPage']>()({
+    method: 'GET',
+    route: `${accountPath}/statement`,
+    params: tenant,
+    query: StatementQuery,
+  }),
   usage: endpoint<Schemas['ProxyTrafficUsage']>()({ method: 'GET', route: `${accountPath}/usage`, params: tenant }),
   plan: endpoint<LedgerPlan>()({ method: 'GET', route: `${accountPath}/plan`, params: tenant }),
   /** Paid LLM operations (recipe generation and repair): preflight hold, then the exact charge. */
   holdLlmCharge: endpoint<LedgerLlmCharge>()({ method: 'POST', route: '/internal/v1/llm-charges', params: {}, body: LlmChargeHoldBody }),
-  settleLlmCharge: endpoint<LedgerLlmCharge>()({ method: 'POST', route: '/internal/v1/llm-charges/:operationId/settle', params: { operationId: reference }, body: LlmChargeSettleBody }),
+  settleLlmCharge: endpoint<LedgerLlmCharge>()({
+    method: 'POST',
+    route: '/internal/v1/llm-charges/:operationId/settle',
+    params: { operationId: reference },
+    body: LlmChargeSettleBody,
+  }),
 } as const;

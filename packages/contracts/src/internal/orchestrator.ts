@@ -2,7 +2,14 @@ import { z } from 'zod';
 import type { components } from '../openapi/types.js';
 import { PROXY_NETWORK_TYPES, REQUEST_STATUSES, RESULT_FORMATS, ROUTE_MODES } from '../vocabulary.js';
 import { endpoint } from './endpoint.js';
-import { RenderCaptchaBody, RenderCaptchaSolvedBody, RenderResult, type RenderCaptchaAnswer, type RenderResultAnswer, type RenderStartAnswer } from './render.js';
+import {
+  RenderCaptchaBody,
+  RenderCaptchaSolvedBody,
+  RenderResult,
+  type RenderCaptchaAnswer,
+  type RenderResultAnswer,
+  type RenderStartAnswer,
+} from './render.js';
 
 /**
  * The internal HTTP API of fetch-orchestrator (`/internal/v1/*`), called by the gateway (requests,
@@ -132,14 +139,39 @@ export interface StoredResultBody {
 const requestPath = '/internal/v1/requests/:id';
 
 export const orchestratorApi = {
-  createRequest: endpoint<Schemas['SubmissionResponse']>()({ method: 'POST', route: '/internal/v1/requests', params: {}, body: CreateRequestBody }),
+  createRequest: endpoint<Schemas['SubmissionResponse']>()({
+    method: 'POST',
+    route: '/internal/v1/requests',
+    params: {},
+    body: CreateRequestBody,
+  }),
   /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
   readRequest: endpoint<Schemas['RequestDetail']>()({ method: 'GET', route: requestPath, params: { id: uuid }, query: TenantScope }),
   listRequests: endpoint<Schemas['RequestPage']>()({ method: 'GET', route: '/internal/v1/requests', params: {}, query: ListRequestsQuery }),
-  requestEvents: endpoint<StoredEventHistory>()({ method: 'GET', route: `${requestPath}/events`, params: { id: uuid }, query: RequestEventsQuery }),
-  requestResult: endpoint<StoredResultBody>()({ method: 'GET', route: `${requestPath}/result`, params: { id: uuid }, query: RequestResultQuery }),
-  cancelRequest: endpoint<Schemas['RequestDetail']>()({ method: 'POST', route: `${requestPath}/cancel`, params: { id: uuid }, body: TenantScope }),
-  retryRequest: endpoint<Schemas['RetrySubmissionResponse']>()({ method: 'POST', route: `${requestPath}/retry`, params: { id: uuid }, body: RetryRequestBody }),
+  requestEvents: endpoint<StoredEventHistory>()({
+    method: 'GET',
+    route: `${requestPath}/events`,
+    params: { id: uuid },
+    query: RequestEventsQuery,
+  }),
+  requestResult: endpoint<StoredResultBody>()({
+    method: 'GET',
+    route: `${requestPath}/result`,
+    params: { id: uuid },
+    query: RequestResultQuery,
+  }),
+  cancelRequest: endpoint<Schemas['RequestDetail']>()({
+    method: 'POST',
+    route: `${requestPath}/cancel`,
+    params: { id: uuid },
+    body: TenantScope,
+  }),
+  retryRequest: endpoint<Schemas['RetrySubmissionResponse']>()({
+    method: 'POST',
+    route: `${requestPath}/retry`,
+    params: { id: uuid },
+    body: RetryRequestBody,
+  }),
   /**
    * Deprecated, kept for one release: the previous release's gateway counts a tenant's running
    * requests here before each create (the orchestrator is rolled out first). The limit query is
@@ -151,15 +183,30 @@ export const orchestratorApi = {
     params: { tenantId: uuid },
     query: ActiveRequestsQuery,
   }),
-  createBatch: endpoint<Schemas['CabinetBatchResponse']>()({ method: 'POST', route: '/internal/v1/batches', params: {}, body: CreateBatchBody }),
+  createBatch: endpoint<Schemas['CabinetBatchResponse']>()({
+    method: 'POST',
+    route: '/internal/v1/batches',
+    params: {},
+    body: CreateBatchBody,
+  }),
   /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
   readBatch: endpoint<Schemas['Batch']>()({ method: 'GET', route: '/internal/v1/batches/:id', params: { id: uuid }, query: TenantScope }),
   /** browser-renderer claims a render job (see ./render.ts); the body is empty. */
   startRenderJob: endpoint<RenderStartAnswer>()({ method: 'POST', route: '/internal/v1/render-jobs/:id/start', params: { id: uuid } }),
   /** browser-renderer hands a render job's outcome back. */
-  renderJobResult: endpoint<RenderResultAnswer>()({ method: 'POST', route: '/internal/v1/render-jobs/:id/result', params: { id: uuid }, body: RenderResult }),
+  renderJobResult: endpoint<RenderResultAnswer>()({
+    method: 'POST',
+    route: '/internal/v1/render-jobs/:id/result',
+    params: { id: uuid },
+    body: RenderResult,
+  }),
   /** browser-renderer found a CAPTCHA and asks before solving it (the ledger's ceiling; `solving_captcha`). */
-  renderJobCaptcha: endpoint<RenderCaptchaAnswer>()({ method: 'POST', route: '/internal/v1/render-jobs/:id/captcha', params: { id: uuid }, body: RenderCaptchaBody }),
+  renderJobCaptcha: endpoint<RenderCaptchaAnswer>()({
+    method: 'POST',
+    route: '/internal/v1/render-jobs/:id/captcha',
+    params: { id: uuid },
+    body: RenderCaptchaBody,
+  }),
   /** browser-renderer put the solved token into the page: back to `running`. */
   renderJobCaptchaSolved: endpoint<{ status: string }>()({
     method: 'POST',

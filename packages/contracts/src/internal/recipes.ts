@@ -195,7 +195,12 @@ export interface ExtractorCapabilities {
     collection_source_types: string[];
     collection_scope_selector: string;
   };
-  auto_repair: { enabled: boolean; automatic_repairs_per_window: number; window_hours: number; continuous_repair_requires_confirmation: boolean };
+  auto_repair: {
+    enabled: boolean;
+    automatic_repairs_per_window: number;
+    window_hours: number;
+    continuous_repair_requires_confirmation: boolean;
+  };
 }
 
 export const EXTRACTION_RUN_STATUSES = ['waiting_for_page', 'queued', 'running', 'completed', 'failed'] as const;
@@ -340,13 +345,33 @@ const runPath = '/internal/v1/extraction-runs/:requestId';
 
 export const extractorApi = {
   capabilities: endpoint<ExtractorCapabilities>()({ method: 'GET', route: '/internal/v1/capabilities', params: {} }),
-  listRecipes: endpoint<RecipePage<RecipeWithVersion>>()({ method: 'GET', route: '/internal/v1/recipes', params: {}, query: ListRecipesQuery }),
+  listRecipes: endpoint<RecipePage<RecipeWithVersion>>()({
+    method: 'GET',
+    route: '/internal/v1/recipes',
+    params: {},
+    query: ListRecipesQuery,
+  }),
   createRecipe: endpoint<RecipeDetailView>()({ method: 'POST', route: '/internal/v1/recipes', params: {}, body: CreateRecipeBody }),
   /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
   readRecipe: endpoint<RecipeDetailView>()({ method: 'GET', route: recipePath, params: { id: uuid }, query: RecipeScope }),
-  updateRecipe: endpoint<RecipeDetailView>()({ method: 'POST', route: `${recipePath}/update`, params: { id: uuid }, body: UpdateRecipeBody }),
-  deleteRecipe: endpoint<{ deleted: true }>()({ method: 'POST', route: `${recipePath}/delete`, params: { id: uuid }, body: DeleteRecipeBody }),
-  createVersion: endpoint<RecipeVersionView>()({ method: 'POST', route: `${recipePath}/versions`, params: { id: uuid }, body: CreateVersionBody }),
+  updateRecipe: endpoint<RecipeDetailView>()({
+    method: 'POST',
+    route: `${recipePath}/update`,
+    params: { id: uuid },
+    body: UpdateRecipeBody,
+  }),
+  deleteRecipe: endpoint<{ deleted: true }>()({
+    method: 'POST',
+    route: `${recipePath}/delete`,
+    params: { id: uuid },
+    body: DeleteRecipeBody,
+  }),
+  createVersion: endpoint<RecipeVersionView>()({
+    method: 'POST',
+    route: `${recipePath}/versions`,
+    params: { id: uuid },
+    body: CreateVersionBody,
+  }),
   activateVersion: endpoint<RecipeDetailView>()({
     method: 'POST',
     route: `${recipePath}/versions/:versionId/activate`,
@@ -354,10 +379,25 @@ export const extractorApi = {
     body: ActivateVersionBody,
   }),
   /** Synchronous: answers once the version is saved (or every attempt failed); bounded by the attempts and LLM_TIMEOUT_MS. */
-  generateVersion: endpoint<GenerationView>()({ method: 'POST', route: `${recipePath}/generate`, params: { id: uuid }, body: GenerateVersionBody }),
-  createRun: endpoint<ExtractionRunView | null>()({ method: 'POST', route: '/internal/v1/extraction-runs', params: {}, body: CreateRunBody }),
+  generateVersion: endpoint<GenerationView>()({
+    method: 'POST',
+    route: `${recipePath}/generate`,
+    params: { id: uuid },
+    body: GenerateVersionBody,
+  }),
+  createRun: endpoint<ExtractionRunView | null>()({
+    method: 'POST',
+    route: '/internal/v1/extraction-runs',
+    params: {},
+    body: CreateRunBody,
+  }),
   /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
   readRun: endpoint<ExtractionRunView>()({ method: 'GET', route: runPath, params: { requestId: uuid }, query: RecipeScope }),
   /** The tenant's runs among `request_ids` (requests without one are left out). */
-  lookupRuns: endpoint<{ items: ExtractionRunView[] }>()({ method: 'POST', route: '/internal/v1/extraction-runs/lookup', params: {}, body: LookupRunsBody }),
+  lookupRuns: endpoint<{ items: ExtractionRunView[] }>()({
+    method: 'POST',
+    route: '/internal/v1/extraction-runs/lookup',
+    params: {},
+    body: LookupRunsBody,
+  }),
 } as const;

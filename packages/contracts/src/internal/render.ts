@@ -127,9 +127,7 @@ export const RenderMeta = z.object({
   }),
   /** Requests the page made, by resource type. */
   requests: z.record(z.string(), count),
-  actions: z
-    .object({ run: count, failed: count, blocked: count, elapsed_ms: count })
-    .optional(),
+  actions: z.object({ run: count, failed: count, blocked: count, elapsed_ms: count }).optional(),
   /** Elements matched by result_text_selector. */
   text_matches: count.optional(),
   /** Challenge or block page markers seen in the rendered page. */
@@ -229,7 +227,12 @@ export const RenderCaptchaAnswer = z.discriminatedUnion('state', [
   /** Solve it: the request is `solving_captcha` now. */
   z.object({ state: z.literal('allowed') }),
   /** Do not solve: the render stops and fails with the reason's code (BUDGET_EXHAUSTED, INSUFFICIENT_CREDITS). */
-  z.object({ state: z.literal('refused'), reason: z.enum(['budget_exhausted', 'insufficient_credits']), projected_tokens: count, max_credits: count.nullable() }),
+  z.object({
+    state: z.literal('refused'),
+    reason: z.enum(['budget_exhausted', 'insufficient_credits']),
+    projected_tokens: count,
+    max_credits: count.nullable(),
+  }),
   /** The request is already terminal (cancelled meanwhile): stop, the result will be ignored. */
   z.object({ state: z.literal('skip'), status: z.string() }),
 ]);

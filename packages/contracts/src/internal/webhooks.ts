@@ -91,7 +91,12 @@ export const TenantBody = z.object({ tenant_id: uuid });
 export const RotateSecretBody = z.object({
   ...endpointWrite,
   /** How long the previous secret keeps signing beside the new one (0: revoked at once). */
-  previous_valid_seconds: z.number().int().min(0).max(7 * 86_400).default(86_400),
+  previous_valid_seconds: z
+    .number()
+    .int()
+    .min(0)
+    .max(7 * 86_400)
+    .default(86_400),
 });
 export type RotateSecretBody = z.infer<typeof RotateSecretBody>;
 
@@ -168,15 +173,40 @@ const endpointPath = '/internal/v1/webhook-endpoints/:endpointId';
 const ep = { endpointId: uuid };
 
 export const webhooksApi = {
-  createEndpoint: endpoint<WebhookEndpointWithSecret>()({ method: 'POST', route: '/internal/v1/webhook-endpoints', params: {}, body: WebhookEndpointCreateBody }),
-  listEndpoints: endpoint<CursorPage<WebhookEndpointView>>()({ method: 'GET', route: '/internal/v1/webhook-endpoints', params: {}, query: WebhookEndpointListQuery }),
+  createEndpoint: endpoint<WebhookEndpointWithSecret>()({
+    method: 'POST',
+    route: '/internal/v1/webhook-endpoints',
+    params: {},
+    body: WebhookEndpointCreateBody,
+  }),
+  listEndpoints: endpoint<CursorPage<WebhookEndpointView>>()({
+    method: 'GET',
+    route: '/internal/v1/webhook-endpoints',
+    params: {},
+    query: WebhookEndpointListQuery,
+  }),
   readEndpoint: endpoint<WebhookEndpointView>()({ method: 'GET', route: endpointPath, params: ep, query: TenantQuery }),
   updateEndpoint: endpoint<WebhookEndpointView>()({ method: 'POST', route: endpointPath, params: ep, body: WebhookEndpointUpdateBody }),
-  disableEndpoint: endpoint<WebhookEndpointView>()({ method: 'POST', route: `${endpointPath}/disable`, params: ep, body: EndpointWriteBody }),
+  disableEndpoint: endpoint<WebhookEndpointView>()({
+    method: 'POST',
+    route: `${endpointPath}/disable`,
+    params: ep,
+    body: EndpointWriteBody,
+  }),
   /** Deletes the endpoint with its messages and attempts (answers `{deleted: true}`). */
   deleteEndpoint: endpoint<{ deleted: true }>()({ method: 'POST', route: `${endpointPath}/delete`, params: ep, body: EndpointWriteBody }),
-  rotateSecret: endpoint<WebhookEndpointWithSecret>()({ method: 'POST', route: `${endpointPath}/secret/rotate`, params: ep, body: RotateSecretBody }),
-  listAttempts: endpoint<CursorPage<WebhookAttemptView>>()({ method: 'GET', route: `${endpointPath}/attempts`, params: ep, query: WebhookAttemptListQuery }),
+  rotateSecret: endpoint<WebhookEndpointWithSecret>()({
+    method: 'POST',
+    route: `${endpointPath}/secret/rotate`,
+    params: ep,
+    body: RotateSecretBody,
+  }),
+  listAttempts: endpoint<CursorPage<WebhookAttemptView>>()({
+    method: 'GET',
+    route: `${endpointPath}/attempts`,
+    params: ep,
+    query: WebhookAttemptListQuery,
+  }),
   /** Sends the message again now (whatever its status); its schedule starts over. */
   redeliver: endpoint<WebhookMessageView>()({
     method: 'POST',

@@ -2,7 +2,14 @@ import { Kafka, logLevel, Partitioners, type Admin, type IHeaders, type LogEntry
 import { dlqName, topicDeclarations, topicName, TOPICS, type Envelope, type TopicKey } from '@wdr/contracts';
 import type { Logger } from '../log.js';
 import { currentRequestId, REQUEST_ID_HEADER } from '../request-context.js';
-import { kafkaSecurityFrom, topicPolicyFrom, type KafkaSecurity, type KafkaSecurityEnv, type KafkaTopicsEnv, type TopicPolicy } from './kafka-config.js';
+import {
+  kafkaSecurityFrom,
+  topicPolicyFrom,
+  type KafkaSecurity,
+  type KafkaSecurityEnv,
+  type KafkaTopicsEnv,
+  type TopicPolicy,
+} from './kafka-config.js';
 import { applyKafkajsIdleLoopFix } from './kafkajs-idle-fix.js';
 
 applyKafkajsIdleLoopFix();
@@ -37,10 +44,24 @@ export class KafkaBus {
     env: KafkaSecurityEnv & KafkaTopicsEnv & { KAFKA_BROKERS: string[]; KAFKA_TOPIC_PREFIX: string },
     log: Logger,
   ): KafkaBus {
-    return new KafkaBus({ clientId, brokers: env.KAFKA_BROKERS, prefix: env.KAFKA_TOPIC_PREFIX, log, security: kafkaSecurityFrom(env), topicPolicy: topicPolicyFrom(env) });
+    return new KafkaBus({
+      clientId,
+      brokers: env.KAFKA_BROKERS,
+      prefix: env.KAFKA_TOPIC_PREFIX,
+      log,
+      security: kafkaSecurityFrom(env),
+      topicPolicy: topicPolicyFrom(env),
+    });
   }
 
-  constructor(opts: { clientId: string; brokers: string[]; prefix: string; log: Logger; security?: KafkaSecurity; topicPolicy?: TopicPolicy }) {
+  constructor(opts: {
+    clientId: string;
+    brokers: string[];
+    prefix: string;
+    log: Logger;
+    security?: KafkaSecurity;
+    topicPolicy?: TopicPolicy;
+  }) {
     this.prefix = opts.prefix;
     this.log = opts.log;
     this.topicPolicy = opts.topicPolicy ?? { mode: 'create', replicationFactor: 1 };
@@ -98,7 +119,8 @@ export class KafkaBus {
       try {
         return await this.createMissingTopics(keys);
       } catch (err) {
-        const retriable = (err as { retriable?: boolean }).retriable === true || (err as { name?: string }).name === 'KafkaJSNumberOfRetriesExceeded';
+        const retriable =
+          (err as { retriable?: boolean }).retriable === true || (err as { name?: string }).name === 'KafkaJSNumberOfRetriesExceeded';
         if (!retriable || attempt >= 10) throw err;
         this.log.warn({ err, attempt }, 'creating topics failed, retrying');
         await new Promise((r) => setTimeout(r, 1_000));
@@ -112,7 +134,9 @@ export class KafkaBus {
     await admin.connect();
     try {
       const existing = new Set(await admin.listTopics());
-      return topicDeclarations({ prefix: this.prefix, keys }).filter((t) => !existing.has(t.name)).map((t) => t.name);
+      return topicDeclarations({ prefix: this.prefix, keys })
+        .filter((t) => !existing.has(t.name))
+        .map((t) => t.name);
     } finally {
       await admin.disconnect();
     }
@@ -131,10 +155,15 @@ export class KafkaBus {
       }).filter((t) => !existing.has(t.name));
       if (missing.length === 0) return;
       if (this.topicPolicy.mode === 'verify') {
-        throw Object.assign(new Error(`Kafka topics missing (KAFKA_TOPICS_MODE=verify; declare them with the topics Job or KafkaTopic resources): ${missing.map((t) => t.name).join(', ')}`), {
-          retriable: false,
-          missingTopics: missing.map((t) => t.name),
-        });
+        throw Object.assign(
+          new Error(
+            `Kafka topics missing (KAFKA_TOPICS_MODE=verify; declare them with the topics Job or KafkaTopic resources): ${missing.map((t) => t.name).join(', ')}`,
+          ),
+          {
+            retriable: false,
+            missingTopics: missing.map((t) => t.name),
+          },
+        );
       }
       await admin.createTopics({
         topics: missing.map((t) => ({

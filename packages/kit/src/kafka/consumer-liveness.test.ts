@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from '@jest/globals';
 import type { Consumer, ConsumerConfig } from 'kafkajs';
-import { createTestDatabase, eventually, pgRawSql, startKafkaProxy, uniqueTopicPrefix, KAFKA_BROKERS, type TcpProxy, type TestDatabase } from '@wdr/testkit';
+import {
+  createTestDatabase,
+  eventually,
+  pgRawSql,
+  startKafkaProxy,
+  uniqueTopicPrefix,
+  KAFKA_BROKERS,
+  type TcpProxy,
+  type TestDatabase,
+} from '@wdr/testkit';
 import { createLogger } from '../log.js';
 import { createMetrics } from '../metrics.js';
 import { closeServer, listen, portOf } from '../service.js';
@@ -59,7 +68,8 @@ async function startService(opts: { stallMs: number; brokers?: string[]; failCom
   const db = {
     ...raw,
     $executeRawUnsafe: (sql: string, ...args: unknown[]) => {
-      if (opts.failCommit?.() && sql.includes('unnest')) return Promise.reject(new TypeError("Cannot read properties of undefined (reading 'id')"));
+      if (opts.failCommit?.() && sql.includes('unnest'))
+        return Promise.reject(new TypeError("Cannot read properties of undefined (reading 'id')"));
       return raw.$executeRawUnsafe(sql, ...args);
     },
   };
@@ -124,18 +134,37 @@ describe('liveness of Kafka consumers', () => {
     const svc = await startService({ stallMs: 60_000, failCommit: () => failing });
     const first = renderJob();
     await producer.send(producer.topic('renderJobs'), [{ key: 'a', envelope: first }]);
-    await eventually(async () => svc.handled.includes(first.id), (done) => done, 30_000);
+    await eventually(
+      async () => svc.handled.includes(first.id),
+      (done) => done,
+      30_000,
+    );
     expect((await svc.healthz()).status).toBe(200);
     // Set by the watchdog's first look (every 500 ms here).
-    await eventually(() => svc.gauge('kafka_consumer_wedged'), (v) => v === 0, 5_000, 100);
+    await eventually(
+      () => svc.gauge('kafka_consumer_wedged'),
+      (v) => v === 0,
+      5_000,
+      100,
+    );
 
     failing = true;
     await producer.send(producer.topic('renderJobs'), [{ key: 'a', envelope: renderJob() }]);
     const wedged = await eventually(svc.healthz, (h) => h.status === 503, 30_000, 250);
     expect(wedged.body.status).toBe('wedged');
-    expect(wedged.body.checks).toEqual([{ name: 'kafka_consumers', problem: `${svc.group}: kafkajs crashed the consumer and does not restart it (KafkaJSNonRetriableError < TypeError: Cannot read properties of undefined (reading 'id'))` }]);
+    expect(wedged.body.checks).toEqual([
+      {
+        name: 'kafka_consumers',
+        problem: `${svc.group}: kafkajs crashed the consumer and does not restart it (KafkaJSNonRetriableError < TypeError: Cannot read properties of undefined (reading 'id'))`,
+      },
+    ]);
     expect(await svc.gauge('kafka_consumer_wedged')).toBe(1);
-    await eventually(() => svc.gauge('kafka_consumer_ready'), (v) => v === 0, 10_000, 250);
+    await eventually(
+      () => svc.gauge('kafka_consumer_ready'),
+      (v) => v === 0,
+      10_000,
+      250,
+    );
     // Readiness is about the HTTP role: the database answers, so the pod stays in its Service.
     expect((await fetch(`${svc.url}/readyz`)).status).toBe(200);
   }, 90_000);
@@ -150,7 +179,9 @@ describe('liveness of Kafka consumers', () => {
     const started = Date.now();
     const wedged = await eventually(svc.healthz, (h) => h.status === 503, 30_000, 250);
     expect(Date.now() - started).toBeGreaterThanOrEqual(3_000);
-    expect(wedged.body.checks?.[0]?.problem).toMatch(new RegExp(`^${svc.group}: no fetch or heartbeat for \\d+ s while the broker answers$`));
+    expect(wedged.body.checks?.[0]?.problem).toMatch(
+      new RegExp(`^${svc.group}: no fetch or heartbeat for \\d+ s while the broker answers$`),
+    );
     expect(await svc.gauge('kafka_consumer_wedged')).toBe(1);
   }, 90_000);
 
@@ -162,7 +193,11 @@ describe('liveness of Kafka consumers', () => {
     const svc = await startService({ stallMs, brokers: [`127.0.0.1:${relay.port}`] });
     const before = renderJob();
     await producer.send(producer.topic('renderJobs'), [{ key: 'a', envelope: before }]);
-    await eventually(async () => svc.handled.includes(before.id), (done) => done, 30_000);
+    await eventually(
+      async () => svc.handled.includes(before.id),
+      (done) => done,
+      30_000,
+    );
     expect(relay.connections()).toBeGreaterThan(0);
 
     relay.cut();

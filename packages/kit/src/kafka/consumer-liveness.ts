@@ -91,13 +91,22 @@ export class ConsumerWatchdog {
     const wedged: WedgedConsumer[] = [];
     for (const c of consumers) {
       if (c.gaveUp && !c.gaveUp.permissions) {
-        wedged.push({ group: c.group, reason: 'gave_up', detail: `kafkajs crashed the consumer and does not restart it (${c.gaveUp.error})` });
+        wedged.push({
+          group: c.group,
+          reason: 'gave_up',
+          detail: `kafkajs crashed the consumer and does not restart it (${c.gaveUp.error})`,
+        });
       } else if (!c.gaveUp && now - Math.max(c.progressAt, this.brokerDownAt) > this.stallMs) {
-        wedged.push({ group: c.group, reason: 'stalled', detail: `no fetch or heartbeat for ${Math.round((now - c.progressAt) / 1000)} s while the broker answers` });
+        wedged.push({
+          group: c.group,
+          reason: 'stalled',
+          detail: `no fetch or heartbeat for ${Math.round((now - c.progressAt) / 1000)} s while the broker answers`,
+        });
       }
     }
     for (const w of wedged) {
-      if (!this.wedged_.some((p) => p.group === w.group)) this.opts.log.error({ group: w.group, reason: w.reason }, `kafka consumer wedged: ${w.detail}; liveness fails`);
+      if (!this.wedged_.some((p) => p.group === w.group))
+        this.opts.log.error({ group: w.group, reason: w.reason }, `kafka consumer wedged: ${w.detail}; liveness fails`);
     }
     this.wedged_ = wedged;
     this.opts.onCheck?.(wedged);
@@ -113,7 +122,9 @@ export class ConsumerWatchdog {
         await admin.describeCluster();
       })();
       asked.catch(() => undefined);
-      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('broker probe timed out')), this.opts.probeTimeoutMs ?? 5_000).unref());
+      const timeout = new Promise<never>((_, reject) =>
+        setTimeout(() => reject(new Error('broker probe timed out')), this.opts.probeTimeoutMs ?? 5_000).unref(),
+      );
       await Promise.race([asked, timeout]);
       return true;
     } catch (err) {

@@ -114,7 +114,11 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
 }): Promise<ConsumerHandle> {
   const { bus, db, log } = opts;
   const consumed = opts.metrics.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', ['topic', 'outcome']);
-  const waiting = opts.metrics.gauge('kafka_dependency_waits', 'Messages waiting out a dependency failure (database, broker, another service).', ['group']);
+  const waiting = opts.metrics.gauge(
+    'kafka_dependency_waits',
+    'Messages waiting out a dependency failure (database, broker, another service).',
+    ['group'],
+  );
   const sessionTimeout = opts.sessionTimeoutMs ?? 30_000;
   const heartbeatEveryMs = heartbeatFor(sessionTimeout);
   const consumer: Consumer = bus.kafka.consumer({
@@ -221,7 +225,10 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
           };
           await handler(envelope, ctx);
           consumed.inc({ topic: topicLabel, outcome: 'processed' });
-          log.debug({ topic: topicLabel, partition, offset: message.offset, type: envelope.type, event_id: envelope.id }, 'message handled');
+          log.debug(
+            { topic: topicLabel, partition, offset: message.offset, type: envelope.type, event_id: envelope.id },
+            'message handled',
+          );
           return ran || opts.recordUntransacted === false ? undefined : envelope.id;
         } catch (err) {
           if (err instanceof PoisonMessageError || (!isDependencyFailure(err) && attempt >= maxAttempts)) {
@@ -267,21 +274,24 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
       // One heartbeat timer per batch keeps the membership through long handlers (a 5-minute fetch).
       const beat = setInterval(() => void heartbeat().catch(() => undefined), heartbeatEveryMs);
       beat.unref();
-      const progress = new BatchProgress(batch.messages.map((m) => m.offset), async (offset, ids) => {
-        // Handlers without a transaction are recorded before the offset that covers them moves.
-        for (let failures = 1; ids.length > 0; failures++) {
-          try {
-            await markAllProcessed(ids);
-            break;
-          } catch (err) {
-            if (!isDependencyFailure(err) || !isRunning()) throw err;
-            await sleep(Math.min(DEPENDENCY_BACKOFF.firstMs * 2 ** Math.min(failures - 1, 8), DEPENDENCY_BACKOFF.maxMs));
+      const progress = new BatchProgress(
+        batch.messages.map((m) => m.offset),
+        async (offset, ids) => {
+          // Handlers without a transaction are recorded before the offset that covers them moves.
+          for (let failures = 1; ids.length > 0; failures++) {
+            try {
+              await markAllProcessed(ids);
+              break;
+            } catch (err) {
+              if (!isDependencyFailure(err) || !isRunning()) throw err;
+              await sleep(Math.min(DEPENDENCY_BACKOFF.firstMs * 2 ** Math.min(failures - 1, 8), DEPENDENCY_BACKOFF.maxMs));
+            }
           }
-        }
-        resolveOffset(offset);
-        await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(offset) + 1n).toString() }]);
-        opts.afterCommit?.();
-      });
+          resolveOffset(offset);
+          await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(offset) + 1n).toString() }]);
+          opts.afterCommit?.();
+        },
+      );
       let failure: unknown;
       try {
         if (ordered) {
@@ -447,7 +457,12 @@ function exportLag(metrics: ServiceMetrics, bus: KafkaBus, group: string, topics
           for (const end of ends) {
             const done = t.partitions.find((p) => p.partition === end.partition)?.offset ?? '-1';
             const from = BigInt(done) < 0n ? BigInt(end.low) : BigInt(done);
-            rows.push({ group, topic: TOPICS[key].name, partition: String(end.partition), lag: Math.max(0, Number(BigInt(end.high) - from)) });
+            rows.push({
+              group,
+              topic: TOPICS[key].name,
+              partition: String(end.partition),
+              lag: Math.max(0, Number(BigInt(end.high) - from)),
+            });
           }
         }
         return rows;
@@ -518,7 +533,11 @@ function describeCrash(err: Error): string {
 
 /** SASL authentication failed, or the broker refused an operation (topic, group, cluster ACLs), anywhere along the cause chain. */
 function isPermissionError(err: unknown): boolean {
-  for (let e = err as { name?: unknown; type?: unknown; cause?: unknown } | undefined, depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
+  for (
+    let e = err as { name?: unknown; type?: unknown; cause?: unknown } | undefined, depth = 0;
+    e && depth < 5;
+    e = e.cause as typeof e, depth++
+  ) {
     if (e.name === 'KafkaJSSASLAuthenticationError') return true;
     if (typeof e.type === 'string' && /AUTHORIZATION_FAILED|AUTHENTICATION|SASL/.test(e.type)) return true;
   }

@@ -1,6 +1,20 @@
 export { KafkaBus, type OutgoingMessage } from './bus.js';
 export { makeEnvelope } from './envelope.js';
 export { enqueue, enqueueMany, outboxJson, OutboxRelay } from './outbox.js';
-export { startBroadcastConsumer, startConsumer, PoisonMessageError, type ConsumerHandle, type EventHandler, type HandlerContext } from './consumer.js';
-export { createKafkaService, kafkaServiceDeps, type ConsumerSpec, type KafkaServiceDeps, type KafkaServiceEnv, type KafkaServiceParts } from './kafka-service.js';
+export {
+  startBroadcastConsumer,
+  startConsumer,
+  PoisonMessageError,
+  type ConsumerHandle,
+  type EventHandler,
+  type HandlerContext,
+} from './consumer.js';
+export {
+  createKafkaService,
+  kafkaServiceDeps,
+  type ConsumerSpec,
+  type KafkaServiceDeps,
+  type KafkaServiceEnv,
+  type KafkaServiceParts,
+} from './kafka-service.js';
 export { purgeProcessed } from './processed-retention.js';

@@ -20,7 +20,15 @@ describe('Kafka security from env', () => {
   });
 
   it('a CA file turns TLS on and replaces the system CAs; client certificate and key from files', () => {
-    const sec = kafkaSecurityFrom(parse({ KAFKA_SSL_CA_FILE: '/s/ca.crt', KAFKA_SSL_CERT_FILE: '/s/user.crt', KAFKA_SSL_KEY_FILE: '/s/user.key', KAFKA_SSL_KEY_PASSWORD: 'pw' }), read);
+    const sec = kafkaSecurityFrom(
+      parse({
+        KAFKA_SSL_CA_FILE: '/s/ca.crt',
+        KAFKA_SSL_CERT_FILE: '/s/user.crt',
+        KAFKA_SSL_KEY_FILE: '/s/user.key',
+        KAFKA_SSL_KEY_PASSWORD: 'pw',
+      }),
+      read,
+    );
     expect(sec.ssl).toEqual({ rejectUnauthorized: true, ca: ['CA-PEM'], cert: 'CERT-PEM', key: 'KEY-PEM', passphrase: 'pw' });
     expect(sec.sasl).toBeUndefined();
   });
@@ -30,7 +38,10 @@ describe('Kafka security from env', () => {
   });
 
   it.each(['scram-sha-512', 'scram-sha-256', 'plain'] as const)('SASL %s with username and password (over TLS)', (mechanism) => {
-    const sec = kafkaSecurityFrom(parse({ KAFKA_SSL: '1', KAFKA_SASL_MECHANISM: mechanism, KAFKA_SASL_USERNAME: 'wdr', KAFKA_SASL_PASSWORD: 's3cret' }), read);
+    const sec = kafkaSecurityFrom(
+      parse({ KAFKA_SSL: '1', KAFKA_SASL_MECHANISM: mechanism, KAFKA_SASL_USERNAME: 'wdr', KAFKA_SASL_PASSWORD: 's3cret' }),
+      read,
+    );
     expect(sec).toEqual({ ssl: { rejectUnauthorized: true }, sasl: { mechanism, username: 'wdr', password: 's3cret' } });
   });
 
@@ -50,7 +61,9 @@ describe('Kafka security from env', () => {
   });
 
   it('never puts the password in the error text', () => {
-    expect(() => kafkaSecurityFrom(parse({ KAFKA_SASL_PASSWORD: 'hunter2' }), read)).toThrow(expect.objectContaining({ message: expect.not.stringContaining('hunter2') }));
+    expect(() => kafkaSecurityFrom(parse({ KAFKA_SASL_PASSWORD: 'hunter2' }), read)).toThrow(
+      expect.objectContaining({ message: expect.not.stringContaining('hunter2') }),
+    );
   });
 });
 
@@ -66,7 +79,9 @@ describe('topic policy from env', () => {
   });
 
   it('refuses min.insync.replicas above the replication factor (every acks=all write would fail)', () => {
-    expect(() => topicPolicyFrom(parse({ KAFKA_REPLICATION_FACTOR: '1', KAFKA_MIN_INSYNC_REPLICAS: '2' }))).toThrow(/above KAFKA_REPLICATION_FACTOR/);
+    expect(() => topicPolicyFrom(parse({ KAFKA_REPLICATION_FACTOR: '1', KAFKA_MIN_INSYNC_REPLICAS: '2' }))).toThrow(
+      /above KAFKA_REPLICATION_FACTOR/,
+    );
     expect(() => parse({ KAFKA_TOPICS_MODE: 'auto' })).toThrow(/KAFKA_TOPICS_MODE/);
   });
 });

@@ -41,7 +41,12 @@ export interface TopicPolicy {
 }
 
 /** PEM text from `<NAME>` or the file named by `<NAME>_FILE` (a mounted Secret), not both. */
-function pem(env: KafkaSecurityEnv, name: 'KAFKA_SSL_CA' | 'KAFKA_SSL_CERT' | 'KAFKA_SSL_KEY', problems: string[], read: (path: string) => string): string | undefined {
+function pem(
+  env: KafkaSecurityEnv,
+  name: 'KAFKA_SSL_CA' | 'KAFKA_SSL_CERT' | 'KAFKA_SSL_KEY',
+  problems: string[],
+  read: (path: string) => string,
+): string | undefined {
   const inline = env[name];
   const file = env[`${name}_FILE`];
   if (inline && file) {
@@ -64,12 +69,15 @@ export function kafkaSecurityFrom(env: KafkaSecurityEnv, read: (path: string) =>
   const ca = pem(env, 'KAFKA_SSL_CA', problems, read);
   const cert = pem(env, 'KAFKA_SSL_CERT', problems, read);
   const key = pem(env, 'KAFKA_SSL_KEY', problems, read);
-  if ((cert === undefined) !== (key === undefined) && problems.length === 0) problems.push('KAFKA_SSL_CERT and KAFKA_SSL_KEY: give both (client certificate authentication) or neither');
+  if ((cert === undefined) !== (key === undefined) && problems.length === 0)
+    problems.push('KAFKA_SSL_CERT and KAFKA_SSL_KEY: give both (client certificate authentication) or neither');
   if (env.KAFKA_SSL_KEY_PASSWORD && key === undefined) problems.push('KAFKA_SSL_KEY_PASSWORD: set without a key');
   if (env.KAFKA_SSL === false && (ca || cert || key)) problems.push('KAFKA_SSL is false but TLS material is set; remove one');
   const mechanism = env.KAFKA_SASL_MECHANISM;
-  if (mechanism && (!env.KAFKA_SASL_USERNAME || !env.KAFKA_SASL_PASSWORD)) problems.push(`KAFKA_SASL_MECHANISM ${mechanism} needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD`);
-  if (!mechanism && (env.KAFKA_SASL_USERNAME || env.KAFKA_SASL_PASSWORD)) problems.push('KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD set without KAFKA_SASL_MECHANISM (plain, scram-sha-256 or scram-sha-512)');
+  if (mechanism && (!env.KAFKA_SASL_USERNAME || !env.KAFKA_SASL_PASSWORD))
+    problems.push(`KAFKA_SASL_MECHANISM ${mechanism} needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD`);
+  if (!mechanism && (env.KAFKA_SASL_USERNAME || env.KAFKA_SASL_PASSWORD))
+    problems.push('KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD set without KAFKA_SASL_MECHANISM (plain, scram-sha-256 or scram-sha-512)');
   if (problems.length > 0) throw new Error(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
 
   const out: KafkaSecurity = {};

@@ -40,7 +40,8 @@ async function sample(metrics: ServiceMetrics, name: string, labels: Record<stri
   let sum: number | undefined;
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`) && !line.startsWith(`${name} `)) continue;
-    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`))) sum = (sum ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
+    if (Object.entries(labels).every(([k, v]) => line.includes(`${k}="${v}"`)))
+      sum = (sum ?? 0) + Number(line.slice(line.lastIndexOf(' ') + 1));
   }
   return sum;
 }
@@ -57,7 +58,11 @@ describe('outbox metrics', () => {
     expect(await sample(metrics, 'kit_test_outbox_outbox_unpublished_messages', { wdr_service: 'kit_test_outbox' })).toBe(2);
     expect(await sample(metrics, 'kit_test_outbox_outbox_oldest_unpublished_age_seconds')).toBeGreaterThanOrEqual(90);
     relay.start();
-    await eventually(() => sample(metrics, 'kit_test_outbox_outbox_published_total'), (n) => n === 2, 30_000);
+    await eventually(
+      () => sample(metrics, 'kit_test_outbox_outbox_published_total'),
+      (n) => n === 2,
+      30_000,
+    );
     await new Promise((r) => setTimeout(r, 1_100)); // the backlog query is shared for a second
     expect(await sample(metrics, 'kit_test_outbox_outbox_unpublished_messages')).toBe(0);
     expect(await sample(metrics, 'kit_test_outbox_outbox_oldest_unpublished_age_seconds')).toBe(0);
@@ -87,10 +92,21 @@ describe('consumer lag', () => {
       }),
     );
     // One key: one partition, so the whole backlog is behind the stuck first message.
-    await bus.send(bus.topic('renderJobs'), Array.from({ length: 5 }, () => ({ key: 'lag', envelope: renderJob() })));
+    await bus.send(
+      bus.topic('renderJobs'),
+      Array.from({ length: 5 }, () => ({ key: 'lag', envelope: renderJob() })),
+    );
     const series = { group: 'kit-test-lag', topic: 'render.jobs' };
-    await eventually(() => sample(metrics, 'kit_test_lag_kafka_consumer_lag', series), (n) => n !== undefined && n >= 5, 30_000);
+    await eventually(
+      () => sample(metrics, 'kit_test_lag_kafka_consumer_lag', series),
+      (n) => n !== undefined && n >= 5,
+      30_000,
+    );
     release();
-    await eventually(() => sample(metrics, 'kit_test_lag_kafka_consumer_lag', series), (n) => n === 0, 30_000);
+    await eventually(
+      () => sample(metrics, 'kit_test_lag_kafka_consumer_lag', series),
+      (n) => n === 0,
+      30_000,
+    );
   }, 60_000);
 });

@@ -4,7 +4,15 @@ import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { promisify } from 'node:util';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestDatabase, eventually, pgRawSql, startSecureKafka, uniqueTopicPrefix, type SecureKafka, type TestDatabase } from '@wdr/testkit';
+import {
+  createTestDatabase,
+  eventually,
+  pgRawSql,
+  startSecureKafka,
+  uniqueTopicPrefix,
+  type SecureKafka,
+  type TestDatabase,
+} from '@wdr/testkit';
 import type { Envelope } from '@wdr/contracts';
 import { kafkaEnv, loadEnv } from '../config.js';
 import { createLogger } from '../log.js';
@@ -68,7 +76,11 @@ async function roundTrip(vars: Record<string, string>): Promise<Envelope> {
   await reader.connect();
   await reader.subscribe({ topic: bus.topic('renderJobs'), fromBeginning: true });
   await reader.run({ eachMessage: async ({ message }) => void received.push(JSON.parse(message.value!.toString()) as Envelope) });
-  await eventually(async () => received.length, (n) => n > 0, 30_000);
+  await eventually(
+    async () => received.length,
+    (n) => n > 0,
+    30_000,
+  );
   await reader.disconnect();
   await bus.disconnect();
   return received[0]!;
@@ -128,7 +140,12 @@ describe('Kafka over TLS with SASL (a secured broker)', () => {
   });
 
   it('mutual TLS: the client certificate from KAFKA_SSL_CERT_FILE/KAFKA_SSL_KEY_FILE is accepted by a listener that requires one', async () => {
-    const sent = await roundTrip({ KAFKA_BROKERS: secure.mtlsBroker, KAFKA_SSL_CA_FILE: secure.files.ca, KAFKA_SSL_CERT_FILE: secure.files.clientCert, KAFKA_SSL_KEY_FILE: secure.files.clientKey });
+    const sent = await roundTrip({
+      KAFKA_BROKERS: secure.mtlsBroker,
+      KAFKA_SSL_CA_FILE: secure.files.ca,
+      KAFKA_SSL_CERT_FILE: secure.files.clientCert,
+      KAFKA_SSL_KEY_FILE: secure.files.clientKey,
+    });
     expect(sent.type).toBe('render.job_requested');
   });
 
@@ -154,7 +171,13 @@ describe('Kafka over TLS with SASL (a secured broker)', () => {
     // Trusting another CA (or only the public ones): the broker's certificate does not verify.
     const otherCa = await connectError({ ...scram512(), KAFKA_SSL_CA_FILE: secure.files.otherCa });
     expect(`${otherCa?.message} ${(otherCa as { cause?: Error } | undefined)?.cause?.message ?? ''}`).toMatch(/certificate/i);
-    const publicCas = await connectError({ KAFKA_BROKERS: secure.saslSslBroker, KAFKA_SSL: 'true', KAFKA_SASL_MECHANISM: 'scram-sha-512', KAFKA_SASL_USERNAME: secure.users.scram512.username, KAFKA_SASL_PASSWORD: secure.users.scram512.password });
+    const publicCas = await connectError({
+      KAFKA_BROKERS: secure.saslSslBroker,
+      KAFKA_SSL: 'true',
+      KAFKA_SASL_MECHANISM: 'scram-sha-512',
+      KAFKA_SASL_USERNAME: secure.users.scram512.username,
+      KAFKA_SASL_PASSWORD: secure.users.scram512.password,
+    });
     expect(`${publicCas?.message} ${(publicCas as { cause?: Error } | undefined)?.cause?.message ?? ''}`).toMatch(/certificate/i);
     // The mTLS listener without a client certificate: the handshake is refused.
     expect(await connectError({ KAFKA_BROKERS: secure.mtlsBroker, KAFKA_SSL_CA_FILE: secure.files.ca })).toBeDefined();
@@ -165,7 +188,9 @@ describe('Kafka over TLS with SASL (a secured broker)', () => {
   it('the topics Job (wdr-kafka-topics) declares the catalog over SASL_SSL, and a bus in verify mode then finds every topic', async () => {
     const prefix = uniqueTopicPrefix();
     const jobEnv = { ...process.env, ...scram512(), KAFKA_TOPIC_PREFIX: prefix, LOG_LEVEL: 'error' };
-    const before = await run(process.execPath, [TOPICS_CLI, 'check'], { env: jobEnv }).catch((err: { code: number; stdout: string }) => err);
+    const before = await run(process.execPath, [TOPICS_CLI, 'check'], { env: jobEnv }).catch(
+      (err: { code: number; stdout: string }) => err,
+    );
     expect((before as { code?: number }).code).toBe(1);
     expect(JSON.parse(before.stdout.trim()).missing.length).toBeGreaterThan(0);
     const created = await run(process.execPath, [TOPICS_CLI, 'create'], { env: jobEnv });

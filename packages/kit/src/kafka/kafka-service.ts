@@ -97,7 +97,9 @@ export interface KafkaServiceParts<Tx extends RawSql> {
  * Shutdown order: HTTP (by the caller), background work, consumers (in-flight messages finish and
  * commit), relay (final drain), producer, database.
  */
-export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<Tx>): ServiceLifecycle & { relay: OutboxRelay; kafkaConnected: () => Promise<void> } {
+export function createKafkaService<Tx extends RawSql>(
+  parts: KafkaServiceParts<Tx>,
+): ServiceLifecycle & { relay: OutboxRelay; kafkaConnected: () => Promise<void> } {
   const { name, bus, log, metrics, env } = parts.deps;
   // Prisma's client satisfies the kit's raw-SQL surface; its overloaded $transaction needs the cast.
   const db = parts.deps.db as unknown as TxCapable<Tx> & ConnectableDb;
@@ -109,10 +111,18 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
   let started = false;
   let connecting: Promise<void> | undefined;
   const connectedGauge = metrics.gauge('kafka_connected', 'The producer is connected to Kafka (1) or still connecting (0).', [] as const);
-  const consumerGauge = metrics.gauge('kafka_consumer_ready', 'A consumer group member joined, not crashed, fetching within the last minute and not waiting on a dependency (1), or not (0).', ['group'] as const);
+  const consumerGauge = metrics.gauge(
+    'kafka_consumer_ready',
+    'A consumer group member joined, not crashed, fetching within the last minute and not waiting on a dependency (1), or not (0).',
+    ['group'] as const,
+  );
   const consumersReady = () => running.size === parts.consumers.length && [...running.values()].every((c) => c.ready());
   const purge = processedPurger({ db, metrics, log, retainHours: env.PROCESSED_RETENTION_HOURS });
-  const wedgedGauge = metrics.gauge('kafka_consumer_wedged', 'The consumer is wedged in a way a restart fixes, so liveness fails (1): kafkajs gave up on it, or no fetch or heartbeat for the stall time while the broker answers.', ['group'] as const);
+  const wedgedGauge = metrics.gauge(
+    'kafka_consumer_wedged',
+    'The consumer is wedged in a way a restart fixes, so liveness fails (1): kafkajs gave up on it, or no fetch or heartbeat for the stall time while the broker answers.',
+    ['group'] as const,
+  );
   const watchdog = new ConsumerWatchdog({
     bus,
     log,
@@ -169,7 +179,8 @@ export function createKafkaService<Tx extends RawSql>(parts: KafkaServiceParts<T
   /** Topics, producer, consumers: in the background, each step retried until the broker answers. */
   const connectKafka = async () => {
     const topics = [...new Set([...topicsProducedBy(name), ...topicsConsumedBy(name)])];
-    if (!(await untilDone(bus.topicPolicy.mode === 'create' ? 'creating topics' : 'verifying topics', () => bus.ensureTopics(topics)))) return;
+    if (!(await untilDone(bus.topicPolicy.mode === 'create' ? 'creating topics' : 'verifying topics', () => bus.ensureTopics(topics))))
+      return;
     if (!(await untilDone('connecting the producer', () => bus.connect()))) return;
     connectedGauge.set(1);
     relay.nudge();

@@ -48,7 +48,11 @@ async function readDlq(topic: 'renderJobs' | 'fetchJobs', expected: number) {
       seen.push({ reason: message.headers?.['dlq-reason']?.toString() ?? '', envelope: JSON.parse(message.value!.toString()) as Envelope });
     },
   });
-  await eventually(async () => seen.length, (n) => n >= expected, 30_000);
+  await eventually(
+    async () => seen.length,
+    (n) => n >= expected,
+    30_000,
+  );
   await c.disconnect();
   return seen;
 }
@@ -82,7 +86,10 @@ describe('idempotent consumer', () => {
     const poison = makeEnvelope('renderJobs', 'render.job_requested', randomUUID(), { request_id: POISON });
     const after = renderJob();
     // Same key so all land on one partition, in this order: the poison one must not block `after`.
-    await bus.send(bus.topic('renderJobs'), [once, once, poison, after].map((envelope) => ({ key: 'k', envelope })));
+    await bus.send(
+      bus.topic('renderJobs'),
+      [once, once, poison, after].map((envelope) => ({ key: 'k', envelope })),
+    );
 
     await eventually(
       () => db.$queryRawUnsafe<{ event_id: string }[]>('SELECT event_id FROM side_effects'),
@@ -180,12 +187,28 @@ describe('in-flight processing within a partition', () => {
         finished.push(env.id);
       },
     };
-    const c1 = await startConsumer({ bus: bus2, db, log, metrics: createMetrics(`kit_test_c${Math.random().toString(36).slice(2, 7)}`), group: 'kit-test-c', topics: ['renderJobs'], inFlight: 4, handlers });
+    const c1 = await startConsumer({
+      bus: bus2,
+      db,
+      log,
+      metrics: createMetrics(`kit_test_c${Math.random().toString(36).slice(2, 7)}`),
+      group: 'kit-test-c',
+      topics: ['renderJobs'],
+      inFlight: 4,
+      handlers,
+    });
     const slow = renderJob(slowId);
     const fast = [renderJob(), renderJob(), renderJob()];
-    await bus2.send(bus2.topic('renderJobs'), [slow, ...fast].map((envelope) => ({ key: 'same-partition', envelope })));
+    await bus2.send(
+      bus2.topic('renderJobs'),
+      [slow, ...fast].map((envelope) => ({ key: 'same-partition', envelope })),
+    );
     // The three fast ones finish although the slow one, ahead of them, has not.
-    await eventually(async () => finished.length, (n) => n === 3, 30_000);
+    await eventually(
+      async () => finished.length,
+      (n) => n === 3,
+      30_000,
+    );
     expect(finished).not.toContain(slowId);
     // Nothing is committed past the slow message while it runs...
     const committed = async () => {
@@ -198,7 +221,11 @@ describe('in-flight processing within a partition', () => {
     expect(await committed()).toBeLessThanOrEqual(0);
     // ...and everything is, once it finishes.
     releaseSlow();
-    await eventually(async () => finished.length, (n) => n === 4, 30_000);
+    await eventually(
+      async () => finished.length,
+      (n) => n === 4,
+      30_000,
+    );
     await eventually(committed, (o) => o === 4, 30_000);
     await c1.stop();
     await bus2.disconnect();
@@ -225,8 +252,15 @@ describe('batches', () => {
     const metrics = createMetrics('kit_test_skip');
     const c = await startConsumer({ bus: b, db, log, metrics, group: 'kit-test-skip', topics: ['renderJobs'], handlers: {} });
     const jobs = [renderJob(), renderJob(), renderJob()];
-    await b.send(b.topic('renderJobs'), jobs.map((envelope) => ({ key: 'one-partition', envelope })));
-    await eventually(() => committedOffset(b, 'kit-test-skip', 'renderJobs'), (o) => o === 3, 30_000);
+    await b.send(
+      b.topic('renderJobs'),
+      jobs.map((envelope) => ({ key: 'one-partition', envelope })),
+    );
+    await eventually(
+      () => committedOffset(b, 'kit-test-skip', 'renderJobs'),
+      (o) => o === 3,
+      30_000,
+    );
     const recorded = await db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM processed_messages WHERE consumer = $1', 'kit-test-skip');
     expect(recorded).toHaveLength(0);
     expect(await metrics.registry.getSingleMetricAsString('kit_test_skip_kafka_messages_total')).toMatch(/outcome="ignored"[^\n]* 3/);
@@ -234,19 +268,48 @@ describe('batches', () => {
     await b.disconnect();
   }, 60_000);
 
-  it('records untransacted handlers\' events as processed by default, and not with recordUntransacted: false', async () => {
+  it("records untransacted handlers' events as processed by default, and not with recordUntransacted: false", async () => {
     const b = new KafkaBus({ clientId: 'kit-test-untransacted', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
     await b.ensureTopics(['renderJobs']);
     await b.connect();
     const seen: string[] = [];
     const handlers = { 'render.job_requested': async (e: { id: string }) => void seen.push(e.id) };
-    const recordedBy = async (group: string) => (await db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM processed_messages WHERE consumer = $1', group)).length;
-    const c1 = await startConsumer({ bus: b, db, log, metrics: createMetrics('kit_test_rec1'), group: 'kit-test-recorded', topics: ['renderJobs'], handlers });
-    const c2 = await startConsumer({ bus: b, db, log, metrics: createMetrics('kit_test_rec2'), group: 'kit-test-unrecorded', topics: ['renderJobs'], handlers, recordUntransacted: false });
+    const recordedBy = async (group: string) =>
+      (await db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM processed_messages WHERE consumer = $1', group)).length;
+    const c1 = await startConsumer({
+      bus: b,
+      db,
+      log,
+      metrics: createMetrics('kit_test_rec1'),
+      group: 'kit-test-recorded',
+      topics: ['renderJobs'],
+      handlers,
+    });
+    const c2 = await startConsumer({
+      bus: b,
+      db,
+      log,
+      metrics: createMetrics('kit_test_rec2'),
+      group: 'kit-test-unrecorded',
+      topics: ['renderJobs'],
+      handlers,
+      recordUntransacted: false,
+    });
     const jobs = [renderJob(), renderJob()];
-    await b.send(b.topic('renderJobs'), jobs.map((envelope) => ({ key: 'one-partition', envelope })));
-    await eventually(() => committedOffset(b, 'kit-test-unrecorded', 'renderJobs'), (o) => o === 2, 30_000);
-    await eventually(() => committedOffset(b, 'kit-test-recorded', 'renderJobs'), (o) => o === 2, 30_000);
+    await b.send(
+      b.topic('renderJobs'),
+      jobs.map((envelope) => ({ key: 'one-partition', envelope })),
+    );
+    await eventually(
+      () => committedOffset(b, 'kit-test-unrecorded', 'renderJobs'),
+      (o) => o === 2,
+      30_000,
+    );
+    await eventually(
+      () => committedOffset(b, 'kit-test-recorded', 'renderJobs'),
+      (o) => o === 2,
+      30_000,
+    );
     expect(seen.sort()).toEqual([...jobs, ...jobs].map((j) => j.id).sort());
     expect(await recordedBy('kit-test-recorded')).toBe(2);
     expect(await recordedBy('kit-test-unrecorded')).toBe(0);
@@ -261,11 +324,20 @@ describe('batches', () => {
     await b.connect();
     const jobs = Array.from({ length: 5 }, () => renderJob());
     const ids = jobs.map((j) => j.id);
-    await b.send(b.topic('renderJobs'), jobs.map((envelope) => ({ key: 'one-partition', envelope })));
-    const effects = () => db.$queryRawUnsafe<{ event_id: string; note: string }[]>('SELECT event_id::text, note FROM side_effects WHERE event_id = ANY($1::uuid[])', ids);
+    await b.send(
+      b.topic('renderJobs'),
+      jobs.map((envelope) => ({ key: 'one-partition', envelope })),
+    );
+    const effects = () =>
+      db.$queryRawUnsafe<{ event_id: string; note: string }[]>(
+        'SELECT event_id::text, note FROM side_effects WHERE event_id = ANY($1::uuid[])',
+        ids,
+      );
 
     const fixture = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures', 'crash-consumer.mjs');
-    const child = spawn(process.execPath, [fixture, database.url, b.prefix, 'kit-test-crash', String(jobs.length)], { stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawn(process.execPath, [fixture, database.url, b.prefix, 'kit-test-crash', String(jobs.length)], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
     let output = '';
     child.stdout.on('data', (d: Buffer) => (output += d.toString()));
     child.stderr.on('data', (d: Buffer) => (output += d.toString()));
@@ -293,12 +365,18 @@ describe('batches', () => {
       sessionTimeoutMs: 6_000,
       handlers: {
         'render.job_requested': async (env, ctx) => {
-          const applied = await ctx.transaction((tx) => tx.$executeRawUnsafe('INSERT INTO side_effects (event_id, note) VALUES ($1::uuid, $2)', env.id, 'again').then(() => undefined));
+          const applied = await ctx.transaction((tx) =>
+            tx.$executeRawUnsafe('INSERT INTO side_effects (event_id, note) VALUES ($1::uuid, $2)', env.id, 'again').then(() => undefined),
+          );
           if (!applied) redelivered++;
         },
       },
     });
-    await eventually(() => committedOffset(b, 'kit-test-crash', 'renderJobs'), (o) => o === jobs.length, 60_000);
+    await eventually(
+      () => committedOffset(b, 'kit-test-crash', 'renderJobs'),
+      (o) => o === jobs.length,
+      60_000,
+    );
     expect(redelivered).toBeGreaterThan(0);
     const rows = await effects();
     expect(rows).toHaveLength(jobs.length);
@@ -315,7 +393,10 @@ describe('batches', () => {
     let readyWhileFailing: boolean | undefined;
     const handle: { c?: ConsumerHandle } = {};
     // What Prisma throws when Postgres cannot be reached (P1001), five times: more than maxAttempts.
-    const unreachable = Object.assign(new Error("Can't reach database server at 127.0.0.1:5432"), { code: 'P1001', name: 'PrismaClientKnownRequestError' });
+    const unreachable = Object.assign(new Error("Can't reach database server at 127.0.0.1:5432"), {
+      code: 'P1001',
+      name: 'PrismaClientKnownRequestError',
+    });
     const job = renderJob();
     handle.c = await startConsumer({
       bus: b,
@@ -332,12 +413,20 @@ describe('batches', () => {
             failures++;
             throw unreachable;
           }
-          await ctx.transaction((tx) => tx.$executeRawUnsafe('INSERT INTO side_effects (event_id, note) VALUES ($1::uuid, $2)', env.id, 'after outage').then(() => undefined));
+          await ctx.transaction((tx) =>
+            tx
+              .$executeRawUnsafe('INSERT INTO side_effects (event_id, note) VALUES ($1::uuid, $2)', env.id, 'after outage')
+              .then(() => undefined),
+          );
         },
       },
     });
     await b.send(b.topic('renderJobs'), [{ key: 'k', envelope: job }]);
-    await eventually(() => db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM side_effects WHERE event_id = $1::uuid', job.id), (rows) => rows.length === 1, 60_000);
+    await eventually(
+      () => db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM side_effects WHERE event_id = $1::uuid', job.id),
+      (rows) => rows.length === 1,
+      60_000,
+    );
     expect(failures).toBe(5);
     expect(readyWhileFailing).toBe(false);
     await eventually(async () => handle.c!.ready(), Boolean, 10_000);

@@ -67,7 +67,11 @@ describe('kafkajs request queue fix', () => {
     await admin.disconnect().catch(() => undefined);
     // kafkajs wraps the request's timeout; the original sits somewhere in the cause chain.
     const chain: string[] = [];
-    for (let e: unknown = err; e; e = (e as { cause?: unknown; originalError?: unknown }).originalError ?? (e as { cause?: unknown }).cause) {
+    for (
+      let e: unknown = err;
+      e;
+      e = (e as { cause?: unknown; originalError?: unknown }).originalError ?? (e as { cause?: unknown }).cause
+    ) {
       chain.push(`${(e as Error).name}: ${(e as Error).message}`);
     }
     expect(chain.join(' <- ')).toMatch(/KafkaJSRequestTimeoutError|Request .* timed out/);
@@ -104,4 +108,3 @@ describe('kafkajs request queue fix', () => {
     }
   }, 20_000);
 });
-

@@ -140,7 +140,11 @@ export class OutboxRelay {
 
   private exportMetrics(metrics: ServiceMetrics): void {
     const published = metrics.counter('outbox_published_total', 'Outbox rows published to Kafka.', [] as const);
-    const failures = metrics.counter('outbox_publish_failures_total', 'Outbox relay rounds that failed (Kafka or the database unreachable); retried.', [] as const);
+    const failures = metrics.counter(
+      'outbox_publish_failures_total',
+      'Outbox relay rounds that failed (Kafka or the database unreachable); retried.',
+      [] as const,
+    );
     published.inc(0);
     failures.inc(0);
     this.published = { inc: (n) => published.inc(n) };

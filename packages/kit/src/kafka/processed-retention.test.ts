@@ -33,11 +33,15 @@ it('deletes processed-event records older than the retention, in batches, and ke
   await db.$executeRawUnsafe(`INSERT INTO processed_messages (consumer, event_id) VALUES ('retention-test', $1::uuid)`, keep);
 
   expect(await purgeProcessed(db, 192, 500)).toBe(1_250);
-  const left = await db.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM processed_messages WHERE consumer = 'retention-test'`);
+  const left = await db.$queryRawUnsafe<{ n: number }[]>(
+    `SELECT count(*)::int AS n FROM processed_messages WHERE consumer = 'retention-test'`,
+  );
   expect(left[0]!.n).toBe(31);
   expect(await purgeProcessed(db, 192, 500)).toBe(0);
   // The purge finds old rows through an index, so it does not read the whole table each hour.
-  const indexes = await db.$queryRawUnsafe<{ indexdef: string }[]>(`SELECT indexdef FROM pg_indexes WHERE tablename = 'processed_messages'`);
+  const indexes = await db.$queryRawUnsafe<{ indexdef: string }[]>(
+    `SELECT indexdef FROM pg_indexes WHERE tablename = 'processed_messages'`,
+  );
   expect(indexes.map((i) => i.indexdef).join('\n')).toMatch(/\(processed_at\)/);
 });
 
@@ -48,7 +52,8 @@ it('counts the rows each purge deletes and the time it takes, as metrics', async
   );
   const metrics = createMetrics('kit-retention');
   const purge = processedPurger({ db, metrics, log: createLogger('kit-retention', 'silent'), retainHours: 192 });
-  const value = async (name: string) => Number(new RegExp(`^kit_retention_${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(await metrics.registry.metrics())?.[1]);
+  const value = async (name: string) =>
+    Number(new RegExp(`^kit_retention_${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(await metrics.registry.metrics())?.[1]);
   expect(await purge()).toBe(40);
   expect(await purge()).toBe(0);
   expect(await value('processed_messages_purged_total')).toBe(40);

@@ -33,8 +33,16 @@ export async function purgeProcessed(db: RawSql, retainHours: number, batch = 5_
  * the table's churn and the purge's cost are visible. A failure is logged and left to the next round.
  */
 export function processedPurger(opts: { db: RawSql; metrics: ServiceMetrics; log: Logger; retainHours: number }): () => Promise<number> {
-  const purged = opts.metrics.counter('processed_messages_purged_total', 'Processed-event records (idempotent consumers) deleted past PROCESSED_RETENTION_HOURS.', [] as const);
-  const spent = opts.metrics.counter('processed_messages_purge_seconds_total', 'Time spent purging processed-event records past their retention.', [] as const);
+  const purged = opts.metrics.counter(
+    'processed_messages_purged_total',
+    'Processed-event records (idempotent consumers) deleted past PROCESSED_RETENTION_HOURS.',
+    [] as const,
+  );
+  const spent = opts.metrics.counter(
+    'processed_messages_purge_seconds_total',
+    'Time spent purging processed-event records past their retention.',
+    [] as const,
+  );
   return async () => {
     const t0 = performance.now();
     try {

@@ -85,13 +85,25 @@ describe('request ids', () => {
     );
 
     const id = `req-${randomUUID()}`;
-    const res = await fetch(`${callerUrl}/outer?secret=1`, { method: 'POST', headers: { 'X-Request-Id': id, 'Content-Type': 'application/json' }, body: '{"a":1}' });
+    const res = await fetch(`${callerUrl}/outer?secret=1`, {
+      method: 'POST',
+      headers: { 'X-Request-Id': id, 'Content-Type': 'application/json' },
+      body: '{"a":1}',
+    });
     expect(res.headers.get('x-request-id')).toBe(id);
     expect(await res.json()).toEqual({ context: id });
     expect(seen).toEqual([id]);
-    await eventually(async () => calleeOut.lines.length + callerOut.lines.length, (n) => n >= 3, 5_000);
+    await eventually(
+      async () => calleeOut.lines.length + callerOut.lines.length,
+      (n) => n >= 3,
+      5_000,
+    );
     expect(calleeOut.lines.find((l) => l['msg'] === 'inner work')).toMatchObject({ request_id: id });
-    expect(calleeOut.lines.find((l) => l['msg'] === 'request answered')).toMatchObject({ request_id: id, req: { method: 'GET', path: '/inner' }, res: { status_code: 200 } });
+    expect(calleeOut.lines.find((l) => l['msg'] === 'request answered')).toMatchObject({
+      request_id: id,
+      req: { method: 'GET', path: '/inner' },
+      res: { status_code: 200 },
+    });
     const access = callerOut.lines.find((l) => l['msg'] === 'request answered');
     expect(access).toMatchObject({ request_id: id, req: { method: 'POST', path: '/outer' }, res: { status_code: 200 } });
     // The query string (it may carry anything) and headers stay out of the access log.
@@ -128,7 +140,7 @@ describe('request ids', () => {
     expect(line).toMatchObject({ msg: 'request aborted', req: { method: 'GET', path: '/stream' }, res: { status_code: 200 } });
   });
 
-  it('ride a Kafka message written through the outbox, into the consumer\'s log context', async () => {
+  it("ride a Kafka message written through the outbox, into the consumer's log context", async () => {
     const out = capture();
     const log = createLogger('consumer', 'debug', out.stream);
     const handled: { envelope: Envelope; requestId: string | undefined }[] = [];
@@ -158,14 +170,25 @@ describe('request ids', () => {
     await db.$transaction(async (tx) => enqueue(tx, 'renderJobs', 'k2', untraced));
     withRequestId('some-other-request', () => relay.start());
 
-    await eventually(async () => handled.length, (n) => n >= 2, 30_000);
+    await eventually(
+      async () => handled.length,
+      (n) => n >= 2,
+      30_000,
+    );
     const byId = new Map(handled.map((h) => [h.envelope.id, h]));
     // The envelope on the wire is the catalog's: the row's request id is not part of it.
     expect(byId.get(traced.id)).toEqual({ envelope: traced, requestId: id });
     expect(byId.get(untraced.id)).toEqual({ envelope: untraced, requestId: undefined });
-    await eventually(async () => out.lines.filter((l) => l['msg'] === 'message handled').length, (n) => n >= 2, 5_000);
+    await eventually(
+      async () => out.lines.filter((l) => l['msg'] === 'message handled').length,
+      (n) => n >= 2,
+      5_000,
+    );
     expect(out.lines.find((l) => l['msg'] === 'handler ran' && l['event_id'] === traced.id)).toMatchObject({ request_id: id });
-    expect(out.lines.find((l) => l['msg'] === 'message handled' && l['event_id'] === traced.id)).toMatchObject({ request_id: id, type: 'render.job_requested' });
+    expect(out.lines.find((l) => l['msg'] === 'message handled' && l['event_id'] === traced.id)).toMatchObject({
+      request_id: id,
+      type: 'render.job_requested',
+    });
     expect(out.lines.find((l) => l['msg'] === 'handler ran' && l['event_id'] === untraced.id)).not.toHaveProperty('request_id');
   }, 60_000);
 });

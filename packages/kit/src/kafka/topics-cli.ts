@@ -16,7 +16,8 @@ import { createLogger } from '../log.js';
 import { KafkaBus } from './bus.js';
 import { kafkaSecurityFrom, topicPolicyFrom } from './kafka-config.js';
 
-const USAGE = 'usage: wdr-kafka-topics create|check   (env: KAFKA_BROKERS, KAFKA_TOPIC_PREFIX, KAFKA_SSL*, KAFKA_SASL_*, KAFKA_REPLICATION_FACTOR, KAFKA_MIN_INSYNC_REPLICAS)';
+const USAGE =
+  'usage: wdr-kafka-topics create|check   (env: KAFKA_BROKERS, KAFKA_TOPIC_PREFIX, KAFKA_SSL*, KAFKA_SASL_*, KAFKA_REPLICATION_FACTOR, KAFKA_MIN_INSYNC_REPLICAS)';
 
 async function main(): Promise<number> {
   const command = process.argv[2];
@@ -32,7 +33,14 @@ async function main(): Promise<number> {
   // Only errors: kafkajs's start-up notices would bury the one JSON line this prints.
   const log = createLogger('kafka-topics', 'error');
   const policy = { ...topicPolicyFrom(env), mode: 'create' as const };
-  const bus = new KafkaBus({ clientId: 'wdr-kafka-topics', brokers: env.KAFKA_BROKERS, prefix: env.KAFKA_TOPIC_PREFIX, log, security: kafkaSecurityFrom(env), topicPolicy: policy });
+  const bus = new KafkaBus({
+    clientId: 'wdr-kafka-topics',
+    brokers: env.KAFKA_BROKERS,
+    prefix: env.KAFKA_TOPIC_PREFIX,
+    log,
+    security: kafkaSecurityFrom(env),
+    topicPolicy: policy,
+  });
   const keys = Object.keys(TOPICS) as TopicKey[];
   if (command === 'create') await bus.ensureTopics(keys);
 

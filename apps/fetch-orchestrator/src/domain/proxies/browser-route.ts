@@ -8,7 +8,10 @@ import { planRoute, runOnRoute, type RouteDeps, type RouteFailure, type RouteReq
  * its country verified through it by `runOnRoute` (the check is real traffic, behind the exit's
  * breaker). browser-renderer opens the exit per context and measures the traffic itself.
  */
-export async function browserRouteFor(deps: RouteDeps, request: RouteRequest): Promise<{ ok: true; route: RenderRoute } | { ok: false; failure: RouteFailure }> {
+export async function browserRouteFor(
+  deps: RouteDeps,
+  request: RouteRequest,
+): Promise<{ ok: true; route: RenderRoute } | { ok: false; failure: RouteFailure }> {
   await deps.pool.ready();
   const plan = planRoute(deps.pool, request);
   if (plan.kind === 'proxy' && plan.country === null) {

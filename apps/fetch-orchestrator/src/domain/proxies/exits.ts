@@ -43,14 +43,16 @@ export function parseProxyUrl(raw: string): URL {
   } catch {
     throw new ExitConfigError('the proxy URL does not parse (expected http://user:pass@host:port)');
   }
-  if (url.protocol !== 'http:' && url.protocol !== 'https:') throw new ExitConfigError('the proxy URL must be http:// or https:// (an HTTP CONNECT proxy)');
+  if (url.protocol !== 'http:' && url.protocol !== 'https:')
+    throw new ExitConfigError('the proxy URL must be http:// or https:// (an HTTP CONNECT proxy)');
   if (!url.hostname) throw new ExitConfigError('the proxy URL needs a host');
   if (url.pathname !== '/' || url.search || url.hash) throw new ExitConfigError('the proxy URL takes no path, query or fragment');
   return url;
 }
 
 function checkInput(input: ExitInput): { networkClass: ProxyNetworkTypeName; url: URL; country: string | null } {
-  if (!/^[a-z0-9][a-z0-9._-]{0,62}$/i.test(input.label)) throw new ExitConfigError('the label must be 1-63 letters, digits, dots, dashes or underscores');
+  if (!/^[a-z0-9][a-z0-9._-]{0,62}$/i.test(input.label))
+    throw new ExitConfigError('the label must be 1-63 letters, digits, dots, dashes or underscores');
   if (!(PROXY_NETWORK_TYPES as readonly string[]).includes(input.networkClass)) {
     throw new ExitConfigError(`the network class must be one of ${PROXY_NETWORK_TYPES.join(', ')}`);
   }

@@ -33,7 +33,8 @@ export class GeoVerifier {
 
   async countryOf(exit: ProxyExit): Promise<GeoAnswer> {
     if (exit.countryAuthoritative && exit.country) return { ok: true, country: exit.country, how: 'label' };
-    if (!this.opts.echoUrl || !this.reader) return { ok: false, why: 'the exit has no authoritative country and no IP echo endpoint is configured' };
+    if (!this.opts.echoUrl || !this.reader)
+      return { ok: false, why: 'the exit has no authoritative country and no IP echo endpoint is configured' };
     let body: string;
     try {
       const agent = proxyAgentsFor(exit.url);

@@ -67,8 +67,16 @@ export class ProxyPool {
     private readonly opts: PoolOptions = DEFAULT_POOL_OPTIONS,
     metrics?: ServiceMetrics,
   ) {
-    this.attempts = metrics?.counter('proxy_exit_attempts_total', 'Tries through a proxy exit, by network class and outcome (ok, exit_failed, shed by an open breaker, geo_mismatch).', ['network_class', 'outcome']);
-    this.exitsGauge = metrics?.gauge('proxy_exits', 'Enabled proxy exits, by network class and state (healthy, or open: out of rotation after failures).', ['network_class', 'state']);
+    this.attempts = metrics?.counter(
+      'proxy_exit_attempts_total',
+      'Tries through a proxy exit, by network class and outcome (ok, exit_failed, shed by an open breaker, geo_mismatch).',
+      ['network_class', 'outcome'],
+    );
+    this.exitsGauge = metrics?.gauge(
+      'proxy_exits',
+      'Enabled proxy exits, by network class and state (healthy, or open: out of rotation after failures).',
+      ['network_class', 'state'],
+    );
   }
 
   record(networkClass: ProxyNetworkTypeName, outcome: AttemptOutcome): void {
@@ -163,7 +171,8 @@ export class ProxyPool {
    */
   candidates(networkClass: ProxyNetworkTypeName, country: string | null): ProxyExit[] {
     const ofClass = this.exits.filter((e) => e.networkClass === networkClass);
-    const groups: ProxyExit[][] = country === null ? [ofClass] : [ofClass.filter((e) => e.country === country), ofClass.filter((e) => e.country === null)];
+    const groups: ProxyExit[][] =
+      country === null ? [ofClass] : [ofClass.filter((e) => e.country === country), ofClass.filter((e) => e.country === null)];
     const ordered: ProxyExit[] = [];
     for (const group of groups) {
       const shuffled = shuffle(group);

@@ -17,7 +17,10 @@ describe('planRoute', () => {
     ['residential', undefined, undefined, false, { kind: 'proxy', networkClass: 'residential', country: null }],
     ['premium', 'random', 'FR', false, { kind: 'proxy', networkClass: 'premium', country: 'FR' }],
   ] as const)('%s with proxy %s and geo %s (datacenter exits: %s) -> %j', (proxyType, proxy, geo, dcExits, expected) => {
-    const plan = planRoute(poolWith(...(dcExits ? ['datacenter'] : [])), { proxyType, options: { ...(proxy ? { proxy } : {}), ...(geo ? { geo_country: geo } : {}) } });
+    const plan = planRoute(poolWith(...(dcExits ? ['datacenter'] : [])), {
+      proxyType,
+      options: { ...(proxy ? { proxy } : {}), ...(geo ? { geo_country: geo } : {}) },
+    });
     expect(plan).toEqual(expected);
   });
 
@@ -26,7 +29,10 @@ describe('planRoute', () => {
   });
 
   it('refuses what proxy off cannot carry: a proxy network class, or a country to verify', () => {
-    expect(planRoute(poolWith('residential'), { proxyType: 'residential', options: { proxy: 'off' } })).toMatchObject({ kind: 'refused', failure: { code: 'PROXY_UNAVAILABLE' } });
+    expect(planRoute(poolWith('residential'), { proxyType: 'residential', options: { proxy: 'off' } })).toMatchObject({
+      kind: 'refused',
+      failure: { code: 'PROXY_UNAVAILABLE' },
+    });
     expect(planRoute(poolWith('datacenter'), { proxyType: 'datacenter', options: { proxy: 'off', geo_country: 'DE' } })).toMatchObject({
       kind: 'refused',
       failure: { code: 'PROXY_GEO_VERIFICATION_FAILED' },
@@ -41,12 +47,15 @@ describe('parseProxyUrl', () => {
     expect(parseProxyUrl('https://gate.example:443').protocol).toBe('https:');
   });
 
-  it.each(['socks5://u:secret@h:1080', 'http://u:secret@h:80/path', 'http://u:secret@h:80/?q=1', 'not a url secret'])('refuses %s without repeating it', (raw) => {
-    expect(() => parseProxyUrl(raw)).toThrow();
-    try {
-      parseProxyUrl(raw);
-    } catch (err) {
-      expect((err as Error).message).not.toContain('secret');
-    }
-  });
+  it.each(['socks5://u:secret@h:1080', 'http://u:secret@h:80/path', 'http://u:secret@h:80/?q=1', 'not a url secret'])(
+    'refuses %s without repeating it',
+    (raw) => {
+      expect(() => parseProxyUrl(raw)).toThrow();
+      try {
+        parseProxyUrl(raw);
+      } catch (err) {
+        expect((err as Error).message).not.toContain('secret');
+      }
+    },
+  );
 });

@@ -37,9 +37,13 @@ export function planRoute(pool: ProxyPool, request: RouteRequest): RoutePlan {
   const country = typeof request.options.geo_country === 'string' ? request.options.geo_country.toUpperCase() : null;
   if (setting === 'off') {
     if (country !== null) {
-      return refused('PROXY_GEO_VERIFICATION_FAILED', `geo_country ${country} needs a proxy route; with proxy off the exit country cannot be verified`);
+      return refused(
+        'PROXY_GEO_VERIFICATION_FAILED',
+        `geo_country ${country} needs a proxy route; with proxy off the exit country cannot be verified`,
+      );
     }
-    if (networkClass !== 'datacenter') return refused('PROXY_UNAVAILABLE', `the ${networkClass} network is a proxy network; it cannot run with proxy off`);
+    if (networkClass !== 'datacenter')
+      return refused('PROXY_UNAVAILABLE', `the ${networkClass} network is a proxy network; it cannot run with proxy off`);
     return { kind: 'direct' };
   }
   if (networkClass === 'datacenter' && setting === undefined && country === null && !pool.has('datacenter')) return { kind: 'direct' };
@@ -131,7 +135,10 @@ export async function runOnRoute<T>(
   }
   const failure: RouteFailure =
     country !== null
-      ? { code: 'PROXY_GEO_VERIFICATION_FAILED', message: `no ${networkClass} exit could be verified in ${country} (${geoProblem ?? exitProblem ?? 'unavailable'})` }
+      ? {
+          code: 'PROXY_GEO_VERIFICATION_FAILED',
+          message: `no ${networkClass} exit could be verified in ${country} (${geoProblem ?? exitProblem ?? 'unavailable'})`,
+        }
       : { code: 'PROXY_UNAVAILABLE', message: `every ${networkClass} proxy exit tried failed (${exitProblem ?? 'unavailable'})` };
   return { ok: false, failure, traffic: traffic() };
 }

@@ -45,11 +45,20 @@ export async function authenticateCabinetToken(
   const digest = hashApiKey(token, pepper);
   const load = async () => {
     const row = await db.cabinetToken.findUnique({ where: { prefix }, include: { tenant: { include: { limits: true } } } });
-    if (!row || row.revokedAt || (row.expiresAt && row.expiresAt <= now) || row.tenant.status !== 'active' || !digestMatches(digest, row.hash)) {
+    if (
+      !row ||
+      row.revokedAt ||
+      (row.expiresAt && row.expiresAt <= now) ||
+      row.tenant.status !== 'active' ||
+      !digestMatches(digest, row.hash)
+    ) {
       throw unauthenticated();
     }
     // Cached no longer than the token lives.
-    return { tenant: { tenantId: row.tenantId, credential: 'cabinet_token' as const, limits: limitsOf(row.tenant.limits) }, credentialExpiresAt: row.expiresAt };
+    return {
+      tenant: { tenantId: row.tenantId, credential: 'cabinet_token' as const, limits: limitsOf(row.tenant.limits) },
+      credentialExpiresAt: row.expiresAt,
+    };
   };
   return cache.resolve(`cabinet_token:${digest}`, load);
 }
@@ -66,12 +75,18 @@ export async function issueCabinetToken(
   const token = `wdrc_${prefix}_${randomBytes(32).toString('base64url')}`;
   const id = randomUUID();
   const expiresAt = opts.expiresInDays === null ? null : new Date(Date.now() + opts.expiresInDays * 86_400_000);
-  await db.cabinetToken.create({ data: { id, tenantId, prefix, hash: hashApiKey(token, pepper), label: opts.label ?? 'default', expiresAt } });
+  await db.cabinetToken.create({
+    data: { id, tenantId, prefix, hash: hashApiKey(token, pepper), label: opts.label ?? 'default', expiresAt },
+  });
   return { id, tenantId, token, expiresAt };
 }
 
 /** Revoke by token id, or by presenting the token itself. Revoking twice is harmless. */
-export async function revokeCabinetToken(db: PrismaClient, by: { id?: string; token?: string }, pepper: string): Promise<{ id: string; tenantId: string }> {
+export async function revokeCabinetToken(
+  db: PrismaClient,
+  by: { id?: string; token?: string },
+  pepper: string,
+): Promise<{ id: string; tenantId: string }> {
   let row;
   if (by.id) {
     row = await db.cabinetToken.findUnique({ where: { id: by.id } });

@@ -56,7 +56,9 @@ export class CredentialCache {
     const generation = this.generation;
     const verified = await load();
     if (this.trusted && generation === this.generation && this.opts.ttlMs > 0) {
-      const until = verified.credentialExpiresAt ? Math.min(now + this.opts.ttlMs, verified.credentialExpiresAt.getTime()) : now + this.opts.ttlMs;
+      const until = verified.credentialExpiresAt
+        ? Math.min(now + this.opts.ttlMs, verified.credentialExpiresAt.getTime())
+        : now + this.opts.ttlMs;
       if (this.entries.size >= this.opts.maxEntries) {
         // The oldest entry goes (a Map iterates in insertion order).
         const oldest = this.entries.keys().next();

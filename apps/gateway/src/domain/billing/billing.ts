@@ -14,7 +14,12 @@ export async function readUsage(deps: Pick<GatewayDeps, 'ledger'>, tenantId: str
 
 export async function readBalance(deps: Pick<GatewayDeps, 'ledger'>, tenantId: string): Promise<TokenBalance> {
   const b = await callInternal(deps.ledger, ledgerApi.balance, { params: { tenantId } });
-  return { balance_tokens: b.balance_tokens, reserved_tokens: b.reserved_tokens, plan_id: b.plan_id, low_balance_threshold_tokens: b.low_balance_threshold_tokens };
+  return {
+    balance_tokens: b.balance_tokens,
+    reserved_tokens: b.reserved_tokens,
+    plan_id: b.plan_id,
+    low_balance_threshold_tokens: b.low_balance_threshold_tokens,
+  };
 }
 
 export const STATEMENT_PAGE = { min: 1, max: 100, default: 50 } as const;
@@ -26,10 +31,14 @@ export async function readStatement(
 ): Promise<StatementPage> {
   const limit = q.limit ?? STATEMENT_PAGE.default;
   if (!Number.isInteger(limit) || limit < STATEMENT_PAGE.min || limit > STATEMENT_PAGE.max) {
-    throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ field: 'limit', issue: 'must be an integer 1..100' }] });
+    throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', {
+      details: [{ field: 'limit', issue: 'must be an integer 1..100' }],
+    });
   }
   if (q.cursor !== undefined && !/^[A-Za-z0-9_-]{1,500}$/.test(q.cursor)) {
-    throw new PublicError('VALIDATION_FAILED', 'The cursor is not valid.', { details: [{ field: 'cursor', issue: 'not a cursor from this API' }] });
+    throw new PublicError('VALIDATION_FAILED', 'The cursor is not valid.', {
+      details: [{ field: 'cursor', issue: 'not a cursor from this API' }],
+    });
   }
   return callInternal(deps.ledger, ledgerApi.statement, {
     params: { tenantId },

@@ -113,19 +113,28 @@ export interface PageArgs {
 export function pageOf(args: PageArgs): { after: string | undefined; take: number } {
   const limit = args.limit ?? 50;
   if (!Number.isInteger(limit) || limit < 1 || limit > 100) {
-    throw new PublicError('VALIDATION_FAILED', 'The limit is not valid.', { details: [{ field: 'limit', issue: 'must be an integer 1..100' }] });
+    throw new PublicError('VALIDATION_FAILED', 'The limit is not valid.', {
+      details: [{ field: 'limit', issue: 'must be an integer 1..100' }],
+    });
   }
   let after: string | undefined;
   if (args.cursor !== undefined && args.cursor !== '') {
     after = Buffer.from(args.cursor, 'base64url').toString('utf8');
     if (!/^[0-9a-f-]{1,64}$/.test(after)) {
-      throw new PublicError('VALIDATION_FAILED', 'The cursor is not valid.', { details: [{ field: 'cursor', issue: 'is not a cursor of this list' }] });
+      throw new PublicError('VALIDATION_FAILED', 'The cursor is not valid.', {
+        details: [{ field: 'cursor', issue: 'is not a cursor of this list' }],
+      });
     }
   }
   return { after, take: limit };
 }
 
-export function pageFrom<R, T>(rows: R[], take: number, keyOf: (r: R) => string, view: (r: R) => T): { items: T[]; next_cursor: string | null } {
+export function pageFrom<R, T>(
+  rows: R[],
+  take: number,
+  keyOf: (r: R) => string,
+  view: (r: R) => T,
+): { items: T[]; next_cursor: string | null } {
   const more = rows.length > take;
   const kept = more ? rows.slice(0, take) : rows;
   return { items: kept.map(view), next_cursor: more ? Buffer.from(keyOf(kept[kept.length - 1]!), 'utf8').toString('base64url') : null };

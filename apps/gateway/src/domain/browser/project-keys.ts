@@ -26,7 +26,12 @@ const hashOf = (key: string, pepper: string) => createHmac('sha256', pepper).upd
 
 const badKey = () => new PublicError('UNAUTHENTICATED', 'A valid project+environment key is required in X-API-Key.');
 
-export async function authenticateProjectKey(db: PrismaClient, key: string | undefined, pepper: string, cache: CredentialCache): Promise<AuthenticatedTenant> {
+export async function authenticateProjectKey(
+  db: PrismaClient,
+  key: string | undefined,
+  pepper: string,
+  cache: CredentialCache,
+): Promise<AuthenticatedTenant> {
   const prefix = key ? projectKeyPrefixOf(key) : undefined;
   if (!key || !prefix) throw badKey();
   const digest = hashOf(key, pepper);
@@ -50,9 +55,14 @@ export async function authenticateProjectKey(db: PrismaClient, key: string | und
  * The scope a browser-workflow path names must be the key's own: another project or environment is
  * a 404 (the caller learns nothing about it), never its data.
  */
-export function requireKeyScope(tenant: AuthenticatedTenant, projectId: string, environmentId: string): { projectId: string; environmentId: string } {
+export function requireKeyScope(
+  tenant: AuthenticatedTenant,
+  projectId: string,
+  environmentId: string,
+): { projectId: string; environmentId: string } {
   const scope = tenant.scope;
-  if (!scope || scope.projectId !== projectId.toLowerCase() || scope.environmentId !== environmentId.toLowerCase()) throw notFound('project or environment');
+  if (!scope || scope.projectId !== projectId.toLowerCase() || scope.environmentId !== environmentId.toLowerCase())
+    throw notFound('project or environment');
   return scope;
 }
 
@@ -65,21 +75,41 @@ const keyView = (k: { id: string; projectId: string; environmentId: string; labe
 });
 
 /** Beyond the spec: issue a key for a project and environment; the key is in this answer only (an idempotent replay omits it). */
-export async function issueProjectKey(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, projectId: string, environmentId: string, body: CreateProjectKeyBody): Promise<ProjectKey> {
+export async function issueProjectKey(
+  deps: GatewayDeps,
+  tenantId: string,
+  idempotencyKey: string | undefined,
+  projectId: string,
+  environmentId: string,
+  body: CreateProjectKeyBody,
+): Promise<ProjectKey> {
   const scope = await requireEnvironment(deps, tenantId, projectId, environmentId);
-  const { value: view, secret: issued } = await idempotentWriteWithSecret(deps, tenantId, idempotencyKey, 'issue_project_key', { scope, body }, async (tx) => {
-    const prefix = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x').slice(0, 12);
-    const key = `wdrp_${prefix}_${randomBytes(32).toString('base64url')}`;
-    const row = await tx.projectApiKey.create({
-      data: { id: uuidv7(), tenantId, ...scope, prefix, hash: hashOf(key, deps.env.API_KEY_PEPPER), label: body.label ?? 'default' },
-    });
-    return { value: keyView(row), secret: key };
-  });
+  const { value: view, secret: issued } = await idempotentWriteWithSecret(
+    deps,
+    tenantId,
+    idempotencyKey,
+    'issue_project_key',
+    { scope, body },
+    async (tx) => {
+      const prefix = randomBytes(9).toString('base64url').replace(/[-_]/g, 'x').slice(0, 12);
+      const key = `wdrp_${prefix}_${randomBytes(32).toString('base64url')}`;
+      const row = await tx.projectApiKey.create({
+        data: { id: uuidv7(), tenantId, ...scope, prefix, hash: hashOf(key, deps.env.API_KEY_PEPPER), label: body.label ?? 'default' },
+      });
+      return { value: keyView(row), secret: key };
+    },
+  );
   return issued !== undefined ? { ...view, api_key: issued } : view;
 }
 
 /** Beyond the spec: revoke a project key (at once on every replica; revoking twice is harmless). */
-export async function revokeProjectKey(deps: GatewayDeps, tenantId: string, projectId: string, environmentId: string, keyId: string): Promise<void> {
+export async function revokeProjectKey(
+  deps: GatewayDeps,
+  tenantId: string,
+  projectId: string,
+  environmentId: string,
+  keyId: string,
+): Promise<void> {
   const scope = await requireEnvironment(deps, tenantId, projectId, environmentId);
   const id = idOrNotFound(keyId, 'key');
   const row = await deps.db.projectApiKey.findFirst({ where: { id, tenantId, ...scope } });
@@ -89,7 +119,12 @@ export async function revokeProjectKey(deps: GatewayDeps, tenantId: string, proj
   deps.credentials.invalidateTenant(tenantId);
 }
 
-export async function listProjectKeys(deps: GatewayDeps, tenantId: string, projectId: string, environmentId: string): Promise<{ items: ProjectKey[] }> {
+export async function listProjectKeys(
+  deps: GatewayDeps,
+  tenantId: string,
+  projectId: string,
+  environmentId: string,
+): Promise<{ items: ProjectKey[] }> {
   const scope = await requireEnvironment(deps, tenantId, projectId, environmentId);
   const rows = await deps.db.projectApiKey.findMany({ where: { tenantId, ...scope, revokedAt: null }, orderBy: { id: 'asc' } });
   return { items: rows.map(keyView) };

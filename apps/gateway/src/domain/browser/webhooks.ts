@@ -53,25 +53,39 @@ export const cabinetScope = (deps: GatewayDeps, tenantId: string, projectId: str
  * `secret` (rotate again for a new one); one replayed by the dispatcher (the gateway's claim never
  * committed, so the client never saw it) answers the secret.
  */
-export async function createWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, body: CreateWebhookBody): Promise<WebhookEndpointWithSecret> {
-  const { value: endpoint, secret } = await idempotentWriteWithSecret(deps, tenantId, idempotencyKey, 'create_webhook', { scope, body }, async () => {
-    const created = await callInternal(deps.webhooks, webhooksApi.createEndpoint, {
-      body: {
-        tenant_id: tenantId,
-        project_id: scope.projectId,
-        environment_id: scope.environmentId,
-        url: body.url,
-        event_types: body.event_types,
-        description: body.description ?? null,
-        ...(idempotencyKey !== undefined ? { endpoint_id: requestIdFor(tenantId, `webhook:${idempotencyKey}`) } : {}),
-      },
-    });
-    return { value: created.endpoint as WebhookEndpoint, secret: created.secret };
-  });
+export async function createWebhook(
+  deps: GatewayDeps,
+  tenantId: string,
+  idempotencyKey: string | undefined,
+  scope: Scope,
+  body: CreateWebhookBody,
+): Promise<WebhookEndpointWithSecret> {
+  const { value: endpoint, secret } = await idempotentWriteWithSecret(
+    deps,
+    tenantId,
+    idempotencyKey,
+    'create_webhook',
+    { scope, body },
+    async () => {
+      const created = await callInternal(deps.webhooks, webhooksApi.createEndpoint, {
+        body: {
+          tenant_id: tenantId,
+          project_id: scope.projectId,
+          environment_id: scope.environmentId,
+          url: body.url,
+          event_types: body.event_types,
+          description: body.description ?? null,
+          ...(idempotencyKey !== undefined ? { endpoint_id: requestIdFor(tenantId, `webhook:${idempotencyKey}`) } : {}),
+        },
+      });
+      return { value: created.endpoint as WebhookEndpoint, secret: created.secret };
+    },
+  );
   return secret !== undefined ? { endpoint, secret } : { endpoint };
 }
 
-export const readWebhook = (deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string): Promise<WebhookEndpoint> => endpointInScope(deps, tenantId, scope, webhookId);
+export const readWebhook = (deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string): Promise<WebhookEndpoint> =>
+  endpointInScope(deps, tenantId, scope, webhookId);
 
 /**
  * What every write sends besides its own fields: the tenant, the scope the endpoint must belong to
@@ -86,24 +100,52 @@ function writeOf(tenantId: string, idempotencyKey: string | undefined, scope: Sc
   };
 }
 
-export async function updateWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, webhookId: string, body: UpdateWebhookBody): Promise<WebhookEndpoint> {
+export async function updateWebhook(
+  deps: GatewayDeps,
+  tenantId: string,
+  idempotencyKey: string | undefined,
+  scope: Scope,
+  webhookId: string,
+  body: UpdateWebhookBody,
+): Promise<WebhookEndpoint> {
   return idempotentWrite(deps, tenantId, idempotencyKey, 'update_webhook', { scope, webhookId, body }, async () => {
     const endpointId = idOrNotFound(webhookId, 'webhook');
-    return (await callInternal(deps.webhooks, webhooksApi.updateEndpoint, { params: { endpointId }, body: { ...body, ...writeOf(tenantId, idempotencyKey, scope) } })) as WebhookEndpoint;
+    return (await callInternal(deps.webhooks, webhooksApi.updateEndpoint, {
+      params: { endpointId },
+      body: { ...body, ...writeOf(tenantId, idempotencyKey, scope) },
+    })) as WebhookEndpoint;
   });
 }
 
-export async function disableWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, webhookId: string): Promise<WebhookEndpoint> {
+export async function disableWebhook(
+  deps: GatewayDeps,
+  tenantId: string,
+  idempotencyKey: string | undefined,
+  scope: Scope,
+  webhookId: string,
+): Promise<WebhookEndpoint> {
   return idempotentWrite(deps, tenantId, idempotencyKey, 'disable_webhook', { scope, webhookId }, async () => {
     const endpointId = idOrNotFound(webhookId, 'webhook');
-    return (await callInternal(deps.webhooks, webhooksApi.disableEndpoint, { params: { endpointId }, body: writeOf(tenantId, idempotencyKey, scope) })) as WebhookEndpoint;
+    return (await callInternal(deps.webhooks, webhooksApi.disableEndpoint, {
+      params: { endpointId },
+      body: writeOf(tenantId, idempotencyKey, scope),
+    })) as WebhookEndpoint;
   });
 }
 
-export async function deleteWebhook(deps: GatewayDeps, tenantId: string, idempotencyKey: string | undefined, scope: Scope, webhookId: string): Promise<void> {
+export async function deleteWebhook(
+  deps: GatewayDeps,
+  tenantId: string,
+  idempotencyKey: string | undefined,
+  scope: Scope,
+  webhookId: string,
+): Promise<void> {
   await idempotentWrite(deps, tenantId, idempotencyKey, 'delete_webhook', { scope, webhookId }, async () => {
     const endpointId = idOrNotFound(webhookId, 'webhook');
-    await callInternal(deps.webhooks, webhooksApi.deleteEndpoint, { params: { endpointId }, body: writeOf(tenantId, idempotencyKey, scope) });
+    await callInternal(deps.webhooks, webhooksApi.deleteEndpoint, {
+      params: { endpointId },
+      body: writeOf(tenantId, idempotencyKey, scope),
+    });
     return null;
   });
 }
@@ -116,14 +158,21 @@ export async function rotateWebhookSecret(
   webhookId: string,
   body: RotateWebhookSecretBody,
 ): Promise<WebhookEndpointWithSecret> {
-  const { value: endpoint, secret } = await idempotentWriteWithSecret(deps, tenantId, idempotencyKey, 'rotate_webhook_secret', { scope, webhookId, body }, async () => {
-    const endpointId = idOrNotFound(webhookId, 'webhook');
-    const rotated = await callInternal(deps.webhooks, webhooksApi.rotateSecret, {
-      params: { endpointId },
-      body: { ...writeOf(tenantId, idempotencyKey, scope), previous_valid_seconds: body.previous_valid_seconds ?? 86_400 },
-    });
-    return { value: rotated.endpoint as WebhookEndpoint, secret: rotated.secret };
-  });
+  const { value: endpoint, secret } = await idempotentWriteWithSecret(
+    deps,
+    tenantId,
+    idempotencyKey,
+    'rotate_webhook_secret',
+    { scope, webhookId, body },
+    async () => {
+      const endpointId = idOrNotFound(webhookId, 'webhook');
+      const rotated = await callInternal(deps.webhooks, webhooksApi.rotateSecret, {
+        params: { endpointId },
+        body: { ...writeOf(tenantId, idempotencyKey, scope), previous_valid_seconds: body.previous_valid_seconds ?? 86_400 },
+      });
+      return { value: rotated.endpoint as WebhookEndpoint, secret: rotated.secret };
+    },
+  );
   return secret !== undefined ? { endpoint, secret } : { endpoint };
 }
 
@@ -131,12 +180,24 @@ export async function rotateWebhookSecret(
 export async function listWebhooks(deps: GatewayDeps, tenantId: string, scope: Scope, args: PageArgs): Promise<WebhookEndpointPage> {
   const { take } = pageOf({ limit: args.limit });
   return callInternal(deps.webhooks, webhooksApi.listEndpoints, {
-    query: { tenant_id: tenantId, project_id: scope.projectId, environment_id: scope.environmentId, limit: take, ...(args.cursor ? { cursor: args.cursor } : {}) },
+    query: {
+      tenant_id: tenantId,
+      project_id: scope.projectId,
+      environment_id: scope.environmentId,
+      limit: take,
+      ...(args.cursor ? { cursor: args.cursor } : {}),
+    },
   }) as Promise<WebhookEndpointPage>;
 }
 
 /** An endpoint's delivery attempts, newest first as the dispatcher lists them, redacted by it. */
-export async function listDeliveries(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string, args: PageArgs): Promise<WebhookDeliveryPage> {
+export async function listDeliveries(
+  deps: GatewayDeps,
+  tenantId: string,
+  scope: Scope,
+  webhookId: string,
+  args: PageArgs,
+): Promise<WebhookDeliveryPage> {
   const { id: endpointId } = await endpointInScope(deps, tenantId, scope, webhookId);
   const { take } = pageOf({ limit: args.limit });
   return callInternal(deps.webhooks, webhooksApi.listAttempts, {
@@ -152,8 +213,17 @@ const WEBHOOK_ID_RE = /^msg_[0-9a-f]{32}$/;
  * whatever its status, its schedule started over, same webhook-id and body. One being delivered at
  * this moment is 409. Naturally idempotent: a repeat just makes it due again.
  */
-export async function redeliverWebhookMessage(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string, messageId: string): Promise<WebhookMessage> {
+export async function redeliverWebhookMessage(
+  deps: GatewayDeps,
+  tenantId: string,
+  scope: Scope,
+  webhookId: string,
+  messageId: string,
+): Promise<WebhookMessage> {
   const { id: endpointId } = await endpointInScope(deps, tenantId, scope, webhookId);
   if (!WEBHOOK_ID_RE.test(messageId)) throw notFound('webhook message');
-  return (await callInternal(deps.webhooks, webhooksApi.redeliver, { params: { endpointId, messageId }, body: { tenant_id: tenantId } })) as WebhookMessage;
+  return (await callInternal(deps.webhooks, webhooksApi.redeliver, {
+    params: { endpointId, messageId },
+    body: { tenant_id: tenantId },
+  })) as WebhookMessage;
 }

@@ -16,7 +16,13 @@ import { requireKeyScope } from './project-keys.js';
  * workflow), and a replay is judged by the run's own input (the workflow), not by the version's
  * definition: the same key after a new activation answers the original run.
  */
-export async function runWorkflow(deps: GatewayDeps, ctx: SubmissionContext, projectId: string, environmentId: string, workflowId: string): Promise<SubmissionResponse> {
+export async function runWorkflow(
+  deps: GatewayDeps,
+  ctx: SubmissionContext,
+  projectId: string,
+  environmentId: string,
+  workflowId: string,
+): Promise<SubmissionResponse> {
   const scope = requireKeyScope(ctx.tenant, projectId, environmentId);
   const wid = idOrNotFound(workflowId, 'workflow');
   const tenantId = ctx.tenant.tenantId;
@@ -41,7 +47,13 @@ export async function runWorkflow(deps: GatewayDeps, ctx: SubmissionContext, pro
 }
 
 /** A run, read with the key of its project and environment; any other request is a 404. */
-export async function readWorkflowRun(deps: GatewayDeps, ctx: Pick<SubmissionContext, 'tenant'>, projectId: string, environmentId: string, runId: string): Promise<RequestDetail> {
+export async function readWorkflowRun(
+  deps: GatewayDeps,
+  ctx: Pick<SubmissionContext, 'tenant'>,
+  projectId: string,
+  environmentId: string,
+  runId: string,
+): Promise<RequestDetail> {
   const scope = requireKeyScope(ctx.tenant, projectId, environmentId);
   const id = idOrNotFound(runId, 'run');
   const detail = await getDataRequest(deps, ctx.tenant.tenantId, id);

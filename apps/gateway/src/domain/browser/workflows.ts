@@ -38,8 +38,10 @@ export function validateDefinition(definition: unknown): WorkflowDefinition {
     throw err;
   }
   const details = [];
-  if (normalized.mode !== undefined && !BROWSER_MODES.has(normalized.mode)) details.push({ field: 'definition.mode', issue: 'a workflow renders in the browser: browser or residential_browser' });
-  if (!normalized.javascript) details.push({ field: 'definition.javascript', issue: 'a workflow renders in the browser: javascript cannot be false' });
+  if (normalized.mode !== undefined && !BROWSER_MODES.has(normalized.mode))
+    details.push({ field: 'definition.mode', issue: 'a workflow renders in the browser: browser or residential_browser' });
+  if (!normalized.javascript)
+    details.push({ field: 'definition.javascript', issue: 'a workflow renders in the browser: javascript cannot be false' });
   if (details.length > 0) throw new PublicError('VALIDATION_FAILED', 'The workflow definition is not valid.', { details });
   return definition as WorkflowDefinition;
 }
@@ -67,7 +69,13 @@ const versionView = (v: VersionRow, activeVersionId: string | null): WorkflowVer
   published_at: v.publishedAt?.toISOString() ?? null,
 });
 
-export async function createWorkflow(deps: GatewayDeps, tenantId: string, key: string | undefined, projectId: string, body: CreateWorkflowBody): Promise<Workflow> {
+export async function createWorkflow(
+  deps: GatewayDeps,
+  tenantId: string,
+  key: string | undefined,
+  projectId: string,
+  body: CreateWorkflowBody,
+): Promise<Workflow> {
   const pid = idOrNotFound(projectId, 'project');
   return idempotentWrite(deps, tenantId, key, 'create_workflow', { pid, body }, async (tx) => {
     const project = await tx.project.findFirst({ where: { id: pid, tenantId }, select: { id: true } });
@@ -98,19 +106,33 @@ export async function readWorkflow(deps: GatewayDeps, tenantId: string, workflow
 
 /** The tenant's workflow, locked for the rest of the transaction (version numbers and activation serialise on it). */
 async function lockWorkflow(tx: Tx, tenantId: string, workflowId: string): Promise<WorkflowRow> {
-  const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM workflows WHERE id = ${workflowId}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
+  const rows = await tx.$queryRaw<
+    { id: string }[]
+  >`SELECT id FROM workflows WHERE id = ${workflowId}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
   if (rows.length === 0) throw notFound('workflow');
   return tx.workflow.findUniqueOrThrow({ where: { id: workflowId } });
 }
 
-export async function createDraftVersion(deps: GatewayDeps, tenantId: string, key: string | undefined, workflowId: string, body: CreateWorkflowVersionBody): Promise<WorkflowVersion> {
+export async function createDraftVersion(
+  deps: GatewayDeps,
+  tenantId: string,
+  key: string | undefined,
+  workflowId: string,
+  body: CreateWorkflowVersionBody,
+): Promise<WorkflowVersion> {
   const wid = idOrNotFound(workflowId, 'workflow');
   const definition = validateDefinition(body.definition);
   return idempotentWrite(deps, tenantId, key, 'create_version', { wid, body }, async (tx) => {
     const w = await lockWorkflow(tx, tenantId, wid);
     const last = await tx.workflowVersion.findFirst({ where: { workflowId: wid }, orderBy: { number: 'desc' }, select: { number: true } });
     const v = await tx.workflowVersion.create({
-      data: { id: uuidv7(), tenantId, workflowId: wid, number: (last?.number ?? 0) + 1, definition: definition as unknown as Prisma.InputJsonValue },
+      data: {
+        id: uuidv7(),
+        tenantId,
+        workflowId: wid,
+        number: (last?.number ?? 0) + 1,
+        definition: definition as unknown as Prisma.InputJsonValue,
+      },
     });
     return versionView(v, w.activeVersionId);
   });
@@ -126,7 +148,13 @@ const staleRevision = (current: number) => conflict(`The draft's revision is ${c
 const published = () => conflict('This workflow version is published and cannot change.');
 
 /** Beyond the spec: edit a draft; `revision` must be the current one, and the edit increments it. */
-export async function updateDraftVersion(deps: GatewayDeps, tenantId: string, key: string | undefined, versionId: string, body: UpdateWorkflowVersionBody): Promise<WorkflowVersion> {
+export async function updateDraftVersion(
+  deps: GatewayDeps,
+  tenantId: string,
+  key: string | undefined,
+  versionId: string,
+  body: UpdateWorkflowVersionBody,
+): Promise<WorkflowVersion> {
   const vid = idOrNotFound(versionId, 'workflow version');
   const definition = validateDefinition(body.definition);
   return idempotentWrite(deps, tenantId, key, 'update_version', { vid, body }, async (tx) => {
@@ -142,7 +170,13 @@ export async function updateDraftVersion(deps: GatewayDeps, tenantId: string, ke
 }
 
 /** SPEC: publish a draft with its current `revision` (stale: 409); the version is immutable from then on. */
-export async function publishVersion(deps: GatewayDeps, tenantId: string, key: string | undefined, versionId: string, body: PublishWorkflowVersionBody): Promise<void> {
+export async function publishVersion(
+  deps: GatewayDeps,
+  tenantId: string,
+  key: string | undefined,
+  versionId: string,
+  body: PublishWorkflowVersionBody,
+): Promise<void> {
   const vid = idOrNotFound(versionId, 'workflow version');
   await idempotentWrite(deps, tenantId, key, 'publish', { vid, body }, async (tx) => {
     const updated = await tx.workflowVersion.updateMany({
@@ -162,7 +196,14 @@ export async function publishVersion(deps: GatewayDeps, tenantId: string, key: s
  * `workflow_version` (stale: 409); each activation increments it. Activating an earlier published
  * version is the rollback. A draft is 409; another workflow's version is 404.
  */
-export async function activateVersion(deps: GatewayDeps, tenantId: string, key: string | undefined, workflowId: string, versionId: string, body: ActivateWorkflowVersionBody): Promise<void> {
+export async function activateVersion(
+  deps: GatewayDeps,
+  tenantId: string,
+  key: string | undefined,
+  workflowId: string,
+  versionId: string,
+  body: ActivateWorkflowVersionBody,
+): Promise<void> {
   const wid = idOrNotFound(workflowId, 'workflow');
   const vid = idOrNotFound(versionId, 'workflow version');
   await idempotentWrite(deps, tenantId, key, 'activate', { wid, vid, body }, async (tx) => {
@@ -173,7 +214,10 @@ export async function activateVersion(deps: GatewayDeps, tenantId: string, key: 
       throw conflict(`The workflow's workflow_version is ${w.workflowVersion}: it changed since it was read.`);
     }
     if (v.status !== 'published') throw conflict('Only a published version can be activated: publish it first.');
-    await tx.workflow.update({ where: { id: wid }, data: { activeVersionId: vid, workflowVersion: { increment: 1 }, updatedAt: new Date() } });
+    await tx.workflow.update({
+      where: { id: wid },
+      data: { activeVersionId: vid, workflowVersion: { increment: 1 }, updatedAt: new Date() },
+    });
     return null;
   });
 }

@@ -12,12 +12,27 @@ import type {
   WorkspaceRole,
 } from '../../api/models-browser.js';
 import type { Environment, Project as ProjectRow, WorkspaceMember as MemberRow } from '../../generated/prisma/client.js';
-import { conflict, idOrNotFound, idempotentWrite, isUniqueViolation, notFound, pageFrom, pageOf, uuidv7, type PageArgs, type Tx } from './claims.js';
+import {
+  conflict,
+  idOrNotFound,
+  idempotentWrite,
+  isUniqueViolation,
+  notFound,
+  pageFrom,
+  pageOf,
+  uuidv7,
+  type PageArgs,
+  type Tx,
+} from './claims.js';
 
 /** The environments every project is created with, in this order. */
 export const PROJECT_ENVIRONMENTS = ['production', 'staging'] as const;
 
-const workspaceView = (w: { id: string; name: string; createdAt: Date }): Workspace => ({ id: w.id, name: w.name, created_at: w.createdAt.toISOString() });
+const workspaceView = (w: { id: string; name: string; createdAt: Date }): Workspace => ({
+  id: w.id,
+  name: w.name,
+  created_at: w.createdAt.toISOString(),
+});
 
 export function projectView(p: ProjectRow & { environments: Environment[] }): Project {
   const order = (n: string) => (PROJECT_ENVIRONMENTS as readonly string[]).indexOf(n);
@@ -39,7 +54,12 @@ const memberView = (m: MemberRow): WorkspaceMember => ({
   updated_at: m.updatedAt.toISOString(),
 });
 
-export async function createWorkspace(deps: GatewayDeps, tenantId: string, key: string | undefined, body: CreateWorkspaceBody): Promise<Workspace> {
+export async function createWorkspace(
+  deps: GatewayDeps,
+  tenantId: string,
+  key: string | undefined,
+  body: CreateWorkspaceBody,
+): Promise<Workspace> {
   return idempotentWrite(deps, tenantId, key, 'create_workspace', body, async (tx) => {
     const w = await tx.workspace.create({
       data: { id: uuidv7(), tenantId, name: body.name, members: { create: { userId: body.owner_user_id, role: 'owner' } } },
@@ -61,7 +81,9 @@ export async function listWorkspaces(deps: GatewayDeps, tenantId: string, args: 
 /** The tenant's workspace, locked for the rest of the transaction (member and project changes serialise on it). */
 async function lockWorkspace(tx: Tx, tenantId: string, workspaceId: string): Promise<void> {
   const id = idOrNotFound(workspaceId, 'workspace');
-  const rows = await tx.$queryRaw<{ id: string }[]>`SELECT id FROM workspaces WHERE id = ${id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
+  const rows = await tx.$queryRaw<
+    { id: string }[]
+  >`SELECT id FROM workspaces WHERE id = ${id}::uuid AND tenant_id = ${tenantId}::uuid FOR UPDATE`;
   if (rows.length === 0) throw notFound('workspace');
 }
 
@@ -77,7 +99,13 @@ async function requireWorkspace(deps: GatewayDeps, tenantId: string, workspaceId
  * slug is unique in the workspace (409 CONFLICT). Answers the new project's id (the controller
  * puts it in `Location`; the body stays empty as the spec says).
  */
-export async function createProject(deps: GatewayDeps, tenantId: string, key: string | undefined, workspaceId: string, body: CreateProjectBody): Promise<{ project_id: string }> {
+export async function createProject(
+  deps: GatewayDeps,
+  tenantId: string,
+  key: string | undefined,
+  workspaceId: string,
+  body: CreateProjectBody,
+): Promise<{ project_id: string }> {
   try {
     return await idempotentWrite(deps, tenantId, key, 'create_project', { workspaceId, body }, async (tx) => {
       await lockWorkspace(tx, tenantId, workspaceId);
@@ -123,7 +151,12 @@ export async function readProject(deps: GatewayDeps, tenantId: string, projectId
 }
 
 /** The tenant's project and one of its environments, or 404 for either. */
-export async function requireEnvironment(deps: GatewayDeps, tenantId: string, projectId: string, environmentId: string): Promise<{ projectId: string; environmentId: string }> {
+export async function requireEnvironment(
+  deps: GatewayDeps,
+  tenantId: string,
+  projectId: string,
+  environmentId: string,
+): Promise<{ projectId: string; environmentId: string }> {
   const pid = idOrNotFound(projectId, 'project');
   const eid = idOrNotFound(environmentId, 'environment');
   const env = await deps.db.environment.findFirst({ where: { id: eid, projectId: pid, tenantId }, select: { id: true } });
@@ -138,7 +171,13 @@ async function ownerCount(tx: Tx, workspaceId: string): Promise<number> {
 }
 
 /** SPEC: add a member, or change an existing member's role. Demoting the last owner is 409 CONFLICT. */
-export async function putMember(deps: GatewayDeps, tenantId: string, key: string | undefined, workspaceId: string, body: AddMemberBody): Promise<void> {
+export async function putMember(
+  deps: GatewayDeps,
+  tenantId: string,
+  key: string | undefined,
+  workspaceId: string,
+  body: AddMemberBody,
+): Promise<void> {
   await idempotentWrite(deps, tenantId, key, 'put_member', { workspaceId, body }, async (tx) => {
     await lockWorkspace(tx, tenantId, workspaceId);
     const current = await tx.workspaceMember.findUnique({ where: { workspaceId_userId: { workspaceId, userId: body.user_id } } });
@@ -146,14 +185,23 @@ export async function putMember(deps: GatewayDeps, tenantId: string, key: string
     if (!current) {
       await tx.workspaceMember.create({ data: { workspaceId, userId: body.user_id, role: body.role } });
     } else if (current.role !== body.role) {
-      await tx.workspaceMember.update({ where: { workspaceId_userId: { workspaceId, userId: body.user_id } }, data: { role: body.role, updatedAt: new Date() } });
+      await tx.workspaceMember.update({
+        where: { workspaceId_userId: { workspaceId, userId: body.user_id } },
+        data: { role: body.role, updatedAt: new Date() },
+      });
     }
     return null;
   });
 }
 
 /** Beyond the spec: remove a member. Removing the last owner is 409 CONFLICT; a non-member is 404. */
-export async function removeMember(deps: GatewayDeps, tenantId: string, key: string | undefined, workspaceId: string, userId: number): Promise<void> {
+export async function removeMember(
+  deps: GatewayDeps,
+  tenantId: string,
+  key: string | undefined,
+  workspaceId: string,
+  userId: number,
+): Promise<void> {
   await idempotentWrite(deps, tenantId, key, 'remove_member', { workspaceId, userId }, async (tx) => {
     await lockWorkspace(tx, tenantId, workspaceId);
     const current = await tx.workspaceMember.findUnique({ where: { workspaceId_userId: { workspaceId, userId } } });
@@ -164,7 +212,12 @@ export async function removeMember(deps: GatewayDeps, tenantId: string, key: str
   });
 }
 
-export async function listMembers(deps: GatewayDeps, tenantId: string, workspaceId: string, args: PageArgs & { cursor?: string | undefined }): Promise<WorkspaceMemberPage> {
+export async function listMembers(
+  deps: GatewayDeps,
+  tenantId: string,
+  workspaceId: string,
+  args: PageArgs & { cursor?: string | undefined },
+): Promise<WorkspaceMemberPage> {
   const id = await requireWorkspace(deps, tenantId, workspaceId);
   const { take } = pageOf({ limit: args.limit });
   let after: number | undefined;

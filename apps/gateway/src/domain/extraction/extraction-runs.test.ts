@@ -31,9 +31,12 @@ describe('visibleRunStatus', () => {
     expect(visibleRunStatus(undefined, page)).toBe('waiting_for_page');
   });
 
-  it.each(['completed', 'failed', 'cancelled'] as const)('is queued once the page is %s and the run still waits (its job is on the way)', (page) => {
-    expect(visibleRunStatus(run('waiting_for_page'), page)).toBe('queued');
-  });
+  it.each(['completed', 'failed', 'cancelled'] as const)(
+    'is queued once the page is %s and the run still waits (its job is on the way)',
+    (page) => {
+      expect(visibleRunStatus(run('waiting_for_page'), page)).toBe('queued');
+    },
+  );
 
   it('without a run: queued after a completed page (the job creates the run), failed after a failed or cancelled one', () => {
     expect(visibleRunStatus(undefined, 'completed')).toBe('queued');

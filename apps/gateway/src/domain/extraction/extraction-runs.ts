@@ -25,7 +25,13 @@ export function extractionOptionsOf(detail: Pick<RequestDetail, 'request'>): Ext
 /** Check a submission's recipe (and version) before anything is created or charged. */
 export async function validateExtraction(deps: GatewayDeps, tenantId: string, requestId: string, e: ExtractionOptions): Promise<void> {
   await callInternal(deps.extractor, extractorApi.createRun, {
-    body: { validate_only: true, tenant_id: tenantId, request_id: requestId, recipe_id: e.recipe_id, ...(e.version_id ? { version_id: e.version_id } : {}) },
+    body: {
+      validate_only: true,
+      tenant_id: tenantId,
+      request_id: requestId,
+      recipe_id: e.recipe_id,
+      ...(e.version_id ? { version_id: e.version_id } : {}),
+    },
   });
 }
 

@@ -46,12 +46,18 @@ const rateKey = (deps: GatewayDeps, tenantId: string) => `${deps.env.REDIS_KEY_P
 const inflightKey = (deps: GatewayDeps, tenantId: string) => `${deps.env.REDIS_KEY_PREFIX}admissions:${tenantId}`;
 
 function limiterFailed(deps: GatewayDeps, limiter: 'rate' | 'concurrency', err: unknown): void {
-  deps.metrics.counter('admission_limiter_errors_total', 'Admission limiter calls that failed (Redis unavailable); admission failed open.', ['limiter'] as const).inc({ limiter });
+  deps.metrics
+    .counter('admission_limiter_errors_total', 'Admission limiter calls that failed (Redis unavailable); admission failed open.', [
+      'limiter',
+    ] as const)
+    .inc({ limiter });
   deps.log.warn({ err, limiter }, 'admission limiter unavailable, failing open');
 }
 
 function refused(deps: GatewayDeps, outcome: 'rate_limited' | 'concurrency_limited'): void {
-  deps.metrics.counter('admissions_refused_total', 'Submissions refused by a per-tenant admission limit.', ['outcome'] as const).inc({ outcome });
+  deps.metrics
+    .counter('admissions_refused_total', 'Submissions refused by a per-tenant admission limit.', ['outcome'] as const)
+    .inc({ outcome });
 }
 
 /** Take one unit of the tenant's submission rate, or throw RATE_LIMITED. Sets the RateLimit headers either way. */
@@ -84,7 +90,11 @@ export async function takeSubmissionRate(deps: GatewayDeps, tenant: Authenticate
  * non-terminal requests and refuses with CONCURRENCY_LIMITED in the same call that creates the
  * request (one round trip; a replay of an existing request is never refused).
  */
-export async function withConcurrencySlot<T>(deps: GatewayDeps, tenant: AuthenticatedTenant, create: (ceiling: ConcurrencyCeiling) => Promise<T>): Promise<T> {
+export async function withConcurrencySlot<T>(
+  deps: GatewayDeps,
+  tenant: AuthenticatedTenant,
+  create: (ceiling: ConcurrencyCeiling) => Promise<T>,
+): Promise<T> {
   const { maxConcurrentRequests: limit } = effectiveLimits(deps, tenant);
   const key = inflightKey(deps, tenant.tenantId);
   const ticket = randomUUID();

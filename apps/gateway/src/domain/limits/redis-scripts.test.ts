@@ -71,15 +71,26 @@ describe('admissionEnter', () => {
 });
 
 describe('takeSubmissionRate', () => {
-  const env = loadGatewayEnv({ DATABASE_URL: 'postgresql://unused@127.0.0.1/unused', API_KEY_PEPPER: 'p'.repeat(16), LOG_LEVEL: 'silent', REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:` });
-  const deps = (r: GatewayDeps['redis']) => ({ env, redis: r, metrics: createMetrics('gateway'), log: createLogger('gateway', 'silent') }) as unknown as GatewayDeps;
+  const env = loadGatewayEnv({
+    DATABASE_URL: 'postgresql://unused@127.0.0.1/unused',
+    API_KEY_PEPPER: 'p'.repeat(16),
+    LOG_LEVEL: 'silent',
+    REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:`,
+  });
+  const deps = (r: GatewayDeps['redis']) =>
+    ({ env, redis: r, metrics: createMetrics('gateway'), log: createLogger('gateway', 'silent') }) as unknown as GatewayDeps;
   const tenant = { tenantId: randomUUID(), credential: 'api_key' as const, limits: { submissionsPerWindow: 2, windowSeconds: 60 } };
 
   it('sets the RateLimit headers and refuses with RATE_LIMITED and Retry-After', async () => {
     const headers = new Map<string, string>();
     const set = (n: string, v: string) => headers.set(n, v);
     await takeSubmissionRate(deps(redis), tenant, set);
-    expect(Object.fromEntries(headers)).toEqual({ 'RateLimit-Limit': '2', 'RateLimit-Remaining': '1', 'RateLimit-Reset': '30', 'RateLimit-Policy': '2;w=60' });
+    expect(Object.fromEntries(headers)).toEqual({
+      'RateLimit-Limit': '2',
+      'RateLimit-Remaining': '1',
+      'RateLimit-Reset': '30',
+      'RateLimit-Policy': '2;w=60',
+    });
     await takeSubmissionRate(deps(redis), tenant, set);
     const refused = await takeSubmissionRate(deps(redis), tenant, set).catch((e: unknown) => e);
     expect(refused).toBeInstanceOf(PublicError);
@@ -89,7 +100,9 @@ describe('takeSubmissionRate', () => {
   });
 
   it('fails open when Redis is unreachable', async () => {
-    const dead = withLimiterScripts(new Redis('redis://127.0.0.1:1', { lazyConnect: true, commandTimeout: 300, maxRetriesPerRequest: 0, retryStrategy: () => null }));
+    const dead = withLimiterScripts(
+      new Redis('redis://127.0.0.1:1', { lazyConnect: true, commandTimeout: 300, maxRetriesPerRequest: 0, retryStrategy: () => null }),
+    );
     dead.on('error', () => undefined);
     const headers = new Map<string, string>();
     const d = deps(dead);

@@ -15,9 +15,15 @@ const NAME_RE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 export async function readDebugArtifact(deps: GatewayDeps, tenantId: string, id: string, name: string): Promise<RequestResultBody> {
   const requestId = requireUuid(id);
   if (!NAME_RE.test(name)) {
-    throw new PublicError('VALIDATION_FAILED', 'The artifact name is not valid.', { details: [{ field: 'name', issue: 'must be an artifact name such as screenshot.png' }] });
+    throw new PublicError('VALIDATION_FAILED', 'The artifact name is not valid.', {
+      details: [{ field: 'name', issue: 'must be an artifact name such as screenshot.png' }],
+    });
   }
-  const raw: unknown = await callInternal(deps.renderer, rendererApi.debugArtifact, { params: { requestId, name }, query: { tenant_id: tenantId }, timeoutMs: 15_000 });
+  const raw: unknown = await callInternal(deps.renderer, rendererApi.debugArtifact, {
+    params: { requestId, name },
+    query: { tenant_id: tenantId },
+    timeoutMs: 15_000,
+  });
   const artifact = DebugArtifactBody.parse(raw);
   return { contentType: artifact.content_type, body: Buffer.from(artifact.body_base64, 'base64') };
 }

@@ -5,7 +5,15 @@ describe('publicEventOf', () => {
   const at = '2026-11-21T10:00:00.000Z';
 
   it('maps the stored event to the public item', () => {
-    expect(publicEventOf({ event_id: 3, kind: 'request.completed', status: 'completed', created_at: at, payload: { result: { status_code: 200, bytes: 10, stage: 'http' } } })).toEqual({
+    expect(
+      publicEventOf({
+        event_id: 3,
+        kind: 'request.completed',
+        status: 'completed',
+        created_at: at,
+        payload: { result: { status_code: 200, bytes: 10, stage: 'http' } },
+      }),
+    ).toEqual({
       id: 3,
       type: 'request.completed',
       status: 'completed',
@@ -24,7 +32,12 @@ describe('publicEventOf', () => {
         proxy_vendor: 'AcmeProxies',
         upstream: 'http://fetch-orchestrator.wdr.svc:8081/internal',
         final_url: 'https://shop.example/cart?session=abc',
-        error: { code: 'TARGET_UNREACHABLE', message: 'could not reach https://shop.example/cart?session=abc', provider: 'acme', host: '10.0.0.7' },
+        error: {
+          code: 'TARGET_UNREACHABLE',
+          message: 'could not reach https://shop.example/cart?session=abc',
+          provider: 'acme',
+          host: '10.0.0.7',
+        },
         result: { status_code: 502, final_url: 'https://shop.example/x' },
         attempt: 2,
       },

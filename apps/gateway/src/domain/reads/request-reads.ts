@@ -7,7 +7,14 @@ import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../
 import { takeSubmissionRate, withConcurrencySlot } from '../limits/admission.js';
 import { inputHashOf, requestIdFor, validateIdempotencyKey, type SubmissionContext } from '../requests/data-requests.js';
 import { publicEventOf, type StoredRequestEvent } from './request-events.js';
-import { createExtractionRun, extractionOptionsOf, runOf, validateExtraction, visibleRunStatus, withExtractions } from '../extraction/extraction-runs.js';
+import {
+  createExtractionRun,
+  extractionOptionsOf,
+  runOf,
+  validateExtraction,
+  visibleRunStatus,
+  withExtractions,
+} from '../extraction/extraction-runs.js';
 
 const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
@@ -32,10 +39,14 @@ export interface ListQuery {
 export async function listDataRequests(deps: GatewayDeps, tenantId: string, q: ListQuery): Promise<RequestPage> {
   const limit = q.limit ?? PAGE_LIMITS.default;
   if (!Number.isInteger(limit) || limit < PAGE_LIMITS.min || limit > PAGE_LIMITS.max) {
-    throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ field: 'limit', issue: 'must be an integer 1..100' }] });
+    throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', {
+      details: [{ field: 'limit', issue: 'must be an integer 1..100' }],
+    });
   }
   if (q.status !== undefined && !(JOB_STATUSES as readonly string[]).includes(q.status)) {
-    throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ field: 'status', issue: `must be one of ${JOB_STATUSES.join(', ')}` }] });
+    throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', {
+      details: [{ field: 'status', issue: `must be one of ${JOB_STATUSES.join(', ')}` }],
+    });
   }
   const page = await callInternal(deps.orchestrator, orchestratorApi.listRequests, {
     query: {
@@ -76,10 +87,17 @@ export interface RequestResultBody {
 }
 
 /** The stored page (claim-check in the orchestrator), as fetched or reduced to its text. */
-export async function readRequestResult(deps: GatewayDeps, tenantId: string, id: string, format: string | undefined): Promise<RequestResultBody> {
+export async function readRequestResult(
+  deps: GatewayDeps,
+  tenantId: string,
+  id: string,
+  format: string | undefined,
+): Promise<RequestResultBody> {
   const f = format ?? 'html';
   if (f !== 'html' && f !== 'text') {
-    throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', { details: [{ field: 'format', issue: 'must be one of html, text' }] });
+    throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', {
+      details: [{ field: 'format', issue: 'must be one of html, text' }],
+    });
   }
   const r = await callInternal(deps.orchestrator, orchestratorApi.requestResult, {
     params: { id: requireUuid(id) },
@@ -110,7 +128,10 @@ export async function retryDataRequest(deps: GatewayDeps, ctx: SubmissionContext
   validateIdempotencyKey(ctx.idempotencyKey);
   const tenantId = ctx.tenant.tenantId;
   const requestId = requestIdFor(tenantId, ctx.idempotencyKey);
-  const source = (await callInternal(deps.orchestrator, orchestratorApi.readRequest, { params: { id: sourceId }, query: { tenant_id: tenantId } })) as RequestDetail;
+  const source = (await callInternal(deps.orchestrator, orchestratorApi.readRequest, {
+    params: { id: sourceId },
+    query: { tenant_id: tenantId },
+  })) as RequestDetail;
   const extraction = extractionOptionsOf(source);
   let sourceRun: ExtractionRunView | undefined;
   if (extraction) {

@@ -15,12 +15,30 @@ export const RECIPE_PAGE = { defaultLimit: 20, maxLimit: 100, maxDataOffset: 10_
 
 const page = (maxOffset: number) =>
   z.object({
-    limit: z.number().int('must be an integer').min(1, `must be 1..${RECIPE_PAGE.maxLimit}`).max(RECIPE_PAGE.maxLimit, `must be 1..${RECIPE_PAGE.maxLimit}`),
-    offset: z.number().int('must be an integer').min(0, 'must be >= 0').max(maxOffset, maxOffset === Number.MAX_SAFE_INTEGER ? 'must be a safe integer' : `must be 0..${maxOffset}`),
+    limit: z
+      .number()
+      .int('must be an integer')
+      .min(1, `must be 1..${RECIPE_PAGE.maxLimit}`)
+      .max(RECIPE_PAGE.maxLimit, `must be 1..${RECIPE_PAGE.maxLimit}`),
+    offset: z
+      .number()
+      .int('must be an integer')
+      .min(0, 'must be >= 0')
+      .max(maxOffset, maxOffset === Number.MAX_SAFE_INTEGER ? 'must be a safe integer' : `must be 0..${maxOffset}`),
   });
 
-export async function listRecipes(deps: GatewayDeps, tenantId: string, query: { limit: number; offset: number }, surface: 'client'): Promise<RecipeList>;
-export async function listRecipes(deps: GatewayDeps, tenantId: string, query: { limit: number; offset: number }, surface: 'data'): Promise<DataRecipeList>;
+export async function listRecipes(
+  deps: GatewayDeps,
+  tenantId: string,
+  query: { limit: number; offset: number },
+  surface: 'client',
+): Promise<RecipeList>;
+export async function listRecipes(
+  deps: GatewayDeps,
+  tenantId: string,
+  query: { limit: number; offset: number },
+  surface: 'data',
+): Promise<DataRecipeList>;
 export async function listRecipes(
   deps: GatewayDeps,
   tenantId: string,
@@ -31,11 +49,15 @@ export async function listRecipes(
   const found = await callInternal(deps.extractor, extractorApi.listRecipes, {
     query: { tenant_id: tenantId, limit, offset, with_active_version: surface === 'data' ? 'true' : 'false' },
   });
-  return { total: found.total, limit, offset, has_more: offset + found.items.length < found.total, items: found.items } as RecipeList | DataRecipeList;
+  return { total: found.total, limit, offset, has_more: offset + found.items.length < found.total, items: found.items } as
+    RecipeList | DataRecipeList;
 }
 
 export async function readRecipe(deps: GatewayDeps, tenantId: string, id: string): Promise<RecipeDetail> {
-  return callInternal(deps.extractor, extractorApi.readRecipe, { params: { id: requireUuid(id) }, query: { tenant_id: tenantId } }) as Promise<RecipeDetail>;
+  return callInternal(deps.extractor, extractorApi.readRecipe, {
+    params: { id: requireUuid(id) },
+    query: { tenant_id: tenantId },
+  }) as Promise<RecipeDetail>;
 }
 
 /**

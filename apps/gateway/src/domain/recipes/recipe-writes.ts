@@ -27,7 +27,13 @@ export async function createRecipe(deps: GatewayDeps, tenantId: string, key: str
   }) as Promise<RecipeDetail>;
 }
 
-export async function updateRecipe(deps: GatewayDeps, tenantId: string, key: string | undefined, id: string, body: unknown): Promise<RecipeDetail> {
+export async function updateRecipe(
+  deps: GatewayDeps,
+  tenantId: string,
+  key: string | undefined,
+  id: string,
+  body: unknown,
+): Promise<RecipeDetail> {
   const recipeId = requireUuid(id);
   return callInternal(deps.extractor, extractorApi.updateRecipe, {
     params: { id: recipeId },
@@ -43,7 +49,13 @@ export async function deleteRecipe(deps: GatewayDeps, tenantId: string, key: str
   });
 }
 
-export async function createRecipeVersion(deps: GatewayDeps, tenantId: string, key: string | undefined, id: string, body: unknown): Promise<RecipeVersion> {
+export async function createRecipeVersion(
+  deps: GatewayDeps,
+  tenantId: string,
+  key: string | undefined,
+  id: string,
+  body: unknown,
+): Promise<RecipeVersion> {
   const recipeId = requireUuid(id);
   return callInternal(deps.extractor, extractorApi.createVersion, {
     params: { id: recipeId },
@@ -51,7 +63,13 @@ export async function createRecipeVersion(deps: GatewayDeps, tenantId: string, k
   }) as Promise<RecipeVersion>;
 }
 
-export async function activateRecipeVersion(deps: GatewayDeps, tenantId: string, key: string | undefined, id: string, versionId: string): Promise<RecipeDetail> {
+export async function activateRecipeVersion(
+  deps: GatewayDeps,
+  tenantId: string,
+  key: string | undefined,
+  id: string,
+  versionId: string,
+): Promise<RecipeDetail> {
   const recipeId = requireUuid(id);
   const vid = requireUuid(versionId, 'versionId');
   return callInternal(deps.extractor, extractorApi.activateVersion, {
@@ -65,7 +83,13 @@ export async function activateRecipeVersion(deps: GatewayDeps, tenantId: string,
  * every attempt failed; the wait is bounded by its attempts (each LLM call by LLM_TIMEOUT_MS) and
  * the sample page's fetch.
  */
-export async function generateRecipeVersion(deps: GatewayDeps, tenantId: string, key: string | undefined, id: string, body: unknown): Promise<RecipeGeneration> {
+export async function generateRecipeVersion(
+  deps: GatewayDeps,
+  tenantId: string,
+  key: string | undefined,
+  id: string,
+  body: unknown,
+): Promise<RecipeGeneration> {
   const recipeId = requireUuid(id);
   return callInternal(deps.extractor, extractorApi.generateVersion, {
     params: { id: recipeId },

@@ -4,7 +4,14 @@ import { orchestratorApi, type WorkflowOrigin } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../app.js';
-import type { CabinetRequestResponse, CreateDataRequestBody, ExtractionResult, RequestDetail, RequestMode, SubmissionResponse } from '../../api/models.js';
+import type {
+  CabinetRequestResponse,
+  CreateDataRequestBody,
+  ExtractionResult,
+  RequestDetail,
+  RequestMode,
+  SubmissionResponse,
+} from '../../api/models.js';
 import { createExtractionRun, extractionResultOf, validateExtraction, withExtraction } from '../extraction/extraction-runs.js';
 import { takeSubmissionRate, withConcurrencySlot, type SetHeader } from '../limits/admission.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';
@@ -17,7 +24,9 @@ const UUID_RE = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/
  * chooses browser or http. Browser actions and debug artifacts need a browser, so they promote
  * HTTP routes to their browser equivalent.
  */
-export function resolveRouteMode(body: Pick<CreateDataRequestBody, 'mode' | 'javascript' | 'browser_actions' | 'debug_artifacts'>): RequestMode {
+export function resolveRouteMode(
+  body: Pick<CreateDataRequestBody, 'mode' | 'javascript' | 'browser_actions' | 'debug_artifacts'>,
+): RequestMode {
   const mode: RequestMode = body.mode ?? (body.javascript === false ? 'http' : 'browser');
   const needsBrowser = (body.browser_actions?.length ?? 0) > 0 || body.debug_artifacts === true;
   if (!needsBrowser) return mode;
@@ -45,7 +54,6 @@ export function requestIdFor(tenantId: string, idempotencyKey: string | undefine
 export function inputHashOf(body: unknown): string {
   return createHash('sha256').update(canonicalJson(body)).digest('hex');
 }
-
 
 export function validateIdempotencyKey(key: string | undefined): void {
   if (key === undefined) return;
@@ -80,7 +88,13 @@ export interface RunOfWorkflow {
  * and with another body an IDEMPOTENCY_CONFLICT, for as long as the request exists.
  * Cabinet submissions without the header get a server-generated key (a fresh request each time).
  */
-export async function submitRequest(deps: GatewayDeps, ctx: SubmissionContext, body: unknown, surface: 'data' | 'client', run?: RunOfWorkflow): Promise<SubmissionResponse> {
+export async function submitRequest(
+  deps: GatewayDeps,
+  ctx: SubmissionContext,
+  body: unknown,
+  surface: 'data' | 'client',
+  run?: RunOfWorkflow,
+): Promise<SubmissionResponse> {
   validateIdempotencyKey(ctx.idempotencyKey);
   const normalized = normalizeSubmission(body);
   const tenantId = ctx.tenant.tenantId;

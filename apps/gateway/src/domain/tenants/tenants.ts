@@ -31,7 +31,12 @@ export function limitsOf(row: TenantLimits | null): LimitOverrides {
 const badKey = () => new PublicError('UNAUTHENTICATED', 'A valid X-API-Key header is required.');
 
 /** The tenant of a valid, unrevoked key of an active tenant; answered from `cache` when it holds the key. */
-export async function authenticateApiKey(db: PrismaClient, key: string | undefined, pepper: string, cache: CredentialCache): Promise<AuthenticatedTenant> {
+export async function authenticateApiKey(
+  db: PrismaClient,
+  key: string | undefined,
+  pepper: string,
+  cache: CredentialCache,
+): Promise<AuthenticatedTenant> {
   const prefix = key ? prefixOf(key) : undefined;
   if (!key || !prefix) throw badKey();
   const digest = hashApiKey(key, pepper);
@@ -68,7 +73,9 @@ export async function createTenantNamed(
     if (existing) return { created: false as const, tenantId: existing.id };
     const tenantId = randomUUID();
     const issued = issueApiKey(pepper);
-    await tx.tenant.create({ data: { id: tenantId, name, apiKeys: { create: { id: randomUUID(), prefix: issued.prefix, hash: issued.hash } } } });
+    await tx.tenant.create({
+      data: { id: tenantId, name, apiKeys: { create: { id: randomUUID(), prefix: issued.prefix, hash: issued.hash } } },
+    });
     return { created: true as const, tenantId, apiKey: issued.key };
   });
 }

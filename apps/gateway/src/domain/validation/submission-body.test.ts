@@ -34,9 +34,26 @@ describe('normalizeSubmission', () => {
   it('knows every field of the body model', () => {
     expect([...SUBMISSION_FIELDS].sort()).toEqual(
       [
-        'url', 'mode', 'geo_country', 'max_credits_per_request', 'proxy', 'proxy_type', 'headers', 'cookies', 'timeout_ms', 'javascript',
-        'resource_policy', 'wait_for_selector', 'user_agent', 'result_text_selector', 'wait_for_text', 'browser_actions', 'debug_artifacts',
-        'skip_cache', 'cache_ttl_seconds', 'extraction',
+        'url',
+        'mode',
+        'geo_country',
+        'max_credits_per_request',
+        'proxy',
+        'proxy_type',
+        'headers',
+        'cookies',
+        'timeout_ms',
+        'javascript',
+        'resource_policy',
+        'wait_for_selector',
+        'user_agent',
+        'result_text_selector',
+        'wait_for_text',
+        'browser_actions',
+        'debug_artifacts',
+        'skip_cache',
+        'cache_ttl_seconds',
+        'extraction',
       ].sort(),
     );
   });
@@ -138,7 +155,12 @@ describe('browser actions', () => {
     const { readFileSync } = await import('node:fs');
     const { BROWSER_ACTION_SCHEMAS } = await import('@wdr/contracts');
     const doc = JSON.parse(readFileSync(new URL('../../../../../packages/contracts/openapi/openapi.json', import.meta.url), 'utf8')) as {
-      components: { schemas: Record<string, { properties?: Record<string, { enum?: string[] }>; anyOf?: { $ref: string }[]; oneOf?: { $ref: string }[]; allOf?: unknown[] }> };
+      components: {
+        schemas: Record<
+          string,
+          { properties?: Record<string, { enum?: string[] }>; anyOf?: { $ref: string }[]; oneOf?: { $ref: string }[]; allOf?: unknown[] }
+        >;
+      };
     };
     const schemas = doc.components.schemas;
     const union = schemas['BrowserAction']!;

@@ -1,7 +1,14 @@
 import { z } from 'zod';
 import { browserActionSchema } from '@wdr/contracts';
 import { PublicError, type FieldIssue } from '@wdr/kit/errors';
-import type { BrowserAction, CreateDataRequestBody, ProxyNetworkType, ProxySetting, RequestMode, ResourcePolicy } from '../../api/models.js';
+import type {
+  BrowserAction,
+  CreateDataRequestBody,
+  ProxyNetworkType,
+  ProxySetting,
+  RequestMode,
+  ResourcePolicy,
+} from '../../api/models.js';
 import { ISO_3166_ALPHA2 } from './countries.js';
 
 /**
@@ -11,7 +18,14 @@ import { ISO_3166_ALPHA2 } from './countries.js';
  * trusts: URL syntax, header and cookie rules, country codes and cross-field rules live only here.
  */
 
-export const REQUEST_MODES = ['direct', 'auto', 'browser', 'http', 'residential', 'residential_browser'] as const satisfies readonly RequestMode[];
+export const REQUEST_MODES = [
+  'direct',
+  'auto',
+  'browser',
+  'http',
+  'residential',
+  'residential_browser',
+] as const satisfies readonly RequestMode[];
 export const PROXY_SETTINGS = ['random', 'off'] as const satisfies readonly ProxySetting[];
 export const PROXY_TYPES = ['datacenter', 'residential', 'premium'] as const satisfies readonly ProxyNetworkType[];
 export const RESOURCE_POLICIES = ['adaptive', 'compatible'] as const satisfies readonly ResourcePolicy[];
@@ -92,7 +106,7 @@ function checkEntries(rec: Record<string, string>, ctx: Ctx, kind: 'headers' | '
     const issue = (message: string) => ctx.addIssue({ code: 'custom', path: [name], message });
     if (name.length === 0 || name.length > limits.nameLength) issue(`name length must be 1..${limits.nameLength}`);
     else if (CONTROL_RE.test(name)) issue('name must not contain control characters');
-    else if (!TOKEN_RE.test(name)) issue('name must be an HTTP token (letters, digits and !#$%&\'*+-.^_`|~)');
+    else if (!TOKEN_RE.test(name)) issue("name must be an HTTP token (letters, digits and !#$%&'*+-.^_`|~)");
     else if (kind === 'headers' && isForbiddenHeader(name)) {
       issue(name.toLowerCase() === 'cookie' ? 'set cookies through the cookies field' : 'is a hop-by-hop or transport-controlled header');
     } else if (seen.has(name.toLowerCase())) issue('duplicate name (names are case-insensitive)');
@@ -108,14 +122,11 @@ function checkEntries(rec: Record<string, string>, ctx: Ctx, kind: 'headers' | '
 
 const stringType = { error: (iss: { input?: unknown }) => (iss.input === undefined ? 'is required' : 'must be a string') };
 
-const boundedString = (min: number, max: number) => z.string(stringType).min(min, `length must be ${min}..${max}`).max(max, `length must be ${min}..${max}`);
+const boundedString = (min: number, max: number) =>
+  z.string(stringType).min(min, `length must be ${min}..${max}`).max(max, `length must be ${min}..${max}`);
 
 const intIn = (min: number, max: number) =>
-  z
-    .number({ error: 'must be an integer' })
-    .int('must be an integer')
-    .min(min, `must be ${min}..${max}`)
-    .max(max, `must be ${min}..${max}`);
+  z.number({ error: 'must be an integer' }).int('must be an integer').min(min, `must be ${min}..${max}`).max(max, `must be ${min}..${max}`);
 
 const targetUrl = z
   .string(stringType)
@@ -132,13 +143,17 @@ const targetUrl = z
     if (u.protocol !== 'http:' && u.protocol !== 'https:') ctx.addIssue({ code: 'custom', message: 'scheme must be http or https' });
     else if (!u.hostname) ctx.addIssue({ code: 'custom', message: 'must name a host' });
     else if (u.username || u.password) ctx.addIssue({ code: 'custom', message: 'must not contain credentials' });
-    else if (CONTROL_RE.test(value) || /\s/.test(value)) ctx.addIssue({ code: 'custom', message: 'must not contain whitespace or control characters' });
+    else if (CONTROL_RE.test(value) || /\s/.test(value))
+      ctx.addIssue({ code: 'custom', message: 'must not contain whitespace or control characters' });
   });
 
 const jsonSize = (v: unknown) => Buffer.byteLength(JSON.stringify(v));
 
 /** One action of the declared set (@wdr/contracts, version BROWSER_ACTIONS_VERSION), each at most 4 KiB as JSON. */
-const browserAction = browserActionSchema.refine((a) => jsonSize(a) <= BODY_LIMITS.actionBytes, `must be at most ${BODY_LIMITS.actionBytes} bytes as JSON`);
+const browserAction = browserActionSchema.refine(
+  (a) => jsonSize(a) <= BODY_LIMITS.actionBytes,
+  `must be at most ${BODY_LIMITS.actionBytes} bytes as JSON`,
+);
 
 const entries = (kind: 'headers' | 'cookies') =>
   z.record(z.string(), z.string({ error: 'must be a string' })).superRefine((rec, ctx) => checkEntries(rec, ctx, kind));

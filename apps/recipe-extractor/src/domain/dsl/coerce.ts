@@ -6,8 +6,31 @@ import type { ScalarType } from '@wdr/contracts';
  */
 export type Scalar = string | number | boolean;
 
-const TRUE_WORDS = new Set(['true', 'yes', 'y', '1', 'on', 'in stock', 'instock', 'available', 'https://schema.org/instock', 'http://schema.org/instock']);
-const FALSE_WORDS = new Set(['false', 'no', 'n', '0', 'off', 'out of stock', 'outofstock', 'sold out', 'unavailable', 'https://schema.org/outofstock', 'http://schema.org/outofstock']);
+const TRUE_WORDS = new Set([
+  'true',
+  'yes',
+  'y',
+  '1',
+  'on',
+  'in stock',
+  'instock',
+  'available',
+  'https://schema.org/instock',
+  'http://schema.org/instock',
+]);
+const FALSE_WORDS = new Set([
+  'false',
+  'no',
+  'n',
+  '0',
+  'off',
+  'out of stock',
+  'outofstock',
+  'sold out',
+  'unavailable',
+  'https://schema.org/outofstock',
+  'http://schema.org/outofstock',
+]);
 
 export function collapseWhitespace(s: string): string {
   return s.replace(/\s+/g, ' ').trim();

@@ -126,7 +126,12 @@ describe('extraction', () => {
           { name: 'pros', type: 'string', multiple: true, selectors: ['.pro'] },
         ],
       },
-      { name: 'first_review', type: 'object', scope: 'section.review', fields: [{ name: 'author', type: 'string', selectors: ['.author'] }] },
+      {
+        name: 'first_review',
+        type: 'object',
+        scope: 'section.review',
+        fields: [{ name: 'author', type: 'string', selectors: ['.author'] }],
+      },
     ]);
     const r = extract(d, PRODUCT);
     expect(r.data).toEqual({
@@ -149,7 +154,14 @@ describe('extraction', () => {
       { name: 'sku', type: 'string', required: true, selectors: ['.sku'] },
       { name: 'stars', type: 'number', required: true, selectors: ['h1.title'] },
       { name: 'subtitle', type: 'string', selectors: ['h2'] },
-      { name: 'items', type: 'object', required: true, multiple: true, scope: '.nope', fields: [{ name: 'x', type: 'string', selectors: ['b'] }] },
+      {
+        name: 'items',
+        type: 'object',
+        required: true,
+        multiple: true,
+        scope: '.nope',
+        fields: [{ name: 'x', type: 'string', selectors: ['b'] }],
+      },
     ]);
     const r = extract(d, PRODUCT);
     expect(r.missing).toEqual([
@@ -179,7 +191,9 @@ describe('definition rules and limits', () => {
     const details = validationDetails(() =>
       validateDefinition({ dsl_version: 2, fields: [{ name: '1bad', type: 'money', selectors: ['h1'], extra: true }] }, LIMITS),
     );
-    expect(details.map((d) => d.field)).toEqual(expect.arrayContaining(['definition.dsl_version', 'definition.fields.0.name', 'definition.fields.0.type']));
+    expect(details.map((d) => d.field)).toEqual(
+      expect.arrayContaining(['definition.dsl_version', 'definition.fields.0.name', 'definition.fields.0.type']),
+    );
   });
 
   it('refuses what a source or an object needs and does not have', () => {
@@ -210,14 +224,20 @@ describe('definition rules and limits', () => {
     expect(validationDetails(() => validateDefinition({ dsl_version: 1, fields: ['a', 'b', 'c', 'd'].map(field) }, small))).toEqual([
       { field: 'definition.fields', issue: 'has 4 rules; max_rules is 3' },
     ]);
-    expect(validationDetails(() => validateDefinition({ dsl_version: 1, fields: [{ ...field('a'), selectors: ['h1', 'h2', 'h3'] }] }, small))).toEqual([
-      { field: 'definition.fields.0.selectors', issue: 'has 3 selectors; max_selectors_per_rule is 2' },
-    ]);
+    expect(
+      validationDetails(() => validateDefinition({ dsl_version: 1, fields: [{ ...field('a'), selectors: ['h1', 'h2', 'h3'] }] }, small)),
+    ).toEqual([{ field: 'definition.fields.0.selectors', issue: 'has 3 selectors; max_selectors_per_rule is 2' }]);
     const nested = { name: 'o', type: 'object', scope: 'div', fields: [{ name: 'p', type: 'object', scope: 'p', fields: [field('x')] }] };
     expect(validationDetails(() => validateDefinition({ dsl_version: 1, fields: [nested] }, small))).toEqual([
       { field: 'definition.fields.0.fields.0', issue: 'nests objects 2 deep; max_object_nesting_depth is 1' },
     ]);
-    const big = { dsl_version: 1, fields: [{ ...field('a'), description: 'x'.repeat(1_000) }, { ...field('b'), description: 'x'.repeat(1_000) }] };
+    const big = {
+      dsl_version: 1,
+      fields: [
+        { ...field('a'), description: 'x'.repeat(1_000) },
+        { ...field('b'), description: 'x'.repeat(1_000) },
+      ],
+    };
     expect(validationDetails(() => validateDefinition(big, small))).toEqual([
       { field: 'definition', issue: expect.stringMatching(/^is \d+ bytes as JSON; max_schema_bytes is 2000$/) },
     ]);

@@ -59,7 +59,8 @@ function checkObject(fields: FieldRule[], value: unknown, prefix: string, issues
     return;
   }
   const obj = value as Record<string, unknown>;
-  for (const key of Object.keys(obj)) if (!fields.some((f) => f.name === key)) issues.push({ field: `${prefix}${key}`, issue: 'is not a field of the recipe' });
+  for (const key of Object.keys(obj))
+    if (!fields.some((f) => f.name === key)) issues.push({ field: `${prefix}${key}`, issue: 'is not a field of the recipe' });
   for (const f of fields) {
     const path = `${prefix}${f.name}`;
     const v = obj[f.name];

@@ -49,7 +49,10 @@ export function validateDefinition(input: unknown, limits: DslLimits, path = 'de
       const selectors = f.selectors ?? [];
       const selectorCount = selectors.length + (f.scope ? 1 : 0);
       if (selectorCount > limits.maxSelectorsPerRule) {
-        issues.push({ field: `${here}.selectors`, issue: `has ${selectorCount} selectors; max_selectors_per_rule is ${limits.maxSelectorsPerRule}` });
+        issues.push({
+          field: `${here}.selectors`,
+          issue: `has ${selectorCount} selectors; max_selectors_per_rule is ${limits.maxSelectorsPerRule}`,
+        });
       }
       selectors.forEach((s, j) => {
         const bad = selectorIssue(s);
@@ -74,7 +77,8 @@ export function validateDefinition(input: unknown, limits: DslLimits, path = 'de
       if (f.fields) issues.push({ field: `${here}.fields`, issue: 'only object fields have fields' });
       const source = f.source ?? { type: 'text' };
       if (ELEMENT_SOURCES.includes(source.type)) {
-        if (selectors.length === 0) issues.push({ field: `${here}.selectors`, issue: `a ${source.type} source needs at least one selector` });
+        if (selectors.length === 0)
+          issues.push({ field: `${here}.selectors`, issue: `a ${source.type} source needs at least one selector` });
       } else if (selectors.length > 0) {
         issues.push({ field: `${here}.selectors`, issue: `a ${source.type} source takes no selectors` });
       }

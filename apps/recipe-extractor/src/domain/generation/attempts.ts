@@ -7,7 +7,9 @@ import { LlmAnswerError, type LlmGenerator } from './llm.js';
 
 export type GenerationMethod = 'llm' | 'heuristic';
 
-export type Checked = { ok: true; definition: RecipeDefinition; data: Record<string, unknown>; warnings: FieldIssue[]; issues: FieldIssue[] } | { ok: false; issues: FieldIssue[] };
+export type Checked =
+  | { ok: true; definition: RecipeDefinition; data: Record<string, unknown>; warnings: FieldIssue[]; issues: FieldIssue[] }
+  | { ok: false; issues: FieldIssue[] };
 
 export interface Kept {
   definition: RecipeDefinition;
@@ -31,7 +33,10 @@ export interface AttemptDeps {
 export function attemptPlan(method: 'auto' | GenerationMethod, hasLlm: boolean, maxAttempts: number): GenerationMethod[] {
   if (method === 'heuristic' || !hasLlm) return ['heuristic'];
   if (method === 'llm') return Array.from({ length: maxAttempts }, () => 'llm' as const);
-  return [...Array.from({ length: Math.max(maxAttempts - 1, 1) }, () => 'llm' as const), ...(maxAttempts > 1 ? ['heuristic' as const] : [])];
+  return [
+    ...Array.from({ length: Math.max(maxAttempts - 1, 1) }, () => 'llm' as const),
+    ...(maxAttempts > 1 ? ['heuristic' as const] : []),
+  ];
 }
 
 /**
@@ -69,13 +74,21 @@ export async function runAttempts(
       }
     } catch (err) {
       deps.log.warn({ err, attempt: i + 1, method: how }, 'recipe generation attempt failed');
-      attempts.push({ attempt: i + 1, method: how, outcome: 'error', issues: [{ field: 'generator', issue: err instanceof Error ? err.message : 'failed' }] });
+      attempts.push({
+        attempt: i + 1,
+        method: how,
+        outcome: 'error',
+        issues: [{ field: 'generator', issue: err instanceof Error ? err.message : 'failed' }],
+      });
       continue;
     }
     const checked = input.check(candidate, how);
     attempts.push({ attempt: i + 1, method: how, outcome: checked.ok ? 'accepted' : 'rejected', issues: checked.issues });
-    deps.metrics.counter('recipe_generation_attempts_total', 'Recipe generation attempts, by method and outcome.', ['method', 'outcome']).inc({ method: how, outcome: checked.ok ? 'accepted' : 'rejected' });
-    if (checked.ok) return { attempts, kept: { definition: checked.definition, method: how, data: checked.data, warnings: checked.warnings } };
+    deps.metrics
+      .counter('recipe_generation_attempts_total', 'Recipe generation attempts, by method and outcome.', ['method', 'outcome'])
+      .inc({ method: how, outcome: checked.ok ? 'accepted' : 'rejected' });
+    if (checked.ok)
+      return { attempts, kept: { definition: checked.definition, method: how, data: checked.data, warnings: checked.warnings } };
     previous = { definition: candidate, issues: checked.issues };
   }
   return { attempts, kept: undefined };

@@ -28,7 +28,8 @@ export interface GenerationDeps {
   metrics: ServiceMetrics;
 }
 
-const invalid = (field: string, issue: string) => new PublicError('VALIDATION_FAILED', 'The generation request is not valid.', { details: [{ field, issue }] });
+const invalid = (field: string, issue: string) =>
+  new PublicError('VALIDATION_FAILED', 'The generation request is not valid.', { details: [{ field, issue }] });
 
 /**
  * Generate a version of a recipe from a prompt and its sample page, synchronously, in at most
@@ -43,11 +44,18 @@ const invalid = (field: string, issue: string) => new PublicError('VALIDATION_FA
  * at billing-ledger (llm-billing.ts): preflight before the first call, the exact charge after the
  * last; the heuristic alone is free.
  */
-export async function generateVersion(deps: GenerationDeps, tenantId: string, recipeId: string, claim: IdempotencyClaim, input: unknown): Promise<GenerationView> {
+export async function generateVersion(
+  deps: GenerationDeps,
+  tenantId: string,
+  recipeId: string,
+  claim: IdempotencyClaim,
+  input: unknown,
+): Promise<GenerationView> {
   const earlier = await replayOf(deps.db, tenantId, claim);
   if (earlier !== undefined) return earlier as GenerationView;
   const body = parseOrThrow(GenerateInput, input);
-  if (body.prompt.length > deps.maxPromptLength) throw invalid('prompt', `is ${body.prompt.length} characters; max_prompt_length is ${deps.maxPromptLength}`);
+  if (body.prompt.length > deps.maxPromptLength)
+    throw invalid('prompt', `is ${body.prompt.length} characters; max_prompt_length is ${deps.maxPromptLength}`);
   if (body.sample_url && body.sample_request_id) throw invalid('sample_request_id', 'give sample_url or sample_request_id, not both');
   const method = body.method ?? 'auto';
   if (method === 'llm' && !deps.llm) throw invalid('method', 'no LLM is configured for generation; use heuristic or auto');
@@ -55,16 +63,33 @@ export async function generateVersion(deps: GenerationDeps, tenantId: string, re
   const plan = attemptPlan(method, deps.llm !== undefined, deps.maxAttempts);
   // A plan with model calls is a paid LLM operation: its preflight refuses (402) before any call.
   // The operation id is the write's idempotency key, so a retried generation holds once.
-  const bill = plan.includes('llm') ? await LlmBill.open(deps.billing, tenantId, `generation:${claim.key_id}`, 'recipe_generation', `LLM recipe generation, recipe ${recipe.id}`) : undefined;
+  const bill = plan.includes('llm')
+    ? await LlmBill.open(
+        deps.billing,
+        tenantId,
+        `generation:${claim.key_id}`,
+        'recipe_generation',
+        `LLM recipe generation, recipe ${recipe.id}`,
+      )
+    : undefined;
   let found: Kept | undefined;
   let attempts: GenerationAttemptView[] = [];
   try {
-    const page = await samplePage(deps.page, tenantId, body.sample_request_id ? { requestId: body.sample_request_id } : { url: body.sample_url ?? recipe.sampleUrl });
+    const page = await samplePage(
+      deps.page,
+      tenantId,
+      body.sample_request_id ? { requestId: body.sample_request_id } : { url: body.sample_url ?? recipe.sampleUrl },
+    );
     ({ attempts, kept: found } = await runAttempts(deps, {
       plan,
       prompt: body.prompt,
       html: page.html,
-      heuristic: () => heuristicDefinition(page.html, { prompt: body.prompt, maxRules: deps.limits.maxRules, maxSelectorsPerRule: deps.limits.maxSelectorsPerRule }),
+      heuristic: () =>
+        heuristicDefinition(page.html, {
+          prompt: body.prompt,
+          maxRules: deps.limits.maxRules,
+          maxSelectorsPerRule: deps.limits.maxSelectorsPerRule,
+        }),
       check: (candidate, how) => check(deps.limits, candidate, page.html, page.url, how === 'heuristic'),
       bill,
     }));
@@ -72,9 +97,13 @@ export async function generateVersion(deps: GenerationDeps, tenantId: string, re
     await bill?.settle(found ? 'succeeded' : 'failed');
   }
   if (!found) {
-    throw new PublicError('VALIDATION_FAILED', `No generated recipe worked on the sample page in ${attempts.length} attempt(s); nothing was saved.`, {
-      details: attempts.flatMap((a) => a.issues.map((x) => ({ field: `attempts.${a.attempt}.${x.field}`, issue: x.issue }))),
-    });
+    throw new PublicError(
+      'VALIDATION_FAILED',
+      `No generated recipe worked on the sample page in ${attempts.length} attempt(s); nothing was saved.`,
+      {
+        details: attempts.flatMap((a) => a.issues.map((x) => ({ field: `attempts.${a.attempt}.${x.field}`, issue: x.issue }))),
+      },
+    );
   }
   const kept = found;
   return idempotentWrite(deps.db, tenantId, claim, async (tx) => {
@@ -94,7 +123,8 @@ export function check(limits: DslLimits, candidate: unknown, html: string, pageU
   try {
     def = validateDefinition(candidate, limits);
   } catch (err) {
-    if (err instanceof PublicError) return { ok: false, issues: (err.details as FieldIssue[] | undefined) ?? [{ field: 'definition', issue: err.message }] };
+    if (err instanceof PublicError)
+      return { ok: false, issues: (err.details as FieldIssue[] | undefined) ?? [{ field: 'definition', issue: err.message }] };
     throw err;
   }
   let outcome = extract(def, html, pageUrl ? { pageUrl } : {});

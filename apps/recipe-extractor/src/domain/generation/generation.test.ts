@@ -42,7 +42,9 @@ describe('the heuristic generator', () => {
       { cost: 39, name: 'Sandal', link: 'https://shop.example/p/3' },
     ]);
     // What the prompt names comes first and is required.
-    expect(checked.definition.fields.filter((f) => f.required).map((f) => f.name)).toEqual(expect.arrayContaining(['name', 'brand_name', 'price']));
+    expect(checked.definition.fields.filter((f) => f.required).map((f) => f.name)).toEqual(
+      expect.arrayContaining(['name', 'brand_name', 'price']),
+    );
   });
 
   it('is deterministic and stays within max_rules', () => {
@@ -53,7 +55,13 @@ describe('the heuristic generator', () => {
   });
 
   it('rejects rules that find nothing', () => {
-    const checked = check(limits, { dsl_version: 1, fields: [{ name: 'sku', type: 'string', required: true, selectors: ['.sku'] }] }, PRODUCT, undefined, false);
+    const checked = check(
+      limits,
+      { dsl_version: 1, fields: [{ name: 'sku', type: 'string', required: true, selectors: ['.sku'] }] },
+      PRODUCT,
+      undefined,
+      false,
+    );
     expect(checked).toEqual({
       ok: false,
       issues: [
@@ -68,7 +76,10 @@ describe('the LLM generator', () => {
   let server: ChatCompletionsServer;
   beforeAll(async () => {
     server = await startChatCompletionsServer({
-      respond: (_req, i) => (i === 0 ? 'not json' : '```json\n{"dsl_version":1,"fields":[{"name":"title","type":"string","required":true,"selectors":["h1"]}]}\n```'),
+      respond: (_req, i) =>
+        i === 0
+          ? 'not json'
+          : '```json\n{"dsl_version":1,"fields":[{"name":"title","type":"string","required":true,"selectors":["h1"]}]}\n```',
     });
   });
   afterAll(() => server.close());
@@ -76,7 +87,11 @@ describe('the LLM generator', () => {
   it('asks any chat-completions server for a JSON definition, with the reduced page and the previous issues', async () => {
     const llm = new LlmGenerator({ baseUrl: server.baseUrl, apiKey: server.apiKey, model: 'local-model', timeoutMs: 5_000 });
     await expect(llm.attempt({ prompt: 'the title', html: PRODUCT })).rejects.toThrow('did not answer a JSON object');
-    const answer = await llm.attempt({ prompt: 'the title', html: PRODUCT, previous: { definition: { fields: [] }, issues: [{ field: 'definition', issue: 'no field found anything' }] } });
+    const answer = await llm.attempt({
+      prompt: 'the title',
+      html: PRODUCT,
+      previous: { definition: { fields: [] }, issues: [{ field: 'definition', issue: 'no field found anything' }] },
+    });
     expect(answer.definition).toEqual({ dsl_version: 1, fields: [{ name: 'title', type: 'string', required: true, selectors: ['h1'] }] });
     expect(answer.usage?.prompt_tokens).toBeGreaterThan(0);
     const sent = server.requests[1]!;

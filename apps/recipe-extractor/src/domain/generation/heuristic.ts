@@ -32,7 +32,8 @@ export function heuristicDefinition(html: string, opts: HeuristicOptions): Recip
   fromMicrodata($, out);
   fromOpenGraph($, out);
   const h1 = $('h1').first();
-  if (h1.length && collapseWhitespace(h1.text())) out.add({ name: 'title', type: 'string', selectors: [selectorFor($, h1[0] as unknown as Element)] });
+  if (h1.length && collapseWhitespace(h1.text()))
+    out.add({ name: 'title', type: 'string', selectors: [selectorFor($, h1[0] as unknown as Element)] });
   fromLabelValues($, out);
   fromRepeatedBlocks($, out);
   const words = new Set(
@@ -121,7 +122,12 @@ function fromJsonLd($: CheerioAPI, out: Candidates): void {
         const first = value[0];
         if (first !== null && typeof first === 'object') return walk(first, path);
         if (first !== undefined) {
-          out.add({ name: snake(path.join('_')), type: typeOf(first), multiple: true, source: { type: 'json_ld', path: path.join('.'), ...(itemType ? { item_type: itemType } : {}) } });
+          out.add({
+            name: snake(path.join('_')),
+            type: typeOf(first),
+            multiple: true,
+            source: { type: 'json_ld', path: path.join('.'), ...(itemType ? { item_type: itemType } : {}) },
+          });
         }
         return;
       }
@@ -132,7 +138,11 @@ function fromJsonLd($: CheerioAPI, out: Candidates): void {
       if (value === null || value === undefined || String(value).trim() === '') return;
       // offers.price -> price; brand.name -> brand_name
       const name = path.length === 2 && ['offers', 'aggregateRating'].includes(path[0]!) ? path[1]! : path.join('_');
-      out.add({ name: snake(name), type: typeOf(value), source: { type: 'json_ld', path: path.join('.'), ...(itemType ? { item_type: itemType } : {}) } });
+      out.add({
+        name: snake(name),
+        type: typeOf(value),
+        source: { type: 'json_ld', path: path.join('.'), ...(itemType ? { item_type: itemType } : {}) },
+      });
     };
     walk(obj, []);
   }
@@ -199,7 +209,10 @@ function fromRepeatedBlocks($: CheerioAPI, out: Candidates): void {
     }
   });
   if (!best) return;
-  const scope = `${selectorFor($, best.parent)} > ${best.signature.split('.').map((p, i) => (i === 0 ? p : cssIdent(p))).join('.')}`;
+  const scope = `${selectorFor($, best.parent)} > ${best.signature
+    .split('.')
+    .map((p, i) => (i === 0 ? p : cssIdent(p)))
+    .join('.')}`;
   const items = $(scope).toArray();
   // Sub-fields: class-bearing descendants with text that most items have.
   const counts = new Map<string, { n: number; sample: string }>();
@@ -229,14 +242,20 @@ function fromRepeatedBlocks($: CheerioAPI, out: Candidates): void {
     fields.push({ name, type: typeOf(c.sample), selectors: [sel] });
   }
   const link = $(items[0]!).find('a[href]').first();
-  if (link.length && fields.length < 8) fields.push({ name: 'link', type: 'url', selectors: ['a[href]'], source: { type: 'attribute', name: 'href' } });
+  if (link.length && fields.length < 8)
+    fields.push({ name: 'link', type: 'url', selectors: ['a[href]'], source: { type: 'attribute', name: 'href' } });
   if (fields.length === 0) fields.push({ name: 'text', type: 'string', selectors: ['*'] });
   out.add({ name: 'items', type: 'object', multiple: true, scope, fields });
 }
 
 function classesOf(el: AnyNode): string[] {
   const c = (el as Element).attribs?.['class'];
-  return c ? c.split(/\s+/).filter((x) => /^[A-Za-z_][\w-]*$/.test(x)).sort() : [];
+  return c
+    ? c
+        .split(/\s+/)
+        .filter((x) => /^[A-Za-z_][\w-]*$/.test(x))
+        .sort()
+    : [];
 }
 
 function cssIdent(s: string): string {

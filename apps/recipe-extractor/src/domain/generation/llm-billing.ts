@@ -50,7 +50,9 @@ export class LlmBill {
 
   /** The exact charge; answers the tokens charged. */
   async settle(outcome: 'succeeded' | 'failed'): Promise<number> {
-    const cost = this.usage.prompt_tokens * this.deps.prices.promptNanoUsdPerToken + this.usage.completion_tokens * this.deps.prices.completionNanoUsdPerToken;
+    const cost =
+      this.usage.prompt_tokens * this.deps.prices.promptNanoUsdPerToken +
+      this.usage.completion_tokens * this.deps.prices.completionNanoUsdPerToken;
     const settled = await callInternal(this.deps.ledger, ledgerApi.settleLlmCharge, {
       params: { operationId: this.operationId },
       body: { tenant_id: this.tenantId, outcome, ...this.usage, provider_cost_nano_usd: cost, memo: this.memo },

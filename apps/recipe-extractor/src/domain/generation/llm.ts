@@ -39,7 +39,12 @@ export class LlmGenerator {
   private readonly client: OpenAI;
 
   constructor(private readonly config: LlmConfig) {
-    this.client = new OpenAI({ apiKey: config.apiKey, ...(config.baseUrl ? { baseURL: config.baseUrl } : {}), timeout: config.timeoutMs, maxRetries: 0 });
+    this.client = new OpenAI({
+      apiKey: config.apiKey,
+      ...(config.baseUrl ? { baseURL: config.baseUrl } : {}),
+      timeout: config.timeoutMs,
+      maxRetries: 0,
+    });
   }
 
   async attempt(input: LlmAttemptInput): Promise<LlmAnswer> {
@@ -61,7 +66,9 @@ export class LlmGenerator {
       response_format: { type: 'json_object' },
     });
     const text = completion.choices[0]?.message.content ?? '';
-    const usage = completion.usage ? { prompt_tokens: completion.usage.prompt_tokens, completion_tokens: completion.usage.completion_tokens } : undefined;
+    const usage = completion.usage
+      ? { prompt_tokens: completion.usage.prompt_tokens, completion_tokens: completion.usage.completion_tokens }
+      : undefined;
     return { definition: parseJsonObject(text, usage), usage };
   }
 }

@@ -20,13 +20,24 @@ export interface SamplePageDeps {
   maxBytes: number;
 }
 
-const unusable = (issue: string, field = 'sample_url') => new PublicError('VALIDATION_FAILED', 'The sample page could not be read.', { details: [{ field, issue }] });
+const unusable = (issue: string, field = 'sample_url') =>
+  new PublicError('VALIDATION_FAILED', 'The sample page could not be read.', { details: [{ field, issue }] });
 
-export async function samplePage(deps: SamplePageDeps, tenantId: string, source: { url: string } | { requestId: string }): Promise<{ html: string; url: string | undefined }> {
+export async function samplePage(
+  deps: SamplePageDeps,
+  tenantId: string,
+  source: { url: string } | { requestId: string },
+): Promise<{ html: string; url: string | undefined }> {
   if ('requestId' in source) {
     try {
-      const detail = await callInternal(deps.orchestrator, orchestratorApi.readRequest, { params: { id: source.requestId }, query: { tenant_id: tenantId } });
-      const page = await callInternal(deps.orchestrator, orchestratorApi.requestResult, { params: { id: source.requestId }, query: { tenant_id: tenantId, format: 'html' } });
+      const detail = await callInternal(deps.orchestrator, orchestratorApi.readRequest, {
+        params: { id: source.requestId },
+        query: { tenant_id: tenantId },
+      });
+      const page = await callInternal(deps.orchestrator, orchestratorApi.requestResult, {
+        params: { id: source.requestId },
+        query: { tenant_id: tenantId, format: 'html' },
+      });
       return { html: Buffer.from(page.body_base64, 'base64').toString('utf8'), url: detail.url };
     } catch (err) {
       if (err instanceof PublicError && ['NOT_FOUND', 'RESULT_EXPIRED', 'RESULT_NOT_READY'].includes(err.code)) {
@@ -43,30 +54,44 @@ function fetchDirect(deps: SamplePageDeps, url: URL, redirects: number): Promise
   if (bad) return Promise.reject(unusable(bad));
   const lib = url.protocol === 'https:' ? https : http;
   return new Promise((resolve, reject) => {
-    const req = lib.get(url, { lookup: deps.policy.lookup as never, timeout: deps.timeoutMs, headers: { accept: 'text/html,*/*;q=0.8', 'user-agent': 'wdr-recipe-generator/1' } }, (res) => {
-      const status = res.statusCode ?? 0;
-      if (status >= 300 && status < 400 && res.headers.location) {
-        res.resume();
-        if (redirects >= 5) return reject(unusable('redirects more than 5 times'));
-        return resolve(fetchDirect(deps, new URL(res.headers.location, url), redirects + 1));
-      }
-      if (status !== 200) {
-        res.resume();
-        return reject(unusable(`answered HTTP ${status}`));
-      }
-      const chunks: Buffer[] = [];
-      let size = 0;
-      res.on('data', (c: Buffer) => {
-        size += c.length;
-        if (size > deps.maxBytes) {
-          req.destroy();
-          reject(unusable(`is larger than ${deps.maxBytes} bytes`));
-        } else chunks.push(c);
-      });
-      res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
-      res.on('error', (e) => reject(unusable(`could not be read (${e.message})`)));
-    });
+    const req = lib.get(
+      url,
+      {
+        lookup: deps.policy.lookup as never,
+        timeout: deps.timeoutMs,
+        headers: { accept: 'text/html,*/*;q=0.8', 'user-agent': 'wdr-recipe-generator/1' },
+      },
+      (res) => {
+        const status = res.statusCode ?? 0;
+        if (status >= 300 && status < 400 && res.headers.location) {
+          res.resume();
+          if (redirects >= 5) return reject(unusable('redirects more than 5 times'));
+          return resolve(fetchDirect(deps, new URL(res.headers.location, url), redirects + 1));
+        }
+        if (status !== 200) {
+          res.resume();
+          return reject(unusable(`answered HTTP ${status}`));
+        }
+        const chunks: Buffer[] = [];
+        let size = 0;
+        res.on('data', (c: Buffer) => {
+          size += c.length;
+          if (size > deps.maxBytes) {
+            req.destroy();
+            reject(unusable(`is larger than ${deps.maxBytes} bytes`));
+          } else chunks.push(c);
+        });
+        res.on('end', () => resolve(Buffer.concat(chunks).toString('utf8')));
+        res.on('error', (e) => reject(unusable(`could not be read (${e.message})`)));
+      },
+    );
     req.on('timeout', () => req.destroy(new Error(`no answer within ${deps.timeoutMs} ms`)));
-    req.on('error', (e) => reject((e as NodeJS.ErrnoException).code === 'ETARGETBLOCKED' ? unusable('the target address is not allowed') : unusable(`could not be fetched (${e.message})`)));
+    req.on('error', (e) =>
+      reject(
+        (e as NodeJS.ErrnoException).code === 'ETARGETBLOCKED'
+          ? unusable('the target address is not allowed')
+          : unusable(`could not be fetched (${e.message})`),
+      ),
+    );
   });
 }

@@ -42,10 +42,20 @@ describe('repair keeps the schema', () => {
   it('forces the old name, type and required onto an LLM rule, and keeps the old rule for a field the candidate lacks', () => {
     const merged = keepingSchema(
       OLD,
-      { dsl_version: 1, fields: [{ name: 'title', type: 'integer', required: false, selectors: ['h1.headline'] }, { name: 'junk', type: 'string', selectors: ['p'] }] },
+      {
+        dsl_version: 1,
+        fields: [
+          { name: 'title', type: 'integer', required: false, selectors: ['h1.headline'] },
+          { name: 'junk', type: 'string', selectors: ['p'] },
+        ],
+      },
       new Set(['title', 'price']),
     ) as RecipeDefinition;
-    expect(merged.fields).toEqual([{ name: 'title', type: 'string', required: true, selectors: ['h1.headline'] }, OLD.fields[1], OLD.fields[2]]);
+    expect(merged.fields).toEqual([
+      { name: 'title', type: 'string', required: true, selectors: ['h1.headline'] },
+      OLD.fields[1],
+      OLD.fields[2],
+    ]);
     // price still fails: the candidate is rejected.
     const checked = check(limits, merged, CHANGED, undefined, false);
     expect(checked.ok).toBe(false);
@@ -54,7 +64,10 @@ describe('repair keeps the schema', () => {
 
   it('takes nothing from an answer that is not a definition', () => {
     expect(keepingSchema(OLD, 'not json', new Set(['title']))).toEqual({ dsl_version: 1, fields: OLD.fields });
-    expect(keepingSchema(OLD, { fields: [null, 7, { type: 'string' }] }, new Set(['title']))).toEqual({ dsl_version: 1, fields: OLD.fields });
+    expect(keepingSchema(OLD, { fields: [null, 7, { type: 'string' }] }, new Set(['title']))).toEqual({
+      dsl_version: 1,
+      fields: OLD.fields,
+    });
   });
 });
 

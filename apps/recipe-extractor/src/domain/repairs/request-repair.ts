@@ -30,11 +30,18 @@ export interface RepairPolicy {
  */
 export async function requestRepairIfDrifting(tx: Tx, policy: RepairPolicy, metrics: ServiceMetrics, run: ExtractionRun): Promise<void> {
   if (!policy.enabled) return;
-  const decided = (outcome: string) => metrics.counter('recipe_repairs_requested_total', 'Repair decisions after a drift failure, by outcome.', ['outcome']).inc({ outcome });
+  const decided = (outcome: string) =>
+    metrics.counter('recipe_repairs_requested_total', 'Repair decisions after a drift failure, by outcome.', ['outcome']).inc({ outcome });
   await tx.$queryRawUnsafe('SELECT 1 FROM recipes WHERE id = $1::uuid FOR UPDATE', run.recipeId);
   const recipe = await tx.recipe.findUnique({ where: { id: run.recipeId } });
   if (!recipe?.autoRepairEnabled || recipe.activeVersionId !== run.versionId) return;
-  if (await tx.recipeRepair.findFirst({ where: { recipeId: recipe.id, fromVersionId: run.versionId, status: 'queued' }, select: { id: true } })) return decided('already_queued');
+  if (
+    await tx.recipeRepair.findFirst({
+      where: { recipeId: recipe.id, fromVersionId: run.versionId, status: 'queued' },
+      select: { id: true },
+    })
+  )
+    return decided('already_queued');
 
   const recent = await tx.extractionRun.findMany({
     where: { versionId: run.versionId, status: { in: ['completed', 'failed'] } },
@@ -42,7 +49,9 @@ export async function requestRepairIfDrifting(tx: Tx, policy: RepairPolicy, metr
     take: policy.recentRuns,
     select: { status: true, error: true },
   });
-  const drifted = recent.filter((r) => r.status === 'failed' && (DRIFT_ERROR_CODES as readonly string[]).includes((r.error as { code?: string } | null)?.code ?? ''));
+  const drifted = recent.filter(
+    (r) => r.status === 'failed' && (DRIFT_ERROR_CODES as readonly string[]).includes((r.error as { code?: string } | null)?.code ?? ''),
+  );
   if (drifted.length < policy.minFailures || drifted.length / recent.length < policy.failureRatio) return decided('below_threshold');
 
   const since = new Date(Date.now() - policy.windowHours * 3_600_000);
@@ -59,12 +68,24 @@ export async function requestRepairIfDrifting(tx: Tx, policy: RepairPolicy, metr
       fromVersionId: run.versionId,
       triggerRunId: run.id,
       triggerRequestId: run.requestId,
-      reason: reasonOf(drifted.map((r) => r.error as { code: string; details?: { field: string }[] }), recent.length),
+      reason: reasonOf(
+        drifted.map((r) => r.error as { code: string; details?: { field: string }[] }),
+        recent.length,
+      ),
       status: 'queued',
       continuous,
     },
   });
-  await enqueue(tx, 'extractionJobs', run.requestId, makeEnvelope('extractionJobs', 'extraction.repair_requested', recipe.tenantId, { repair_id: id, recipe_id: recipe.id, request_id: run.requestId }));
+  await enqueue(
+    tx,
+    'extractionJobs',
+    run.requestId,
+    makeEnvelope('extractionJobs', 'extraction.repair_requested', recipe.tenantId, {
+      repair_id: id,
+      recipe_id: recipe.id,
+      request_id: run.requestId,
+    }),
+  );
   decided(continuous ? 'requested_continuous' : 'requested');
 }
 

@@ -49,7 +49,9 @@ export async function runRepair(deps: RepairDeps, tenantId: string, job: { repai
     return;
   }
   const from = await deps.db.recipeVersion.findUnique({ where: { id: repair.fromVersionId } });
-  const end: RepairEnd = from ? await regenerate(deps, repair, from) : { error: { code: 'RECIPE_VERSION_GONE', message: 'The version to repair was deleted.' }, attempts: [], chargedTokens: 0 };
+  const end: RepairEnd = from
+    ? await regenerate(deps, repair, from)
+    : { error: { code: 'RECIPE_VERSION_GONE', message: 'The version to repair was deleted.' }, attempts: [], chargedTokens: 0 };
   await ctx.transaction(async (tx) => {
     await tx.$queryRawUnsafe('SELECT 1 FROM recipes WHERE id = $1::uuid FOR UPDATE', repair.recipeId);
     const recipe = await tx.recipe.findUnique({ where: { id: repair.recipeId } });
@@ -79,7 +81,9 @@ export async function runRepair(deps: RepairDeps, tenantId: string, job: { repai
       },
     });
   });
-  deps.metrics.counter('recipe_repairs_total', 'Automatic recipe repairs carried out, by outcome.', ['outcome']).inc({ outcome: end.kept ? 'succeeded' : (end.error?.code ?? 'failed').toLowerCase() });
+  deps.metrics
+    .counter('recipe_repairs_total', 'Automatic recipe repairs carried out, by outcome.', ['outcome'])
+    .inc({ outcome: end.kept ? 'succeeded' : (end.error?.code ?? 'failed').toLowerCase() });
 }
 
 async function regenerate(deps: RepairDeps, repair: RecipeRepair, from: RecipeVersion): Promise<RepairEnd> {
@@ -89,14 +93,22 @@ async function regenerate(deps: RepairDeps, repair: RecipeRepair, from: RecipeVe
     page = await samplePage(deps.page, repair.tenantId, { requestId: repair.triggerRequestId });
   } catch (err) {
     if (err instanceof PublicError && err.code === 'VALIDATION_FAILED') {
-      return { error: { code: 'PAGE_UNAVAILABLE', message: 'The failing page is no longer stored; a repair cannot be verified without it.' }, attempts: [], chargedTokens: 0 };
+      return {
+        error: { code: 'PAGE_UNAVAILABLE', message: 'The failing page is no longer stored; a repair cannot be verified without it.' },
+        attempts: [],
+        chargedTokens: 0,
+      };
     }
     throw err;
   }
   const now = extract(old, page.html, page.url ? { pageUrl: page.url } : {});
   const violations = now.missing.length ? [] : validateOutput(old, now.data);
   if (now.missing.length === 0 && violations.length === 0) {
-    return { error: { code: 'NOTHING_TO_REPAIR', message: 'The version extracts the failing page without issues now.' }, attempts: [], chargedTokens: 0 };
+    return {
+      error: { code: 'NOTHING_TO_REPAIR', message: 'The version extracts the failing page without issues now.' },
+      attempts: [],
+      chargedTokens: 0,
+    };
   }
   // Optional fields that came out empty are repaired too when a candidate finds them.
   const issues = [...now.missing, ...violations, ...now.warnings];
@@ -106,7 +118,13 @@ async function regenerate(deps: RepairDeps, repair: RecipeRepair, from: RecipeVe
   let bill: LlmBill | undefined;
   if (plan.includes('llm')) {
     try {
-      bill = await LlmBill.open(deps.billing, repair.tenantId, `repair:${repair.id}`, 'recipe_repair', `LLM recipe repair, recipe ${repair.recipeId}`);
+      bill = await LlmBill.open(
+        deps.billing,
+        repair.tenantId,
+        `repair:${repair.id}`,
+        'recipe_repair',
+        `LLM recipe repair, recipe ${repair.recipeId}`,
+      );
     } catch (err) {
       // Without the balance for the model, the repair is still tried with the (free) heuristic.
       if (!(err instanceof PublicError && err.code === 'INSUFFICIENT_CREDITS')) throw err;
@@ -121,7 +139,12 @@ async function regenerate(deps: RepairDeps, repair: RecipeRepair, from: RecipeVe
       prompt: repairPrompt(old, broken),
       html: page.html,
       previous: { definition: old, issues },
-      heuristic: () => heuristicDefinition(page.html, { prompt: old.fields.map((f) => f.name.replace(/_/g, ' ')).join(', '), maxRules: deps.limits.maxRules, maxSelectorsPerRule: deps.limits.maxSelectorsPerRule }),
+      heuristic: () =>
+        heuristicDefinition(page.html, {
+          prompt: old.fields.map((f) => f.name.replace(/_/g, ' ')).join(', '),
+          maxRules: deps.limits.maxRules,
+          maxSelectorsPerRule: deps.limits.maxSelectorsPerRule,
+        }),
       check: (candidate) => check(deps.limits, keepingSchema(old, candidate, broken), page.html, page.url, false),
       bill,
     });
@@ -143,7 +166,9 @@ async function regenerate(deps: RepairDeps, repair: RecipeRepair, from: RecipeVe
 }
 
 function repairPrompt(old: RecipeDefinition, broken: Set<string>): string {
-  const schema = old.fields.map((f) => `${f.name} (${f.type}${f.required ? ', required' : ''}${f.multiple ? ', multiple' : ''})`).join('; ');
+  const schema = old.fields
+    .map((f) => `${f.name} (${f.type}${f.required ? ', required' : ''}${f.multiple ? ', multiple' : ''})`)
+    .join('; ');
   return `Repair this recipe: the page changed and these fields stopped extracting: ${[...broken].join(', ')}. Keep exactly these fields with the same names and types: ${schema}.`;
 }
 
@@ -155,7 +180,9 @@ const isRule = (r: unknown): r is FieldRule => r !== null && typeof r === 'objec
  * type, required, multiple, description) kept as it was. What the candidate does not cover stays.
  */
 export function keepingSchema(old: RecipeDefinition, candidate: unknown, broken: Set<string>): unknown {
-  const rules = (Array.isArray((candidate as { fields?: unknown } | null)?.fields) ? (candidate as { fields: unknown[] }).fields : []).filter(isRule);
+  const rules = (
+    Array.isArray((candidate as { fields?: unknown } | null)?.fields) ? (candidate as { fields: unknown[] }).fields : []
+  ).filter(isRule);
   const similar = (name: string) => rules.find((r) => r.name === name) ?? rules.find((r) => r.name.includes(name) || name.includes(r.name));
   return {
     dsl_version: old.dsl_version,
@@ -163,7 +190,16 @@ export function keepingSchema(old: RecipeDefinition, candidate: unknown, broken:
       const c = broken.has(f.name) ? similar(f.name) : undefined;
       if (!c) return f;
       const { name: _name, type: _type, required: _required, multiple: _multiple, description: _description, ...how } = c;
-      return Object.fromEntries(Object.entries({ name: f.name, type: f.type, required: f.required, multiple: f.multiple, description: f.description, ...how }).filter(([, v]) => v !== undefined));
+      return Object.fromEntries(
+        Object.entries({
+          name: f.name,
+          type: f.type,
+          required: f.required,
+          multiple: f.multiple,
+          description: f.description,
+          ...how,
+        }).filter(([, v]) => v !== undefined),
+      );
     }),
   };
 }
