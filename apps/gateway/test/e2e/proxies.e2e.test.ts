@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): the orchestrator points at this file's geo echo server and has its own exit reset interval.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import {
