@@ -65,7 +65,7 @@ async function stored(
 ) {
   const id = randomUUID();
   const status = opts.status ?? 'completed';
-  const row = await db.$transaction(async (tx) => {
+  await db.$transaction(async (tx) => {
     const r = await tx.dataRequest.create({
       data: {
         id,

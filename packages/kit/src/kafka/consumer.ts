@@ -268,6 +268,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     autoCommit: false,
     eachBatchAutoResolve: false,
     partitionsConsumedConcurrently: opts.concurrency ?? 1,
+    // eslint-disable-next-line typescript/unbound-method -- kafkajs hands closures over (its types spell them as methods)
     eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
       const topic = bus.keyOf(batch.topic);
       if (!topic) throw new Error(`message from a topic outside the catalog: ${batch.topic}`);
