@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
 import { prismaClientOptions } from '@wdr/kit/db';
-import type { GatewayDeps } from '../src/app.js';
+import type { GatewayDeps } from '../src/deps.js';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { idempotentWrite, purgeWriteClaims } from '../src/domain/browser/claims.js';
 import { createTenant } from '../src/domain/tenants/tenants.js';

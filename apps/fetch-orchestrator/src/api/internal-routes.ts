@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { orchestratorApi as api } from '@wdr/contracts';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
-import type { OrchestratorDeps } from '../app.js';
+import type { OrchestratorDeps } from '../deps.js';
 import { createRequest, readRequest } from '../domain/requests.js';
 import { admissionRoutes } from './admission-routes.js';
 import { batchRoutes } from './batch-routes.js';

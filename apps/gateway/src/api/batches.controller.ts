@@ -14,11 +14,11 @@ import {
   SuccessResponse,
   Tags,
 } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import { getBatch, submitBatch } from '../domain/batches/batches.js';
 import { submissionContext, tenantOf } from './authentication.js';
-import type { PublicErrorBody } from './models.js';
-import type { Batch, CabinetBatchResponse, CreateBatchBody } from './models-reads.js';
+import type { PublicErrorBody } from '../models/index.js';
+import type { Batch, CabinetBatchResponse, CreateBatchBody } from '../models/reads.js';
 
 /** Data API batches. */
 @Route('api/v1/data/batches')

@@ -14,13 +14,13 @@ import {
   SuccessResponse,
   Tags,
 } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import { requireKeyScope } from '../domain/browser/project-keys.js';
 import { listDeliveries, listWebhooks } from '../domain/browser/webhooks.js';
 import { readWorkflowRun, runWorkflow } from '../domain/browser/workflow-runs.js';
 import { submissionContext, tenantOf } from './authentication.js';
-import type { WebhookDeliveryPage, WebhookEndpointPage } from './models-browser.js';
-import type { PublicErrorBody, RateLimitedHeaders, RateLimitHeaders, RequestDetail, SubmissionResponse } from './models.js';
+import type { WebhookDeliveryPage, WebhookEndpointPage } from '../models/browser.js';
+import type { PublicErrorBody, RateLimitedHeaders, RateLimitHeaders, RequestDetail, SubmissionResponse } from '../models/index.js';
 
 /**
  * SPEC "Browser workflow API": reads with a key scoped to one project and one environment

@@ -17,7 +17,7 @@ import {
   SuccessResponse,
   Tags,
 } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import { issueProjectKey, listProjectKeys, revokeProjectKey } from '../domain/browser/project-keys.js';
 import {
   cabinetScope,
@@ -79,8 +79,8 @@ import type {
   Workspace,
   WorkspaceMemberPage,
   WorkspacePage,
-} from './models-browser.js';
-import type { PublicErrorBody } from './models.js';
+} from '../models/browser.js';
+import type { PublicErrorBody } from '../models/index.js';
 
 /**
  * Browser workflows in the cabinet (SPEC "Client (cabinet) API"): the spec's four writes (create a

@@ -17,7 +17,7 @@ import {
   SuccessResponse,
   Tags,
 } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import { listRecipes, readRecipe, recipeCapabilities } from '../domain/recipes/recipe-reads.js';
 import {
   activateRecipeVersion,
@@ -39,7 +39,7 @@ import type {
   RecipeList,
   RecipeVersion,
   UpdateRecipeBody,
-} from './models.js';
+} from '../models/index.js';
 
 /**
  * The tenant's extraction recipes. The listing and the capabilities are the spec's; the writes

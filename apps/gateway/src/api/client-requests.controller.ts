@@ -1,9 +1,15 @@
 import type { Request as ExRequest } from 'express';
 import { Body, Controller, Example, Header, Post, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import { cabinetView, submitRequest } from '../domain/requests/data-requests.js';
 import { submissionContext } from './authentication.js';
-import type { CabinetRequestResponse, CreateDataRequestBody, PublicErrorBody, RateLimitedHeaders, RateLimitHeaders } from './models.js';
+import type {
+  CabinetRequestResponse,
+  CreateDataRequestBody,
+  PublicErrorBody,
+  RateLimitedHeaders,
+  RateLimitHeaders,
+} from '../models/index.js';
 
 /** Cabinet submissions: the body and rules of the data API's, answered with the cabinet's shape. */
 @Route('api/v1/client/requests')

@@ -1,9 +1,9 @@
 import type { Request as ExRequest } from 'express';
 import { Controller, Example, Get, Query, Request, Response, Route, Security, Tags } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import { listRecipes } from '../domain/recipes/recipe-reads.js';
 import { tenantOf } from './authentication.js';
-import type { DataRecipeList, PublicErrorBody } from './models.js';
+import type { DataRecipeList, PublicErrorBody } from '../models/index.js';
 
 @Route('api/v1/data/recipes')
 @Tags('Data API: recipes')

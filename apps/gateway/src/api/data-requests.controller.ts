@@ -14,7 +14,7 @@ import {
   SuccessResponse,
   Tags,
 } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import { getDataRequest, submitRequest } from '../domain/requests/data-requests.js';
 import { submissionContext, tenantOf } from './authentication.js';
 import type {
@@ -24,7 +24,7 @@ import type {
   RateLimitHeaders,
   RequestDetail,
   SubmissionResponse,
-} from './models.js';
+} from '../models/index.js';
 
 // Error descriptions name their codes (`CODE: when`); openapi-document.test.ts checks each code's status.
 @Route('api/v1/data/requests')

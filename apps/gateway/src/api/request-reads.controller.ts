@@ -15,7 +15,7 @@ import {
   SuccessResponse,
   Tags,
 } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import {
   cancelDataRequest,
   listDataRequests,
@@ -25,9 +25,9 @@ import {
 } from '../domain/reads/request-reads.js';
 import { readDebugArtifact } from '../domain/reads/debug-artifacts.js';
 import { submissionContext, tenantOf } from './authentication.js';
-import type { DataJobStatus, ExtractionResult, PublicErrorBody, RequestDetail } from './models.js';
+import type { DataJobStatus, ExtractionResult, PublicErrorBody, RequestDetail } from '../models/index.js';
 import { getExtractionResult } from '../domain/requests/data-requests.js';
-import type { RequestEventList, RequestPage, RetrySubmissionResponse } from './models-reads.js';
+import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../models/reads.js';
 
 /** Reading the tenant's requests, following their events, and the cancel and retry operations. */
 @Route('api/v1/data/requests')

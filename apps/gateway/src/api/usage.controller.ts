@@ -1,10 +1,10 @@
 import type { Request as ExRequest } from 'express';
 import { Controller, Example, Get, Query, Request, Response, Route, Security, Tags } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import { readBalance, readStatement, readUsage } from '../domain/billing/billing.js';
 import { tenantOf } from './authentication.js';
-import type { PublicErrorBody } from './models.js';
-import type { ProxyTrafficUsage, StatementPage, TokenBalance } from './models-billing.js';
+import type { PublicErrorBody } from '../models/index.js';
+import type { ProxyTrafficUsage, StatementPage, TokenBalance } from '../models/billing.js';
 
 /** The tenant's usage and money: proxy traffic, token balance and the itemised statement. */
 @Route('api/v1/data')

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { PublicError } from '@wdr/kit/errors';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import { expressAuthentication } from '../api/authentication.js';
 import { publicEventOf, TERMINAL_STATUSES, type StoredRequestEvent } from '../domain/reads/request-events.js';
 import { requireUuid, storedEventsOf } from '../domain/reads/request-reads.js';

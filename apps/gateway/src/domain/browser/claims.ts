@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { deleteInBatches } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { inputHashOf, requestIdFor, validateIdempotencyKey } from '../requests/data-requests.js';
 

@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { PublicError } from '@wdr/kit/errors';
-import type { GatewayDeps } from '../../app.js';
-import type { CreateProjectKeyBody, ProjectKey } from '../../api/models-browser.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { CreateProjectKeyBody, ProjectKey } from '../../models/browser.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { CredentialCache } from '../auth/credential-cache.js';
 import { digestMatches } from '../tenants/api-keys.js';

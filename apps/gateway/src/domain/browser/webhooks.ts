@@ -1,6 +1,6 @@
 import { webhooksApi } from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import type {
   CreateWebhookBody,
   RotateWebhookSecretBody,
@@ -10,7 +10,7 @@ import type {
   WebhookEndpointPage,
   WebhookEndpointWithSecret,
   WebhookMessage,
-} from '../../api/models-browser.js';
+} from '../../models/browser.js';
 import { requestIdFor } from '../requests/data-requests.js';
 import { idempotentWrite, idempotentWriteWithSecret, idOrNotFound, notFound, pageOf, type PageArgs } from './claims.js';
 import { requireEnvironment } from './workspaces.js';

@@ -1,6 +1,6 @@
 import { inputHashOf, getDataRequest, submitRequest, type SubmissionContext } from '../requests/data-requests.js';
-import type { GatewayDeps } from '../../app.js';
-import type { RequestDetail, SubmissionResponse } from '../../api/models.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { RequestDetail, SubmissionResponse } from '../../models/index.js';
 import { conflict, idOrNotFound, notFound } from './claims.js';
 import { requireKeyScope } from './project-keys.js';
 

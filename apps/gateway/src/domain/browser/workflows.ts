@@ -1,5 +1,5 @@
 import { PublicError } from '@wdr/kit/errors';
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import type {
   ActivateWorkflowVersionBody,
   CreateWorkflowBody,
@@ -12,7 +12,7 @@ import type {
   WorkflowPage,
   WorkflowVersion,
   WorkflowVersionStatus,
-} from '../../api/models-browser.js';
+} from '../../models/browser.js';
 import type { Prisma, Workflow as WorkflowRow, WorkflowVersion as VersionRow } from '../../generated/prisma/client.js';
 import { normalizeSubmission } from '../validation/submission-body.js';
 import { conflict, idOrNotFound, idempotentWrite, notFound, pageFrom, pageOf, uuidv7, type PageArgs, type Tx } from './claims.js';

@@ -1,4 +1,4 @@
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import type {
   AddMemberBody,
   CreateProjectBody,
@@ -10,7 +10,7 @@ import type {
   WorkspaceMemberPage,
   WorkspacePage,
   WorkspaceRole,
-} from '../../api/models-browser.js';
+} from '../../models/browser.js';
 import type { Environment, Project as ProjectRow, WorkspaceMember as MemberRow } from '../../generated/prisma/client.js';
 import {
   conflict,

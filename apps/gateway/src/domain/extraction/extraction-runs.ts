@@ -1,8 +1,8 @@
 import { extractorApi, type ExtractionRunView } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
-import type { DataJobStatus, ExtractionResult, ExtractionRunStatus, RequestDetail } from '../../api/models.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { DataJobStatus, ExtractionResult, ExtractionRunStatus, RequestDetail } from '../../models/index.js';
 
 /**
  * Extraction requests seen by the tenant: the page fetch is the orchestrator's request, the

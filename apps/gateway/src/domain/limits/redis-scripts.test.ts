@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { PublicError } from '@wdr/kit/errors';
 import { createLogger } from '@wdr/kit/log';
 import { createMetrics } from '@wdr/kit/metrics';
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import { loadGatewayEnv } from '../../env.js';
 import { takeSubmissionRate } from './admission.js';
 import { withLimiterScripts } from './redis-scripts.js';

@@ -1,7 +1,7 @@
 import { PublicError } from '@wdr/kit/errors';
 import { DebugArtifactBody, rendererApi } from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import { requireUuid } from './request-reads.js';
 import type { RequestResultBody } from './request-reads.js';
 

@@ -1,9 +1,9 @@
 import { orchestratorApi, type ExtractionRunView, type RequestStatusName } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
-import type { DataJobStatus, RequestDetail } from '../../api/models.js';
-import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../../api/models-reads.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { DataJobStatus, RequestDetail } from '../../models/index.js';
+import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../../models/reads.js';
 import { takeSubmissionRate, withConcurrencySlot } from '../limits/admission.js';
 import { inputHashOf, requestIdFor, validateIdempotencyKey, type SubmissionContext } from '../requests/data-requests.js';
 import { publicEventOf, type StoredRequestEvent } from './request-events.js';

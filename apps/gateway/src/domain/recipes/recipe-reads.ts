@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { extractorApi, ledgerApi } from '@wdr/contracts';
 import { parseOrThrow } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
-import type { DataRecipeList, RecipeCapabilities, RecipeDetail, RecipeList } from '../../api/models.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { DataRecipeList, RecipeCapabilities, RecipeDetail, RecipeList } from '../../models/index.js';
 import { requireUuid } from '../reads/request-reads.js';
 
 /**

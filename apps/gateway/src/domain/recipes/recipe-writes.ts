@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { extractorApi } from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
-import type { RecipeDetail, RecipeGeneration, RecipeVersion } from '../../api/models.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { RecipeDetail, RecipeGeneration, RecipeVersion } from '../../models/index.js';
 import { requireUuid } from '../reads/request-reads.js';
 import { inputHashOf, requestIdFor, validateIdempotencyKey } from '../requests/data-requests.js';
 

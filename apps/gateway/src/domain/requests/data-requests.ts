@@ -3,7 +3,7 @@ import { canonicalJson } from '@wdr/kit/canonical-json';
 import { orchestratorApi, type WorkflowOrigin } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import type {
   CabinetRequestResponse,
   CreateDataRequestBody,
@@ -11,7 +11,7 @@ import type {
   RequestDetail,
   RequestMode,
   SubmissionResponse,
-} from '../../api/models.js';
+} from '../../models/index.js';
 import { createExtractionRun, extractionResultOf, validateExtraction, withExtraction } from '../extraction/extraction-runs.js';
 import { takeSubmissionRate, withConcurrencySlot, type SetHeader } from '../limits/admission.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';

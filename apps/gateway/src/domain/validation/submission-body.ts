@@ -8,7 +8,7 @@ import type {
   ProxySetting,
   RequestMode,
   ResourcePolicy,
-} from '../../api/models.js';
+} from '../../models/index.js';
 import { ISO_3166_ALPHA2 } from './countries.js';
 
 /**
