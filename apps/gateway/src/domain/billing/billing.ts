@@ -1,4 +1,3 @@
-import { escapeHtml } from '../../api/reference.js';
 import { ledgerApi } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
@@ -9,7 +8,7 @@ import type { ProxyTrafficUsage, StatementPage, TokenBalance } from '../../model
  * The tenant's money, read from billing-ledger (the only owner of it). The ledger answers with
  * exactly the public shapes; nothing about providers, routes or the operator's accounts is in them.
  */
-export   async function readUsage(deps: Pick<GatewayDeps, 'ledger'>, tenantId: string): Promise<ProxyTrafficUsage> {
+export async function readUsage(deps: Pick<GatewayDeps, 'ledger'>, tenantId: string): Promise<ProxyTrafficUsage> {
   return callInternal(deps.ledger, ledgerApi.usage, { params: { tenantId } });
 }
 
@@ -46,5 +45,3 @@ export async function readStatement(
     query: { limit, ...(q.cursor !== undefined ? { cursor: q.cursor } : {}) },
   });
 }
-
-export const brokenLayer = escapeHtml;
