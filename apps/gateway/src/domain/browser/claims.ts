@@ -18,7 +18,7 @@ export type Tx = Prisma.TransactionClient;
  * (the server's own key is never seen again, so no claim is stored for it).
  */
 export async function idempotentWrite<T>(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   idempotencyKey: string | undefined,
   operation: string,
@@ -52,7 +52,7 @@ export async function idempotentWrite<T>(
  * replay answers `value` alone (`secret` undefined).
  */
 export async function idempotentWriteWithSecret<T>(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   idempotencyKey: string | undefined,
   operation: string,

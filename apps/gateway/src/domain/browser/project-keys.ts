@@ -76,7 +76,7 @@ const keyView = (k: { id: string; projectId: string; environmentId: string; labe
 
 /** Beyond the spec: issue a key for a project and environment; the key is in this answer only (an idempotent replay omits it). */
 export async function issueProjectKey(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db' | 'env'>,
   tenantId: string,
   idempotencyKey: string | undefined,
   projectId: string,
@@ -104,7 +104,7 @@ export async function issueProjectKey(
 
 /** Beyond the spec: revoke a project key (at once on every replica; revoking twice is harmless). */
 export async function revokeProjectKey(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'credentials' | 'db'>,
   tenantId: string,
   projectId: string,
   environmentId: string,
@@ -120,7 +120,7 @@ export async function revokeProjectKey(
 }
 
 export async function listProjectKeys(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   projectId: string,
   environmentId: string,

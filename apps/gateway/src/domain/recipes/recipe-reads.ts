@@ -28,19 +28,19 @@ const page = (maxOffset: number) =>
   });
 
 export async function listRecipes(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'extractor'>,
   tenantId: string,
   query: { limit: number; offset: number },
   surface: 'client',
 ): Promise<RecipeList>;
 export async function listRecipes(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'extractor'>,
   tenantId: string,
   query: { limit: number; offset: number },
   surface: 'data',
 ): Promise<DataRecipeList>;
 export async function listRecipes(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'extractor'>,
   tenantId: string,
   query: { limit: number; offset: number },
   surface: 'data' | 'client',
@@ -53,7 +53,7 @@ export async function listRecipes(
     RecipeList | DataRecipeList;
 }
 
-export async function readRecipe(deps: GatewayDeps, tenantId: string, id: string): Promise<RecipeDetail> {
+export async function readRecipe(deps: Pick<GatewayDeps, 'extractor'>, tenantId: string, id: string): Promise<RecipeDetail> {
   return callInternal(deps.extractor, extractorApi.readRecipe, {
     params: { id: requireUuid(id) },
     query: { tenant_id: tenantId },
