@@ -3,7 +3,7 @@ import { kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
 import { Sealer } from '@wdr/kit/sealing';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { cacheKeySecretOf, type ResultCacheSettings } from './domain/result-cache.js';
-import type { AdmissionDeps } from './domain/requests.js';
+import type { AdmissionDeps } from './domain/requests/create.js';
 import { GeoVerifier } from './domain/proxies/geo.js';
 import { DEFAULT_POOL_OPTIONS, ProxyPool } from './domain/proxies/pool.js';
 import type { RouteDeps } from './domain/proxies/route.js';

@@ -2,7 +2,7 @@ import type { z } from 'zod';
 import type { EventHandler } from '@wdr/kit/kafka';
 import type { FetchJobRequested, ReservationResolved } from '@wdr/contracts';
 import type { Prisma } from '../generated/prisma/client.js';
-import { appendEvent } from '../domain/requests.js';
+import { appendEvent } from '../domain/requests/events.js';
 import { runHttpStage, type HttpStageDeps } from '../domain/run-http-stage.js';
 
 type Tx = Prisma.TransactionClient;
