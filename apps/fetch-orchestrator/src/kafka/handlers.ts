@@ -1,6 +1,4 @@
-import type { z } from 'zod';
 import type { EventHandler } from '@wdr/kit/kafka';
-import type { FetchJobRequested, ReservationResolved } from '@wdr/contracts';
 import type { Prisma } from '../generated/prisma/client.js';
 import { appendEvent } from '../domain/requests/events.js';
 import { runHttpStage, type HttpStageDeps } from '../domain/run-http-stage.js';
@@ -9,15 +7,14 @@ type Tx = Prisma.TransactionClient;
 
 /** fetch.jobs -> run the HTTP stage. */
 export const onFetchJobRequested =
-  (deps: HttpStageDeps): EventHandler<Tx> =>
+  (deps: HttpStageDeps): EventHandler<Tx, 'fetch.job_requested'> =>
   async (envelope, ctx) => {
-    const data = envelope.data as z.infer<typeof FetchJobRequested>;
-    await runHttpStage(deps, data.request_id, ctx);
+    await runHttpStage(deps, envelope.data.request_id, ctx);
   };
 
 /** billing.events -> reflect the resolved reservation in the request's token_state. */
-export const onReservationResolved: EventHandler<Tx> = async (envelope, ctx) => {
-  const data = envelope.data as z.infer<typeof ReservationResolved>;
+export const onReservationResolved: EventHandler<Tx, 'billing.reservation_resolved'> = async (envelope, ctx) => {
+  const { data } = envelope;
   await ctx.transaction(async (tx) => {
     // The ledger's cost lines are the truth for CAPTCHA tokens charged (debited at settlement).
     const [row] = await tx.dataRequest.updateManyAndReturn({

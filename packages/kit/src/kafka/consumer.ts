@@ -1,7 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import type { Admin, Consumer, KafkaMessage } from 'kafkajs';
 import { Gauge } from 'prom-client';
-import { envelopeSchema, eventSpecOf, TOPICS, type Envelope, type TopicKey } from '@wdr/contracts';
+import { envelopeSchema, eventSpecOf, TOPICS, type CatalogEnvelope, type Envelope, type EventType, type TopicKey } from '@wdr/contracts';
 import { transactionWithHooks, type RawSql, type TxCapable } from '../db.js';
 import { isDependencyFailure } from '../dependency-failure.js';
 import type { Logger } from '../log.js';
@@ -28,7 +28,22 @@ export interface HandlerContext<Tx extends RawSql = RawSql> {
   alreadyProcessed: () => Promise<boolean>;
 }
 
-export type EventHandler<Tx extends RawSql = RawSql> = (envelope: Envelope, ctx: HandlerContext<Tx>) => Promise<void>;
+/** Handles the events of type E (any catalog type by default): their payload arrives parsed and typed. */
+export type EventHandler<Tx extends RawSql = RawSql, E extends EventType = EventType> = (
+  envelope: CatalogEnvelope<E>,
+  ctx: HandlerContext<Tx>,
+) => Promise<void>;
+
+/**
+ * A consumer's handlers by event type: the handler of a type receives that type's payload, and a
+ * type the catalog does not know is a compile error.
+ */
+export type EventHandlers<Tx extends RawSql = RawSql> = { [E in EventType]?: EventHandler<Tx, E> };
+
+/** The handler of an event type named by a message (a string from the wire: any type, or none). */
+function handlerOf<Tx extends RawSql>(handlers: EventHandlers<Tx>, type: string): EventHandler<Tx> | undefined {
+  return (handlers as Partial<Record<string, EventHandler<Tx>>>)[type];
+}
 
 export interface ConsumerHandle {
   /** Joined its group, not crashed, not waiting out a dependency failure, and fetched within the last minute. */
@@ -87,7 +102,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   /** Consumer group id, and the name under which processed events are recorded. */
   group: string;
   topics: readonly TopicKey[];
-  handlers: Partial<Record<string, EventHandler<Tx>>>;
+  handlers: EventHandlers<Tx>;
   concurrency?: number;
   /**
    * Messages processed at once across the consumer's partitions, several per partition (default
@@ -176,7 +191,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   const handleMessage = async (topic: TopicKey, partition: number, message: KafkaMessage): Promise<string | undefined> => {
     const topicLabel = TOPICS[topic].name;
     const headerType = message.headers?.['event-type']?.toString();
-    if (headerType !== undefined && !opts.handlers[headerType]) {
+    if (headerType !== undefined && !handlerOf(opts.handlers, headerType)) {
       consumed.inc({ topic: topicLabel, outcome: 'ignored' });
       return undefined;
     }
@@ -188,7 +203,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
       return undefined;
     }
     const envelope = decoded;
-    const handler = opts.handlers[envelope.type];
+    const handler = handlerOf(opts.handlers, envelope.type);
     if (!handler) {
       consumed.inc({ topic: topicLabel, outcome: 'ignored' });
       return undefined;
@@ -362,7 +377,7 @@ export async function startBroadcastConsumer(opts: {
   group: string;
   topics: readonly TopicKey[];
   wants?: (key: string) => boolean;
-  onEvent: (envelope: Envelope, topic: TopicKey) => void | Promise<void>;
+  onEvent: (envelope: CatalogEnvelope, topic: TopicKey) => void | Promise<void>;
   /** Called on every (re)join: events published while the instance was not consuming were missed. */
   onJoin?: () => void;
   /** How long an idle fetch waits at the broker (kafkajs default 5 s; a stop waits for it). */
@@ -596,7 +611,11 @@ class BatchProgress {
   }
 }
 
-function decode(topic: TopicKey, message: KafkaMessage): Envelope | string {
+/**
+ * Parse a message into its envelope and check its payload against the catalog's schema for its type
+ * on this topic; the reason when it cannot be used. What passes is a CatalogEnvelope by construction.
+ */
+function decode(topic: TopicKey, message: KafkaMessage): CatalogEnvelope | string {
   let raw: unknown;
   try {
     raw = JSON.parse(message.value?.toString() ?? '');
@@ -610,7 +629,8 @@ function decode(topic: TopicKey, message: KafkaMessage): Envelope | string {
   if (env.data.schema_version > spec.version) return `schema_version ${env.data.schema_version} is newer than this consumer knows`;
   const data = spec.schema.safeParse(env.data.data);
   if (!data.success) return `bad data: ${data.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`;
-  return { ...env.data, data: data.data };
+  // The type is in the catalog for this topic and the data parsed with that type's schema.
+  return { ...env.data, data: data.data } as CatalogEnvelope;
 }
 
 function safeEnvelope(message: KafkaMessage): Envelope {
