@@ -81,6 +81,28 @@ import type {
   WorkspacePage,
 } from '../models/browser.js';
 import type { PublicErrorBody } from '../models/index.js';
+import {
+  createBrowserWebhookExample,
+  createBrowserWorkflowExample,
+  createBrowserWorkflowVersionExample,
+  createBrowserWorkspaceExample,
+  disableBrowserWebhookExample,
+  getBrowserProjectExample,
+  getBrowserWebhookExample,
+  getBrowserWorkflowExample,
+  issueBrowserProjectKeyExample,
+  listBrowserMembersExample,
+  listBrowserProjectKeysExample,
+  listBrowserProjectsExample,
+  listBrowserWebhookDeliveriesExample,
+  listBrowserWebhooksExample,
+  listBrowserWorkflowsExample,
+  listBrowserWorkspacesExample,
+  redeliverBrowserWebhookMessageExample,
+  rotateBrowserWebhookSecretExample,
+  updateBrowserWebhookExample,
+  updateBrowserWorkflowVersionExample,
+} from '../models/examples/client-browser.js';
 
 /**
  * Browser workflows in the cabinet (SPEC "Client (cabinet) API"): the spec's four writes (create a
@@ -108,11 +130,7 @@ export class ClientBrowserController extends Controller {
    */
   @Post('workspaces')
   @SuccessResponse(201, 'Created')
-  @Example<Workspace>({
-    id: '01a21293-b600-7a3e-9b21-4c6d8e0f1a2b',
-    name: 'Acme scraping',
-    created_at: '2026-11-25T12:00:00.000Z',
-  })
+  @Example<Workspace>(createBrowserWorkspaceExample)
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the body or the Idempotency-Key is not valid (one `details` entry per problem)')
@@ -136,13 +154,7 @@ export class ClientBrowserController extends Controller {
    * @maximum limit 100
    */
   @Get('workspaces')
-  @Example<WorkspacePage>({
-    items: [
-      { id: '01a21293-b600-7a3e-9b21-4c6d8e0f1a2b', name: 'Acme scraping', created_at: '2026-11-25T12:00:00.000Z' },
-      { id: '01a21296-9d2a-7c41-8d02-5e7f9a1b3c4d', name: 'Acme research', created_at: '2026-11-25T12:03:10.250Z' },
-    ],
-    next_cursor: 'MDFhMjEyOTYtOWQyYS03YzQxLThkMDItNWU3ZjlhMWIzYzRk',
-  })
+  @Example<WorkspacePage>(listBrowserWorkspacesExample)
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
   public async listBrowserWorkspaces(@Request() req: ExRequest, @Query() cursor?: string, @Query() limit?: number): Promise<WorkspacePage> {
     return listWorkspaces(this.deps, tenantOf(req).tenantId, { cursor, limit });
@@ -182,23 +194,7 @@ export class ClientBrowserController extends Controller {
    * @maximum limit 100
    */
   @Get('workspaces/{workspaceId}/projects')
-  @Example<ProjectPage>({
-    items: [
-      {
-        id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
-        workspace_id: '01a21293-b600-7a3e-9b21-4c6d8e0f1a2b',
-        name: 'Price monitor',
-        slug: 'price-monitor',
-        budget_cap_tokens: 5000,
-        environments: [
-          { id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f', name: 'production' },
-          { id: '01a21294-a060-7b54-9235-8bac2d4e6f70', name: 'staging' },
-        ],
-        created_at: '2026-11-25T12:01:00.000Z',
-      },
-    ],
-    next_cursor: null,
-  })
+  @Example<ProjectPage>(listBrowserProjectsExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workspace')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
   public async listBrowserProjects(
@@ -242,13 +238,7 @@ export class ClientBrowserController extends Controller {
    * @maximum limit 100
    */
   @Get('workspaces/{workspaceId}/members')
-  @Example<WorkspaceMemberPage>({
-    items: [
-      { user_id: 1, role: 'owner', created_at: '2026-11-25T12:00:00.000Z', updated_at: '2026-11-25T12:00:00.000Z' },
-      { user_id: 42, role: 'member', created_at: '2026-11-25T12:04:30.000Z', updated_at: '2026-11-25T12:09:12.500Z' },
-    ],
-    next_cursor: null,
-  })
+  @Example<WorkspaceMemberPage>(listBrowserMembersExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workspace')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
   public async listBrowserMembers(
@@ -286,18 +276,7 @@ export class ClientBrowserController extends Controller {
    * @summary Read a project
    */
   @Get('projects/{projectId}')
-  @Example<Project>({
-    id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
-    workspace_id: '01a21293-b600-7a3e-9b21-4c6d8e0f1a2b',
-    name: 'Price monitor',
-    slug: 'price-monitor',
-    budget_cap_tokens: 5000,
-    environments: [
-      { id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f', name: 'production' },
-      { id: '01a21294-a060-7b54-9235-8bac2d4e6f70', name: 'staging' },
-    ],
-    created_at: '2026-11-25T12:01:00.000Z',
-  })
+  @Example<Project>(getBrowserProjectExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project')
   public async getBrowserProject(@Request() req: ExRequest, @Path() projectId: string): Promise<Project> {
     return readProject(this.deps, tenantOf(req).tenantId, projectId);
@@ -311,14 +290,7 @@ export class ClientBrowserController extends Controller {
    */
   @Post('projects/{projectId}/environments/{environmentId}/api-keys')
   @SuccessResponse(201, 'Issued')
-  @Example<ProjectKey>({
-    id: '01a21295-8ac0-7d61-a346-9cbd3e5f7a81',
-    project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
-    environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
-    label: 'ci-runner',
-    api_key: 'wdrp_EXAMPLE00000_EXAMPLE_not-a-real-project-key_000000000000',
-    created_at: '2026-11-25T12:02:00.000Z',
-  })
+  @Example<ProjectKey>(issueBrowserProjectKeyExample)
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
@@ -340,17 +312,7 @@ export class ClientBrowserController extends Controller {
    * @summary List a project+environment's keys
    */
   @Get('projects/{projectId}/environments/{environmentId}/api-keys')
-  @Example<{ items: ProjectKey[] }>({
-    items: [
-      {
-        id: '01a21295-8ac0-7d61-a346-9cbd3e5f7a81',
-        project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
-        environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
-        label: 'ci-runner',
-        created_at: '2026-11-25T12:02:00.000Z',
-      },
-    ],
-  })
+  @Example<{ items: ProjectKey[] }>(listBrowserProjectKeysExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment')
   public async listBrowserProjectKeys(
     @Request() req: ExRequest,
@@ -386,22 +348,7 @@ export class ClientBrowserController extends Controller {
    */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks')
   @SuccessResponse(201, 'Created')
-  @Example<WebhookEndpointWithSecret>({
-    endpoint: {
-      id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
-      project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
-      environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
-      url_origin: 'https://hooks.example.com',
-      event_types: ['request.completed', 'request.failed'],
-      description: 'Results to the pricing pipeline',
-      status: 'enabled',
-      disabled_reason: null,
-      disabled_at: null,
-      created_at: '2026-11-25T12:05:00.000Z',
-      updated_at: '2026-11-25T12:05:00.000Z',
-    },
-    secret: 'whsec_EXAMPLEnotArealSigningSecret00000000000=',
-  })
+  @Example<WebhookEndpointWithSecret>(createBrowserWebhookExample)
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
@@ -439,24 +386,7 @@ export class ClientBrowserController extends Controller {
    * @maximum limit 100
    */
   @Get('projects/{projectId}/environments/{environmentId}/webhooks')
-  @Example<WebhookEndpointPage>({
-    items: [
-      {
-        id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
-        project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
-        environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
-        url_origin: 'https://hooks.example.com',
-        event_types: ['request.completed', 'request.failed'],
-        description: 'Results to the pricing pipeline',
-        status: 'enabled',
-        disabled_reason: null,
-        disabled_at: null,
-        created_at: '2026-11-25T12:05:00.000Z',
-        updated_at: '2026-11-25T12:05:00.000Z',
-      },
-    ],
-    next_cursor: null,
-  })
+  @Example<WebhookEndpointPage>(listBrowserWebhooksExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
@@ -476,19 +406,7 @@ export class ClientBrowserController extends Controller {
    * @summary Read a webhook endpoint
    */
   @Get('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}')
-  @Example<WebhookEndpoint>({
-    id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
-    project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
-    environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
-    url_origin: 'https://hooks.example.com',
-    event_types: ['request.completed', 'request.failed'],
-    description: 'Results to the pricing pipeline',
-    status: 'enabled',
-    disabled_reason: null,
-    disabled_at: null,
-    created_at: '2026-11-25T12:05:00.000Z',
-    updated_at: '2026-11-25T12:05:00.000Z',
-  })
+  @Example<WebhookEndpoint>(getBrowserWebhookExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
   public async getBrowserWebhook(
@@ -507,19 +425,7 @@ export class ClientBrowserController extends Controller {
    * @param idempotencyKey Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`).
    */
   @Patch('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}')
-  @Example<WebhookEndpoint>({
-    id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
-    project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
-    environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
-    url_origin: 'https://hooks.example.com',
-    event_types: ['request.completed', 'request.failed', 'tokens.refunded'],
-    description: 'Results to the pricing pipeline',
-    status: 'enabled',
-    disabled_reason: null,
-    disabled_at: null,
-    created_at: '2026-11-25T12:05:00.000Z',
-    updated_at: '2026-11-25T12:30:00.000Z',
-  })
+  @Example<WebhookEndpoint>(updateBrowserWebhookExample)
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
@@ -553,19 +459,7 @@ export class ClientBrowserController extends Controller {
    * @param idempotencyKey Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`).
    */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/disable')
-  @Example<WebhookEndpoint>({
-    id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
-    project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
-    environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
-    url_origin: 'https://hooks.example.com',
-    event_types: ['request.completed', 'request.failed'],
-    description: 'Results to the pricing pipeline',
-    status: 'disabled',
-    disabled_reason: 'manual',
-    disabled_at: '2026-11-25T12:40:00.000Z',
-    created_at: '2026-11-25T12:05:00.000Z',
-    updated_at: '2026-11-25T12:40:00.000Z',
-  })
+  @Example<WebhookEndpoint>(disableBrowserWebhookExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
@@ -615,22 +509,7 @@ export class ClientBrowserController extends Controller {
    * @param idempotencyKey Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`).
    */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/rotate-secret')
-  @Example<WebhookEndpointWithSecret>({
-    endpoint: {
-      id: '9b8a7c6d-5e4f-4a3b-8c2d-1e0f9a8b7c6d',
-      project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
-      environment_id: '01a21294-a060-7b53-8124-7a9b1c3d5e6f',
-      url_origin: 'https://hooks.example.com',
-      event_types: ['request.completed', 'request.failed'],
-      description: 'Results to the pricing pipeline',
-      status: 'enabled',
-      disabled_reason: null,
-      disabled_at: null,
-      created_at: '2026-11-25T12:05:00.000Z',
-      updated_at: '2026-11-25T12:45:00.000Z',
-    },
-    secret: 'whsec_EXAMPLErotatedNotArealSigningSecret000=',
-  })
+  @Example<WebhookEndpointWithSecret>(rotateBrowserWebhookSecretExample)
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
@@ -665,35 +544,7 @@ export class ClientBrowserController extends Controller {
    * @maximum limit 100
    */
   @Get('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/deliveries')
-  @Example<WebhookDeliveryPage>({
-    items: [
-      {
-        id: 'd4e5f6a7-b8c9-4d0e-9f1a-2b3c4d5e6f70',
-        message_id: 'msg_6a5b4c3d2e1f4a0b9c8d7e6f5a4b3c2d',
-        event_type: 'request.completed',
-        attempt: 2,
-        outcome: 'delivered',
-        status_code: 200,
-        latency_ms: 143,
-        response_excerpt: '{"received":true}',
-        error: null,
-        created_at: '2026-11-25T12:07:41.020Z',
-      },
-      {
-        id: 'c3d4e5f6-a7b8-4c9d-8e0f-1a2b3c4d5e6f',
-        message_id: 'msg_6a5b4c3d2e1f4a0b9c8d7e6f5a4b3c2d',
-        event_type: 'request.completed',
-        attempt: 1,
-        outcome: 'failed',
-        status_code: 503,
-        latency_ms: 87,
-        response_excerpt: 'upstream unavailable, see https://status.example.com',
-        error: null,
-        created_at: '2026-11-25T12:07:10.480Z',
-      },
-    ],
-    next_cursor: null,
-  })
+  @Example<WebhookDeliveryPage>(listBrowserWebhookDeliveriesExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
@@ -719,15 +570,7 @@ export class ClientBrowserController extends Controller {
    * @param messageId The message's `webhook-id` (`msg_…`).
    */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/deliveries/{messageId}/redeliver')
-  @Example<WebhookMessage>({
-    id: 'msg_6a5b4c3d2e1f4a0b9c8d7e6f5a4b3c2d',
-    event_type: 'request.completed',
-    status: 'pending',
-    attempts: 8,
-    next_attempt_at: '2026-11-26T16:02:11.000Z',
-    delivered_at: null,
-    created_at: '2026-11-25T12:07:10.300Z',
-  })
+  @Example<WebhookMessage>(redeliverBrowserWebhookMessageExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment, webhook or message')
   @Response<PublicErrorBody>(409, 'CONFLICT: the message is being delivered right now')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
@@ -755,15 +598,7 @@ export class ClientBrowserController extends Controller {
    */
   @Post('projects/{projectId}/workflows')
   @SuccessResponse(201, 'Created')
-  @Example<Workflow>({
-    id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
-    project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
-    name: 'Catalog prices',
-    workflow_version: 0,
-    active_version_id: null,
-    created_at: '2026-11-25T12:10:00.000Z',
-    updated_at: '2026-11-25T12:10:00.000Z',
-  })
+  @Example<Workflow>(createBrowserWorkflowExample)
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
@@ -789,20 +624,7 @@ export class ClientBrowserController extends Controller {
    * @maximum limit 100
    */
   @Get('projects/{projectId}/workflows')
-  @Example<WorkflowPage>({
-    items: [
-      {
-        id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
-        project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
-        name: 'Catalog prices',
-        workflow_version: 2,
-        active_version_id: '01a2129d-c820-7f83-8568-1edf5a7b9ca3',
-        created_at: '2026-11-25T12:10:00.000Z',
-        updated_at: '2026-11-25T12:25:00.000Z',
-      },
-    ],
-    next_cursor: null,
-  })
+  @Example<WorkflowPage>(listBrowserWorkflowsExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
   public async listBrowserWorkflows(
@@ -819,52 +641,7 @@ export class ClientBrowserController extends Controller {
    * @summary Read a workflow with its versions
    */
   @Get('workflows/{workflowId}')
-  @Example<WorkflowDetail>({
-    id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
-    project_id: '01a21294-a060-7b52-a013-6f8a0b2c4d5e',
-    name: 'Catalog prices',
-    workflow_version: 2,
-    active_version_id: '01a2129d-c820-7f83-8568-1edf5a7b9ca3',
-    created_at: '2026-11-25T12:10:00.000Z',
-    updated_at: '2026-11-25T12:25:00.000Z',
-    versions: [
-      {
-        id: '01a212a6-0580-7094-9679-2fe06b8cadb4',
-        workflow_id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
-        number: 2,
-        status: 'draft',
-        revision: 3,
-        active: false,
-        definition: {
-          url: 'https://shop.example.com/catalog',
-          mode: 'residential_browser',
-          geo_country: 'DE',
-          wait_for_selector: '#products',
-          result_text_selector: '#products',
-        },
-        created_at: '2026-11-25T12:20:00.000Z',
-        updated_at: '2026-11-25T12:24:00.000Z',
-        published_at: null,
-      },
-      {
-        id: '01a2129d-c820-7f83-8568-1edf5a7b9ca3',
-        workflow_id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
-        number: 1,
-        status: 'published',
-        revision: 2,
-        active: true,
-        definition: {
-          url: 'https://shop.example.com/catalog',
-          wait_for_selector: '#products',
-          browser_actions: [{ type: 'click', selector: '#load-more' }],
-          result_text_selector: '#products',
-        },
-        created_at: '2026-11-25T12:11:00.000Z',
-        updated_at: '2026-11-25T12:15:00.000Z',
-        published_at: '2026-11-25T12:15:00.000Z',
-      },
-    ],
-  })
+  @Example<WorkflowDetail>(getBrowserWorkflowExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workflow')
   public async getBrowserWorkflow(@Request() req: ExRequest, @Path() workflowId: string): Promise<WorkflowDetail> {
     return readWorkflow(this.deps, tenantOf(req).tenantId, workflowId);
@@ -878,24 +655,7 @@ export class ClientBrowserController extends Controller {
    */
   @Post('workflows/{workflowId}/versions')
   @SuccessResponse(201, 'Created')
-  @Example<WorkflowVersion>({
-    id: '01a212a6-0580-7094-9679-2fe06b8cadb4',
-    workflow_id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
-    number: 2,
-    status: 'draft',
-    revision: 1,
-    active: false,
-    definition: {
-      url: 'https://shop.example.com/catalog',
-      mode: 'residential_browser',
-      geo_country: 'DE',
-      wait_for_selector: '#products',
-      result_text_selector: '#products',
-    },
-    created_at: '2026-11-25T12:20:00.000Z',
-    updated_at: '2026-11-25T12:20:00.000Z',
-    published_at: null,
-  })
+  @Example<WorkflowVersion>(createBrowserWorkflowVersionExample)
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such workflow')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
@@ -920,24 +680,7 @@ export class ClientBrowserController extends Controller {
    * @param idempotencyKey Length 8..200.
    */
   @Patch('workflow-versions/{versionId}')
-  @Example<WorkflowVersion>({
-    id: '01a212a6-0580-7094-9679-2fe06b8cadb4',
-    workflow_id: '01a2129c-ddc0-7e72-b457-0dce4f6a8b92',
-    number: 2,
-    status: 'draft',
-    revision: 4,
-    active: false,
-    definition: {
-      url: 'https://shop.example.com/catalog',
-      mode: 'residential_browser',
-      geo_country: 'DE',
-      wait_for_selector: '#products',
-      result_text_selector: '#products',
-    },
-    created_at: '2026-11-25T12:20:00.000Z',
-    updated_at: '2026-11-25T12:26:00.000Z',
-    published_at: null,
-  })
+  @Example<WorkflowVersion>(updateBrowserWorkflowVersionExample)
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such version')
   @Response<PublicErrorBody>(409, 'CONFLICT: the revision is stale or the version is published; or IDEMPOTENCY_CONFLICT')
