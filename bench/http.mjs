@@ -118,11 +118,16 @@ async function roleSite() {
 async function roleProxy() {
   const { startProxyExit } = await import('@wdr/testkit');
   const exit = await startProxyExit({ host: '127.0.0.2', username: 'bench', password: randomBytes(6).toString('hex') });
-  process.on('message', async (m) => {
+  process.on('message', (m) => {
     if (m === 'stats') process.send({ requests: exit.requests(), ...exit.bytes() });
     if (m === 'stop') {
-      await exit.close();
-      process.exit(0);
+      exit.close().then(
+        () => process.exit(0),
+        (err) => {
+          console.error(err);
+          process.exit(1);
+        },
+      );
     }
   });
   process.send({ url: exit.url });

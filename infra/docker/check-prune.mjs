@@ -36,7 +36,10 @@ function buildClosure(service) {
   while (queue.length) {
     const pkg = JSON.parse(readFileSync(join(repo, all.get(queue.shift()), 'package.json'), 'utf8'));
     for (const d of Object.keys({ ...pkg.dependencies, ...pkg.devDependencies })) {
-      if (all.has(d) && !keep.has(d)) (keep.add(d), queue.push(d));
+      if (all.has(d) && !keep.has(d)) {
+        keep.add(d);
+        queue.push(d);
+      }
     }
   }
   return [...keep].sort();

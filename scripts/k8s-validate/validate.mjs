@@ -52,6 +52,7 @@ function kustomizations() {
   return list.filter((d) => existsSync(join(d, 'kustomization.yaml')));
 }
 
+/** @returns {[string, string[]]} the command and its leading arguments */
 function builder() {
   if (process.env.KUSTOMIZE) {
     const [cmd, ...rest] = process.env.KUSTOMIZE.split(' ');

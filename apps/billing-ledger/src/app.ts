@@ -1,16 +1,10 @@
-import { createKafkaService, kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
+import { createKafkaService } from '@wdr/kit/kafka';
 import { internalRoutes } from './api/internal-routes.js';
 import { expireStaleReservations } from './domain/expiry.js';
-import type { LedgerEnv } from './env.js';
-import { PrismaClient, type Prisma } from './generated/prisma/client.js';
+import type { LedgerDeps } from './deps.js';
+import type { Prisma } from './generated/prisma/client.js';
 import { countSettlement, onSettlementRequested } from './kafka/handlers.js';
 import { tokenFlowMetrics } from './metrics.js';
-
-export type LedgerDeps = KafkaServiceDeps<LedgerEnv, PrismaClient>;
-
-export function createLedgerDeps(env: LedgerEnv): LedgerDeps {
-  return kafkaServiceDeps('billing-ledger', env, (options) => new PrismaClient(options));
-}
 
 export function createLedgerService(deps: LedgerDeps) {
   let sweeper: NodeJS.Timeout | undefined;

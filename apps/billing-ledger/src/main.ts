@@ -1,5 +1,6 @@
 import { serve } from '@wdr/kit/service';
-import { createLedgerDeps, createLedgerService } from './app.js';
+import { createLedgerService } from './app.js';
+import { createLedgerDeps } from './deps.js';
 import { loadLedgerEnv } from './env.js';
 
 const env = loadLedgerEnv();

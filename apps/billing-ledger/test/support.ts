@@ -3,7 +3,8 @@ import request from 'supertest';
 import type { Envelope } from '@wdr/contracts';
 import { makeEnvelope } from '@wdr/kit/kafka';
 import { createTestDatabase, eventually, uniqueTopicPrefix, withDatabase, type TestDatabase } from '@wdr/testkit';
-import { createLedgerDeps, createLedgerService, type LedgerDeps } from '../src/app.js';
+import { createLedgerService } from '../src/app.js';
+import { createLedgerDeps, type LedgerDeps } from '../src/deps.js';
 import { loadLedgerEnv } from '../src/env.js';
 import type { SettlementCommand } from '../src/domain/settlement.js';
 

@@ -117,7 +117,7 @@ describe('render engine', () => {
       caused_by: 'tenant',
       meta: { actions: { run: 2, failed: 1 } },
     });
-    expect((out.evidence?.report['actions'] as { outcome: string }[]).map((a) => a.outcome)).toEqual(['ok', 'failed']);
+    expect((out.evidence!.report['actions'] as { outcome: string }[]).map((a) => a.outcome)).toEqual(['ok', 'failed']);
   }, 30_000);
 
   it('refuses a target the policy forbids before Chromium reaches it', async () => {

@@ -1,5 +1,6 @@
 import { serve } from '@wdr/kit/service';
-import { createOrchestratorDeps, createOrchestratorService } from './app.js';
+import { createOrchestratorService } from './app.js';
+import { createOrchestratorDeps } from './deps.js';
 import { loadOrchestratorEnv } from './env.js';
 
 const env = loadOrchestratorEnv();

@@ -11,7 +11,7 @@ import { ProxyPool } from '../src/domain/proxies/pool.js';
 import type { RouteDeps } from '../src/domain/proxies/route.js';
 import { captchaSolved } from '../src/domain/render-captcha.js';
 import { acceptRenderResult } from '../src/domain/render-jobs.js';
-import { appendEvent } from '../src/domain/requests.js';
+import { appendEvent } from '../src/domain/requests/events.js';
 
 /**
  * What a render result carries into the settlement against the real Postgres: measured proxy

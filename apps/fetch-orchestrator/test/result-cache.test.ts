@@ -4,7 +4,7 @@ import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
 import { Sealer } from '@wdr/kit/sealing';
 import { PrismaClient, type Prisma } from '../src/generated/prisma/client.js';
-import { appendEvent } from '../src/domain/requests.js';
+import { appendEvent } from '../src/domain/requests/events.js';
 import {
   cacheKeyOf,
   cacheKeySecretOf,
@@ -65,7 +65,7 @@ async function stored(
 ) {
   const id = randomUUID();
   const status = opts.status ?? 'completed';
-  const row = await db.$transaction(async (tx) => {
+  await db.$transaction(async (tx) => {
     const r = await tx.dataRequest.create({
       data: {
         id,

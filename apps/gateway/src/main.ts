@@ -1,5 +1,6 @@
 import { serve } from '@wdr/kit/service';
-import { createGatewayDeps, createGatewayService } from './app.js';
+import { createGatewayService } from './app.js';
+import { createGatewayDeps } from './deps.js';
 import { loadGatewayEnv } from './env.js';
 
 const env = loadGatewayEnv();

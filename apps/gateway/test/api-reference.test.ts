@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { createApp, createGatewayDeps, type GatewayDeps } from '../src/app.js';
+import { createApp } from '../src/app.js';
+import { createGatewayDeps, type GatewayDeps } from '../src/deps.js';
 import { escapeHtml, renderReferencePage } from '../src/api/reference.js';
 import { loadGatewayEnv } from '../src/env.js';
 

@@ -12,7 +12,8 @@ import {
   type ServiceProcess,
   type TestDatabase,
 } from '@wdr/testkit';
-import { createApp, createGatewayDeps, type GatewayDeps } from '../src/app.js';
+import { createApp } from '../src/app.js';
+import { createGatewayDeps, type GatewayDeps } from '../src/deps.js';
 import { loadGatewayEnv } from '../src/env.js';
 import { createTenant } from '../src/domain/tenants/tenants.js';
 

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
 import { prismaClientOptions } from '@wdr/kit/db';
-import type { GatewayDeps } from '../src/app.js';
+import type { GatewayDeps } from '../src/deps.js';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { idempotentWrite, purgeWriteClaims } from '../src/domain/browser/claims.js';
 import { createTenant } from '../src/domain/tenants/tenants.js';
@@ -10,12 +10,13 @@ import { createTenant } from '../src/domain/tenants/tenants.js';
 /** The idempotency claims of the cabinet's writes against the real database: replay, conflict, and the retention purge. */
 let database: TestDatabase;
 let db: PrismaClient;
-let deps: GatewayDeps;
+/** idempotentWrite needs the database only. */
+let deps: Pick<GatewayDeps, 'db'>;
 
 beforeAll(async () => {
   database = await createTestDatabase('gateway');
   db = new PrismaClient(prismaClientOptions(database.url));
-  deps = { db } as unknown as GatewayDeps;
+  deps = { db };
 });
 
 afterAll(async () => {

@@ -1,4 +1,4 @@
-import { PublicError } from './errors.js';
+import { PublicError } from './public-error.js';
 
 /**
  * One answer, used by the Kafka consumer and the HTTP error mapping alike, to "did this fail

@@ -575,7 +575,7 @@ export async function runRpc(opts) {
     // The CLI ends stdin when it is done (SchemaEngineCLI.stop()); the wasm engine and the
     // pg pools keep timers/sockets alive, so exit explicitly once in-flight work is done.
     for (const resolve of pendingOutgoing.values()) resolve(undefined);
-    queue.then(() => shutdown(panicked ? 101 : 0));
+    queue.then(() => shutdown(panicked ? 101 : 0)).catch((reason) => log('WARN', `unhandled rejection: ${reason?.stack ?? reason}`));
   });
   for (const sig of ['SIGTERM', 'SIGINT', 'SIGHUP']) process.on(sig, () => shutdown(0));
 

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { ledgerApi } from '@wdr/contracts';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
-import type { LedgerDeps } from '../app.js';
+import type { LedgerDeps } from '../deps.js';
 import { balanceOf, fund, type FundingKind } from '../domain/funding.js';
 import { holdLlmCharge, settleLlmCharge } from '../domain/llm-charges.js';
 import { planOf } from '../domain/plans.js';

@@ -1,7 +1,5 @@
 import type { EventHandler } from '@wdr/kit/kafka';
-import type { SettlementRequested } from '@wdr/contracts';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
-import type { z } from 'zod';
 import type { Prisma } from '../generated/prisma/client.js';
 import { settle, type SettlementFlows } from '../domain/settlement.js';
 import { tokenFlowMetrics } from '../metrics.js';
@@ -10,10 +8,10 @@ type Tx = Prisma.TransactionClient;
 
 /** billing.commands -> resolve the reservation exactly once. */
 export const onSettlementRequested =
-  (metrics: ServiceMetrics): EventHandler<Tx> =>
+  (metrics: ServiceMetrics): EventHandler<Tx, 'billing.settlement_requested'> =>
   async (envelope, ctx) => {
     const settlements = metrics.counter('settlements_total', 'Settlement commands applied, by outcome.', ['outcome']);
-    const data = envelope.data as z.infer<typeof SettlementRequested>;
+    const { data } = envelope;
     let outcome = 'redelivered';
     const flows: SettlementFlows = { charged: 0, released: 0 };
     await ctx.transaction(async (tx) => {

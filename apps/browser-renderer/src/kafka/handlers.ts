@@ -1,4 +1,3 @@
-import type { z } from 'zod';
 import type { EventHandler } from '@wdr/kit/kafka';
 import {
   orchestratorApi,
@@ -6,7 +5,6 @@ import {
   RENDER_PATHS,
   RenderResultAnswer,
   RenderStartAnswer,
-  type RenderJobRequested,
   type RenderResult,
 } from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
@@ -27,7 +25,7 @@ const RENDER_ATTEMPTS = 2;
  * then record the event as processed. Redelivered after a crash anywhere: before the hand-back it
  * renders again; after it, the claim answers `skip` (the request is terminal), so nothing repeats.
  */
-export function onRenderJobRequested(deps: RendererDeps): EventHandler<Tx> {
+export function onRenderJobRequested(deps: RendererDeps): EventHandler<Tx, 'render.job_requested'> {
   const durations = deps.metrics.histogram(
     'render_duration_seconds',
     'Render duration, by outcome (completed or the failure code).',
@@ -41,7 +39,7 @@ export function onRenderJobRequested(deps: RendererDeps): EventHandler<Tx> {
   );
   return async (envelope, ctx) => {
     if (await ctx.alreadyProcessed()) return;
-    const { request_id: requestId } = envelope.data as z.infer<typeof RenderJobRequested>;
+    const { request_id: requestId } = envelope.data;
     const claim = RenderStartAnswer.parse(await deps.orchestrator.post(RENDER_PATHS.start(requestId), {}));
     if (claim.state === 'skip') {
       await ctx.transaction(async () => undefined);

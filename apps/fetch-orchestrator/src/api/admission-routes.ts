@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { orchestratorApi } from '@wdr/contracts';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
-import type { OrchestratorDeps } from '../app.js';
+import type { OrchestratorDeps } from '../deps.js';
 import { countActiveRequests } from '../domain/admission.js';
 
 /**

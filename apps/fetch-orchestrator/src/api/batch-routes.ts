@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { orchestratorApi as api } from '@wdr/contracts';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
-import type { OrchestratorDeps } from '../app.js';
+import type { OrchestratorDeps } from '../deps.js';
 import { createBatch, readBatch } from '../domain/batches.js';
 
 /** Internal batch admission and read, called by the gateway. */

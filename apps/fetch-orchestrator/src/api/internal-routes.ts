@@ -1,8 +1,9 @@
 import { Router } from 'express';
 import { orchestratorApi as api } from '@wdr/contracts';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
-import type { OrchestratorDeps } from '../app.js';
-import { createRequest, readRequest } from '../domain/requests.js';
+import type { OrchestratorDeps } from '../deps.js';
+import { createRequest } from '../domain/requests/create.js';
+import { readRequest } from '../domain/requests/read.js';
 import { admissionRoutes } from './admission-routes.js';
 import { batchRoutes } from './batch-routes.js';
 import { renderJobRoutes } from './render-job-routes.js';

@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
 import { orchestratorApi as api } from '@wdr/contracts';
-import type { OrchestratorDeps } from '../app.js';
+import type { OrchestratorDeps } from '../deps.js';
 import { authorizeCaptchaSolve, captchaSolved } from '../domain/render-captcha.js';
 import { acceptRenderResult, startRenderJob } from '../domain/render-jobs.js';
 

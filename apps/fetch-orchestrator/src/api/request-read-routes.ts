@@ -1,7 +1,7 @@
 import { Router } from 'express';
 import { orchestratorApi as api } from '@wdr/contracts';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
-import type { OrchestratorDeps } from '../app.js';
+import type { OrchestratorDeps } from '../deps.js';
 import { cancelRequest } from '../domain/cancel.js';
 import { listRequests } from '../domain/request-list.js';
 import { readEvents, readResult } from '../domain/request-reads.js';

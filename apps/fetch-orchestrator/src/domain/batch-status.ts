@@ -1,9 +1,9 @@
-import { BATCH_STATUSES, TERMINAL_REQUEST_STATUSES } from '@wdr/contracts';
+import { BATCH_STATUSES } from '@wdr/contracts';
 import type { RawSql } from '@wdr/kit/db';
 import { enqueue, makeEnvelope } from '@wdr/kit/kafka';
+import { TERMINAL } from './requests/terminal.js';
 
 type BatchStatus = (typeof BATCH_STATUSES)[number];
-const TERMINAL: ReadonlySet<string> = new Set(TERMINAL_REQUEST_STATUSES);
 
 /**
  * Batch status from its jobs' statuses. Not every job terminal: `pending` while all are pending,

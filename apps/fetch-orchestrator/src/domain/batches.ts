@@ -5,7 +5,8 @@ import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
 import { ledgerApi, type components, type ProxyNetworkTypeName, type RouteModeName } from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
 import { Prisma, type Batch as BatchRow, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
-import { finish, refuseUnconnectedPremium, TERMINAL, type AdmissionDeps } from './requests.js';
+import { refuseUnconnectedPremium, type AdmissionDeps } from './requests/create.js';
+import { TERMINAL } from './requests/terminal.js';
 import { batchStatusOf } from './batch-status.js';
 import { firstJobOf } from './stages.js';
 
@@ -13,7 +14,6 @@ export { batchStatusOf };
 
 export type CabinetBatchResponse = components['schemas']['CabinetBatchResponse'];
 export type BatchView = components['schemas']['Batch'];
-type BatchStatus = BatchView['status'];
 type BatchJob = BatchView['jobs'][number];
 
 export interface BatchJobCommand {

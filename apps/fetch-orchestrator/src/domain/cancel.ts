@@ -1,7 +1,9 @@
 import { transactionWithHooks } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { detailView, finish, TERMINAL, type RequestDetail } from './requests.js';
+import { finish } from './requests/finish.js';
+import { TERMINAL } from './requests/terminal.js';
+import { detailView, type RequestDetail } from './requests/views.js';
 
 /**
  * Cancel a pending or running request of the tenant. The row is locked, so a worker finishing it at

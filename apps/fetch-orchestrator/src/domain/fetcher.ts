@@ -83,7 +83,8 @@ export async function fetchPage(input: FetchInput, policy: TargetPolicy, maxByte
     },
   });
   let tooLarge = false;
-  request.on('downloadProgress', (p) => {
+  // `on` returns the request itself, awaited (and its rejection caught) just below.
+  void request.on('downloadProgress', (p) => {
     if (p.transferred > maxBytes && !tooLarge) {
       tooLarge = true;
       abort.abort();

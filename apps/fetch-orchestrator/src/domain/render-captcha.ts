@@ -3,7 +3,8 @@ import type { ServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
 import { ledgerApi, type RenderCaptchaAnswer, type RenderCaptchaBody, type RenderCaptchaSolvedBody } from '@wdr/contracts';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
-import { appendEvent, TERMINAL } from './requests.js';
+import { appendEvent } from './requests/events.js';
+import { TERMINAL } from './requests/terminal.js';
 
 export interface RenderCaptchaDeps {
   db: PrismaClient;

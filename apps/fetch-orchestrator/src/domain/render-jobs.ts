@@ -11,7 +11,9 @@ import {
 } from '@wdr/contracts';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { authorizedSolves } from './render-captcha.js';
-import { appendEvent, finish, TERMINAL, type Termination } from './requests.js';
+import { appendEvent } from './requests/events.js';
+import { finish, type Termination } from './requests/finish.js';
+import { TERMINAL } from './requests/terminal.js';
 import { fillResultCache, serveFromCache, type ResultCacheSettings } from './result-cache.js';
 import { lockRequest } from './run-http-stage.js';
 import { browserRouteFor } from './proxies/browser-route.js';

@@ -2,7 +2,7 @@ import { z } from 'zod';
 import { PublicError } from '@wdr/kit/errors';
 import type { components } from '@wdr/contracts';
 import { Prisma, type PrismaClient } from '../generated/prisma/client.js';
-import { detailView } from './requests.js';
+import { detailView } from './requests/views.js';
 
 export type RequestPage = components['schemas']['RequestPage'];
 

@@ -1,7 +1,7 @@
 import type { StoredEventHistory } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import type { PrismaClient } from '../generated/prisma/client.js';
-import { TERMINAL } from './requests.js';
+import { TERMINAL } from './requests/terminal.js';
 import { textOfPage } from './result-text.js';
 
 const notFound = () => new PublicError('NOT_FOUND', 'No such request.');

@@ -3,7 +3,9 @@ import { createHmac } from 'node:crypto';
 import { canonicalJson } from '@wdr/kit/canonical-json';
 import type { Sealer } from '@wdr/kit/sealing';
 import type { DataRequest, Prisma, PrismaClient } from '../generated/prisma/client.js';
-import { appendEvent, finish, TERMINAL } from './requests.js';
+import { appendEvent } from './requests/events.js';
+import { finish } from './requests/finish.js';
+import { TERMINAL } from './requests/terminal.js';
 import { firstStageOf } from './stages.js';
 
 type Tx = Prisma.TransactionClient;

@@ -1,6 +1,7 @@
 import type { ConcurrencyCeiling } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
-import { createRequest, replayOf, type AdmissionDeps, type SubmissionResponse } from './requests.js';
+import { createRequest, replayOf, type AdmissionDeps } from './requests/create.js';
+import type { SubmissionResponse } from './requests/views.js';
 
 export interface RetryCommand {
   source_id: string;

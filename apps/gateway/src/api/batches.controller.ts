@@ -14,11 +14,12 @@ import {
   SuccessResponse,
   Tags,
 } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import { getBatch, submitBatch } from '../domain/batches/batches.js';
 import { submissionContext, tenantOf } from './authentication.js';
-import type { PublicErrorBody } from './models.js';
-import type { Batch, CabinetBatchResponse, CreateBatchBody } from './models-reads.js';
+import type { PublicErrorBody } from '../models/index.js';
+import type { Batch, CabinetBatchResponse, CreateBatchBody } from '../models/reads.js';
+import { createCabinetBatchExample, createDataBatchExample, getDataBatchExample } from '../models/examples/batches.js';
 
 /** Data API batches. */
 @Route('api/v1/data/batches')
@@ -41,42 +42,7 @@ export class DataBatchesController extends Controller {
    */
   @Post()
   @SuccessResponse(202, 'Accepted')
-  @Example<CabinetBatchResponse>({
-    batch_id: '8a1e4c2d-6b3f-4d5e-8f70-1a2b3c4d5e6f',
-    status: 'pending',
-    jobs: [
-      {
-        id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
-        url: 'https://example.com',
-        status: 'pending',
-        cached: false,
-        protected: false,
-        pricing_version: 2,
-        route_mode: 'http',
-        base_tokens: 1,
-        protected_tokens: 0,
-        captcha_tokens: 0,
-        created_at: '2026-11-25T12:00:00.000Z',
-      },
-      {
-        id: '9c2d5e3f-7a4b-4e6f-9a81-2b3c4d5e6f70',
-        url: 'https://example.org',
-        status: 'pending',
-        cached: false,
-        protected: false,
-        pricing_version: 2,
-        route_mode: 'http',
-        base_tokens: 1,
-        protected_tokens: 0,
-        captcha_tokens: 0,
-        created_at: '2026-11-25T12:00:00.000Z',
-      },
-    ],
-    charged_tokens: 2,
-    pricing_version: 2,
-    route_mode: 'http',
-    idempotent_replay: false,
-  })
+  @Example<CabinetBatchResponse>(createDataBatchExample)
   @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot reserve every job; nothing is created')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED (details name jobs.<index>.<field>), BUDGET_BELOW_BASE_PRICE')
@@ -98,56 +64,7 @@ export class DataBatchesController extends Controller {
    * @summary Read one batch and its jobs
    */
   @Get('{id}')
-  @Example<Batch>({
-    id: '8a1e4c2d-6b3f-4d5e-8f70-1a2b3c4d5e6f',
-    status: 'partial',
-    total_jobs: 2,
-    completed_jobs: 1,
-    failed_jobs: 1,
-    base_tokens: 2,
-    protected_tokens: 0,
-    captcha_tokens: 0,
-    created_at: '2026-11-25T12:00:00.000Z',
-    finished_at: '2026-11-25T12:00:02.310Z',
-    jobs: [
-      {
-        id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
-        url: 'https://example.com',
-        status: 'completed',
-        route_mode: 'http',
-        proxy_type: 'datacenter',
-        token_state: 'settled',
-        cached: false,
-        protected: false,
-        pricing_version: 2,
-        base_tokens: 1,
-        protected_tokens: 0,
-        captcha_tokens: 0,
-        created_at: '2026-11-25T12:00:00.000Z',
-        started_at: '2026-11-25T12:00:00.120Z',
-        finished_at: '2026-11-25T12:00:00.410Z',
-        error: null,
-      },
-      {
-        id: '9c2d5e3f-7a4b-4e6f-9a81-2b3c4d5e6f70',
-        url: 'https://example.org',
-        status: 'failed',
-        route_mode: 'http',
-        proxy_type: 'datacenter',
-        token_state: 'refunded',
-        cached: false,
-        protected: false,
-        pricing_version: 2,
-        base_tokens: 1,
-        protected_tokens: 0,
-        captcha_tokens: 0,
-        created_at: '2026-11-25T12:00:00.000Z',
-        started_at: '2026-11-25T12:00:00.130Z',
-        finished_at: '2026-11-25T12:00:02.310Z',
-        error: { code: 'TARGET_TIMEOUT', message: 'The target did not answer in time.' },
-      },
-    ],
-  })
+  @Example<Batch>(getDataBatchExample)
   @Response<PublicErrorBody>(404, "NOT_FOUND: no such batch (or another tenant's)")
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid')
   public async getDataBatch(@Request() req: ExRequest, @Path() id: string): Promise<Batch> {
@@ -176,42 +93,7 @@ export class CabinetBatchesController extends Controller {
    */
   @Post()
   @SuccessResponse(202, 'Accepted')
-  @Example<CabinetBatchResponse>({
-    batch_id: '8a1e4c2d-6b3f-4d5e-8f70-1a2b3c4d5e6f',
-    status: 'pending',
-    jobs: [
-      {
-        id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
-        url: 'https://example.com',
-        status: 'pending',
-        cached: false,
-        protected: false,
-        pricing_version: 2,
-        route_mode: 'http',
-        base_tokens: 1,
-        protected_tokens: 0,
-        captcha_tokens: 0,
-        created_at: '2026-11-25T12:00:00.000Z',
-      },
-      {
-        id: '9c2d5e3f-7a4b-4e6f-9a81-2b3c4d5e6f70',
-        url: 'https://example.org',
-        status: 'pending',
-        cached: false,
-        protected: false,
-        pricing_version: 2,
-        route_mode: 'http',
-        base_tokens: 1,
-        protected_tokens: 0,
-        captcha_tokens: 0,
-        created_at: '2026-11-25T12:00:00.000Z',
-      },
-    ],
-    charged_tokens: 2,
-    pricing_version: 2,
-    route_mode: 'http',
-    idempotent_replay: false,
-  })
+  @Example<CabinetBatchResponse>(createCabinetBatchExample)
   @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot reserve every job; nothing is created')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED (details name jobs.<index>.<field>), BUDGET_BELOW_BASE_PRICE')

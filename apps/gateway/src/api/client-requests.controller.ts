@@ -1,9 +1,16 @@
 import type { Request as ExRequest } from 'express';
 import { Body, Controller, Example, Header, Post, Request, Response, Route, Security, SuccessResponse, Tags } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import { cabinetView, submitRequest } from '../domain/requests/data-requests.js';
 import { submissionContext } from './authentication.js';
-import type { CabinetRequestResponse, CreateDataRequestBody, PublicErrorBody, RateLimitedHeaders, RateLimitHeaders } from './models.js';
+import type {
+  CabinetRequestResponse,
+  CreateDataRequestBody,
+  PublicErrorBody,
+  RateLimitedHeaders,
+  RateLimitHeaders,
+} from '../models/index.js';
+import { createClientRequestExample } from '../models/examples/client-requests.js';
 
 /** Cabinet submissions: the body and rules of the data API's, answered with the cabinet's shape. */
 @Route('api/v1/client/requests')
@@ -29,21 +36,7 @@ export class ClientRequestsController extends Controller {
    */
   @Post()
   @SuccessResponse<RateLimitHeaders>(202, 'Accepted')
-  @Example<CabinetRequestResponse>({
-    id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
-    url: 'https://example.com',
-    status: 'pending',
-    cached: false,
-    protected: false,
-    base_tokens: 3,
-    protected_tokens: 0,
-    captcha_tokens: 0,
-    created_at: '2026-11-25T12:00:00.000Z',
-    charged_tokens: 3,
-    pricing_version: 2,
-    route_mode: 'browser',
-    idempotent_replay: false,
-  })
+  @Example<CabinetRequestResponse>(createClientRequestExample)
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot cover the base price; nothing is created')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body')

@@ -14,7 +14,7 @@ import {
   SuccessResponse,
   Tags,
 } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import { getDataRequest, submitRequest } from '../domain/requests/data-requests.js';
 import { submissionContext, tenantOf } from './authentication.js';
 import type {
@@ -24,7 +24,8 @@ import type {
   RateLimitHeaders,
   RequestDetail,
   SubmissionResponse,
-} from './models.js';
+} from '../models/index.js';
+import { createRequestExample, getRequestExample } from '../models/examples/data-requests.js';
 
 // Error descriptions name their codes (`CODE: when`); openapi-document.test.ts checks each code's status.
 @Route('api/v1/data/requests')
@@ -53,23 +54,7 @@ export class DataRequestsController extends Controller {
    */
   @Post()
   @SuccessResponse<RateLimitHeaders>(202, 'Accepted')
-  @Example<SubmissionResponse>({
-    id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
-    url: 'https://example.com',
-    status: 'pending',
-    cached: false,
-    protected: false,
-    pricing_version: 2,
-    route_mode: 'http',
-    proxy_type: 'datacenter',
-    base_tokens: 1,
-    protected_tokens: 0,
-    captcha_tokens: 0,
-    quote: null,
-    created_at: '2026-11-25T12:00:00.000Z',
-    charged_tokens: 1,
-    idempotent_replay: false,
-  })
+  @Example<SubmissionResponse>(createRequestExample)
   @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
   @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot cover the base price; nothing is created')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body')
@@ -104,30 +89,7 @@ export class DataRequestsController extends Controller {
    * @summary Read one request
    */
   @Get('{id}')
-  @Example<RequestDetail>({
-    id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
-    batch_id: null,
-    url: 'https://example.com',
-    status: 'completed',
-    cached: false,
-    protected: false,
-    pricing_version: 2,
-    base_tokens: 1,
-    protected_tokens: 0,
-    captcha_tokens: 0,
-    captcha_type: null,
-    token_state: 'settled',
-    request: { url: 'https://example.com/page', mode: 'http', timeout_ms: 45000 },
-    debug_artifacts: {},
-    error: null,
-    user_error: null,
-    result_meta: { stage: 'http', status_code: 200, content_type: 'text/html; charset=utf-8', bytes: 1256, redirects: 0, elapsed_ms: 184 },
-    proxy_used: null,
-    created_at: '2026-11-25T12:00:00.000Z',
-    started_at: '2026-11-25T12:00:00.120Z',
-    finished_at: '2026-11-25T12:00:00.410Z',
-    result_expires_at: '2026-11-26T12:00:00.410Z',
-  })
+  @Example<RequestDetail>(getRequestExample)
   @Response<PublicErrorBody>(404, "NOT_FOUND: no such request (or another tenant's)")
   public async getRequest(@Request() req: ExRequest, @Path() id: string): Promise<RequestDetail> {
     return getDataRequest(this.deps, tenantOf(req).tenantId, id);

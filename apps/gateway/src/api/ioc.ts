@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import type { IocContainer, IocContainerFactory } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 
 type ControllerCtor = new (deps: GatewayDeps) => unknown;
 

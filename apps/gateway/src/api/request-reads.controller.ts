@@ -15,7 +15,7 @@ import {
   SuccessResponse,
   Tags,
 } from '@tsoa/runtime';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import {
   cancelDataRequest,
   listDataRequests,
@@ -25,9 +25,19 @@ import {
 } from '../domain/reads/request-reads.js';
 import { readDebugArtifact } from '../domain/reads/debug-artifacts.js';
 import { submissionContext, tenantOf } from './authentication.js';
-import type { DataJobStatus, ExtractionResult, PublicErrorBody, RequestDetail } from './models.js';
+import type { DataJobStatus, ExtractionResult, PublicErrorBody, RequestDetail } from '../models/index.js';
 import { getExtractionResult } from '../domain/requests/data-requests.js';
-import type { RequestEventList, RequestPage, RetrySubmissionResponse } from './models-reads.js';
+import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../models/reads.js';
+import {
+  cancelRequestExample,
+  getDebugArtifactExample,
+  getExtractionExample,
+  getResultExample,
+  listEventsExample,
+  listRequestsExample,
+  retryRequestExample,
+  streamEventsExample,
+} from '../models/examples/request-reads.js';
 
 /** Reading the tenant's requests, following their events, and the cancel and retry operations. */
 @Route('api/v1/data/requests')
@@ -52,42 +62,7 @@ export class RequestReadsController extends Controller {
    * @maximum limit 100
    */
   @Get()
-  @Example<RequestPage>({
-    data: [
-      {
-        id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
-        batch_id: null,
-        url: 'https://example.com',
-        status: 'completed',
-        cached: false,
-        protected: false,
-        pricing_version: 2,
-        base_tokens: 1,
-        protected_tokens: 0,
-        captcha_tokens: 0,
-        captcha_type: null,
-        token_state: 'settled',
-        request: { url: 'https://example.com/page', mode: 'http' },
-        debug_artifacts: {},
-        error: null,
-        user_error: null,
-        result_meta: {
-          stage: 'http',
-          status_code: 200,
-          content_type: 'text/html; charset=utf-8',
-          bytes: 1256,
-          redirects: 0,
-          elapsed_ms: 184,
-        },
-        proxy_used: null,
-        created_at: '2026-11-25T12:00:00.000Z',
-        started_at: '2026-11-25T12:00:00.120Z',
-        finished_at: '2026-11-25T12:00:00.410Z',
-        result_expires_at: '2026-11-26T12:00:00.410Z',
-      },
-    ],
-    meta: { next_cursor: 'MjAyNi0xMS0yNVQxMjowMDowMC4wMDBafDVkM2YwYTdl', has_more: true, limit: 1 },
-  })
+  @Example<RequestPage>(listRequestsExample)
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit, status or cursor')
   public async listRequests(
     @Request() req: ExRequest,
@@ -104,14 +79,7 @@ export class RequestReadsController extends Controller {
    * @summary List a request's events
    */
   @Get('{id}/events')
-  @Example<RequestEventList>({
-    data: [
-      { id: 1, type: 'request.accepted', status: 'pending', created_at: '2026-11-25T12:00:00.000Z', data: {} },
-      { id: 2, type: 'request.running', status: 'running', created_at: '2026-11-25T12:00:00.120Z', data: {} },
-      { id: 3, type: 'request.completed', status: 'completed', created_at: '2026-11-25T12:00:00.410Z', data: { status_code: 200 } },
-      { id: 4, type: 'tokens.settled', status: 'completed', created_at: '2026-11-25T12:00:00.530Z', data: { charged_tokens: 1 } },
-    ],
-  })
+  @Example<RequestEventList>(listEventsExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid')
   public async listEvents(@Request() req: ExRequest, @Path() id: string): Promise<RequestEventList> {
@@ -138,9 +106,7 @@ export class RequestReadsController extends Controller {
   @Get('{id}/events/stream')
   @SuccessResponse(200, 'An event stream', 'text/event-stream')
   // One literal: tsoa reads the decorator's argument statically and cannot evaluate a concatenation.
-  @Example<string>(
-    'id: 1\ndata: {"id":1,"type":"request.accepted","status":"pending","created_at":"2026-11-25T12:00:00.000Z","data":{}}\n\n: heartbeat\n\nid: 2\ndata: {"id":2,"type":"request.completed","status":"completed","created_at":"2026-11-25T12:00:00.410Z","data":{"status_code":200}}\n\n',
-  )
+  @Example<string>(streamEventsExample)
   @Response(204, 'The request is terminal and nothing follows Last-Event-ID')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid or Last-Event-ID is not an integer >= 0')
@@ -160,7 +126,7 @@ export class RequestReadsController extends Controller {
    */
   @Get('{id}/result')
   @SuccessResponse(200, 'The page (format=html) or its text (format=text)', ['text/html', 'text/plain'])
-  @Example<string>('<!doctype html><html><head><title>Example Domain</title></head><body><h1>Example Domain</h1></body></html>')
+  @Example<string>(getResultExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request')
   @Response<PublicErrorBody>(409, 'RESULT_NOT_READY while pending or running; CONFLICT when the request failed or was cancelled', {
     code: 'RESULT_NOT_READY',
@@ -188,21 +154,7 @@ export class RequestReadsController extends Controller {
    * @summary Read a request's extraction result
    */
   @Get('{id}/extraction')
-  @Example<ExtractionResult>({
-    run_id: '3b4c5d6e-7f8a-4b9c-8d0e-2f3a4b5c6d7e',
-    recipe_id: '1f2e3d4c-5b6a-4798-8a7b-6c5d4e3f2a1b',
-    version_id: '2a3b4c5d-6e7f-4a8b-9c0d-1e2f3a4b5c6d',
-    status: 'completed',
-    error: null,
-    retried_from_run_id: null,
-    request_id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
-    page_status: 'completed',
-    data: { title: 'Espresso machine', price: 249.9 },
-    warnings: [],
-    created_at: '2026-11-25T12:00:00.000Z',
-    started_at: '2026-11-25T12:00:00.530Z',
-    finished_at: '2026-11-25T12:00:00.561Z',
-  })
+  @Example<ExtractionResult>(getExtractionExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request, or it did not ask for extraction')
   @Response<PublicErrorBody>(409, 'RESULT_NOT_READY while the run waits for its page, is queued or running')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid')
@@ -220,9 +172,7 @@ export class RequestReadsController extends Controller {
    */
   @Get('{id}/debug-artifacts/{name}')
   @SuccessResponse(200, 'The artifact', ['image/png', 'application/json'])
-  @Example<string>(
-    '{"url":"https://example.com/app","stage":"browser","error":{"code":"SELECTOR_TIMEOUT","message":"#list did not appear within 30000 ms"}}',
-  )
+  @Example<string>(getDebugArtifactExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request or artifact (or it expired)')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid or the name is not an artifact name')
   public async getDebugArtifact(@Request() req: ExRequest, @Path() id: string, @Path() name: string): Promise<Readable> {
@@ -241,30 +191,7 @@ export class RequestReadsController extends Controller {
    * @summary Cancel a request
    */
   @Post('{id}/cancel')
-  @Example<RequestDetail>({
-    id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
-    batch_id: null,
-    url: 'https://example.com',
-    status: 'cancelled',
-    cached: false,
-    protected: false,
-    pricing_version: 2,
-    base_tokens: 3,
-    protected_tokens: 0,
-    captcha_tokens: 0,
-    captcha_type: null,
-    token_state: 'refunded',
-    request: { url: 'https://example.com/app', mode: 'browser', timeout_ms: 45000 },
-    debug_artifacts: {},
-    error: { code: 'CANCELLED', message: 'cancelled by the tenant' },
-    user_error: { code: 'CANCELLED', message: 'The request was cancelled.' },
-    result_meta: null,
-    proxy_used: null,
-    created_at: '2026-11-25T12:00:00.000Z',
-    started_at: '2026-11-25T12:00:00.120Z',
-    finished_at: '2026-11-25T12:00:01.002Z',
-    result_expires_at: null,
-  })
+  @Example<RequestDetail>(cancelRequestExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request')
   @Response<PublicErrorBody>(409, 'CONFLICT: the request is already completed or failed')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid')
@@ -281,24 +208,7 @@ export class RequestReadsController extends Controller {
    */
   @Post('{id}/retry')
   @SuccessResponse(202, 'Accepted')
-  @Example<RetrySubmissionResponse>({
-    id: '6e4a1b8f-3d2c-4f9a-8b7e-8c2d1f3a5b04',
-    url: 'https://example.com',
-    status: 'pending',
-    cached: false,
-    protected: false,
-    pricing_version: 2,
-    route_mode: 'browser',
-    proxy_type: 'datacenter',
-    base_tokens: 3,
-    protected_tokens: 0,
-    captcha_tokens: 0,
-    quote: null,
-    created_at: '2026-11-25T12:05:00.000Z',
-    charged_tokens: 3,
-    idempotent_replay: false,
-    retried_from_id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
-  })
+  @Example<RetrySubmissionResponse>(retryRequestExample)
   @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot cover the base price')
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT, or CONFLICT when the request is not failed')

@@ -1,6 +1,6 @@
 import type { Request, RequestHandler, Response } from 'express';
 import { PublicError } from '@wdr/kit/errors';
-import type { GatewayDeps } from '../app.js';
+import type { GatewayDeps } from '../deps.js';
 import { expressAuthentication } from '../api/authentication.js';
 import { publicEventOf, TERMINAL_STATUSES, type StoredRequestEvent } from '../domain/reads/request-events.js';
 import { requireUuid, storedEventsOf } from '../domain/reads/request-reads.js';
@@ -52,7 +52,7 @@ class StreamSession implements LiveSubscriber {
   unsubscribe: () => void = () => undefined;
 
   constructor(
-    private readonly deps: GatewayDeps,
+    private readonly deps: Pick<GatewayDeps, 'liveEvents' | 'log' | 'metrics' | 'orchestrator'>,
     private readonly res: Response,
     private readonly tenantId: string,
     private readonly requestId: string,
@@ -180,7 +180,10 @@ class StreamSession implements LiveSubscriber {
  * cannot hold a response open). Authentication, the id check and the tenant check are the same as
  * the JSON endpoints'; errors before the stream starts are ordinary PublicError bodies.
  */
-export function requestEventStream(deps: GatewayDeps, settings: StreamSettings): RequestHandler {
+export function requestEventStream(
+  deps: Pick<GatewayDeps, 'liveEvents' | 'log' | 'metrics' | 'orchestrator'>,
+  settings: StreamSettings,
+): RequestHandler {
   return async (req: Request, res: Response, next) => {
     let session: StreamSession | undefined;
     try {

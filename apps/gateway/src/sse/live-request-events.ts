@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import type { z } from 'zod';
-import type { RequestEventAppended, Envelope } from '@wdr/contracts';
+import type { CatalogEnvelope } from '@wdr/contracts';
 import { startBroadcastConsumer, type ConsumerHandle, type KafkaBus } from '@wdr/kit/kafka';
 import type { Logger } from '@wdr/kit/log';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
@@ -132,10 +131,10 @@ export class LiveRequestEvents {
     };
   }
 
-  private dispatch(envelope: Envelope): void {
+  private dispatch(envelope: CatalogEnvelope): void {
     if (envelope.type !== 'request.event_appended') return;
-    // Parsed against the catalog's schema by the consumer already.
-    const { request_id, event_id, kind, status, payload, created_at } = envelope.data as z.infer<typeof RequestEventAppended>;
+    // Parsed against the catalog's schema by the consumer: the type narrows the data.
+    const { request_id, event_id, kind, status, payload, created_at } = envelope.data;
     const subscribers = this.subscribers.get(request_id);
     if (!subscribers || subscribers.size === 0) return;
     this.delivered.inc({ outcome: 'delivered' });

@@ -228,7 +228,7 @@ describe('resource policy', () => {
     expect([dl.status, df.status]).toEqual(['completed', 'completed']);
     expect(dl.result_meta?.['resource_policy']).toMatchObject({ requested: 'adaptive', applied: 'site-light' });
     expect(
-      (dl.result_meta?.['resource_policy'] as { blocked_requests: Record<string, number> }).blocked_requests['image'] ?? 0,
+      (dl.result_meta!['resource_policy'] as { blocked_requests: Record<string, number> }).blocked_requests['image'] ?? 0,
     ).toBeGreaterThanOrEqual(20);
     expect(df.result_meta?.['resource_policy']).toEqual({ requested: 'compatible', applied: 'full', blocked_requests: {} });
     expect(await textOf(light.id)).toContain('Image gallery');

@@ -1,5 +1,3 @@
-import type { z } from 'zod';
-import type { ExtractionJobRequested, RecipeRepairRequested } from '@wdr/contracts';
 import type { EventHandler } from '@wdr/kit/kafka';
 import { generationDepsOf, type ExtractorDeps } from '../deps.js';
 import type { Prisma } from '../generated/prisma/client.js';
@@ -8,9 +6,8 @@ import { runExtraction } from '../domain/run-extraction.js';
 
 /** extraction.jobs -> run (or fail) the request's extraction. */
 export const onExtractionJobRequested =
-  (deps: ExtractorDeps): EventHandler<Prisma.TransactionClient> =>
+  (deps: ExtractorDeps): EventHandler<Prisma.TransactionClient, 'extraction.job_requested'> =>
   async (envelope, ctx) => {
-    const data = envelope.data as z.infer<typeof ExtractionJobRequested>;
     await runExtraction(
       {
         db: deps.db,
@@ -21,15 +18,14 @@ export const onExtractionJobRequested =
         repair: deps.repair,
       },
       envelope.tenant_id,
-      data,
+      envelope.data,
       ctx,
     );
   };
 
 /** extraction.jobs -> carry out a repair requested when a run crossed the drift threshold. */
 export const onRepairRequested =
-  (deps: ExtractorDeps): EventHandler<Prisma.TransactionClient> =>
+  (deps: ExtractorDeps): EventHandler<Prisma.TransactionClient, 'extraction.repair_requested'> =>
   async (envelope, ctx) => {
-    const data = envelope.data as z.infer<typeof RecipeRepairRequested>;
-    await runRepair(generationDepsOf(deps), envelope.tenant_id, data, ctx);
+    await runRepair(generationDepsOf(deps), envelope.tenant_id, envelope.data, ctx);
   };

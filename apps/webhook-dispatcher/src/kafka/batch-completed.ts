@@ -1,4 +1,3 @@
-import type { EventData } from '@wdr/contracts';
 import type { EventHandler } from '@wdr/kit/kafka';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { FanOut } from '../domain/fan-out.js';
@@ -9,16 +8,15 @@ import type { Subscribers } from '../domain/subscribers.js';
  * alerts, sent to every endpoint of the tenant that subscribes to it. One idempotent statement.
  */
 export const onBatchCompleted =
-  (deps: { fanOut: FanOut; subscribers: Subscribers }): EventHandler<Prisma.TransactionClient> =>
+  (deps: { fanOut: FanOut; subscribers: Subscribers }): EventHandler<Prisma.TransactionClient, 'batch.completed'> =>
   async (envelope) => {
     if (!deps.subscribers.mayReceive(envelope.tenant_id)) return;
-    const data = envelope.data as EventData<'requestLifecycle', 'batch.completed'>;
     await deps.fanOut.record({
       tenantId: envelope.tenant_id,
       eventId: envelope.id,
       type: 'batch.completed',
       occurredAt: envelope.occurred_at,
-      data: { ...data },
+      data: { ...envelope.data },
       scope: 'tenant',
     });
   };

@@ -1,4 +1,4 @@
-import { publicRequestEventOf, WEBHOOK_EVENT_TYPES, type EventData, type WebhookEventType } from '@wdr/contracts';
+import { publicRequestEventOf, WEBHOOK_EVENT_TYPES, type WebhookEventType } from '@wdr/contracts';
 import type { EventHandler } from '@wdr/kit/kafka';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { FanOut } from '../domain/fan-out.js';
@@ -17,9 +17,9 @@ const SUBSCRIBABLE: ReadonlySet<string> = new Set(WEBHOOK_EVENT_TYPES);
  * ones; any other request's events reach tenant-wide endpoints only.
  */
 export const onRequestEventAppended =
-  (deps: { fanOut: FanOut; subscribers: Subscribers }): EventHandler<Prisma.TransactionClient> =>
+  (deps: { fanOut: FanOut; subscribers: Subscribers }): EventHandler<Prisma.TransactionClient, 'request.event_appended'> =>
   async (envelope) => {
-    const e = envelope.data as EventData<'requestLifecycle', 'request.event_appended'>;
+    const e = envelope.data;
     if (!SUBSCRIBABLE.has(e.kind) || !deps.subscribers.mayReceive(envelope.tenant_id)) return;
     await deps.fanOut.record({
       tenantId: envelope.tenant_id,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import type { Envelope } from './envelope.js';
 import { BATCH_STATUSES, PROXY_NETWORK_TYPES, SETTLED_TOKEN_STATES, STAGES, TERMINAL_REQUEST_STATUSES } from '../vocabulary.js';
 
 /**
@@ -251,6 +252,22 @@ export type EventTypeOf<K extends TopicKey> = keyof (typeof TOPICS)[K]['events']
 export type EventData<K extends TopicKey, E extends EventTypeOf<K>> = z.infer<
   ((typeof TOPICS)[K]['events'] & Record<E, EventSpec>)[E]['schema']
 >;
+
+/** Every event type of the catalog, across its topics. */
+export type EventType = { [K in TopicKey]: EventTypeOf<K> }[TopicKey];
+
+/** The payload of an event type as its schema parses it, whichever topic carries it. */
+export type PayloadOf<E extends EventType> = {
+  [K in TopicKey]: E extends EventTypeOf<K> ? EventData<K, E> : never;
+}[TopicKey];
+
+/**
+ * An envelope whose payload was checked against the catalog (what a consumer hands its handlers):
+ * its `type` decides its `data`, so narrowing on `type` narrows `data`.
+ */
+export type CatalogEnvelope<E extends EventType = EventType> = E extends EventType
+  ? Omit<Envelope, 'type' | 'data'> & { type: E; data: PayloadOf<E> }
+  : never;
 
 /** Topic name as deployed: an optional environment/test prefix plus the catalog name. */
 export function topicName(key: TopicKey, prefix = ''): string {

@@ -1,66 +1,27 @@
+// The Kafka consumers: the idempotent, retrying consumer of a service's topics (startConsumer) and the
+// per-process broadcast consumer (startBroadcastConsumer). Their parts, by concern: handlers.ts (the
+// handler API), transport.ts (message -> checked envelope, heartbeat period), retry-policy.ts,
+// dead-letter.ts, progress.ts (offset commits of a batch, the in-flight limit), health.ts (readiness,
+// liveness) and lag.ts (the lag metric).
 import { setTimeout as sleep } from 'node:timers/promises';
-import type { Admin, Consumer, KafkaMessage } from 'kafkajs';
-import { Gauge } from 'prom-client';
-import { envelopeSchema, eventSpecOf, TOPICS, type Envelope, type TopicKey } from '@wdr/contracts';
+import type { Consumer, KafkaMessage } from 'kafkajs';
+import { TOPICS, type CatalogEnvelope, type TopicKey } from '@wdr/contracts';
 import { transactionWithHooks, type RawSql, type TxCapable } from '../db.js';
 import { isDependencyFailure } from '../dependency-failure.js';
 import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { REQUEST_ID_HEADER, validRequestId, withRequestId } from '../request-context.js';
 import type { KafkaBus } from './bus.js';
+import { deadLetterer } from './dead-letter.js';
+import { handlerOf, type EventHandlers, type HandlerContext } from './handlers.js';
+import { trackHealth, type ConsumerHandle } from './health.js';
+import { exportLag } from './lag.js';
+import { BatchProgress, Semaphore } from './progress.js';
+import { dependencyBackoffMs, failureVerdict, maxAttemptsOf, retryBackoffMs } from './retry-policy.js';
+import { decode, heartbeatFor } from './transport.js';
 
-/** Thrown by a handler for a message that can never succeed: it goes to the DLQ at once. */
-export class PoisonMessageError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = 'PoisonMessageError';
-  }
-}
-
-export interface HandlerContext<Tx extends RawSql = RawSql> {
-  topic: TopicKey;
-  /**
-   * Run `fn` in one database transaction together with recording this event as processed.
-   * Returns false (and does not run `fn`) when the event was already processed.
-   */
-  transaction: (fn: (tx: Tx) => Promise<void>) => Promise<boolean>;
-  /** Cheap check before doing expensive I/O for a redelivered event. */
-  alreadyProcessed: () => Promise<boolean>;
-}
-
-export type EventHandler<Tx extends RawSql = RawSql> = (envelope: Envelope, ctx: HandlerContext<Tx>) => Promise<void>;
-
-export interface ConsumerHandle {
-  /** Joined its group, not crashed, not waiting out a dependency failure, and fetched within the last minute. */
-  ready: () => boolean;
-  /** What liveness needs (see consumer-liveness.ts): progress and whether kafkajs gave up on the consumer. */
-  liveness: () => ConsumerLiveness;
-  stop: () => Promise<void>;
-}
-
-export interface ConsumerLiveness {
-  /**
-   * When the consumer last completed something with the broker (ms since the epoch): joined its
-   * group, completed a fetch (an idle one included), sent a heartbeat (also during a long batch)
-   * or finished a batch. Its start counts as the first.
-   */
-  progressAt: number;
-  /**
-   * kafkajs crashed the consumer and will not restart it (`restart: false`), with the error (names
-   * along its cause chain, the innermost message) and whether it is about permissions (authentication or authorization: a restart does not fix
-   * those, the configuration does). undefined while kafkajs runs it or restarts it by itself.
-   */
-  gaveUp?: { error: string; permissions: boolean };
-}
-
-/** Backoff while a dependency (database, broker, another service) is down: 0.5 s doubling to 15 s. */
-const DEPENDENCY_BACKOFF = { firstMs: 500, maxMs: 15_000 };
-/**
- * A fifth of the session timeout (6 s in production, 2 s in the tests' 10 s sessions): well inside
- * Kafka's advice of at most a third. kafkajs only heartbeats between batches, so a batch in progress
- * (a long handler) runs one timer at this period too.
- */
-const heartbeatFor = (sessionTimeoutMs: number) => Math.max(1_000, Math.round(sessionTimeoutMs / 5));
+export { PoisonMessageError, type EventHandler, type EventHandlers, type HandlerContext } from './handlers.js';
+export type { ConsumerHandle, ConsumerLiveness } from './health.js';
 
 /**
  * Idempotent consumer: each envelope id is processed once per consumer name, recorded in
@@ -87,7 +48,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   /** Consumer group id, and the name under which processed events are recorded. */
   group: string;
   topics: readonly TopicKey[];
-  handlers: Partial<Record<string, EventHandler<Tx>>>;
+  handlers: EventHandlers<Tx>;
   concurrency?: number;
   /**
    * Messages processed at once across the consumer's partitions, several per partition (default
@@ -145,22 +106,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
       ids,
     );
 
-  const toDlq = async (topic: TopicKey, message: KafkaMessage, partition: number, reason: string, attempts: number) => {
-    await bus.send(bus.dlq(topic), [
-      {
-        key: message.key?.toString() ?? '',
-        envelope: safeEnvelope(message),
-        headers: {
-          'dlq-reason': reason.slice(0, 500),
-          'dlq-source-topic': bus.topic(topic),
-          'dlq-source-partition': String(partition),
-          'dlq-source-offset': message.offset,
-          'dlq-attempts': String(attempts),
-          'dlq-consumer': opts.group,
-        },
-      },
-    ]);
-  };
+  const toDlq = deadLetterer(bus, opts.group);
 
   await consumer.connect();
   for (const t of opts.topics) await consumer.subscribe({ topic: bus.topic(t), fromBeginning: true });
@@ -176,7 +122,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   const handleMessage = async (topic: TopicKey, partition: number, message: KafkaMessage): Promise<string | undefined> => {
     const topicLabel = TOPICS[topic].name;
     const headerType = message.headers?.['event-type']?.toString();
-    if (headerType !== undefined && !opts.handlers[headerType]) {
+    if (headerType !== undefined && !handlerOf(opts.handlers, headerType)) {
       consumed.inc({ topic: topicLabel, outcome: 'ignored' });
       return undefined;
     }
@@ -188,12 +134,12 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
       return undefined;
     }
     const envelope = decoded;
-    const handler = opts.handlers[envelope.type];
+    const handler = handlerOf(opts.handlers, envelope.type);
     if (!handler) {
       consumed.inc({ topic: topicLabel, outcome: 'ignored' });
       return undefined;
     }
-    const maxAttempts = opts.maxAttempts ?? TOPICS[topic].retry.maxAttempts;
+    const maxAttempts = maxAttemptsOf(topic, opts.maxAttempts);
     const backoffMs = TOPICS[topic].retry.backoffMs;
     let waitingOnDependency = false;
     try {
@@ -231,13 +177,14 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
           );
           return ran || opts.recordUntransacted === false ? undefined : envelope.id;
         } catch (err) {
-          if (err instanceof PoisonMessageError || (!isDependencyFailure(err) && attempt >= maxAttempts)) {
+          const verdict = failureVerdict(err, attempt, maxAttempts);
+          if (verdict === 'dead-letter') {
             log.error({ err, topic: topicLabel, offset: message.offset, attempt }, 'message dead-lettered');
             await toDlq(topic, message, partition, err instanceof Error ? err.message : String(err), attempt);
             consumed.inc({ topic: topicLabel, outcome: 'dead_lettered' });
             return undefined;
           }
-          if (isDependencyFailure(err)) {
+          if (verdict === 'wait-dependency') {
             // Not this message's fault: it does not use up its attempts, and it is never dead-lettered.
             attempt--;
             dependencyFailures++;
@@ -247,10 +194,10 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
               waiting.inc({ group: opts.group });
             }
             log.warn({ err, topic: topicLabel, offset: message.offset, dependencyFailures }, 'a dependency failed, retrying the message');
-            await sleep(Math.min(DEPENDENCY_BACKOFF.firstMs * 2 ** Math.min(dependencyFailures - 1, 8), DEPENDENCY_BACKOFF.maxMs));
+            await sleep(dependencyBackoffMs(dependencyFailures));
           } else {
             log.warn({ err, topic: topicLabel, offset: message.offset, attempt }, 'handler failed, retrying');
-            await sleep(Math.min(backoffMs * 2 ** Math.min(attempt - 1, 6), 10_000));
+            await sleep(retryBackoffMs(backoffMs, attempt));
           }
         }
       }
@@ -268,6 +215,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     autoCommit: false,
     eachBatchAutoResolve: false,
     partitionsConsumedConcurrently: opts.concurrency ?? 1,
+    // eslint-disable-next-line typescript/unbound-method -- kafkajs hands closures over (its types spell them as methods)
     eachBatch: async ({ batch, resolveOffset, heartbeat, isRunning, isStale }) => {
       const topic = bus.keyOf(batch.topic);
       if (!topic) throw new Error(`message from a topic outside the catalog: ${batch.topic}`);
@@ -284,7 +232,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
               break;
             } catch (err) {
               if (!isDependencyFailure(err) || !isRunning()) throw err;
-              await sleep(Math.min(DEPENDENCY_BACKOFF.firstMs * 2 ** Math.min(failures - 1, 8), DEPENDENCY_BACKOFF.maxMs));
+              await sleep(dependencyBackoffMs(failures));
             }
           }
           resolveOffset(offset);
@@ -361,7 +309,7 @@ export async function startBroadcastConsumer(opts: {
   group: string;
   topics: readonly TopicKey[];
   wants?: (key: string) => boolean;
-  onEvent: (envelope: Envelope, topic: TopicKey) => void | Promise<void>;
+  onEvent: (envelope: CatalogEnvelope, topic: TopicKey) => void | Promise<void>;
   /** Called on every (re)join: events published while the instance was not consuming were missed. */
   onJoin?: () => void;
   /** How long an idle fetch waits at the broker (kafkajs default 5 s; a stop waits for it). */
@@ -408,242 +356,4 @@ export async function startBroadcastConsumer(opts: {
     liveness: health.liveness,
     stop: () => consumer.disconnect(),
   };
-}
-
-type LagSource = () => Promise<{ group: string; topic: string; partition: string; lag: number }[]>;
-const lagSources = new WeakMap<ServiceMetrics, Set<LagSource>>();
-
-/**
- * `<prefix>_kafka_consumer_lag{group, topic, partition}`: the partition's high watermark minus the
- * group's committed offset, asked from the broker at scrape time (two admin requests per group,
- * 2 s at most; nothing when the broker does not answer). Asked from the broker rather than taken
- * from fetched batches, so a consumer stuck on a message still shows the backlog growing behind
- * it. Every replica reports the whole group: aggregate with max.
- */
-function exportLag(metrics: ServiceMetrics, bus: KafkaBus, group: string, topics: readonly TopicKey[], log: Logger): () => Promise<void> {
-  let sources = lagSources.get(metrics);
-  if (!sources) {
-    const all = new Set<LagSource>();
-    sources = all;
-    lagSources.set(metrics, all);
-    const name = `${metrics.prefix}_kafka_consumer_lag`;
-    metrics.registry.removeSingleMetric(name);
-    new Gauge({
-      name,
-      help: 'Messages behind the partition high watermark (committed offset of the group), by group, topic and partition; read from the broker at scrape time.',
-      labelNames: ['group', 'topic', 'partition'] as const,
-      registers: [metrics.registry],
-      async collect() {
-        const results = await Promise.all([...all].map((source) => source()));
-        this.reset();
-        for (const rows of results) for (const { lag, ...labels } of rows) this.set(labels, lag);
-      },
-    });
-  }
-  let admin: Admin | undefined;
-  let connecting: Promise<void> | undefined;
-  const source: LagSource = async () => {
-    try {
-      admin ??= bus.kafka.admin();
-      await (connecting ??= admin.connect());
-      const work = (async () => {
-        const groupId = `${bus.prefix}${group}`;
-        const committed = await admin!.fetchOffsets({ groupId, topics: topics.map((t) => bus.topic(t)) });
-        const rows: Awaited<ReturnType<LagSource>> = [];
-        for (const t of committed) {
-          const key = bus.keyOf(t.topic);
-          if (!key) continue;
-          const ends = await admin!.fetchTopicOffsets(t.topic);
-          for (const end of ends) {
-            const done = t.partitions.find((p) => p.partition === end.partition)?.offset ?? '-1';
-            const from = BigInt(done) < 0n ? BigInt(end.low) : BigInt(done);
-            rows.push({
-              group,
-              topic: TOPICS[key].name,
-              partition: String(end.partition),
-              lag: Math.max(0, Number(BigInt(end.high) - from)),
-            });
-          }
-        }
-        return rows;
-      })();
-      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('lag query timed out')), 2_000).unref());
-      return await Promise.race([work, timeout]);
-    } catch (err) {
-      log.debug({ err, group }, 'consumer lag for metrics unavailable');
-      connecting = undefined;
-      return [];
-    }
-  };
-  sources.add(source);
-  return async () => {
-    sources.delete(source);
-    await admin?.disconnect().catch(() => undefined);
-  };
-}
-
-/** Joined, not crashed for good, and fetching (or busy with a batch) within the last minute; and what liveness reads. */
-function trackHealth(consumer: Consumer, log: Logger): { ready: () => boolean; liveness: () => ConsumerLiveness } {
-  let joined = false;
-  let gaveUp: ConsumerLiveness['gaveUp'];
-  let lastFetchAt = 0;
-  let progressAt = Date.now();
-  let batches = 0;
-  const progressed = () => {
-    progressAt = Date.now();
-  };
-  consumer.on(consumer.events.GROUP_JOIN, () => {
-    joined = true;
-    progressed();
-  });
-  consumer.on(consumer.events.FETCH_START, () => {
-    lastFetchAt = Date.now();
-  });
-  consumer.on(consumer.events.FETCH, progressed);
-  consumer.on(consumer.events.HEARTBEAT, progressed);
-  consumer.on(consumer.events.START_BATCH_PROCESS, () => {
-    batches++;
-  });
-  consumer.on(consumer.events.END_BATCH_PROCESS, () => {
-    batches--;
-    lastFetchAt = Date.now();
-    progressed();
-  });
-  consumer.on(consumer.events.CRASH, (e) => {
-    log.error({ err: e.payload.error, restart: e.payload.restart }, 'consumer crashed');
-    if (!e.payload.restart) gaveUp = { error: describeCrash(e.payload.error), permissions: isPermissionError(e.payload.error) };
-  });
-  return {
-    ready: () => joined && gaveUp === undefined && (batches > 0 || Date.now() - lastFetchAt < 60_000),
-    liveness: () => ({ progressAt, ...(gaveUp ? { gaveUp } : {}) }),
-  };
-}
-
-/** The error's name and its causes' (kafkajs wraps: `KafkaJSNonRetriableError < TypeError`), then the innermost message. */
-function describeCrash(err: Error): string {
-  const names: string[] = [];
-  let e: { name?: unknown; message?: unknown; cause?: unknown } | undefined = err;
-  let message = '';
-  for (let depth = 0; e && depth < 5; e = e.cause as typeof e, depth++) {
-    names.push(String(e.name));
-    message = String(e.message ?? '');
-  }
-  return `${names.join(' < ')}: ${message.slice(0, 200)}`;
-}
-
-/** SASL authentication failed, or the broker refused an operation (topic, group, cluster ACLs), anywhere along the cause chain. */
-function isPermissionError(err: unknown): boolean {
-  for (
-    let e = err as { name?: unknown; type?: unknown; cause?: unknown } | undefined, depth = 0;
-    e && depth < 5;
-    e = e.cause as typeof e, depth++
-  ) {
-    if (e.name === 'KafkaJSSASLAuthenticationError') return true;
-    if (typeof e.type === 'string' && /AUTHORIZATION_FAILED|AUTHENTICATION|SASL/.test(e.type)) return true;
-  }
-  return false;
-}
-
-/**
- * Which of a batch's messages are done, and committing the offset of the longest done prefix: at
- * most one commit at a time, each covering everything done by the time it starts (so many quick
- * messages share one commit), together with the ids to record as processed.
- */
-class BatchProgress {
-  private readonly done_ = new Set<string>();
-  private prefix = 0;
-  private unrecorded: string[] = [];
-  private committed: string | undefined;
-  private wanted: string | undefined;
-  private running: Promise<void> | undefined;
-
-  constructor(
-    private readonly offsets: readonly string[],
-    private readonly write: (offset: string, ids: string[]) => Promise<void>,
-  ) {}
-
-  done(offset: string, unrecordedId: string | undefined): void {
-    this.done_.add(offset);
-    if (unrecordedId !== undefined) this.unrecorded.push(unrecordedId);
-    while (this.prefix < this.offsets.length && this.done_.has(this.offsets[this.prefix]!)) {
-      this.wanted = this.offsets[this.prefix]!;
-      this.prefix++;
-    }
-  }
-
-  /** Commit what is done; resolves when a commit covering it (or a later one) went through. */
-  commit(): Promise<void> {
-    this.running ??= this.loop().finally(() => {
-      this.running = undefined;
-    });
-    return this.running;
-  }
-
-  private async loop(): Promise<void> {
-    while (this.wanted !== undefined && this.wanted !== this.committed) {
-      const offset = this.wanted;
-      const ids = this.unrecorded;
-      this.unrecorded = [];
-      try {
-        await this.write(offset, ids);
-      } catch (err) {
-        this.unrecorded.push(...ids);
-        throw err;
-      }
-      this.committed = offset;
-    }
-  }
-}
-
-function decode(topic: TopicKey, message: KafkaMessage): Envelope | string {
-  let raw: unknown;
-  try {
-    raw = JSON.parse(message.value?.toString() ?? '');
-  } catch {
-    return 'value is not JSON';
-  }
-  const env = envelopeSchema.safeParse(raw);
-  if (!env.success) return `bad envelope: ${env.error.issues.map((i) => i.path.join('.')).join(', ')}`;
-  const spec = eventSpecOf(topic, env.data.type);
-  if (!spec) return `event type ${env.data.type} is not in the catalog for this topic`;
-  if (env.data.schema_version > spec.version) return `schema_version ${env.data.schema_version} is newer than this consumer knows`;
-  const data = spec.schema.safeParse(env.data.data);
-  if (!data.success) return `bad data: ${data.error.issues.map((i) => `${i.path.join('.')} ${i.message}`).join('; ')}`;
-  return { ...env.data, data: data.data };
-}
-
-function safeEnvelope(message: KafkaMessage): Envelope {
-  // The DLQ keeps the original bytes when they parse; otherwise a marker envelope.
-  try {
-    return JSON.parse(message.value?.toString() ?? '') as Envelope;
-  } catch {
-    return {
-      id: '00000000-0000-0000-0000-000000000000',
-      type: 'undecodable',
-      schema_version: 1,
-      tenant_id: '00000000-0000-0000-0000-000000000000',
-      occurred_at: new Date().toISOString(),
-      data: { raw: message.value?.toString('base64') ?? null },
-    };
-  }
-}
-
-/** A counting semaphore: at most `n` holders at once. */
-class Semaphore {
-  private waiters: (() => void)[] = [];
-  constructor(private free: number) {}
-
-  async acquire(): Promise<void> {
-    if (this.free > 0) {
-      this.free--;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiters.push(resolve));
-  }
-
-  release(): void {
-    const next = this.waiters.shift();
-    if (next) next();
-    else this.free++;
-  }
 }

@@ -7,6 +7,7 @@ export {
   PoisonMessageError,
   type ConsumerHandle,
   type EventHandler,
+  type EventHandlers,
   type HandlerContext,
 } from './consumer.js';
 export {

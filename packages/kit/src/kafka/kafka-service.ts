@@ -7,7 +7,7 @@ import { createHttpShell, type ReadinessCheck, type ServiceLifecycle } from '../
 import { KafkaBus } from './bus.js';
 import type { KafkaSecurityEnv, KafkaTopicsEnv } from './kafka-config.js';
 import { PROCESSED_PURGE_EVERY_MS, processedPurger } from './processed-retention.js';
-import { startConsumer, type ConsumerHandle, type EventHandler } from './consumer.js';
+import { startConsumer, type ConsumerHandle, type EventHandlers } from './consumer.js';
 import { ConsumerWatchdog } from './consumer-liveness.js';
 import { OutboxRelay } from './outbox.js';
 
@@ -15,7 +15,7 @@ export interface ConsumerSpec<Tx extends RawSql> {
   /** Consumer group (and processed-event namespace). */
   group: string;
   topics: readonly TopicKey[];
-  handlers: Partial<Record<string, EventHandler<Tx>>>;
+  handlers: EventHandlers<Tx>;
   /** Partitions consumed at once. */
   concurrency?: number;
   /** Messages processed at once, several per partition (see startConsumer); default 1 per partition. */

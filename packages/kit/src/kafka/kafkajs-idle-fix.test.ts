@@ -24,6 +24,7 @@ const sockets = new Set<net.Socket>();
 beforeAll(async () => {
   applyKafkajsIdleLoopFix();
   const RequestQueue = createRequire(import.meta.url)('kafkajs/src/network/requestQueue/index.js') as { prototype: QueueView };
+  // eslint-disable-next-line typescript/unbound-method -- called with the queue as `this` (schedule.call below)
   const schedule = RequestQueue.prototype.scheduleRequestTimeoutCheck;
   RequestQueue.prototype.scheduleRequestTimeoutCheck = function record(this: QueueView) {
     queues.add(this);

@@ -115,6 +115,7 @@ export function applyKafkajsIdleLoopFix(): boolean {
     if (!(this.inflight instanceof DeadlineMap)) this.inflight = new DeadlineMap(this, this.inflight);
     armDeadline(this);
   };
+  // eslint-disable-next-line typescript/unbound-method -- kept to be called with the queue as `this` (destroy.call below)
   const destroy = RequestQueue.prototype.destroy;
   RequestQueue.prototype.destroy = function destroyQueueTimers(this: RequestQueueLike) {
     destroy.call(this);

@@ -151,7 +151,9 @@ export class ProxyPool {
 
   /** Follow changes: NOTIFY at commit (reload at once), and a periodic reload as a safety net. */
   watch(connection: ConstructorParameters<typeof PgListener>[0]['connection'], everyMs = 60_000): void {
-    const reload = () => this.reload().catch((err: unknown) => this.log.warn({ err }, 'proxy exits reload failed'));
+    const reload = (): void => {
+      void this.reload().catch((err: unknown) => this.log.warn({ err }, 'proxy exits reload failed'));
+    };
     this.listener = new PgListener({ connection, channel: 'wdr_proxy_exits', log: this.log, onNotify: reload, onListening: reload });
     this.listener.start();
     this.timer = setInterval(reload, everyMs);

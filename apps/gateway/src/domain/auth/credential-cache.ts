@@ -1,4 +1,4 @@
-import type { AuthenticatedTenant } from '../tenants/tenants.js';
+import type { AuthenticatedTenant } from '../tenants/authenticated-tenant.js';
 
 /** The channel the gateway database's credential triggers notify, with the tenant id as payload. */
 export const CREDENTIALS_CHANNEL = 'wdr_credentials';

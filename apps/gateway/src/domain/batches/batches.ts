@@ -2,8 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { orchestratorApi, type CreateBatchBody } from '@wdr/contracts';
 import { PublicError, type FieldIssue } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
-import type { Batch, CabinetBatchResponse } from '../../api/models-reads.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { Batch, CabinetBatchResponse } from '../../models/reads.js';
 import { takeSubmissionRate } from '../limits/admission.js';
 import { inputHashOf, requestIdFor, resolveRouteMode, validateIdempotencyKey, type SubmissionContext } from '../requests/data-requests.js';
 import { normalizeSubmission } from '../validation/submission-body.js';
@@ -53,7 +53,11 @@ export function batchJobCommands(jobs: unknown): BatchJobCommand[] {
  * repeated submission replays; without a key the server uses a fresh internal one (the client
  * API's rule), which makes every such submission new.
  */
-export async function submitBatch(deps: GatewayDeps, ctx: SubmissionContext, body: { jobs: unknown }): Promise<CabinetBatchResponse> {
+export async function submitBatch(
+  deps: Pick<GatewayDeps, 'env' | 'log' | 'metrics' | 'orchestrator' | 'redis'>,
+  ctx: SubmissionContext,
+  body: { jobs: unknown },
+): Promise<CabinetBatchResponse> {
   const { tenant, idempotencyKey } = ctx;
   const tenantId = tenant.tenantId;
   validateIdempotencyKey(idempotencyKey);
@@ -73,6 +77,6 @@ export async function submitBatch(deps: GatewayDeps, ctx: SubmissionContext, bod
   });
 }
 
-export async function getBatch(deps: GatewayDeps, tenantId: string, id: string): Promise<Batch> {
+export async function getBatch(deps: Pick<GatewayDeps, 'orchestrator'>, tenantId: string, id: string): Promise<Batch> {
   return callInternal(deps.orchestrator, orchestratorApi.readBatch, { params: { id: requireUuid(id) }, query: { tenant_id: tenantId } });
 }

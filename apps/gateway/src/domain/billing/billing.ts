@@ -1,8 +1,8 @@
 import { ledgerApi } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
-import type { ProxyTrafficUsage, StatementPage, TokenBalance } from '../../api/models-billing.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { ProxyTrafficUsage, StatementPage, TokenBalance } from '../../models/billing.js';
 
 /**
  * The tenant's money, read from billing-ledger (the only owner of it). The ledger answers with

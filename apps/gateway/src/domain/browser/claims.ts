@@ -1,7 +1,7 @@
 import { randomBytes } from 'node:crypto';
 import { deleteInBatches } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import { Prisma } from '../../generated/prisma/client.js';
 import { inputHashOf, requestIdFor, validateIdempotencyKey } from '../requests/data-requests.js';
 
@@ -18,7 +18,7 @@ export type Tx = Prisma.TransactionClient;
  * (the server's own key is never seen again, so no claim is stored for it).
  */
 export async function idempotentWrite<T>(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   idempotencyKey: string | undefined,
   operation: string,
@@ -52,7 +52,7 @@ export async function idempotentWrite<T>(
  * replay answers `value` alone (`secret` undefined).
  */
 export async function idempotentWriteWithSecret<T>(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   idempotencyKey: string | undefined,
   operation: string,

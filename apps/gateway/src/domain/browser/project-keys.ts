@@ -1,7 +1,7 @@
 import { createHmac, randomBytes } from 'node:crypto';
 import { PublicError } from '@wdr/kit/errors';
-import type { GatewayDeps } from '../../app.js';
-import type { CreateProjectKeyBody, ProjectKey } from '../../api/models-browser.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { CreateProjectKeyBody, ProjectKey } from '../../models/browser.js';
 import type { PrismaClient } from '../../generated/prisma/client.js';
 import type { CredentialCache } from '../auth/credential-cache.js';
 import { digestMatches } from '../tenants/api-keys.js';
@@ -76,7 +76,7 @@ const keyView = (k: { id: string; projectId: string; environmentId: string; labe
 
 /** Beyond the spec: issue a key for a project and environment; the key is in this answer only (an idempotent replay omits it). */
 export async function issueProjectKey(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db' | 'env'>,
   tenantId: string,
   idempotencyKey: string | undefined,
   projectId: string,
@@ -104,7 +104,7 @@ export async function issueProjectKey(
 
 /** Beyond the spec: revoke a project key (at once on every replica; revoking twice is harmless). */
 export async function revokeProjectKey(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'credentials' | 'db'>,
   tenantId: string,
   projectId: string,
   environmentId: string,
@@ -120,7 +120,7 @@ export async function revokeProjectKey(
 }
 
 export async function listProjectKeys(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   projectId: string,
   environmentId: string,

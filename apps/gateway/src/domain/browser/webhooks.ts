@@ -1,6 +1,6 @@
 import { webhooksApi } from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import type {
   CreateWebhookBody,
   RotateWebhookSecretBody,
@@ -10,7 +10,7 @@ import type {
   WebhookEndpointPage,
   WebhookEndpointWithSecret,
   WebhookMessage,
-} from '../../api/models-browser.js';
+} from '../../models/browser.js';
 import { requestIdFor } from '../requests/data-requests.js';
 import { idempotentWrite, idempotentWriteWithSecret, idOrNotFound, notFound, pageOf, type PageArgs } from './claims.js';
 import { requireEnvironment } from './workspaces.js';
@@ -27,7 +27,12 @@ export interface Scope {
 }
 
 /** The tenant's endpoint named in the path, if it belongs to the scope; any other is a 404. */
-async function endpointInScope(deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string): Promise<WebhookEndpoint> {
+async function endpointInScope(
+  deps: Pick<GatewayDeps, 'webhooks'>,
+  tenantId: string,
+  scope: Scope,
+  webhookId: string,
+): Promise<WebhookEndpoint> {
   const endpointId = idOrNotFound(webhookId, 'webhook');
   const e = await callInternal(deps.webhooks, webhooksApi.readEndpoint, { params: { endpointId }, query: { tenant_id: tenantId } });
   if (e.project_id !== scope.projectId || e.environment_id !== scope.environmentId) throw notFound('webhook');
@@ -35,7 +40,7 @@ async function endpointInScope(deps: GatewayDeps, tenantId: string, scope: Scope
 }
 
 /** The cabinet's routes name the scope in the path: the tenant's project and environment, or 404. */
-export const cabinetScope = (deps: GatewayDeps, tenantId: string, projectId: string, environmentId: string): Promise<Scope> =>
+export const cabinetScope = (deps: Pick<GatewayDeps, 'db'>, tenantId: string, projectId: string, environmentId: string): Promise<Scope> =>
   requireEnvironment(deps, tenantId, projectId, environmentId);
 
 /**
@@ -54,7 +59,7 @@ export const cabinetScope = (deps: GatewayDeps, tenantId: string, projectId: str
  * committed, so the client never saw it) answers the secret.
  */
 export async function createWebhook(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db' | 'webhooks'>,
   tenantId: string,
   idempotencyKey: string | undefined,
   scope: Scope,
@@ -84,8 +89,12 @@ export async function createWebhook(
   return secret !== undefined ? { endpoint, secret } : { endpoint };
 }
 
-export const readWebhook = (deps: GatewayDeps, tenantId: string, scope: Scope, webhookId: string): Promise<WebhookEndpoint> =>
-  endpointInScope(deps, tenantId, scope, webhookId);
+export const readWebhook = (
+  deps: Pick<GatewayDeps, 'webhooks'>,
+  tenantId: string,
+  scope: Scope,
+  webhookId: string,
+): Promise<WebhookEndpoint> => endpointInScope(deps, tenantId, scope, webhookId);
 
 /**
  * What every write sends besides its own fields: the tenant, the scope the endpoint must belong to
@@ -101,7 +110,7 @@ function writeOf(tenantId: string, idempotencyKey: string | undefined, scope: Sc
 }
 
 export async function updateWebhook(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db' | 'webhooks'>,
   tenantId: string,
   idempotencyKey: string | undefined,
   scope: Scope,
@@ -118,7 +127,7 @@ export async function updateWebhook(
 }
 
 export async function disableWebhook(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db' | 'webhooks'>,
   tenantId: string,
   idempotencyKey: string | undefined,
   scope: Scope,
@@ -134,7 +143,7 @@ export async function disableWebhook(
 }
 
 export async function deleteWebhook(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db' | 'webhooks'>,
   tenantId: string,
   idempotencyKey: string | undefined,
   scope: Scope,
@@ -151,7 +160,7 @@ export async function deleteWebhook(
 }
 
 export async function rotateWebhookSecret(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db' | 'webhooks'>,
   tenantId: string,
   idempotencyKey: string | undefined,
   scope: Scope,
@@ -177,7 +186,12 @@ export async function rotateWebhookSecret(
 }
 
 /** The scope's endpoints, a cursor page (the dispatcher's cursor, passed through). */
-export async function listWebhooks(deps: GatewayDeps, tenantId: string, scope: Scope, args: PageArgs): Promise<WebhookEndpointPage> {
+export async function listWebhooks(
+  deps: Pick<GatewayDeps, 'webhooks'>,
+  tenantId: string,
+  scope: Scope,
+  args: PageArgs,
+): Promise<WebhookEndpointPage> {
   const { take } = pageOf({ limit: args.limit });
   return callInternal(deps.webhooks, webhooksApi.listEndpoints, {
     query: {
@@ -192,7 +206,7 @@ export async function listWebhooks(deps: GatewayDeps, tenantId: string, scope: S
 
 /** An endpoint's delivery attempts, newest first as the dispatcher lists them, redacted by it. */
 export async function listDeliveries(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'webhooks'>,
   tenantId: string,
   scope: Scope,
   webhookId: string,
@@ -214,7 +228,7 @@ const WEBHOOK_ID_RE = /^msg_[0-9a-f]{32}$/;
  * this moment is 409. Naturally idempotent: a repeat just makes it due again.
  */
 export async function redeliverWebhookMessage(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'webhooks'>,
   tenantId: string,
   scope: Scope,
   webhookId: string,

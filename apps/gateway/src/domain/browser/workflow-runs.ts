@@ -1,6 +1,6 @@
 import { inputHashOf, getDataRequest, submitRequest, type SubmissionContext } from '../requests/data-requests.js';
-import type { GatewayDeps } from '../../app.js';
-import type { RequestDetail, SubmissionResponse } from '../../api/models.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { RequestDetail, SubmissionResponse } from '../../models/index.js';
 import { conflict, idOrNotFound, notFound } from './claims.js';
 import { requireKeyScope } from './project-keys.js';
 
@@ -17,7 +17,7 @@ import { requireKeyScope } from './project-keys.js';
  * definition: the same key after a new activation answers the original run.
  */
 export async function runWorkflow(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db' | 'env' | 'extractor' | 'log' | 'metrics' | 'orchestrator' | 'redis'>,
   ctx: SubmissionContext,
   projectId: string,
   environmentId: string,
@@ -48,7 +48,7 @@ export async function runWorkflow(
 
 /** A run, read with the key of its project and environment; any other request is a 404. */
 export async function readWorkflowRun(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'extractor' | 'orchestrator'>,
   ctx: Pick<SubmissionContext, 'tenant'>,
   projectId: string,
   environmentId: string,

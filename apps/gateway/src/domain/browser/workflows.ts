@@ -1,5 +1,5 @@
 import { PublicError } from '@wdr/kit/errors';
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import type {
   ActivateWorkflowVersionBody,
   CreateWorkflowBody,
@@ -12,7 +12,7 @@ import type {
   WorkflowPage,
   WorkflowVersion,
   WorkflowVersionStatus,
-} from '../../api/models-browser.js';
+} from '../../models/browser.js';
 import type { Prisma, Workflow as WorkflowRow, WorkflowVersion as VersionRow } from '../../generated/prisma/client.js';
 import { normalizeSubmission } from '../validation/submission-body.js';
 import { conflict, idOrNotFound, idempotentWrite, notFound, pageFrom, pageOf, uuidv7, type PageArgs, type Tx } from './claims.js';
@@ -70,7 +70,7 @@ const versionView = (v: VersionRow, activeVersionId: string | null): WorkflowVer
 });
 
 export async function createWorkflow(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   key: string | undefined,
   projectId: string,
@@ -84,7 +84,12 @@ export async function createWorkflow(
   });
 }
 
-export async function listWorkflows(deps: GatewayDeps, tenantId: string, projectId: string, args: PageArgs): Promise<WorkflowPage> {
+export async function listWorkflows(
+  deps: Pick<GatewayDeps, 'db'>,
+  tenantId: string,
+  projectId: string,
+  args: PageArgs,
+): Promise<WorkflowPage> {
   const pid = idOrNotFound(projectId, 'project');
   const project = await deps.db.project.findFirst({ where: { id: pid, tenantId }, select: { id: true } });
   if (!project) throw notFound('project');
@@ -97,7 +102,7 @@ export async function listWorkflows(deps: GatewayDeps, tenantId: string, project
   return pageFrom(rows, take, (r) => r.id, workflowView);
 }
 
-export async function readWorkflow(deps: GatewayDeps, tenantId: string, workflowId: string): Promise<WorkflowDetail> {
+export async function readWorkflow(deps: Pick<GatewayDeps, 'db'>, tenantId: string, workflowId: string): Promise<WorkflowDetail> {
   const id = idOrNotFound(workflowId, 'workflow');
   const w = await deps.db.workflow.findFirst({ where: { id, tenantId }, include: { versions: { orderBy: { number: 'desc' } } } });
   if (!w) throw notFound('workflow');
@@ -114,7 +119,7 @@ async function lockWorkflow(tx: Tx, tenantId: string, workflowId: string): Promi
 }
 
 export async function createDraftVersion(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   key: string | undefined,
   workflowId: string,
@@ -149,7 +154,7 @@ const published = () => conflict('This workflow version is published and cannot 
 
 /** Beyond the spec: edit a draft; `revision` must be the current one, and the edit increments it. */
 export async function updateDraftVersion(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   key: string | undefined,
   versionId: string,
@@ -171,7 +176,7 @@ export async function updateDraftVersion(
 
 /** SPEC: publish a draft with its current `revision` (stale: 409); the version is immutable from then on. */
 export async function publishVersion(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   key: string | undefined,
   versionId: string,
@@ -197,7 +202,7 @@ export async function publishVersion(
  * version is the rollback. A draft is 409; another workflow's version is 404.
  */
 export async function activateVersion(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   key: string | undefined,
   workflowId: string,

@@ -1,4 +1,4 @@
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import type {
   AddMemberBody,
   CreateProjectBody,
@@ -10,7 +10,7 @@ import type {
   WorkspaceMemberPage,
   WorkspacePage,
   WorkspaceRole,
-} from '../../api/models-browser.js';
+} from '../../models/browser.js';
 import type { Environment, Project as ProjectRow, WorkspaceMember as MemberRow } from '../../generated/prisma/client.js';
 import {
   conflict,
@@ -55,7 +55,7 @@ const memberView = (m: MemberRow): WorkspaceMember => ({
 });
 
 export async function createWorkspace(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   key: string | undefined,
   body: CreateWorkspaceBody,
@@ -68,7 +68,7 @@ export async function createWorkspace(
   });
 }
 
-export async function listWorkspaces(deps: GatewayDeps, tenantId: string, args: PageArgs): Promise<WorkspacePage> {
+export async function listWorkspaces(deps: Pick<GatewayDeps, 'db'>, tenantId: string, args: PageArgs): Promise<WorkspacePage> {
   const { after, take } = pageOf(args);
   const rows = await deps.db.workspace.findMany({
     where: { tenantId, ...(after ? { id: { gt: after } } : {}) },
@@ -87,7 +87,7 @@ async function lockWorkspace(tx: Tx, tenantId: string, workspaceId: string): Pro
   if (rows.length === 0) throw notFound('workspace');
 }
 
-async function requireWorkspace(deps: GatewayDeps, tenantId: string, workspaceId: string): Promise<string> {
+async function requireWorkspace(deps: Pick<GatewayDeps, 'db'>, tenantId: string, workspaceId: string): Promise<string> {
   const id = idOrNotFound(workspaceId, 'workspace');
   const w = await deps.db.workspace.findFirst({ where: { id, tenantId }, select: { id: true } });
   if (!w) throw notFound('workspace');
@@ -100,7 +100,7 @@ async function requireWorkspace(deps: GatewayDeps, tenantId: string, workspaceId
  * puts it in `Location`; the body stays empty as the spec says).
  */
 export async function createProject(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   key: string | undefined,
   workspaceId: string,
@@ -131,7 +131,12 @@ export async function createProject(
   }
 }
 
-export async function listProjects(deps: GatewayDeps, tenantId: string, workspaceId: string, args: PageArgs): Promise<ProjectPage> {
+export async function listProjects(
+  deps: Pick<GatewayDeps, 'db'>,
+  tenantId: string,
+  workspaceId: string,
+  args: PageArgs,
+): Promise<ProjectPage> {
   const id = await requireWorkspace(deps, tenantId, workspaceId);
   const { after, take } = pageOf(args);
   const rows = await deps.db.project.findMany({
@@ -143,7 +148,7 @@ export async function listProjects(deps: GatewayDeps, tenantId: string, workspac
   return pageFrom(rows, take, (r) => r.id, projectView);
 }
 
-export async function readProject(deps: GatewayDeps, tenantId: string, projectId: string): Promise<Project> {
+export async function readProject(deps: Pick<GatewayDeps, 'db'>, tenantId: string, projectId: string): Promise<Project> {
   const id = idOrNotFound(projectId, 'project');
   const p = await deps.db.project.findFirst({ where: { id, tenantId }, include: { environments: true } });
   if (!p) throw notFound('project');
@@ -152,7 +157,7 @@ export async function readProject(deps: GatewayDeps, tenantId: string, projectId
 
 /** The tenant's project and one of its environments, or 404 for either. */
 export async function requireEnvironment(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   projectId: string,
   environmentId: string,
@@ -172,7 +177,7 @@ async function ownerCount(tx: Tx, workspaceId: string): Promise<number> {
 
 /** SPEC: add a member, or change an existing member's role. Demoting the last owner is 409 CONFLICT. */
 export async function putMember(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   key: string | undefined,
   workspaceId: string,
@@ -196,7 +201,7 @@ export async function putMember(
 
 /** Beyond the spec: remove a member. Removing the last owner is 409 CONFLICT; a non-member is 404. */
 export async function removeMember(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   key: string | undefined,
   workspaceId: string,
@@ -213,7 +218,7 @@ export async function removeMember(
 }
 
 export async function listMembers(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'db'>,
   tenantId: string,
   workspaceId: string,
   args: PageArgs & { cursor?: string | undefined },

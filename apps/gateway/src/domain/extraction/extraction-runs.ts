@@ -1,8 +1,8 @@
 import { extractorApi, type ExtractionRunView } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
-import type { DataJobStatus, ExtractionResult, ExtractionRunStatus, RequestDetail } from '../../api/models.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { DataJobStatus, ExtractionResult, ExtractionRunStatus, RequestDetail } from '../../models/index.js';
 
 /**
  * Extraction requests seen by the tenant: the page fetch is the orchestrator's request, the
@@ -23,7 +23,12 @@ export function extractionOptionsOf(detail: Pick<RequestDetail, 'request'>): Ext
 }
 
 /** Check a submission's recipe (and version) before anything is created or charged. */
-export async function validateExtraction(deps: GatewayDeps, tenantId: string, requestId: string, e: ExtractionOptions): Promise<void> {
+export async function validateExtraction(
+  deps: Pick<GatewayDeps, 'extractor'>,
+  tenantId: string,
+  requestId: string,
+  e: ExtractionOptions,
+): Promise<void> {
   await callInternal(deps.extractor, extractorApi.createRun, {
     body: {
       validate_only: true,
@@ -37,7 +42,7 @@ export async function validateExtraction(deps: GatewayDeps, tenantId: string, re
 
 /** Create the run of an admitted request (idempotent by request id). */
 export async function createExtractionRun(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'extractor'>,
   tenantId: string,
   requestId: string,
   e: ExtractionOptions,
@@ -56,7 +61,11 @@ export async function createExtractionRun(
 }
 
 /** The run of a request, or undefined when it has none (not an extraction request, or its run was never created). */
-export async function runOf(deps: GatewayDeps, tenantId: string, requestId: string): Promise<ExtractionRunView | undefined> {
+export async function runOf(
+  deps: Pick<GatewayDeps, 'extractor'>,
+  tenantId: string,
+  requestId: string,
+): Promise<ExtractionRunView | undefined> {
   try {
     return await callInternal(deps.extractor, extractorApi.readRun, { params: { requestId }, query: { tenant_id: tenantId } });
   } catch (err) {
@@ -73,7 +82,11 @@ export function visibleRunStatus(run: ExtractionRunView | undefined, pageStatus:
 }
 
 /** The request detail of an extraction request: the run's status and error on top, the page's beside them. */
-export async function withExtraction(deps: GatewayDeps, tenantId: string, detail: RequestDetail): Promise<RequestDetail> {
+export async function withExtraction(
+  deps: Pick<GatewayDeps, 'extractor'>,
+  tenantId: string,
+  detail: RequestDetail,
+): Promise<RequestDetail> {
   if (!extractionOptionsOf(detail)) return detail;
   return withRun(detail, await runOf(deps, tenantId, detail.id));
 }
@@ -82,7 +95,11 @@ export async function withExtraction(deps: GatewayDeps, tenantId: string, detail
  * A page of the request list shows extraction requests as their detail does (run status on top,
  * `result_kind`, `page_status`, `extraction`): one lookup of the page's runs.
  */
-export async function withExtractions(deps: GatewayDeps, tenantId: string, items: RequestDetail[]): Promise<RequestDetail[]> {
+export async function withExtractions(
+  deps: Pick<GatewayDeps, 'extractor'>,
+  tenantId: string,
+  items: RequestDetail[],
+): Promise<RequestDetail[]> {
   const ids = items.filter((d) => extractionOptionsOf(d)).map((d) => d.id);
   if (ids.length === 0) return items;
   const { items: runs } = await callInternal(deps.extractor, extractorApi.lookupRuns, { body: { tenant_id: tenantId, request_ids: ids } });
@@ -119,7 +136,11 @@ function withRun(detail: RequestDetail, run: ExtractionRunView | undefined): Req
 }
 
 /** GET .../{id}/extraction: the run's output once it ended (409 RESULT_NOT_READY before). */
-export async function extractionResultOf(deps: GatewayDeps, tenantId: string, detail: RequestDetail): Promise<ExtractionResult> {
+export async function extractionResultOf(
+  deps: Pick<GatewayDeps, 'extractor'>,
+  tenantId: string,
+  detail: RequestDetail,
+): Promise<ExtractionResult> {
   if (!extractionOptionsOf(detail)) throw new PublicError('NOT_FOUND', 'This request did not ask for extraction.');
   const run = await runOf(deps, tenantId, detail.id);
   if (!run || (run.status !== 'completed' && run.status !== 'failed')) {

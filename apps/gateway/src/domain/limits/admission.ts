@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { ConcurrencyCeiling } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';
 
 /**
@@ -42,10 +42,10 @@ export function effectiveLimits(deps: Pick<GatewayDeps, 'env'>, tenant: Authenti
   };
 }
 
-const rateKey = (deps: GatewayDeps, tenantId: string) => `${deps.env.REDIS_KEY_PREFIX}rate:submissions:${tenantId}`;
-const inflightKey = (deps: GatewayDeps, tenantId: string) => `${deps.env.REDIS_KEY_PREFIX}admissions:${tenantId}`;
+const rateKey = (deps: Pick<GatewayDeps, 'env'>, tenantId: string) => `${deps.env.REDIS_KEY_PREFIX}rate:submissions:${tenantId}`;
+const inflightKey = (deps: Pick<GatewayDeps, 'env'>, tenantId: string) => `${deps.env.REDIS_KEY_PREFIX}admissions:${tenantId}`;
 
-function limiterFailed(deps: GatewayDeps, limiter: 'rate' | 'concurrency', err: unknown): void {
+function limiterFailed(deps: Pick<GatewayDeps, 'log' | 'metrics'>, limiter: 'rate' | 'concurrency', err: unknown): void {
   deps.metrics
     .counter('admission_limiter_errors_total', 'Admission limiter calls that failed (Redis unavailable); admission failed open.', [
       'limiter',
@@ -54,14 +54,18 @@ function limiterFailed(deps: GatewayDeps, limiter: 'rate' | 'concurrency', err: 
   deps.log.warn({ err, limiter }, 'admission limiter unavailable, failing open');
 }
 
-function refused(deps: GatewayDeps, outcome: 'rate_limited' | 'concurrency_limited'): void {
+function refused(deps: Pick<GatewayDeps, 'metrics'>, outcome: 'rate_limited' | 'concurrency_limited'): void {
   deps.metrics
     .counter('admissions_refused_total', 'Submissions refused by a per-tenant admission limit.', ['outcome'] as const)
     .inc({ outcome });
 }
 
 /** Take one unit of the tenant's submission rate, or throw RATE_LIMITED. Sets the RateLimit headers either way. */
-export async function takeSubmissionRate(deps: GatewayDeps, tenant: AuthenticatedTenant, setHeader: SetHeader): Promise<void> {
+export async function takeSubmissionRate(
+  deps: Pick<GatewayDeps, 'env' | 'log' | 'metrics' | 'redis'>,
+  tenant: AuthenticatedTenant,
+  setHeader: SetHeader,
+): Promise<void> {
   const limits = effectiveLimits(deps, tenant);
   let verdict: [number, number, number, number];
   try {
@@ -91,7 +95,7 @@ export async function takeSubmissionRate(deps: GatewayDeps, tenant: Authenticate
  * request (one round trip; a replay of an existing request is never refused).
  */
 export async function withConcurrencySlot<T>(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'env' | 'log' | 'metrics' | 'redis'>,
   tenant: AuthenticatedTenant,
   create: (ceiling: ConcurrencyCeiling) => Promise<T>,
 ): Promise<T> {

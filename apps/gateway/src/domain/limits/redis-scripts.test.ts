@@ -4,7 +4,7 @@ import { Redis } from 'ioredis';
 import { PublicError } from '@wdr/kit/errors';
 import { createLogger } from '@wdr/kit/log';
 import { createMetrics } from '@wdr/kit/metrics';
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import { loadGatewayEnv } from '../../env.js';
 import { takeSubmissionRate } from './admission.js';
 import { withLimiterScripts } from './redis-scripts.js';
@@ -77,8 +77,12 @@ describe('takeSubmissionRate', () => {
     LOG_LEVEL: 'silent',
     REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:`,
   });
-  const deps = (r: GatewayDeps['redis']) =>
-    ({ env, redis: r, metrics: createMetrics('gateway'), log: createLogger('gateway', 'silent') }) as unknown as GatewayDeps;
+  const deps = (r: GatewayDeps['redis']): Pick<GatewayDeps, 'env' | 'redis' | 'metrics' | 'log'> => ({
+    env,
+    redis: r,
+    metrics: createMetrics('gateway'),
+    log: createLogger('gateway', 'silent'),
+  });
   const tenant = { tenantId: randomUUID(), credential: 'api_key' as const, limits: { submissionsPerWindow: 2, windowSeconds: 60 } };
 
   it('sets the RateLimit headers and refuses with RATE_LIMITED and Retry-After', async () => {

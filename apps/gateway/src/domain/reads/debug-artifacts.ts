@@ -1,7 +1,7 @@
 import { PublicError } from '@wdr/kit/errors';
 import { DebugArtifactBody, rendererApi } from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import { requireUuid } from './request-reads.js';
 import type { RequestResultBody } from './request-reads.js';
 
@@ -12,7 +12,12 @@ const NAME_RE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
  * their retention) and checks the tenant itself: another tenant's artifact is a 404 like a
  * missing one.
  */
-export async function readDebugArtifact(deps: GatewayDeps, tenantId: string, id: string, name: string): Promise<RequestResultBody> {
+export async function readDebugArtifact(
+  deps: Pick<GatewayDeps, 'renderer'>,
+  tenantId: string,
+  id: string,
+  name: string,
+): Promise<RequestResultBody> {
   const requestId = requireUuid(id);
   if (!NAME_RE.test(name)) {
     throw new PublicError('VALIDATION_FAILED', 'The artifact name is not valid.', {

@@ -1,9 +1,9 @@
 import { orchestratorApi, type ExtractionRunView, type RequestStatusName } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
-import type { DataJobStatus, RequestDetail } from '../../api/models.js';
-import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../../api/models-reads.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { DataJobStatus, RequestDetail } from '../../models/index.js';
+import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../../models/reads.js';
 import { takeSubmissionRate, withConcurrencySlot } from '../limits/admission.js';
 import { inputHashOf, requestIdFor, validateIdempotencyKey, type SubmissionContext } from '../requests/data-requests.js';
 import { publicEventOf, type StoredRequestEvent } from './request-events.js';
@@ -36,7 +36,11 @@ export interface ListQuery {
 }
 
 /** A cursor page of the tenant's requests, newest first (keyset on created_at, id in the orchestrator). */
-export async function listDataRequests(deps: GatewayDeps, tenantId: string, q: ListQuery): Promise<RequestPage> {
+export async function listDataRequests(
+  deps: Pick<GatewayDeps, 'extractor' | 'orchestrator'>,
+  tenantId: string,
+  q: ListQuery,
+): Promise<RequestPage> {
   const limit = q.limit ?? PAGE_LIMITS.default;
   if (!Number.isInteger(limit) || limit < PAGE_LIMITS.min || limit > PAGE_LIMITS.max) {
     throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', {
@@ -67,14 +71,19 @@ export interface StoredEventHistory {
 }
 
 /** The stored history of one request of the tenant after `afterId` (0: all of it). */
-export async function storedEventsOf(deps: GatewayDeps, tenantId: string, id: string, afterId = 0): Promise<StoredEventHistory> {
+export async function storedEventsOf(
+  deps: Pick<GatewayDeps, 'orchestrator'>,
+  tenantId: string,
+  id: string,
+  afterId = 0,
+): Promise<StoredEventHistory> {
   return callInternal(deps.orchestrator, orchestratorApi.requestEvents, {
     params: { id: requireUuid(id) },
     query: { tenant_id: tenantId, after: afterId },
   });
 }
 
-export async function listRequestEvents(deps: GatewayDeps, tenantId: string, id: string): Promise<RequestEventList> {
+export async function listRequestEvents(deps: Pick<GatewayDeps, 'orchestrator'>, tenantId: string, id: string): Promise<RequestEventList> {
   const history = await storedEventsOf(deps, tenantId, id);
   return { data: history.events.map(publicEventOf) };
 }
@@ -88,7 +97,7 @@ export interface RequestResultBody {
 
 /** The stored page (claim-check in the orchestrator), as fetched or reduced to its text. */
 export async function readRequestResult(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'orchestrator'>,
   tenantId: string,
   id: string,
   format: string | undefined,
@@ -108,7 +117,7 @@ export async function readRequestResult(
 }
 
 /** Cancel a pending or running request of the tenant; cancelling a cancelled request answers it again. */
-export async function cancelDataRequest(deps: GatewayDeps, tenantId: string, id: string): Promise<RequestDetail> {
+export async function cancelDataRequest(deps: Pick<GatewayDeps, 'orchestrator'>, tenantId: string, id: string): Promise<RequestDetail> {
   return callInternal(deps.orchestrator, orchestratorApi.cancelRequest, { params: { id: requireUuid(id) }, body: { tenant_id: tenantId } });
 }
 
@@ -123,7 +132,11 @@ export async function cancelDataRequest(deps: GatewayDeps, tenantId: string, id:
  * checked before anything is charged; the new request gets a new run that names the source's run
  * (`retried_from_run_id`), on the version the source named, else the recipe's active version now.
  */
-export async function retryDataRequest(deps: GatewayDeps, ctx: SubmissionContext, id: string): Promise<RetrySubmissionResponse> {
+export async function retryDataRequest(
+  deps: Pick<GatewayDeps, 'env' | 'extractor' | 'log' | 'metrics' | 'orchestrator' | 'redis'>,
+  ctx: SubmissionContext,
+  id: string,
+): Promise<RetrySubmissionResponse> {
   const sourceId = requireUuid(id);
   validateIdempotencyKey(ctx.idempotencyKey);
   const tenantId = ctx.tenant.tenantId;

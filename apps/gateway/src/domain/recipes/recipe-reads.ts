@@ -2,8 +2,8 @@ import { z } from 'zod';
 import { extractorApi, ledgerApi } from '@wdr/contracts';
 import { parseOrThrow } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
-import type { DataRecipeList, RecipeCapabilities, RecipeDetail, RecipeList } from '../../api/models.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { DataRecipeList, RecipeCapabilities, RecipeDetail, RecipeList } from '../../models/index.js';
 import { requireUuid } from '../reads/request-reads.js';
 
 /**
@@ -28,19 +28,19 @@ const page = (maxOffset: number) =>
   });
 
 export async function listRecipes(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'extractor'>,
   tenantId: string,
   query: { limit: number; offset: number },
   surface: 'client',
 ): Promise<RecipeList>;
 export async function listRecipes(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'extractor'>,
   tenantId: string,
   query: { limit: number; offset: number },
   surface: 'data',
 ): Promise<DataRecipeList>;
 export async function listRecipes(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'extractor'>,
   tenantId: string,
   query: { limit: number; offset: number },
   surface: 'data' | 'client',
@@ -53,7 +53,7 @@ export async function listRecipes(
     RecipeList | DataRecipeList;
 }
 
-export async function readRecipe(deps: GatewayDeps, tenantId: string, id: string): Promise<RecipeDetail> {
+export async function readRecipe(deps: Pick<GatewayDeps, 'extractor'>, tenantId: string, id: string): Promise<RecipeDetail> {
   return callInternal(deps.extractor, extractorApi.readRecipe, {
     params: { id: requireUuid(id) },
     query: { tenant_id: tenantId },

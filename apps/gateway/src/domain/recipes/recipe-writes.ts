@@ -1,8 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import { extractorApi } from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
-import type { RecipeDetail, RecipeGeneration, RecipeVersion } from '../../api/models.js';
+import type { GatewayDeps } from '../../deps.js';
+import type { RecipeDetail, RecipeGeneration, RecipeVersion } from '../../models/index.js';
 import { requireUuid } from '../reads/request-reads.js';
 import { inputHashOf, requestIdFor, validateIdempotencyKey } from '../requests/data-requests.js';
 
@@ -21,14 +21,19 @@ function claimOf(tenantId: string, idempotencyKey: string | undefined, operation
   };
 }
 
-export async function createRecipe(deps: GatewayDeps, tenantId: string, key: string | undefined, body: unknown): Promise<RecipeDetail> {
+export async function createRecipe(
+  deps: Pick<GatewayDeps, 'extractor'>,
+  tenantId: string,
+  key: string | undefined,
+  body: unknown,
+): Promise<RecipeDetail> {
   return callInternal(deps.extractor, extractorApi.createRecipe, {
     body: { tenant_id: tenantId, idempotency: claimOf(tenantId, key, 'create', body), recipe: body },
   }) as Promise<RecipeDetail>;
 }
 
 export async function updateRecipe(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'extractor'>,
   tenantId: string,
   key: string | undefined,
   id: string,
@@ -41,7 +46,12 @@ export async function updateRecipe(
   }) as Promise<RecipeDetail>;
 }
 
-export async function deleteRecipe(deps: GatewayDeps, tenantId: string, key: string | undefined, id: string): Promise<void> {
+export async function deleteRecipe(
+  deps: Pick<GatewayDeps, 'extractor'>,
+  tenantId: string,
+  key: string | undefined,
+  id: string,
+): Promise<void> {
   const recipeId = requireUuid(id);
   await callInternal(deps.extractor, extractorApi.deleteRecipe, {
     params: { id: recipeId },
@@ -50,7 +60,7 @@ export async function deleteRecipe(deps: GatewayDeps, tenantId: string, key: str
 }
 
 export async function createRecipeVersion(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'extractor'>,
   tenantId: string,
   key: string | undefined,
   id: string,
@@ -64,7 +74,7 @@ export async function createRecipeVersion(
 }
 
 export async function activateRecipeVersion(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'extractor'>,
   tenantId: string,
   key: string | undefined,
   id: string,
@@ -84,7 +94,7 @@ export async function activateRecipeVersion(
  * the sample page's fetch.
  */
 export async function generateRecipeVersion(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'extractor'>,
   tenantId: string,
   key: string | undefined,
   id: string,

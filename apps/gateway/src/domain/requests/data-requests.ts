@@ -3,7 +3,7 @@ import { canonicalJson } from '@wdr/kit/canonical-json';
 import { orchestratorApi, type WorkflowOrigin } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
-import type { GatewayDeps } from '../../app.js';
+import type { GatewayDeps } from '../../deps.js';
 import type {
   CabinetRequestResponse,
   CreateDataRequestBody,
@@ -11,7 +11,7 @@ import type {
   RequestDetail,
   RequestMode,
   SubmissionResponse,
-} from '../../api/models.js';
+} from '../../models/index.js';
 import { createExtractionRun, extractionResultOf, validateExtraction, withExtraction } from '../extraction/extraction-runs.js';
 import { takeSubmissionRate, withConcurrencySlot, type SetHeader } from '../limits/admission.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';
@@ -89,7 +89,7 @@ export interface RunOfWorkflow {
  * Cabinet submissions without the header get a server-generated key (a fresh request each time).
  */
 export async function submitRequest(
-  deps: GatewayDeps,
+  deps: Pick<GatewayDeps, 'env' | 'extractor' | 'log' | 'metrics' | 'orchestrator' | 'redis'>,
   ctx: SubmissionContext,
   body: unknown,
   surface: 'data' | 'client',
@@ -150,7 +150,11 @@ export function cabinetView(s: SubmissionResponse): CabinetRequestResponse {
   };
 }
 
-export async function getDataRequest(deps: GatewayDeps, tenantId: string, id: string): Promise<RequestDetail> {
+export async function getDataRequest(
+  deps: Pick<GatewayDeps, 'extractor' | 'orchestrator'>,
+  tenantId: string,
+  id: string,
+): Promise<RequestDetail> {
   if (!UUID_RE.test(id)) {
     throw new PublicError('VALIDATION_FAILED', 'The request id is not valid.', { details: [{ field: 'id', issue: 'must be a uuid' }] });
   }
@@ -159,7 +163,11 @@ export async function getDataRequest(deps: GatewayDeps, tenantId: string, id: st
 }
 
 /** GET /api/v1/data/requests/{id}/extraction. */
-export async function getExtractionResult(deps: GatewayDeps, tenantId: string, id: string): Promise<ExtractionResult> {
+export async function getExtractionResult(
+  deps: Pick<GatewayDeps, 'extractor' | 'orchestrator'>,
+  tenantId: string,
+  id: string,
+): Promise<ExtractionResult> {
   if (!UUID_RE.test(id)) {
     throw new PublicError('VALIDATION_FAILED', 'The request id is not valid.', { details: [{ field: 'id', issue: 'must be a uuid' }] });
   }

@@ -2,22 +2,10 @@ import { randomUUID } from 'node:crypto';
 import { PublicError } from '@wdr/kit/errors';
 import type { PrismaClient, TenantLimits } from '../../generated/prisma/client.js';
 import type { CredentialCache } from '../auth/credential-cache.js';
+import type { AuthenticatedTenant, LimitOverrides } from './authenticated-tenant.js';
 import { digestMatches, hashApiKey, issueApiKey, prefixOf } from './api-keys.js';
 
-/** Per-tenant overrides of the admission limits; a missing value means the gateway default. */
-export interface LimitOverrides {
-  submissionsPerWindow?: number;
-  windowSeconds?: number;
-  maxConcurrentRequests?: number;
-}
-
-export interface AuthenticatedTenant {
-  tenantId: string;
-  credential: 'api_key' | 'cabinet_token' | 'project_key';
-  limits: LimitOverrides;
-  /** A project+environment key's scope (browser-workflow API); absent for tenant keys and cabinet tokens. */
-  scope?: { projectId: string; environmentId: string };
-}
+export type { AuthenticatedTenant, LimitOverrides } from './authenticated-tenant.js';
 
 export function limitsOf(row: TenantLimits | null): LimitOverrides {
   if (!row) return {};

@@ -8,7 +8,7 @@ import type {
   ProxySetting,
   RequestMode,
   ResourcePolicy,
-} from '../../api/models.js';
+} from '../../models/index.js';
 import { ISO_3166_ALPHA2 } from './countries.js';
 
 /**
@@ -84,6 +84,7 @@ const TOKEN_RE = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
 // eslint-disable-next-line no-control-regex
 const CONTROL_RE = /[\u0000-\u001f\u007f-\u009f]/;
 /** A header value must also be sendable as HTTP/1.1 bytes: Latin-1 at most. */
+// eslint-disable-next-line no-control-regex -- the range starts at U+0000 on purpose: everything beyond U+00FF
 const BEYOND_LATIN1_RE = /[^\u0000-\u00ff]/;
 
 export function isForbiddenHeader(name: string): boolean {

@@ -12,7 +12,7 @@ import type {
   RequestDetail,
   RouteMode,
   SubmissionResponse,
-} from './models.js';
+} from './index.js';
 
 /** `meta` of a cursor page of requests. */
 export interface RequestPageMeta {

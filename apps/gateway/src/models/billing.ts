@@ -3,7 +3,7 @@
  * the spec, the token balance and the itemised statement. All amounts are tokens; billing-ledger
  * owns them and the gateway passes them through.
  */
-import type { ProxyNetworkType } from './models.js';
+import type { ProxyNetworkType } from './index.js';
 
 /** The six traffic counters of the usage report. */
 export interface ProxyTrafficCounters {

@@ -3,7 +3,7 @@
  * spec shows neither these records nor the operations that create them; the shapes here are this
  * service's design, documented in docs/api.md "Browser workflows".
  */
-import type { CreateDataRequestBody } from './models.js';
+import type { CreateDataRequestBody } from './index.js';
 
 export type WorkspaceRole = 'owner' | 'admin' | 'member';
 

@@ -1,0 +1,57 @@
+import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
+import { kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
+import { Sealer } from '@wdr/kit/sealing';
+import { TargetPolicy } from '@wdr/kit/target-policy';
+import { cacheKeySecretOf, type ResultCacheSettings } from './domain/result-cache.js';
+import type { AdmissionDeps } from './domain/requests/create.js';
+import { GeoVerifier } from './domain/proxies/geo.js';
+import { DEFAULT_POOL_OPTIONS, ProxyPool } from './domain/proxies/pool.js';
+import type { RouteDeps } from './domain/proxies/route.js';
+import { recordTerminalStatesIn } from './domain/request-metrics.js';
+import type { OrchestratorEnv } from './env.js';
+import { PrismaClient } from './generated/prisma/client.js';
+
+export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, PrismaClient> {
+  ledger: ServiceClient;
+  sealer: Sealer;
+  policy: TargetPolicy;
+  /** Everything create, retry and batch admission need, built once. */
+  admission: AdmissionDeps;
+  /** The result cache's key and bounds. */
+  resultCache: ResultCacheSettings;
+  /** Proxy exits, their health and geo verification. */
+  routes: RouteDeps;
+}
+
+export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
+  const base = kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), {
+    poolSize: Math.min(env.FETCH_CONCURRENCY, 8) + 4,
+  });
+  const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, metrics: base.metrics });
+  const sealer = Sealer.fromKeys(env.TARGET_URL_KEY, env.TARGET_URL_KEY_PREVIOUS, 'TARGET_URL_KEY');
+  recordTerminalStatesIn(base.metrics);
+  const pool = new ProxyPool(base.db, sealer, base.log, { ...DEFAULT_POOL_OPTIONS, resetTimeoutMs: env.PROXY_EXIT_RESET_MS }, base.metrics);
+  const routes: RouteDeps = {
+    pool,
+    geo: new GeoVerifier({ echoUrl: env.GEO_ECHO_URL, databasePath: env.GEO_DATABASE_PATH }),
+    maxExitAttempts: env.PROXY_MAX_EXIT_ATTEMPTS,
+  };
+  return {
+    ...base,
+    ledger,
+    sealer,
+    policy: new TargetPolicy(env.TARGET_ALLOWLIST),
+    resultCache: {
+      keySecret: cacheKeySecretOf(env.TARGET_URL_KEY.key.toString('base64')),
+      maxEntriesPerTenant: env.RESULT_CACHE_MAX_ENTRIES_PER_TENANT,
+      maxTotalBytes: env.RESULT_CACHE_MAX_BYTES,
+      outcomes: base.metrics.counter(
+        'result_cache_total',
+        'Result cache: lookups by outcome (hit, miss, bypass: not allowed to read) and entries evicted at fill.',
+        ['outcome'],
+      ),
+    },
+    admission: { db: base.db, ledger, sealer, targetRetentionHours: env.TARGET_URL_RETENTION_HOURS, pool },
+    routes,
+  };
+}

@@ -1,0 +1,273 @@
+import { PublicError } from '@wdr/kit/errors';
+import { isUniqueViolation, type RawSql } from '@wdr/kit/db';
+import { outboxJson } from '@wdr/kit/kafka';
+import type { ServiceClient } from '@wdr/kit/http-client';
+import {
+  ledgerApi,
+  type ConcurrencyCeiling,
+  type Envelope,
+  type ProxyNetworkTypeName,
+  type RouteModeName,
+  type TopicKey,
+  type WorkflowOrigin,
+} from '@wdr/contracts';
+import { callInternal } from '@wdr/kit/internal-call';
+import type { Prisma, DataRequest, PrismaClient } from '../../generated/prisma/client.js';
+import type { Sealer } from '@wdr/kit/sealing';
+import { admissionSnapshot, enforceCeiling } from '../admission.js';
+import { firstJobOf } from '../stages.js';
+import type { ProxyPool } from '../proxies/pool.js';
+import { lifecycleEnvelope } from './events.js';
+import { submissionView, type SubmissionResponse } from './views.js';
+
+export interface CreateCommand {
+  request_id: string;
+  tenant_id: string;
+  url: string;
+  route_mode: string;
+  proxy_type: string | null;
+  max_credits: number | null;
+  options: Record<string, unknown>;
+  input_hash: string;
+  /** The tenant's concurrency ceiling, when the caller asks for it to be enforced. */
+  concurrency?: ConcurrencyCeiling;
+  /** A workflow run: its project, environment, workflow and version, and the project's budget cap. */
+  origin?: WorkflowOrigin;
+}
+
+/** What admission needs: its database, the ledger to reserve with, the sealer and the URL retention. */
+export interface AdmissionDeps {
+  db: PrismaClient;
+  ledger: ServiceClient;
+  sealer: Sealer;
+  targetRetentionHours: number;
+  /** Premium is admitted only while a premium exit is configured. */
+  pool: ProxyPool;
+}
+
+/**
+ * Accept a request: check the tenant's concurrency ceiling (when given), reserve the base price with
+ * the ledger (idempotent per request id), then store the request, its first event and its job in one
+ * statement. A create that repeats an id is a replay (same body) or an IDEMPOTENCY_CONFLICT
+ * (different body), and is never refused for concurrency.
+ */
+export async function createRequest(
+  deps: AdmissionDeps,
+  cmd: CreateCommand,
+  opts: { retriedFromId?: string } = {},
+): Promise<SubmissionResponse> {
+  const seen = await admissionSnapshot(deps.db, cmd.request_id, cmd.tenant_id, cmd.concurrency);
+  if (seen.exists) return replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd);
+  enforceCeiling(cmd.concurrency, seen.active);
+  await refuseUnconnectedPremium(deps.pool, cmd.proxy_type);
+  if (cmd.origin && cmd.origin.budget_cap_tokens !== null) return admitWithinProjectBudget(deps, cmd, cmd.origin.budget_cap_tokens, opts);
+  const reservation = await reserve(deps, cmd, cmd.max_credits);
+  try {
+    const row = acceptedRow(deps, cmd, reservation, cmd.max_credits ?? 0, opts);
+    await insertAccepted(deps.db, row, firstJobOf(row));
+    return submissionView(row, reservation.charged_tokens, false);
+  } catch (err) {
+    if (isUniqueViolation(err)) {
+      const winner = await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
+      return replayOf(winner, cmd);
+    }
+    throw err;
+  }
+}
+
+type Reservation = Awaited<ReturnType<typeof reserve>>;
+
+function reserve(deps: AdmissionDeps, cmd: CreateCommand, maxCredits: number | null) {
+  return callInternal(deps.ledger, ledgerApi.reserve, {
+    body: {
+      request_id: cmd.request_id,
+      tenant_id: cmd.tenant_id,
+      // Parsed with the same vocabulary on the way in (orchestratorApi.createRequest).
+      route_mode: cmd.route_mode as RouteModeName,
+      proxy_type: cmd.proxy_type as ProxyNetworkTypeName | null,
+      max_credits: maxCredits,
+    },
+  });
+}
+
+const budgetExhausted = (cap: number, committed: number) =>
+  new PublicError(
+    'PROJECT_BUDGET_EXHAUSTED',
+    `The project's budget cap of ${cap} tokens leaves no room for this run (${committed} committed).`,
+    {
+      details: [{ field: 'budget_cap_tokens', issue: `${Math.max(0, cap - committed)} of ${cap} tokens left` }],
+    },
+  );
+
+/**
+ * A run of a project with a budget cap. Admissions of the project are serialised (a transaction
+ * advisory lock on the project id) so two runs cannot both take the last room: the project's
+ * committed tokens (ceilings of unsettled runs, charges of settled ones) leave `room`, and the run
+ * is reserved with the ceiling min(its own max_credits, room): execution stops there
+ * (`budget_exhausted`), so the project can never spend past its cap. No room, or less than the
+ * run's base price: PROJECT_BUDGET_EXHAUSTED, nothing reserved.
+ */
+async function admitWithinProjectBudget(
+  deps: AdmissionDeps,
+  cmd: CreateCommand,
+  cap: number,
+  opts: { retriedFromId?: string },
+): Promise<SubmissionResponse> {
+  const origin = cmd.origin!;
+  try {
+    return await deps.db.$transaction(
+      async (tx) => {
+        await tx.$executeRaw`SELECT pg_advisory_xact_lock(hashtextextended(${origin.project_id}, 0))`;
+        const [sum] = await tx.$queryRaw<
+          { committed: bigint }[]
+        >`SELECT coalesce(sum(budget_committed), 0)::bigint AS committed FROM data_requests WHERE project_id = ${origin.project_id}::uuid`;
+        const committed = Number(sum?.committed ?? 0);
+        const room = cap - committed;
+        if (room <= 0) throw budgetExhausted(cap, committed);
+        const ceiling = Math.min(cmd.max_credits ?? room, room);
+        let reservation: Reservation;
+        try {
+          reservation = await reserve(deps, cmd, ceiling);
+        } catch (err) {
+          // The room, not the run's own max_credits, is below the base price.
+          if (err instanceof PublicError && err.code === 'BUDGET_BELOW_BASE_PRICE' && ceiling < (cmd.max_credits ?? Infinity))
+            throw budgetExhausted(cap, committed);
+          throw err;
+        }
+        const row = acceptedRow(deps, cmd, reservation, ceiling, opts);
+        await insertAccepted(tx, row, firstJobOf(row));
+        return submissionView(row, reservation.charged_tokens, false);
+      },
+      { timeout: 15_000, maxWait: 10_000 },
+    );
+  } catch (err) {
+    if (isUniqueViolation(err)) return replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd);
+    throw err;
+  }
+}
+
+function acceptedRow(
+  deps: AdmissionDeps,
+  cmd: CreateCommand,
+  reservation: Reservation,
+  budgetCommitted: number,
+  opts: { retriedFromId?: string },
+): DataRequest {
+  const target = new URL(cmd.url);
+  return {
+    id: cmd.request_id,
+    tenantId: cmd.tenant_id,
+    batchId: null,
+    batchIndex: null,
+    retriedFromId: opts.retriedFromId ?? null,
+    urlOrigin: target.origin,
+    targetSealed: deps.sealer.seal(cmd.url, cmd.request_id),
+    targetPurgeAt: new Date(Date.now() + deps.targetRetentionHours * 3600_000),
+    status: 'pending',
+    routeMode: cmd.route_mode,
+    proxyType: reservation.proxy_type,
+    pricingVersion: reservation.pricing_version,
+    baseTokens: reservation.base_tokens,
+    protectedTokens: 0,
+    captchaTokens: 0,
+    captchaType: null,
+    tokenState: 'reserved',
+    cached: false,
+    protected: false,
+    options: {
+      ...cmd.options,
+      input_hash: cmd.input_hash,
+      max_credits_per_request: cmd.max_credits,
+      admission_quote: reservation.quote ?? null,
+    } as Prisma.JsonObject,
+    error: null,
+    userError: null,
+    resultMeta: null,
+    proxyUsed: null,
+    debugArtifacts: null,
+    // `request.accepted` is event 1, written with the row (the general path appends it anew).
+    lastEventSeq: 1,
+    attempts: 0,
+    createdAt: new Date(),
+    startedAt: null,
+    finishedAt: null,
+    resultExpiresAt: null,
+    trafficCarried: null,
+    projectId: cmd.origin?.project_id ?? null,
+    environmentId: cmd.origin?.environment_id ?? null,
+    workflowId: cmd.origin?.workflow_id ?? null,
+    workflowVersionId: cmd.origin?.workflow_version_id ?? null,
+    budgetCommitted: cmd.origin ? budgetCommitted : 0,
+  };
+}
+
+/**
+ * `premium` needs an available connection as well as a plan price (the ledger checks the price):
+ * with no premium exit configured it is refused before anything is reserved.
+ */
+export async function refuseUnconnectedPremium(pool: ProxyPool, proxyType: string | null): Promise<void> {
+  if (proxyType !== 'premium') return;
+  await pool.ready();
+  if (!pool.has('premium')) {
+    throw new PublicError('VALIDATION_FAILED', 'The premium network has no available connection.', {
+      details: [{ field: 'proxy_type', issue: 'premium is not available' }],
+    });
+  }
+}
+
+const acceptedPayload = (r: Pick<DataRequest, 'routeMode' | 'baseTokens'>) => ({ route_mode: r.routeMode, base_tokens: r.baseTokens });
+
+/**
+ * Store an accepted request, its first event (`request.accepted`, seq 1) and its outbox messages
+ * (the event's mirror, then the first stage's job) in one statement: atomic like the transaction it
+ * replaces, in one round trip and without Prisma's query engine on the hottest write of the fleet.
+ * A duplicate id fails the whole statement with a unique violation (a concurrent replay).
+ */
+async function insertAccepted(db: RawSql, row: DataRequest, job: { topic: TopicKey; key: string; envelope: Envelope }): Promise<void> {
+  const payload = acceptedPayload(row);
+  const accepted = lifecycleEnvelope(row, { seq: 1, kind: 'request.accepted', status: 'pending', payload, createdAt: row.createdAt });
+  await db.$executeRawUnsafe(
+    `WITH r AS (
+       INSERT INTO data_requests (id, tenant_id, retried_from_id, url_origin, target_sealed, target_purge_at, status, route_mode, proxy_type,
+                                  pricing_version, base_tokens, token_state, options, last_event_seq, created_at,
+                                  project_id, environment_id, workflow_id, workflow_version_id, budget_committed)
+       VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, 'pending', $7, $8, $9, $10, 'reserved', $11::jsonb, 1, $12::timestamptz,
+               $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21)
+       RETURNING id
+     ), e AS (
+       INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
+       SELECT id, 1, 'request.accepted', 'pending', $13::jsonb, $12::timestamptz FROM r
+     )
+     INSERT INTO outbox_messages (topic, message_key, envelope)
+     SELECT m.t, m.k, m.e::jsonb FROM r, unnest($14::text[], $15::text[], $16::text[]) WITH ORDINALITY AS m(t, k, e, n) ORDER BY m.n`,
+    row.id,
+    row.tenantId,
+    row.retriedFromId,
+    row.urlOrigin,
+    row.targetSealed,
+    row.targetPurgeAt,
+    row.routeMode,
+    row.proxyType,
+    row.pricingVersion,
+    row.baseTokens,
+    JSON.stringify(row.options),
+    row.createdAt,
+    JSON.stringify(payload),
+    ['requestLifecycle', job.topic],
+    [row.id, job.key],
+    [outboxJson(accepted), outboxJson(job.envelope)],
+    row.projectId,
+    row.environmentId,
+    row.workflowId,
+    row.workflowVersionId,
+    row.budgetCommitted,
+  );
+}
+
+export function replayOf(existing: DataRequest, cmd: Pick<CreateCommand, 'tenant_id' | 'input_hash'>): SubmissionResponse {
+  const opts = existing.options as { input_hash?: string };
+  if (existing.tenantId !== cmd.tenant_id || opts.input_hash !== cmd.input_hash) {
+    throw new PublicError('IDEMPOTENCY_CONFLICT', 'This Idempotency-Key was already used with a different body.');
+  }
+  return submissionView(existing, 0, true);
+}

@@ -1,0 +1,122 @@
+import { afterCommit } from '@wdr/kit/db';
+import { enqueue, makeEnvelope } from '@wdr/kit/kafka';
+import type { ProxyNetworkTypeName } from '@wdr/contracts';
+import { Prisma, type DataRequest } from '../../generated/prisma/client.js';
+import { announceBatchIfFinished } from '../batch-status.js';
+import { recordTerminal } from '../request-metrics.js';
+import { appendEvent } from './events.js';
+import { TERMINAL } from './terminal.js';
+
+type Tx = Prisma.TransactionClient;
+
+export interface Termination {
+  status: 'completed' | 'failed' | 'cancelled';
+  error?: Record<string, unknown>;
+  userError?: Record<string, unknown>;
+  resultMeta?: Record<string, unknown>;
+  resultExpiresAt?: Date;
+  /** The stage execution ended in: what `auto` is billed at. */
+  terminalStage?: 'http' | 'browser';
+  /** Execution stopped at max_credits_per_request: charged up to the ceiling, not refunded. */
+  reason?: 'budget_exhausted';
+  /** Anti-bot protection was seen on the way. */
+  protected?: boolean;
+  /** What a failed browser stage left for debugging (DebugArtifactListing). */
+  debugArtifacts?: Record<string, unknown>;
+  /** Proxy traffic of the execution, counted at the socket; absent when no proxy was used. */
+  traffic?: TrafficReport;
+  /** CAPTCHA solves performed; the ledger prices them (each marks the request `captcha_type: captcha`). */
+  captchaSolves?: number;
+  /** Served from the result cache (domain/result-cache.ts): sets the request's `cached`. */
+  cached?: boolean;
+}
+
+/** Bytes over the proxied connection(s) of one execution; `measured: false` is never read as zero. */
+export interface TrafficReport {
+  proxy_type: ProxyNetworkTypeName;
+  measured: boolean;
+  request_bytes: number;
+  response_bytes: number;
+}
+
+/**
+ * Move a request to a terminal state exactly once, in the caller's transaction: record it, append
+ * the event, and ask the ledger (through the outbox) to resolve the reservation.
+ */
+export async function finish(tx: Tx, request: DataRequest, t: Termination): Promise<DataRequest> {
+  // One statement moves and answers the row; a request already terminal is answered as it is.
+  const [row] = await tx.dataRequest.updateManyAndReturn({
+    where: { id: request.id, status: { notIn: [...TERMINAL] } },
+    data: {
+      status: t.status,
+      finishedAt: new Date(),
+      tokenState: 'settlement_pending',
+      error: (t.error ?? Prisma.DbNull) as Prisma.InputJsonObject,
+      userError: (t.userError ?? Prisma.DbNull) as Prisma.InputJsonObject,
+      resultMeta: (t.resultMeta ?? Prisma.DbNull) as Prisma.InputJsonObject,
+      resultExpiresAt: t.resultExpiresAt ?? null,
+      proxyUsed: t.status === 'completed' ? 'platform' : null,
+      ...(t.protected ? { protected: true } : {}),
+      ...(t.debugArtifacts ? { debugArtifacts: t.debugArtifacts as Prisma.InputJsonObject } : {}),
+      ...(t.captchaSolves ? { captchaType: 'captcha' } : {}),
+      ...(t.cached ? { cached: true } : {}),
+    },
+  });
+  if (!row) return tx.dataRequest.findUniqueOrThrow({ where: { id: request.id } });
+  // Counted once the transaction committed (a rolled-back, redelivered finish does not count twice).
+  afterCommit(tx, () => recordTerminal(row, t));
+  const traffic = addTraffic(row.trafficCarried as TrafficReport | null, t.traffic);
+  await appendEvent(tx, row, `request.${t.status}`, t.status, {
+    ...(t.userError ? { error: t.userError } : {}),
+    ...(t.resultMeta ? { result: t.resultMeta } : {}),
+  });
+  await enqueue(
+    tx,
+    'billingCommands',
+    row.id,
+    makeEnvelope('billingCommands', 'billing.settlement_requested', row.tenantId, {
+      request_id: row.id,
+      outcome: t.status,
+      route_mode: row.routeMode,
+      captcha_tokens: row.captchaTokens,
+      ...(t.terminalStage ? { terminal_stage: t.terminalStage } : {}),
+      ...(t.reason ? { reason: t.reason } : {}),
+      ...(t.captchaSolves !== undefined ? { captcha_solves: t.captchaSolves } : {}),
+      ...(traffic ? { traffic } : {}),
+    }),
+  );
+  // The last job of a batch to end announces the batch's completion.
+  if (row.batchId) await announceBatchIfFinished(tx, row.batchId, row.tenantId);
+  // A request that asked for extraction hands its page over to recipe-extractor (by request id:
+  // the page stays in request_results, the claim-check recipe-extractor reads it from).
+  const extraction = (row.options as { extraction?: { recipe_id?: string; version_id?: string } | null }).extraction;
+  if (extraction?.recipe_id) {
+    await enqueue(
+      tx,
+      'extractionJobs',
+      row.id,
+      makeEnvelope('extractionJobs', 'extraction.job_requested', row.tenantId, {
+        request_id: row.id,
+        recipe_id: extraction.recipe_id,
+        ...(extraction.version_id ? { version_id: extraction.version_id } : {}),
+        page_status: t.status,
+      }),
+    );
+  }
+  return row;
+}
+
+/**
+ * Traffic of two stages of one request (auto: HTTP, then the browser). Unmeasured anywhere makes
+ * the whole unmeasured: a partial count is never presented as the measurement.
+ */
+export function addTraffic(a: TrafficReport | null | undefined, b: TrafficReport | undefined): TrafficReport | undefined {
+  if (!a) return b;
+  if (!b) return a;
+  return {
+    proxy_type: b.proxy_type,
+    measured: a.measured && b.measured,
+    request_bytes: a.request_bytes + b.request_bytes,
+    response_bytes: a.response_bytes + b.response_bytes,
+  };
+}

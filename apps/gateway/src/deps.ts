@@ -1,0 +1,71 @@
+import { Redis } from 'ioredis';
+import { prismaClientOptions } from '@wdr/kit/db';
+import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
+import { createLogger, type Logger } from '@wdr/kit/log';
+import { createMetrics, type ServiceMetrics } from '@wdr/kit/metrics';
+import { KafkaBus } from '@wdr/kit/kafka';
+import { PgListener, pgConnectionFor } from '@wdr/kit/pg-listen';
+import { PrismaClient } from './generated/prisma/client.js';
+import { CREDENTIALS_CHANNEL, CredentialCache } from './domain/auth/credential-cache.js';
+import { withLimiterScripts, type LimiterRedis } from './domain/limits/redis-scripts.js';
+import type { GatewayEnv } from './env.js';
+import { LiveRequestEvents } from './sse/live-request-events.js';
+
+export interface GatewayDeps {
+  env: GatewayEnv;
+  db: PrismaClient;
+  orchestrator: ServiceClient;
+  ledger: ServiceClient;
+  /** browser-renderer: debug artifacts of failed requests. */
+  renderer: ServiceClient;
+  /** recipe-extractor: recipes, their capabilities, and the extraction runs of requests. */
+  extractor: ServiceClient;
+  /** webhook-dispatcher: webhook endpoints and their delivery attempts (browser workflows). */
+  webhooks: ServiceClient;
+  /** Rate-limit and admission counters only; nothing durable lives in Redis. */
+  redis: LimiterRedis;
+  log: Logger;
+  metrics: ServiceMetrics;
+  /** request.lifecycle events from Kafka, fanned out to the open event streams. */
+  liveEvents: LiveRequestEvents;
+  /** Recently verified credentials, dropped per tenant when the database says they changed. */
+  credentials: CredentialCache;
+  /** Keeps `credentials` told of changes (LISTEN wdr_credentials). */
+  credentialChanges: PgListener;
+}
+
+/** Wire the real dependencies from configuration (tests and main.ts both use this). */
+export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
+  const log = createLogger('gateway', env.LOG_LEVEL);
+  // Short command timeout and one retry: admission limits fail open rather than wait on Redis.
+  const redis = withLimiterScripts(
+    new Redis(env.REDIS_URL, { lazyConnect: true, commandTimeout: 500, maxRetriesPerRequest: 1, connectTimeout: 2_000 }),
+  );
+  redis.on('error', (err: unknown) => log.warn({ err }, 'redis connection error'));
+  const metrics = createMetrics('gateway');
+  const bus = KafkaBus.fromEnv('gateway', env, log);
+  const credentials = new CredentialCache({ ttlMs: env.AUTH_CACHE_TTL_MS, maxEntries: env.AUTH_CACHE_MAX_ENTRIES });
+  const credentialChanges = new PgListener({
+    connection: pgConnectionFor(env.DATABASE_URL).config,
+    channel: CREDENTIALS_CHANNEL,
+    log,
+    onNotify: (tenantId) => credentials.invalidateTenant(tenantId),
+    onListening: () => credentials.trust(true),
+    onLost: () => credentials.trust(false),
+  });
+  return {
+    env,
+    credentials,
+    credentialChanges,
+    liveEvents: new LiveRequestEvents({ bus, log, metrics }),
+    db: new PrismaClient(prismaClientOptions(env.DATABASE_URL)),
+    orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, timeoutMs: 10_000, metrics }),
+    ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, metrics }),
+    renderer: createServiceClient({ name: 'browser-renderer', baseUrl: env.RENDERER_URL, metrics }),
+    extractor: createServiceClient({ name: 'recipe-extractor', baseUrl: env.EXTRACTOR_URL, metrics }),
+    webhooks: createServiceClient({ name: 'webhook-dispatcher', baseUrl: env.WEBHOOKS_URL, metrics }),
+    redis,
+    log,
+    metrics,
+  };
+}

@@ -1,0 +1,46 @@
+// The examples of data-requests.controller.ts's operations (tsoa reads each constant into the OpenAPI document: plain literals only,
+// no spreads, `as const` or `satisfies`).
+import type { RequestDetail, SubmissionResponse } from '../index.js';
+
+export const createRequestExample: SubmissionResponse = {
+  id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
+  url: 'https://example.com',
+  status: 'pending',
+  cached: false,
+  protected: false,
+  pricing_version: 2,
+  route_mode: 'http',
+  proxy_type: 'datacenter',
+  base_tokens: 1,
+  protected_tokens: 0,
+  captcha_tokens: 0,
+  quote: null,
+  created_at: '2026-11-25T12:00:00.000Z',
+  charged_tokens: 1,
+  idempotent_replay: false,
+};
+
+export const getRequestExample: RequestDetail = {
+  id: '5d3f0a7e-2c1b-4e8f-9a6d-7b1c0e2f4a93',
+  batch_id: null,
+  url: 'https://example.com',
+  status: 'completed',
+  cached: false,
+  protected: false,
+  pricing_version: 2,
+  base_tokens: 1,
+  protected_tokens: 0,
+  captcha_tokens: 0,
+  captcha_type: null,
+  token_state: 'settled',
+  request: { url: 'https://example.com/page', mode: 'http', timeout_ms: 45000 },
+  debug_artifacts: {},
+  error: null,
+  user_error: null,
+  result_meta: { stage: 'http', status_code: 200, content_type: 'text/html; charset=utf-8', bytes: 1256, redirects: 0, elapsed_ms: 184 },
+  proxy_used: null,
+  created_at: '2026-11-25T12:00:00.000Z',
+  started_at: '2026-11-25T12:00:00.120Z',
+  finished_at: '2026-11-25T12:00:00.410Z',
+  result_expires_at: '2026-11-26T12:00:00.410Z',
+};

@@ -1,0 +1,72 @@
+// A batch's progress: which messages are done, the offset commits of the done prefix, and the in-flight limit.
+
+/**
+ * Which of a batch's messages are done, and committing the offset of the longest done prefix: at
+ * most one commit at a time, each covering everything done by the time it starts (so many quick
+ * messages share one commit), together with the ids to record as processed.
+ */
+export class BatchProgress {
+  private readonly done_ = new Set<string>();
+  private prefix = 0;
+  private unrecorded: string[] = [];
+  private committed: string | undefined;
+  private wanted: string | undefined;
+  private running: Promise<void> | undefined;
+
+  constructor(
+    private readonly offsets: readonly string[],
+    private readonly write: (offset: string, ids: string[]) => Promise<void>,
+  ) {}
+
+  done(offset: string, unrecordedId: string | undefined): void {
+    this.done_.add(offset);
+    if (unrecordedId !== undefined) this.unrecorded.push(unrecordedId);
+    while (this.prefix < this.offsets.length && this.done_.has(this.offsets[this.prefix]!)) {
+      this.wanted = this.offsets[this.prefix]!;
+      this.prefix++;
+    }
+  }
+
+  /** Commit what is done; resolves when a commit covering it (or a later one) went through. */
+  commit(): Promise<void> {
+    this.running ??= this.loop().finally(() => {
+      this.running = undefined;
+    });
+    return this.running;
+  }
+
+  private async loop(): Promise<void> {
+    while (this.wanted !== undefined && this.wanted !== this.committed) {
+      const offset = this.wanted;
+      const ids = this.unrecorded;
+      this.unrecorded = [];
+      try {
+        await this.write(offset, ids);
+      } catch (err) {
+        this.unrecorded.push(...ids);
+        throw err;
+      }
+      this.committed = offset;
+    }
+  }
+}
+
+/** A counting semaphore: at most `n` holders at once. */
+export class Semaphore {
+  private waiters: (() => void)[] = [];
+  constructor(private free: number) {}
+
+  async acquire(): Promise<void> {
+    if (this.free > 0) {
+      this.free--;
+      return;
+    }
+    await new Promise<void>((resolve) => this.waiters.push(resolve));
+  }
+
+  release(): void {
+    const next = this.waiters.shift();
+    if (next) next();
+    else this.free++;
+  }
+}
