@@ -74,7 +74,7 @@ export function onRenderJobRequested(deps: RendererDeps): EventHandler<Tx> {
     let output: RenderOutput | undefined;
     for (let attempt = 1; !output; attempt++) {
       try {
-        output = await renderJob(deps.pool, job, deps.policy, { meter: deps.meter, captcha, log: deps.log });
+        output = await renderJob(deps.pool, job, deps.policy, { captcha, log: deps.log });
       } catch (err) {
         if (err instanceof BrowserCrashedError && attempt < RENDER_ATTEMPTS) {
           deps.log.warn({ requestId, attempt }, 'browser crashed during the render; trying again in a fresh browser');
