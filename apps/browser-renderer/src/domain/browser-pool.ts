@@ -1,4 +1,4 @@
-import { execFileSync } from 'node:child_process';
+import { execFile, execFileSync } from 'node:child_process';
 import { chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -117,10 +117,13 @@ const CHROMIUM_ARGS = [
   // resolve itself (a bypass, a prefetch) do not resolve; 127.0.0.1 is the gate's literal address.
   '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1',
   // WebRTC may not send UDP around the proxy (TCP through the proxy only, which the gate judges).
+  // This switch is read by content_shell and the old headless mode only; what holds in Chrome's
+  // headless mode is the profile preference below (measured: a STUN probe to a loopback victim
+  // sends 4 datagrams with the switch alone, none with the preference, in new contexts too).
   '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
 ];
 
-/** The same WebRTC policy as a profile preference (full Chrome reads it from the profile). */
+/** The WebRTC policy as a profile preference, which every context of the browser inherits. */
 const PROFILE_PREFERENCES = {
   webrtc: { ip_handling_policy: 'disable_non_proxied_udp', multiple_routes_enabled: false, nonproxied_udp_enabled: false },
 };
@@ -146,6 +149,11 @@ export function resolveUser(spec: string): { uid: number; gid: number } {
 }
 
 const SETPRIV = '/usr/bin/setpriv';
+
+/** setpriv's arguments up to the program: that user and group only, no capabilities, no privilege gain. */
+function setprivArgs(runAs: { uid: number; gid: number }): string[] {
+  return [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--inh-caps=-all', '--no-new-privs', '--'];
+}
 
 /**
  * A bounded pool of Chromium processes. Each job gets a fresh isolated BrowserContext (cookies,
@@ -212,10 +220,12 @@ export class BrowserPool {
       }
     }
     const failure = await this.launch();
-    if (failure && !this.unsandboxed && /sandbox/i.test(failure.message)) {
-      if (!allow) throw new SandboxUnavailableError(firstLine(failure.message));
+    // Over a pipe puppeteer's error does not carry Chromium's stderr: ask Chromium once more, alone.
+    const sandboxProblem = failure && !this.unsandboxed ? await this.sandboxFailure() : undefined;
+    if (sandboxProblem) {
+      if (!allow) throw new SandboxUnavailableError(sandboxProblem);
       this.unsandboxed = true;
-      this.sandboxDetail = `DISABLED (CHROMIUM_ALLOW_NO_SANDBOX=true): ${firstLine(failure.message)}`;
+      this.sandboxDetail = `DISABLED (CHROMIUM_ALLOW_NO_SANDBOX=true): ${sandboxProblem}`;
       this.failedLaunches = 0;
       await this.launch();
     }
@@ -227,6 +237,30 @@ export class BrowserPool {
     await Promise.all(Array.from({ length: this.opts.size - 1 }, () => this.launch()));
     this.healthTimer = setInterval(() => void this.probe(), this.opts.healthIntervalMs);
     this.healthTimer.unref();
+  }
+
+  /**
+   * After a failed launch: start Chromium once as the pool does (same user, same sandbox) to dump a
+   * blank page, and return the line of its stderr that names the sandbox if that is why it failed.
+   */
+  private async sandboxFailure(): Promise<string | undefined> {
+    const userDataDir = await mkdtemp(join(tmpdir(), 'wdr-chromium-probe-'));
+    try {
+      const runAs = this.runAs;
+      if (runAs) await chown(userDataDir, runAs.uid, runAs.gid);
+      const chromeArgs = ['--headless', '--disable-gpu', `--user-data-dir=${userDataDir}`, '--dump-dom', 'about:blank'];
+      const [cmd, args] = runAs
+        ? [SETPRIV, [...setprivArgs(runAs), this.opts.chromiumPath, ...chromeArgs]]
+        : [this.opts.chromiumPath, chromeArgs];
+      const stderr = await new Promise<string>((resolve) => {
+        execFile(cmd, args, { env: chromiumEnv(userDataDir), timeout: 30_000 }, (err, _out, errText) =>
+          resolve(err ? String(errText) + String(err.message) : ''),
+        );
+      });
+      return /sandbox/i.test(stderr) ? firstLine(stderr) : undefined;
+    } finally {
+      await rm(userDataDir, { recursive: true, force: true });
+    }
   }
 
   /** Whether the browsers run sandboxed, and as whom: for /readyz. */
@@ -379,18 +413,7 @@ export class BrowserPool {
           // As root: dropped to the unprivileged user before Chromium runs (setpriv execs it: same pid).
           executablePath: runAs ? SETPRIV : this.opts.chromiumPath,
           ignoreDefaultArgs: true,
-          args: runAs
-            ? [
-                `--reuid=${runAs.uid}`,
-                `--regid=${runAs.gid}`,
-                '--clear-groups',
-                '--inh-caps=-all',
-                '--no-new-privs',
-                '--',
-                this.opts.chromiumPath,
-                ...chromeArgs,
-              ]
-            : chromeArgs,
+          args: runAs ? [...setprivArgs(runAs), this.opts.chromiumPath, ...chromeArgs] : chromeArgs,
           headless: true,
           // DevTools over a pipe (fds 3 and 4), no TCP port; and none of the service's environment.
           pipe: true,
