@@ -2,6 +2,7 @@ import http from 'node:http';
 import type { AddressInfo, Socket } from 'node:net';
 import { connect } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { Server as ProxyServer } from 'proxy-chain';
 import { startDnsServer, type DnsServer } from '@wdr/testkit';
 import { createLogger } from '@wdr/kit/log';
 import { TargetPolicy } from '@wdr/kit/target-policy';
@@ -172,5 +173,31 @@ describe('the egress gate', () => {
     const ended = gate.open({ policy: policy() });
     await ended.settle();
     expect((await tunnel(ended, 'site.test')).status).toBe(407);
+  });
+
+  it('through a proxy exit: refuses literal internal addresses and names that resolve internally here; a name that does not resolve here goes to the exit', async () => {
+    const asked: string[] = [];
+    const exit = new ProxyServer({
+      port: 0,
+      host: '127.0.0.1',
+      prepareRequestFunction: ({ hostname }) => {
+        asked.push(hostname);
+        return {};
+      },
+    });
+    await exit.listen();
+    try {
+      const route = gate.open({ policy: policy(), upstream: { server: `http://127.0.0.1:${exit.port}` } });
+      expect((await tunnel(route, '127.0.0.2')).status).toBe(403);
+      expect((await tunnel(route, 'private.test')).status).toBe(403);
+      // Resolved by the exit, in its own network (here: not at all, so the exit fails it).
+      expect((await tunnel(route, 'nowhere.test')).status).not.toBe(200);
+      expect(await tunnel(route, '127.0.0.1')).toEqual({ status: 200, body: 'allowed twin' });
+      await route.settle();
+      expect(asked).toEqual(['nowhere.test', '127.0.0.1']);
+      expect(victim.connections).toBe(0);
+    } finally {
+      await exit.close(true);
+    }
   });
 });
