@@ -5,7 +5,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { adminCommand, eventually, startDnsServer, startFleet, type DnsServer, type Fleet } from '@wdr/testkit';
+import {
+  adminCommand,
+  eventually,
+  startDnsServer,
+  startFleet,
+  startProxyExit,
+  type DnsServer,
+  type Fleet,
+  type ProxyExitServer,
+} from '@wdr/testkit';
 
 /**
  * Can a tenant turn the fetcher against the platform? The attacks of issue 20 through the public
@@ -38,6 +47,8 @@ let site: Recorder;
 /** A third-party origin the target's page loads from (b.wdr.test -> 127.0.0.1). */
 let third: Recorder;
 let thirdPort: number;
+/** A residential proxy exit (on 127.0.0.4): what it is asked to reach is recorded. */
+let exit: ProxyExitServer;
 
 const V_LITERAL = () => `http://127.0.0.2:${port}`;
 const V_NAME = () => `http://private.wdr.test:${port}`;
@@ -180,6 +191,10 @@ beforeAll(async () => {
     },
   });
   key = (await adminCommand(fleet, ['create-tenant', '--name', 'attacker', '--credits', '100000']))['api_key'] as string;
+  exit = await startProxyExit({ host: '127.0.0.4' });
+  await adminCommand(fleet, ['proxy-add', '--label', 'res-1', '--class', 'residential'], 'fetch-orchestrator', {
+    PROXY_EXIT_URL: exit.url,
+  });
 }, 180_000);
 
 afterAll(async () => {
@@ -189,6 +204,7 @@ afterAll(async () => {
   await new Promise((r) => site?.server.close(r));
   await new Promise((r) => third?.server.close(r));
   victimUdp?.close();
+  await exit?.close();
 }, 60_000);
 
 const gw = () => request(fleet.url('gateway'));
@@ -268,6 +284,26 @@ describe.each(['http', 'browser'] as const)('SSRF through the public API, mode %
     const { d } = await run({ url: `${SITE()}/redirect?to=${encodeURIComponent(to())}`, mode });
     expect([d.status, d.token_state, d.user_error?.code]).toEqual(['failed', 'refunded', 'TARGET_BLOCKED']);
     victimUntouched();
+  });
+});
+
+describe.each(['residential', 'residential_browser'] as const)('SSRF through a proxy exit, mode %s', (mode) => {
+  it.each([
+    ['a blocked literal address', () => `${V_LITERAL()}/exit-literal`],
+    ['a name that resolves to a blocked address here', () => `${V_NAME()}/exit-name`],
+  ])('%s: TARGET_BLOCKED before the exit is asked', async (_what, url) => {
+    const asked = exit.targets.length;
+    const { d } = await run({ url: url(), mode });
+    expect([d.status, d.token_state, d.user_error?.code]).toEqual(['failed', 'refunded', 'TARGET_BLOCKED']);
+    expect(exit.targets.slice(asked).filter((t) => t.startsWith('127.0.0.2') || t.startsWith('private.'))).toEqual([]);
+    victimUntouched();
+  });
+
+  it('an allowed target does leave through the exit (the route is real)', async () => {
+    const asked = exit.targets.length;
+    const { d } = await run({ url: `${SITE()}/via-exit-${mode}`, mode });
+    expect(d.status).toBe('completed');
+    expect(exit.targets.slice(asked)).toContain(`127.0.0.1:${port}`);
   });
 });
 
