@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): it needs its own environment (the orchestrator's and the renderer's TARGET_DNS_SERVERS at the test's DNS server, a solver key to look for in Chromium's environment) and inspects the renderer's Chromium processes.
 import { execFileSync } from 'node:child_process';
 import { createSocket, type Socket as UdpSocket } from 'node:dgram';
 import { readdirSync, readFileSync, readlinkSync } from 'node:fs';
