@@ -347,13 +347,13 @@ describe('tenant headers and cookies', () => {
     });
     expect(d.status).toBe('completed');
     const own = site.requests.filter((r) => r.path.startsWith('/tenant-page') || r.path === '/own');
-    expect(own.length).toBe(2);
+    expect([...new Set(own.map((r) => r.path.split('?')[0]))].sort()).toEqual(['/own', '/tenant-page']);
     for (const r of own) {
       expect(r.headers['x-tenant-token']).toBe(secret);
       expect(r.headers['cookie']).toContain(`tenant_session=${secret}`);
     }
     const thirdParty = third.requests.filter((r) => ['/script.js', '/pixel.png', '/api'].includes(r.path));
-    expect(thirdParty.map((r) => r.path).sort()).toEqual(['/api', '/pixel.png', '/script.js']);
+    expect([...new Set(thirdParty.map((r) => r.path))].sort()).toEqual(['/api', '/pixel.png', '/script.js']);
     for (const r of thirdParty) {
       expect(JSON.stringify(r.headers)).not.toContain(secret);
     }
