@@ -30,7 +30,11 @@ export function createRendererService(deps: RendererDeps) {
     ],
     routes: () => internalRoutes(deps),
     // Ready means a browser really launched and answers, not that a binary exists.
-    readiness: [{ name: 'chromium', check: async () => deps.pool.ready() }],
+    readiness: [
+      { name: 'chromium', check: async () => deps.pool.ready() },
+      // Reported, not deciding: false only when a development setting runs Chromium without its sandbox.
+      { name: 'chromium_sandbox', check: () => deps.pool.sandbox().sandboxed, detail: () => deps.pool.sandbox().detail, required: false },
+    ],
     background: {
       start: () => {
         purgeTimer = setInterval(() => {
@@ -41,21 +45,20 @@ export function createRendererService(deps: RendererDeps) {
       stop: () => clearInterval(purgeTimer),
     },
   });
-  // The pool (and the proxy meter its proxied contexts use) outlives the consumers on both ends:
+  // The pool (and the egress gate its browsers go through) outlives the consumers on both ends:
   // browsers are up before the first job arrives,
   // and on SIGTERM the renders in flight finish (and are handed back and committed) before the
   // browsers close, so a rolling deploy never fails a request.
   return {
     ...service,
     start: async () => {
-      await deps.meter.start();
+      // Starts the egress gate, then the browsers; throws when Chromium cannot run sandboxed (unless allowed).
       await deps.pool.start();
       await service.start();
     },
     stop: async () => {
       await service.stop();
       await deps.pool.stop();
-      await deps.meter.stop();
     },
   };
 }

@@ -4,7 +4,7 @@ import { Sealer } from '@wdr/kit/sealing';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { BrowserPool } from './domain/browser-pool.js';
 import { CaptchaSolver } from './domain/captcha-solver.js';
-import { ProxyMeter } from './domain/proxy-meter.js';
+import { EgressGate } from './domain/egress-gate.js';
 import type { RendererEnv } from './env.js';
 import { PrismaClient } from './generated/prisma/client.js';
 
@@ -13,8 +13,8 @@ export interface RendererDeps extends KafkaServiceDeps<RendererEnv, PrismaClient
   pool: BrowserPool;
   policy: TargetPolicy;
   artifactSealer: Sealer;
-  /** Every proxied render goes through it: proxy traffic counted at the socket. */
-  meter: ProxyMeter;
+  /** Every connection of every render goes through it (the pool's browsers use it as their proxy); proxied traffic is counted there. */
+  gate: EgressGate;
   /** Absent when no CAPTCHA provider is configured. */
   captchaSolver: CaptchaSolver | undefined;
 }
@@ -24,7 +24,8 @@ export function createRendererDeps(env: RendererEnv): RendererDeps {
   if ((env.CAPTCHA_SOLVER_URL === undefined) !== (env.CAPTCHA_SOLVER_KEY === undefined)) {
     throw new Error('CAPTCHA_SOLVER_URL and CAPTCHA_SOLVER_KEY are set together or not at all');
   }
-  const policy = new TargetPolicy(env.TARGET_ALLOWLIST);
+  const policy = new TargetPolicy(env.TARGET_ALLOWLIST, { dnsServers: env.TARGET_DNS_SERVERS });
+  const gate = new EgressGate({ log: base.log });
   return {
     ...base,
     orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, metrics: base.metrics }),
@@ -37,10 +38,13 @@ export function createRendererDeps(env: RendererEnv): RendererDeps {
       healthIntervalMs: env.BROWSER_HEALTH_INTERVAL_MS,
       log: base.log,
       metrics: base.metrics,
+      gate,
+      chromiumUser: env.CHROMIUM_USER,
+      allowNoSandbox: env.CHROMIUM_ALLOW_NO_SANDBOX,
     }),
     policy,
     artifactSealer: Sealer.fromKeys(env.DEBUG_ARTIFACT_KEY, env.DEBUG_ARTIFACT_KEY_PREVIOUS, 'DEBUG_ARTIFACT_KEY'),
-    meter: new ProxyMeter({ policy, log: base.log }),
+    gate,
     captchaSolver:
       env.CAPTCHA_SOLVER_URL && env.CAPTCHA_SOLVER_KEY
         ? new CaptchaSolver({

@@ -27,6 +27,33 @@ export const envRenderer = {
   BROWSER_MAX_RSS_MB: int(64, 65_536, 1024),
   /** How often each browser is probed; one that does not answer within the interval is killed and replaced. */
   BROWSER_HEALTH_INTERVAL_MS: int(500, 600_000, 10_000),
+  /**
+   * When the service runs as root (a development machine), Chromium is started as this user (a
+   * name, or `uid:gid`) so that its sandbox can run; ignored when the service is not root (the
+   * container). Empty: a root service refuses to start unless CHROMIUM_ALLOW_NO_SANDBOX=true.
+   */
+  CHROMIUM_USER: z.string().default('nobody'),
+  /**
+   * Development only: start Chromium with --no-sandbox when its sandbox cannot start (instead of
+   * refusing to start); /readyz then reports the sandbox as disabled. Never in production.
+   */
+  CHROMIUM_ALLOW_NO_SANDBOX: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+  /**
+   * DNS servers (`ip` or `ip:port`, comma separated) the egress gate resolves target names with;
+   * empty: the system resolver. Tests point it at a server they control.
+   */
+  TARGET_DNS_SERVERS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
   /** Hosts or IPs pages may reach although private or loopback (comma separated); empty in production. */
   TARGET_ALLOWLIST: z
     .string()

@@ -8,7 +8,7 @@ import { createMetrics } from '@wdr/kit/metrics';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { RenderOptions, type RenderJob } from '@wdr/contracts';
 import { BrowserPool } from '../src/domain/browser-pool.js';
-import { ProxyMeter } from '../src/domain/proxy-meter.js';
+import { EgressGate } from '../src/domain/egress-gate.js';
 import { renderJob } from '../src/domain/render-job.js';
 
 /**
@@ -52,7 +52,7 @@ const sum = (stats: ConnectionStats[], key: 'srcRxBytes' | 'srcTxBytes') => stat
 
 let site: FixtureSite;
 let pool: BrowserPool;
-let meter: ProxyMeter;
+let meter: EgressGate;
 let upstream: Upstream;
 const local = new TargetPolicy(['127.0.0.1']);
 
@@ -79,7 +79,7 @@ async function until(pred: () => boolean, ms = 10_000): Promise<void> {
 beforeAll(async () => {
   site = await startFixtureSite();
   upstream = await startUpstream();
-  meter = new ProxyMeter({ policy: local, log: createLogger('test', 'silent') });
+  meter = new EgressGate({ log: createLogger('test', 'silent') });
   await meter.start();
   pool = new BrowserPool({
     chromiumPath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
@@ -90,6 +90,7 @@ beforeAll(async () => {
     healthIntervalMs: 2_000,
     log: createLogger('test', 'silent'),
     metrics: createMetrics('browser-renderer'),
+    gate: meter,
   });
   await pool.start();
 }, 60_000);
@@ -105,7 +106,7 @@ describe('proxy traffic at the socket', () => {
   it('reports the bytes the upstream proxy itself counted, within 1 %, for a page with images', async () => {
     const hitsBefore = site.hits.get('/images') ?? 0;
     const route = { proxy: { server: upstream.url, username: UPSTREAM_USER, password: UPSTREAM_PASS }, country: null };
-    const out = await renderJob(pool, job('/images?n=12', route), local, { meter });
+    const out = await renderJob(pool, job('/images?n=12', route), local);
     expect(out.result.outcome).toBe('completed');
     expect(site.hits.get('/images')).toBe(hitsBefore + 1);
     const traffic = out.result.traffic!;
@@ -126,7 +127,7 @@ describe('proxy traffic at the socket', () => {
 
   it('reports no traffic for a render without a proxy, and the upstream sees nothing of it', async () => {
     const before = upstream.closed.length + upstream.server.getConnectionIds().length;
-    const out = await renderJob(pool, job('/page', { proxy: null, country: null }), local, { meter });
+    const out = await renderJob(pool, job('/page', { proxy: null, country: null }), local);
     expect(out.result.outcome).toBe('completed');
     expect(out.result.traffic).toBeUndefined();
     expect(upstream.closed.length + upstream.server.getConnectionIds().length).toBe(before);
@@ -135,7 +136,7 @@ describe('proxy traffic at the socket', () => {
   it('reports traffic on a failed render too (the upstream refuses the credentials: unreachable target)', async () => {
     const route = { proxy: { server: upstream.url, username: UPSTREAM_USER, password: 'wrong' }, country: null };
     const refused = upstream.refused;
-    const out = await renderJob(pool, job('/page', route), local, { meter });
+    const out = await renderJob(pool, job('/page', route), local);
     expect(out.result.outcome).toBe('failed');
     expect(upstream.refused).toBeGreaterThan(refused);
     expect(out.result.traffic).toMatchObject({ measured: true });
@@ -144,7 +145,7 @@ describe('proxy traffic at the socket', () => {
   }, 30_000);
 
   it('refuses a render token once its render is over, and a made-up one', async () => {
-    const route = meter.open({ server: upstream.url, username: UPSTREAM_USER, password: UPSTREAM_PASS });
+    const route = meter.open({ policy: local, upstream: { server: upstream.url, username: UPSTREAM_USER, password: UPSTREAM_PASS } });
     await route.settle();
     for (const [user, pass] of [
       [route.username, route.password],

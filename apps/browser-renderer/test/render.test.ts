@@ -9,6 +9,7 @@ import { TargetPolicy } from '@wdr/kit/target-policy';
 import { RenderOptions, type RenderJob } from '@wdr/contracts';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { BrowserCrashedError, BrowserPool, treeRss } from '../src/domain/browser-pool.js';
+import { EgressGate } from '../src/domain/egress-gate.js';
 import { purgeExpiredArtifacts, readDebugArtifact, storeDebugArtifacts } from '../src/domain/debug-artifacts.js';
 import { renderJob } from '../src/domain/render-job.js';
 import { isAdOrAnalyticsHost, siteLightBlocks } from '../src/domain/resource-policy.js';
@@ -45,6 +46,7 @@ const newPool = (over: Partial<ConstructorParameters<typeof BrowserPool>[0]> = {
     healthIntervalMs: 1_000,
     log: createLogger('test', 'silent'),
     metrics: createMetrics('browser-renderer'),
+    gate: new EgressGate({ log: createLogger('test', 'silent') }),
     ...over,
   });
 

@@ -40,7 +40,7 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
     ...base,
     ledger,
     sealer,
-    policy: new TargetPolicy(env.TARGET_ALLOWLIST),
+    policy: new TargetPolicy(env.TARGET_ALLOWLIST, { dnsServers: env.TARGET_DNS_SERVERS }),
     resultCache: {
       keySecret: cacheKeySecretOf(env.TARGET_URL_KEY.key.toString('base64')),
       maxEntriesPerTenant: env.RESULT_CACHE_MAX_ENTRIES_PER_TENANT,

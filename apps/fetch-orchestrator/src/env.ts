@@ -31,6 +31,19 @@ export const orchestratorEnv = {
         .map((s) => s.trim())
         .filter(Boolean),
     ),
+  /**
+   * DNS servers (`ip` or `ip:port`, comma separated) that resolve target names for the HTTP
+   * stage's connect-time check; empty: the system resolver. Tests point it at a server they control.
+   */
+  TARGET_DNS_SERVERS: z
+    .string()
+    .default('')
+    .transform((v) =>
+      v
+        .split(',')
+        .map((s) => s.trim())
+        .filter(Boolean),
+    ),
   /** HTTP stages run at once by one orchestrator instance (across and within partitions). */
   FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   MAX_RESULT_BYTES: z.coerce

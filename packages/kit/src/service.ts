@@ -17,6 +17,8 @@ export interface ReadinessCheck {
    * does without, such as Kafka behind the outbox). Default true.
    */
   required?: boolean;
+  /** A line for the /readyz body next to the result (how the dependency runs, say). */
+  detail?: () => string | undefined;
 }
 
 /**
@@ -102,7 +104,8 @@ export function createHttpShell(opts: {
       opts.readiness.map(async (c) => {
         const required = c.required ?? true;
         try {
-          return { name: c.name, ok: (await c.check()) === true, required };
+          const detail = c.detail?.();
+          return { name: c.name, ok: (await c.check()) === true, required, ...(detail ? { detail } : {}) };
         } catch {
           return { name: c.name, ok: false, required };
         }

@@ -80,4 +80,81 @@ describe('TargetPolicy', () => {
     await expect(strict.checkResolved(new URL('http://localhost.localdomain.invalid/'))).resolves.toBeUndefined();
     await expect(new TargetPolicy(['127.0.0.1']).checkResolved(new URL('http://127.0.0.1:9/'))).resolves.toBeUndefined();
   });
+
+  describe('the egress decision (one resolution, only checked addresses; no connection is attempted)', () => {
+    /** A resolver that answers from a table and counts the questions: nothing leaves the process. */
+    const fake = (table: Record<string, string[] | Error>) => {
+      const asked: string[] = [];
+      const resolver = async (host: string) => {
+        asked.push(host);
+        const answer = table[host];
+        if (answer === undefined || answer instanceof Error) throw Object.assign(answer ?? new Error('nx'), { code: 'ENOTFOUND' });
+        return answer.map((address) => ({ address, family: address.includes(':') ? 6 : 4 }));
+      };
+      return { asked, resolver };
+    };
+
+    it.each([
+      ['private 10/8', '10.0.0.5'],
+      ['private 192.168/16', '192.168.0.10'],
+      ['the cloud metadata address', '169.254.169.254'],
+      ['CGNAT', '100.64.0.1'],
+      ['NAT64 of the metadata address', '64:ff9b::a9fe:a9fe'],
+      ['6to4 of loopback', '2002:7f00:1::'],
+      ['IPv4-mapped loopback', '::ffff:127.0.0.2'],
+      ['IPv4-mapped metadata address', '::ffff:169.254.169.254'],
+      ['IPv6 unique local', 'fd12::1'],
+      ['IPv6 link-local', 'fe80::1'],
+      ['a loopback address off the allow-list', '127.0.0.2'],
+    ])('refuses a name that resolves to %s (%s), asking the resolver once', async (_what, address) => {
+      const { asked, resolver } = fake({ 'evil.example': [address] });
+      const policy = new TargetPolicy(['127.0.0.1'], { resolver });
+      await expect(policy.decide('evil.example')).resolves.toEqual({ verdict: 'refused', reason: 'blocked', code: 'ETARGETBLOCKED' });
+      expect(asked).toEqual(['evil.example']);
+    });
+
+    it.each([
+      ['the metadata address', '169.254.169.254'],
+      ['NAT64', '[64:ff9b::a9fe:a9fe]'],
+      ['6to4', '[2002:a9fe:a9fe::1]'],
+      ['IPv4-mapped', '[::ffff:10.0.0.1]'],
+      ['IPv4-compatible loopback', '[::127.0.0.1]'],
+    ])('refuses the literal %s (%s) without asking the resolver', async (_what, host) => {
+      const { asked, resolver } = fake({});
+      await expect(new TargetPolicy(['127.0.0.1'], { resolver }).decide(host)).resolves.toMatchObject({
+        verdict: 'refused',
+        reason: 'blocked',
+      });
+      expect(asked).toEqual([]);
+    });
+
+    it('fails closed on a name that does not resolve', async () => {
+      const { resolver } = fake({});
+      await expect(new TargetPolicy([], { resolver }).decide('nowhere.example')).resolves.toEqual({
+        verdict: 'refused',
+        reason: 'unresolvable',
+        code: 'ENOTFOUND',
+      });
+    });
+
+    it('keeps only the allowed addresses of a name that mixes public and internal ones', async () => {
+      const { resolver } = fake({ 'mixed.example': ['10.0.0.1', '93.184.216.34', 'fd00::1'] });
+      await expect(new TargetPolicy([], { resolver }).decide('mixed.example')).resolves.toEqual({
+        verdict: 'allowed',
+        addresses: [{ address: '93.184.216.34', family: 4 }],
+      });
+    });
+
+    it('answers the connect-time lookup from the same decision (the addresses checked are the ones returned)', async () => {
+      const { resolver } = fake({ 'ok.example': ['93.184.216.34'], 'bad.example': ['10.1.1.1'] });
+      const policy = new TargetPolicy([], { resolver });
+      const look = (host: string) =>
+        new Promise<{ err: NodeJS.ErrnoException | null; address: unknown }>((resolve) =>
+          policy.lookup(host, {}, (err, address) => resolve({ err, address })),
+        );
+      await expect(look('ok.example')).resolves.toEqual({ err: null, address: '93.184.216.34' });
+      expect((await look('bad.example')).err?.code).toBe('ETARGETBLOCKED');
+      expect((await look('nowhere.example')).err?.code).toBe('ENOTFOUND');
+    });
+  });
 });

@@ -1,4 +1,5 @@
-import { lookup as dnsLookup, type LookupAddress, type LookupOptions } from 'node:dns';
+import { type LookupAddress, type LookupOptions } from 'node:dns';
+import { lookup as systemLookup, Resolver } from 'node:dns/promises';
 import { isIP } from 'node:net';
 import ipaddr from 'ipaddr.js';
 
@@ -41,11 +42,81 @@ function routable(address: string): boolean {
   return ipaddr.isValid(address) && ipaddr.parse(address).range() === 'unicast';
 }
 
+/** Resolves a name to all its addresses; rejects (with the resolver's code) when it cannot. */
+export type NameResolver = (hostname: string) => Promise<LookupAddress[]>;
+
+export interface TargetPolicyOptions {
+  /**
+   * DNS servers (`ip` or `ip:port`) that resolve target names, asked directly (A and AAAA); empty
+   * or absent: the system resolver (getaddrinfo, /etc/hosts included). Tests point it at a server
+   * they control (testkit's startDnsServer).
+   */
+  dnsServers?: string[];
+  /** Replaces the resolver outright (unit tests of the decision). */
+  resolver?: NameResolver;
+}
+
+/**
+ * The decision on one name, made once: `allowed` with the addresses that passed (connect to these,
+ * never resolve again), or `refused` because the name or every address it has is not allowed
+ * (`blocked`) or because it did not resolve (`unresolvable`: fail closed, nothing is tried).
+ */
+export type TargetDecision =
+  { verdict: 'allowed'; addresses: LookupAddress[] } | { verdict: 'refused'; reason: 'blocked' | 'unresolvable'; code: string };
+
+function dnsResolver(servers: string[], timeoutMs = 5_000): NameResolver {
+  const resolver = new Resolver({ timeout: timeoutMs, tries: 2 });
+  resolver.setServers(servers);
+  return async (hostname) => {
+    const [v4, v6] = await Promise.allSettled([resolver.resolve4(hostname), resolver.resolve6(hostname)]);
+    const addresses: LookupAddress[] = [
+      ...(v4.status === 'fulfilled' ? v4.value.map((address) => ({ address, family: 4 })) : []),
+      ...(v6.status === 'fulfilled' ? v6.value.map((address) => ({ address, family: 6 })) : []),
+    ];
+    if (addresses.length > 0) return addresses;
+    const failed = v4.status === 'rejected' ? (v4.reason as NodeJS.ErrnoException) : undefined;
+    const e: NodeJS.ErrnoException = new Error(`${hostname} did not resolve`);
+    e.code = failed?.code ?? 'ENODATA';
+    throw e;
+  };
+}
+
+const systemResolver: NameResolver = (hostname) => systemLookup(hostname, { all: true });
+
 export class TargetPolicy {
   private readonly allow: Set<string>;
+  /** Where names are resolved: the configured DNS servers, or the system resolver. */
+  readonly resolve: NameResolver;
 
-  constructor(allowlist: string[]) {
+  constructor(allowlist: string[], opts: TargetPolicyOptions = {}) {
     this.allow = new Set(allowlist.map((a) => a.toLowerCase()));
+    this.resolve = opts.resolver ?? (opts.dnsServers && opts.dnsServers.length > 0 ? dnsResolver(opts.dnsServers) : systemResolver);
+  }
+
+  /**
+   * The egress decision for a host (a name or a literal address, IPv6 with or without brackets):
+   * a literal address is judged as written; a name is resolved once, and only the addresses the
+   * policy allows are returned, to connect to without resolving again. Never opens a connection.
+   * (checkUrl's scheme and localhost-name rules are the caller's, before this.)
+   */
+  async decide(hostname: string): Promise<TargetDecision> {
+    const host = hostname.replace(/^\[|\]$/g, '').toLowerCase();
+    if (isIP(host)) {
+      return this.addressAllowed(host)
+        ? { verdict: 'allowed', addresses: [{ address: host, family: isIP(host) }] }
+        : { verdict: 'refused', reason: 'blocked', code: 'ETARGETBLOCKED' };
+    }
+    if (host === '') return { verdict: 'refused', reason: 'unresolvable', code: 'ENOTFOUND' };
+    let addresses: LookupAddress[];
+    try {
+      addresses = await this.resolve(host);
+    } catch (err) {
+      return { verdict: 'refused', reason: 'unresolvable', code: (err as NodeJS.ErrnoException).code ?? 'ENOTFOUND' };
+    }
+    if (addresses.length === 0) return { verdict: 'refused', reason: 'unresolvable', code: 'ENODATA' };
+    const ok = addresses.filter((a) => this.addressAllowed(a.address));
+    if (ok.length === 0) return { verdict: 'refused', reason: 'blocked', code: 'ETARGETBLOCKED' };
+    return { verdict: 'allowed', addresses: ok };
   }
 
   addressAllowed(address: string): boolean {
@@ -76,30 +147,40 @@ export class TargetPolicy {
   async checkResolved(url: URL): Promise<string | undefined> {
     const problem = this.checkUrl(url);
     if (problem) return problem;
-    const host = url.hostname.replace(/^\[|\]$/g, '');
-    return new Promise((resolve) => {
-      this.lookup(host, { all: true }, (err) => {
-        resolve(err?.code === 'ETARGETBLOCKED' ? 'the target address is not allowed' : undefined);
-      });
-    });
+    const decision = await this.decide(url.hostname);
+    return decision.verdict === 'refused' && decision.reason === 'blocked' ? 'the target address is not allowed' : undefined;
   }
 
-  /** A dns.lookup replacement for got that refuses disallowed resolved addresses. */
+  /** A dns.lookup replacement (got, undici, net) that refuses disallowed resolved addresses: the connect-time check. */
   readonly lookup = (
     hostname: string,
     options: LookupOptions,
     callback: (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) => void,
   ): void => {
-    dnsLookup(hostname, { ...options, all: true }, (err, addresses) => {
-      if (err) return callback(err, []);
-      const ok = (addresses as LookupAddress[]).filter((a) => this.addressAllowed(a.address));
-      if (ok.length === 0) {
-        const e: NodeJS.ErrnoException = new Error('the target address is not allowed');
-        e.code = 'ETARGETBLOCKED';
-        return callback(e, []);
-      }
-      if (options.all) return callback(null, ok);
-      callback(null, ok[0]!.address, ok[0]!.family);
-    });
+    // Answered on the next tick, outside the promise: an exception in the caller's callback must
+    // not be swallowed by (or rejected into) this chain.
+    const reply = (err: NodeJS.ErrnoException | null, address: string | LookupAddress[], family?: number) =>
+      process.nextTick(() => callback(err, address, family));
+    this.decide(hostname).then(
+      (decision) => {
+        if (decision.verdict === 'refused') {
+          const e: NodeJS.ErrnoException = new Error(
+            decision.reason === 'blocked' ? 'the target address is not allowed' : `${hostname} did not resolve`,
+          );
+          e.code = decision.reason === 'blocked' ? 'ETARGETBLOCKED' : decision.code;
+          return reply(e, []);
+        }
+        const wanted = options.family === 4 || options.family === 6 ? options.family : 0;
+        const ok = wanted ? decision.addresses.filter((a) => a.family === wanted) : decision.addresses;
+        if (ok.length === 0) {
+          const e: NodeJS.ErrnoException = new Error(`${hostname} has no IPv${wanted} address`);
+          e.code = 'ENOTFOUND';
+          return reply(e, []);
+        }
+        if (options.all) return reply(null, ok);
+        reply(null, ok[0]!.address, ok[0]!.family);
+      },
+      (err: NodeJS.ErrnoException) => reply(err, []),
+    );
   };
 }

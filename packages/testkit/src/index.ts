@@ -13,3 +13,4 @@ export * from './proxy-exits.js';
 export * from './kafka-proxy.js';
 export * from './chat-completions.js';
 export * from './secure-kafka.js';
+export * from './dns-server.js';

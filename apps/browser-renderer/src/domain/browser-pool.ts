@@ -1,10 +1,12 @@
-import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import { execFile, execFileSync } from 'node:child_process';
+import { chown, mkdir, mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import puppeteer, { type Browser, type BrowserContext } from 'puppeteer-core';
 import type { Logger } from '@wdr/kit/log';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
+import type { EgressGate } from './egress-gate.js';
 
 export interface PoolOptions {
   chromiumPath: string;
@@ -20,6 +22,37 @@ export interface PoolOptions {
   healthIntervalMs: number;
   log: Logger;
   metrics: ServiceMetrics;
+  /** Every connection of every browser goes through it (started with the pool). */
+  gate: EgressGate;
+  /**
+   * When the service runs as root (a development machine), Chromium is started as this user
+   * (`name` or `uid:gid`), because its sandbox refuses to run as root. Ignored otherwise. Default `nobody`.
+   */
+  chromiumUser?: string;
+  /**
+   * Development only: when Chromium cannot start with its sandbox, start it with --no-sandbox
+   * instead of refusing to start. Default false.
+   */
+  allowNoSandbox?: boolean;
+}
+
+/** Chromium could not start with its sandbox, and running without it is not allowed. */
+export class SandboxUnavailableError extends Error {
+  constructor(detail: string) {
+    super(
+      `Chromium cannot start with its sandbox (${detail}); the renderer refuses to start. ` +
+        'Fix what the sandbox needs (docs/operations.md, "Chromium sandbox"), or set CHROMIUM_ALLOW_NO_SANDBOX=true on a development machine.',
+    );
+    this.name = 'SandboxUnavailableError';
+  }
+}
+
+/** How the pool's browsers run: reported in /readyz. */
+export interface SandboxState {
+  sandboxed: boolean;
+  /** The uid Chromium runs as. */
+  uid: number;
+  detail: string;
 }
 
 /** The browser died (or was killed as hung) while the job was using it: the attempt is lost, not the job. */
@@ -58,9 +91,11 @@ interface Entry {
   servedAtRssCheck: number;
 }
 
-/** Chromium as this machine and a container run it; `--no-sandbox` because the service runs as root locally and unprivileged in Kubernetes without user namespaces. */
+/**
+ * Chromium as this machine and a container run it: with its sandbox (namespace sandbox: user, PID
+ * and network namespaces plus seccomp-bpf for renderers), never as root.
+ */
 const CHROMIUM_ARGS = [
-  '--no-sandbox',
   '--disable-gpu',
   '--disable-dev-shm-usage',
   '--disable-background-networking',
@@ -78,7 +113,47 @@ const CHROMIUM_ARGS = [
   '--mute-audio',
   '--password-store=basic',
   '--use-mock-keychain',
+  // No target name is resolved by Chromium: every name goes to the egress gate. Names it would
+  // resolve itself (a bypass, a prefetch) do not resolve; 127.0.0.1 is the gate's literal address.
+  '--host-resolver-rules=MAP * ~NOTFOUND , EXCLUDE 127.0.0.1',
+  // WebRTC may not send UDP around the proxy (TCP through the proxy only, which the gate judges).
+  // This switch is read by content_shell and the old headless mode only; what holds in Chrome's
+  // headless mode is the profile preference below (measured: a STUN probe to a loopback victim
+  // sends 4 datagrams with the switch alone, none with the preference, in new contexts too).
+  '--force-webrtc-ip-handling-policy=disable_non_proxied_udp',
 ];
+
+/** The WebRTC policy as a profile preference, which every context of the browser inherits. */
+const PROFILE_PREFERENCES = {
+  webrtc: { ip_handling_policy: 'disable_non_proxied_udp', multiple_routes_enabled: false, nonproxied_udp_enabled: false },
+};
+
+/** The whole environment Chromium gets: none of the service's (database URL, keys, solver key). */
+function chromiumEnv(userDataDir: string): Record<string, string> {
+  return {
+    PATH: '/usr/local/bin:/usr/bin:/bin',
+    HOME: userDataDir,
+    XDG_CONFIG_HOME: userDataDir,
+    XDG_CACHE_HOME: userDataDir,
+    TMPDIR: userDataDir,
+    LANG: 'C.UTF-8',
+  };
+}
+
+/** `uid:gid` or a user name (its primary group). */
+export function resolveUser(spec: string): { uid: number; gid: number } {
+  const numeric = /^(\d+):(\d+)$/.exec(spec);
+  if (numeric) return { uid: Number(numeric[1]), gid: Number(numeric[2]) };
+  const id = (flag: string) => Number(execFileSync('id', [flag, spec], { encoding: 'utf8' }).trim());
+  return { uid: id('-u'), gid: id('-g') };
+}
+
+const SETPRIV = '/usr/bin/setpriv';
+
+/** setpriv's arguments up to the program: that user and group only, no capabilities, no privilege gain. */
+function setprivArgs(runAs: { uid: number; gid: number }): string[] {
+  return [`--reuid=${runAs.uid}`, `--regid=${runAs.gid}`, '--clear-groups', '--inh-caps=-all', '--no-new-privs', '--'];
+}
 
 /**
  * A bounded pool of Chromium processes. Each job gets a fresh isolated BrowserContext (cookies,
@@ -95,6 +170,10 @@ export class BrowserPool {
   private stopped = false;
   private healthTimer: NodeJS.Timeout | undefined;
   private everLaunched = false;
+  /** Decided at start: the user Chromium runs as (when the service is root), and whether it runs without its sandbox. */
+  private runAs: { uid: number; gid: number } | undefined;
+  private unsandboxed = false;
+  private sandboxDetail = 'not started';
   private readonly gauges;
   private readonly restarts;
   private readonly queueWait;
@@ -120,10 +199,73 @@ export class BrowserPool {
     return this.opts.size * this.opts.pagesPerBrowser;
   }
 
+  /**
+   * Start the gate and the browsers. The first launch decides the sandbox: a Chromium that cannot
+   * start sandboxed makes start() throw (SandboxUnavailableError) unless allowNoSandbox is set.
+   */
   async start(): Promise<void> {
-    await Promise.all(Array.from({ length: this.opts.size }, () => this.launch()));
+    await this.opts.gate.start();
+    const allow = this.opts.allowNoSandbox === true;
+    const user = this.opts.chromiumUser ?? 'nobody';
+    if (process.getuid?.() === 0) {
+      try {
+        if (!user) throw new Error('the service runs as root and CHROMIUM_USER is empty');
+        this.runAs = resolveUser(user);
+        if (this.runAs.uid === 0) throw new Error('CHROMIUM_USER is root');
+      } catch (err) {
+        if (!allow) throw new SandboxUnavailableError((err as Error).message);
+        this.runAs = undefined;
+        this.unsandboxed = true;
+        this.sandboxDetail = `DISABLED (CHROMIUM_ALLOW_NO_SANDBOX=true): ${(err as Error).message}`;
+      }
+    }
+    const failure = await this.launch();
+    // Over a pipe puppeteer's error does not carry Chromium's stderr: ask Chromium once more, alone.
+    const sandboxProblem = failure && !this.unsandboxed ? await this.sandboxFailure() : undefined;
+    if (sandboxProblem) {
+      if (!allow) throw new SandboxUnavailableError(sandboxProblem);
+      this.unsandboxed = true;
+      this.sandboxDetail = `DISABLED (CHROMIUM_ALLOW_NO_SANDBOX=true): ${sandboxProblem}`;
+      this.failedLaunches = 0;
+      await this.launch();
+    }
+    if (!this.unsandboxed) {
+      this.sandboxDetail = `sandboxed, as uid ${this.runAs?.uid ?? process.getuid?.() ?? 'unknown'}`;
+    } else {
+      this.opts.log.warn({ detail: this.sandboxDetail }, 'Chromium runs WITHOUT its sandbox (development setting)');
+    }
+    await Promise.all(Array.from({ length: this.opts.size - 1 }, () => this.launch()));
     this.healthTimer = setInterval(() => void this.probe(), this.opts.healthIntervalMs);
     this.healthTimer.unref();
+  }
+
+  /**
+   * After a failed launch: start Chromium once as the pool does (same user, same sandbox) to dump a
+   * blank page, and return the line of its stderr that names the sandbox if that is why it failed.
+   */
+  private async sandboxFailure(): Promise<string | undefined> {
+    const userDataDir = await mkdtemp(join(tmpdir(), 'wdr-chromium-probe-'));
+    try {
+      const runAs = this.runAs;
+      if (runAs) await chown(userDataDir, runAs.uid, runAs.gid);
+      const chromeArgs = ['--headless', '--disable-gpu', `--user-data-dir=${userDataDir}`, '--dump-dom', 'about:blank'];
+      const [cmd, args] = runAs
+        ? [SETPRIV, [...setprivArgs(runAs), this.opts.chromiumPath, ...chromeArgs]]
+        : [this.opts.chromiumPath, chromeArgs];
+      const stderr = await new Promise<string>((resolve) => {
+        execFile(cmd, args, { env: chromiumEnv(userDataDir), timeout: 30_000 }, (err, _out, errText) =>
+          resolve(err ? String(errText) + String(err.message) : ''),
+        );
+      });
+      return /sandbox/i.test(stderr) ? firstLine(stderr) : undefined;
+    } finally {
+      await rm(userDataDir, { recursive: true, force: true });
+    }
+  }
+
+  /** Whether the browsers run sandboxed, and as whom: for /readyz. */
+  sandbox(): SandboxState {
+    return { sandboxed: !this.unsandboxed, uid: this.runAs?.uid ?? process.getuid?.() ?? -1, detail: this.sandboxDetail };
   }
 
   /** A browser really launched and answered its last probe. */
@@ -138,12 +280,10 @@ export class BrowserPool {
 
   /**
    * Run `fn` with a fresh context on a browser with a free page slot, then close the context. A
-   * crash of that browser during `fn` surfaces as BrowserCrashedError.
+   * crash of that browser during `fn` surfaces as BrowserCrashedError. `proxyServer` is the
+   * render's route through the egress gate (EgressGate.open).
    */
-  async withContext<T>(
-    fn: (context: BrowserContext) => Promise<T>,
-    opts: { proxyServer?: string; proxyBypassList?: string[]; waitMs: number },
-  ): Promise<T> {
+  async withContext<T>(fn: (context: BrowserContext) => Promise<T>, opts: { proxyServer: string; waitMs: number }): Promise<T> {
     const t0 = performance.now();
     const entry = await this.acquire(opts.waitMs);
     this.queueWait.observe((performance.now() - t0) / 1000);
@@ -151,8 +291,9 @@ export class BrowserPool {
     try {
       context = await entry.browser.createBrowserContext({
         downloadBehavior: { policy: 'deny' },
-        ...(opts.proxyServer ? { proxyServer: opts.proxyServer } : {}),
-        ...(opts.proxyBypassList ? { proxyBypassList: opts.proxyBypassList } : {}),
+        // The render's route through the egress gate; loopback too (Chromium bypasses proxies for it by default).
+        proxyServer: opts.proxyServer,
+        proxyBypassList: ['<-loopback>'],
       });
       return await fn(context);
     } catch (err) {
@@ -181,6 +322,12 @@ export class BrowserPool {
     clearInterval(this.healthTimer);
     for (const w of this.waiters.splice(0)) w();
     await Promise.all(this.entries.map((e) => this.close(e)));
+    await this.opts.gate.stop();
+  }
+
+  /** The gate the browsers' connections go through. */
+  get gate(): EgressGate {
+    return this.opts.gate;
   }
 
   private async acquire(waitMs: number): Promise<Entry> {
@@ -228,20 +375,49 @@ export class BrowserPool {
     for (let i = alive + this.launching; i < this.opts.size; i++) void this.launch();
   }
 
-  private async launch(): Promise<void> {
+  /** Launch one browser; resolves the launch error when it failed (it is logged and retried with back-off). */
+  private async launch(): Promise<Error | undefined> {
     this.launching++;
     try {
       // Back off while launches keep failing (a missing binary, no memory): 0.5 s doubling to 30 s.
       if (this.failedLaunches > 0) await sleep(Math.min(30_000, 500 * 2 ** (this.failedLaunches - 1)));
-      if (this.stopped) return;
+      if (this.stopped) return undefined;
       const userDataDir = await mkdtemp(join(tmpdir(), 'wdr-chromium-'));
       let browser: Browser;
       try {
+        await mkdir(join(userDataDir, 'Default'));
+        await writeFile(join(userDataDir, 'Default', 'Preferences'), JSON.stringify(PROFILE_PREFERENCES));
+        const runAs = this.runAs;
+        if (runAs) {
+          for (const path of [userDataDir, join(userDataDir, 'Default'), join(userDataDir, 'Default', 'Preferences')]) {
+            await chown(path, runAs.uid, runAs.gid);
+          }
+        }
+        const chromeArgs = (
+          await puppeteer.defaultArgs({
+            headless: true,
+            userDataDir,
+            args: [
+              ...CHROMIUM_ARGS,
+              // Everything through the egress gate, loopback included; contexts name their own route
+              // (a token), so what has none (the default context, the browser's own requests) is refused.
+              `--proxy-server=${this.opts.gate.proxyServer}`,
+              '--proxy-bypass-list=<-loopback>',
+              ...(this.unsandboxed ? ['--no-sandbox'] : []),
+            ],
+          })
+        )
+          // Sandboxed means sandboxed, whatever PUPPETEER_DANGEROUS_NO_SANDBOX says.
+          .filter((a) => this.unsandboxed || a !== '--no-sandbox');
         browser = await puppeteer.launch({
-          executablePath: this.opts.chromiumPath,
+          // As root: dropped to the unprivileged user before Chromium runs (setpriv execs it: same pid).
+          executablePath: runAs ? SETPRIV : this.opts.chromiumPath,
+          ignoreDefaultArgs: true,
+          args: runAs ? [...setprivArgs(runAs), this.opts.chromiumPath, ...chromeArgs] : chromeArgs,
           headless: true,
-          userDataDir,
-          args: CHROMIUM_ARGS,
+          // DevTools over a pipe (fds 3 and 4), no TCP port; and none of the service's environment.
+          pipe: true,
+          env: chromiumEnv(userDataDir),
           protocolTimeout: 60_000,
           handleSIGINT: false,
           handleSIGTERM: false,
@@ -251,7 +427,7 @@ export class BrowserPool {
         this.failedLaunches++;
         await rm(userDataDir, { recursive: true, force: true });
         this.opts.log.error({ err, failures: this.failedLaunches }, 'chromium did not launch');
-        return;
+        return err instanceof Error ? err : new Error(String(err));
       }
       this.failedLaunches = 0;
       this.everLaunched = true;
@@ -271,10 +447,11 @@ export class BrowserPool {
       browser.on('disconnected', () => void this.onDisconnected(entry));
       if (this.stopped) {
         await this.close(entry);
-        return;
+        return undefined;
       }
       this.entries.push(entry);
       this.gauges.browsers.set(this.entries.filter((e) => !e.dead).length);
+      return undefined;
     } finally {
       this.launching--;
       this.wake();
@@ -334,6 +511,10 @@ export class BrowserPool {
       }
     }
   }
+}
+
+function firstLine(text: string): string {
+  return (text.split('\n').find((l) => /sandbox/i.test(l)) ?? text.split('\n')[0] ?? '').trim().slice(0, 300);
 }
 
 function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {

@@ -1,5 +1,3 @@
-import { lookup } from 'node:dns/promises';
-import { isIP } from 'node:net';
 import type { BrowserContext, HTTPRequest, HTTPResponse, Page } from 'puppeteer-core';
 import type { RenderFailureCode, RenderJob, RenderMeta, RenderResult, RenderTraffic } from '@wdr/contracts';
 import { challengeVendorOf } from '@wdr/kit/protection';
@@ -10,7 +8,7 @@ import type { BrowserPool } from './browser-pool.js';
 import { findCaptcha, injectToken, websiteUrlOf, type CaptchaHooks, type CaptchaWidget } from './captcha.js';
 import { CaptchaSolveError } from './captcha-solver.js';
 import { geoProfileOf } from './geo-profiles.js';
-import type { MeteredRoute, ProxyMeter } from './proxy-meter.js';
+import type { GateRoute } from './egress-gate.js';
 import { siteLightBlocks } from './resource-policy.js';
 
 /** The spec's bound on wait_for_selector (and, here, on every wait): min(timeout_ms, 30 s). */
@@ -46,10 +44,8 @@ class RenderFailure extends Error {
   }
 }
 
-/** What a render may use besides the pool: the traffic meter for proxied routes, CAPTCHA solving. */
+/** What a render may use besides the pool (and its egress gate): CAPTCHA solving. */
 export interface RenderServices {
-  /** Proxied routes go through it (and are measured); without it Chromium talks to the upstream directly, unmeasured. */
-  meter?: ProxyMeter | undefined;
   /** Without it a CAPTCHA is reported in the meta and left alone. */
   captcha?: CaptchaHooks | undefined;
   /** For what the tenant must not see but an operator needs (a solver's error code). */
@@ -62,6 +58,9 @@ export interface RenderServices {
  * answer is a `failed` result with its code; a crash of the browser propagates
  * (BrowserCrashedError) so the caller can retry the attempt. A proxied render reports its proxy
  * traffic in both outcomes.
+ *
+ * Every connection of the render leaves through the pool's egress gate, judged by `policy`: the
+ * route's token is opened here and closed when the render is over.
  */
 export async function renderJob(
   pool: BrowserPool,
@@ -69,17 +68,16 @@ export async function renderJob(
   policy: TargetPolicy,
   services: RenderServices = {},
 ): Promise<RenderOutput> {
-  const metered = job.route.proxy && services.meter ? services.meter.open(job.route.proxy) : undefined;
+  const route = pool.gate.open({ policy, upstream: job.route.proxy });
   let output: RenderOutput;
-  let traffic: RenderTraffic | undefined;
+  let traffic: RenderTraffic;
   try {
-    output = await renderIn(pool, job, policy, services, metered);
+    output = await renderIn(pool, job, policy, services, route);
   } finally {
     // Counted after the context is closed: nothing more can flow for this render.
-    if (metered) traffic = await metered.settle();
+    traffic = await route.settle();
   }
-  // A proxied route without the meter went to the upstream directly: its bytes are unknown, not zero.
-  if (job.route.proxy) output.result.traffic = traffic ?? { measured: false, request_bytes: 0, response_bytes: 0 };
+  if (job.route.proxy) output.result.traffic = traffic;
   return output;
 }
 
@@ -88,7 +86,7 @@ async function renderIn(
   job: RenderJob,
   policy: TargetPolicy,
   services: RenderServices,
-  metered: MeteredRoute | undefined,
+  route: GateRoute,
 ): Promise<RenderOutput> {
   const o = job.options;
   const t0 = Date.now();
@@ -105,11 +103,18 @@ async function renderIn(
   let country: string | null = null;
   let captcha: { kind: CaptchaWidget['kind']; solves: number } | undefined;
 
+  /** Blocked requests by kind, with the connections the egress gate refused counted as refused addresses. */
+  const blockedSoFar = (): Record<string, number> => {
+    const all = { ...blockedRequests };
+    const refused = (all['refused_address'] ?? 0) + route.refused();
+    if (refused > 0) all['refused_address'] = refused;
+    return all;
+  };
   const meta = (): RenderMeta => ({
     stage: 'browser',
     elapsed_ms: Date.now() - t0,
     javascript: o.javascript,
-    resource_policy: { requested: o.resource_policy, applied: siteLight ? 'site-light' : 'full', blocked_requests: { ...blockedRequests } },
+    resource_policy: { requested: o.resource_policy, applied: siteLight ? 'site-light' : 'full', blocked_requests: blockedSoFar() },
     requests: { ...requests },
     ...(o.browser_actions.length > 0
       ? {
@@ -142,7 +147,7 @@ async function renderIn(
         timings_ms: { ...timings, total: Date.now() - t0 },
         actions: outcomes.map(({ index, type, outcome, ms, reason }) => ({ index, type, outcome, ms, ...(reason ? { reason } : {}) })),
         requests_by_type: { ...requests },
-        blocked_by_type: { ...blockedRequests },
+        blocked_by_type: blockedSoFar(),
         stopped_attempts: { ...guard },
         console_errors: consoleErrors,
         resource_policy: siteLight ? 'site-light' : 'full',
@@ -165,29 +170,37 @@ async function renderIn(
     };
   };
 
-  const dnsCache = new Map<string, Promise<boolean>>();
-  /** SSRF: the target policy on every request the page makes (literal IPs and resolved names). */
-  const allowed = (url: string): Promise<boolean> => {
+  /**
+   * First filter, in the page, with no DNS: scheme, credentials, literal addresses and localhost
+   * names. Names are judged by the egress gate, which resolves them once and connects to what it
+   * checked (requests interception does not see, WebSockets and workers among them, pass there too).
+   */
+  const allowed = (url: string): boolean => {
     let u: URL;
     try {
       u = new URL(url);
     } catch {
-      return Promise.resolve(false);
+      return false;
     }
-    if (u.protocol === 'data:' || u.protocol === 'blob:' || u.protocol === 'about:') return Promise.resolve(true);
-    if (policy.checkUrl(u)) return Promise.resolve(false);
-    const host = u.hostname.replace(/^\[|\]$/g, '');
-    if (isIP(host)) return Promise.resolve(true);
-    let known = dnsCache.get(host);
-    if (!known) {
-      // Resolved here and again by Chromium: a name that changes its answer in between (DNS
-      // rebinding) is not caught by this check; the NetworkPolicy egress rules are the backstop.
-      known = lookup(host, { all: true })
-        .then((addrs) => addrs.length > 0 && addrs.every((a) => policy.addressAllowed(a.address)))
-        .catch(() => true); // unresolvable: let Chromium fail it as unreachable
-      dnsCache.set(host, known);
+    if (u.protocol === 'data:' || u.protocol === 'blob:' || u.protocol === 'about:') return true;
+    return policy.checkUrl(u) === undefined;
+  };
+  /** The gate's refusal of the host of a URL in this render, if any. */
+  const refusalOf = (url: string | undefined) => {
+    if (!url) return undefined;
+    try {
+      const u = new URL(url);
+      return route.refusalOf(u.hostname, Number(u.port || (u.protocol === 'https:' || u.protocol === 'wss:' ? 443 : 80)));
+    } catch {
+      return undefined;
     }
-    return known;
+  };
+  const originOf = (url: string): string | undefined => {
+    try {
+      return new URL(url).origin;
+    } catch {
+      return undefined;
+    }
   };
 
   const run = async (context: BrowserContext): Promise<RenderOutput> => {
@@ -206,13 +219,16 @@ async function renderIn(
     const target = new URL(job.url);
     if (!o.javascript) await p.setJavaScriptEnabled(false);
     if (o.user_agent) await p.setUserAgent({ userAgent: o.user_agent });
-    if (Object.keys(o.headers).length > 0) await p.setExtraHTTPHeaders(o.headers);
+    // The tenant's headers and cookies go to the target only: its origin and the origins its main
+    // document is redirected to, never to other origins' sub-requests (set per request below).
+    const targetOrigins = new Set<string>([target.origin]);
+    const tenantHeaders = Object.keys(o.headers).length > 0 ? o.headers : undefined;
     const cookies = Object.entries(o.cookies);
-    if (cookies.length > 0)
-      await context.setCookie(...cookies.map(([name, value]) => ({ name, value, domain: target.hostname, path: '/' })));
-    if (metered) await p.authenticate({ username: metered.username, password: metered.password });
-    else if (job.route.proxy?.username !== undefined)
-      await p.authenticate({ username: job.route.proxy.username, password: job.route.proxy.password ?? '' });
+    // Cookies are scoped by host: the target's host (and a redirect's), not other sites the page loads from.
+    const cookiesFor = (url: string) => cookies.map(([name, value]) => ({ name, value, domain: new URL(url).hostname, path: '/' }));
+    if (cookies.length > 0) await context.setCookie(...cookiesFor(target.origin));
+    // The render's token for the egress gate, direct and proxied routes alike.
+    await p.authenticate({ username: route.username, password: route.password });
     const geo = geoProfileOf(job.route.country);
     if (geo) {
       await p.emulateTimezone(geo.timezone);
@@ -224,6 +240,8 @@ async function renderIn(
 
     let loaded = false;
     let mainBlocked = false;
+    /** The last URL the main frame asked for (the target, then each redirect): what a gate refusal is matched against. */
+    let lastMainUrl: string | undefined;
     await p.setRequestInterception(true);
     p.on('request', (req: HTTPRequest) => void intercept(req));
     const intercept = async (req: HTTPRequest) => {
@@ -237,7 +255,8 @@ async function renderIn(
           guard.navigations++;
           return await req.abort('aborted');
         }
-        if (!(await allowed(req.url()))) {
+        if (mainNavigation) lastMainUrl = req.url();
+        if (!allowed(req.url())) {
           if (mainNavigation) mainBlocked = true;
           blockedRequests['refused_address'] = (blockedRequests['refused_address'] ?? 0) + 1;
           return await req.abort('accessdenied');
@@ -246,6 +265,15 @@ async function renderIn(
           blockedRequests[type] = (blockedRequests[type] ?? 0) + 1;
           return await req.abort('blockedbyclient');
         }
+        const origin = originOf(req.url());
+        if (mainNavigation && origin && !targetOrigins.has(origin) && req.redirectChain().length > 0) {
+          // An HTTP redirect of the main document: its origin is the target's too (a navigation a
+          // script starts is not: it begins a chain of its own).
+          targetOrigins.add(origin);
+          if (cookies.length > 0) await context.setCookie(...cookiesFor(req.url()));
+        }
+        if (tenantHeaders && origin && targetOrigins.has(origin))
+          return await req.continue({ headers: { ...req.headers(), ...tenantHeaders } });
         await req.continue();
       } catch {
         // the page or the browser went away meanwhile
@@ -272,14 +300,26 @@ async function renderIn(
       const req = res.request();
       if (req.isNavigationRequest() && req.frame() === p.mainFrame()) lastMain = res;
     });
+    /** The main document (the target or a redirect of it) refused by the page filter or the egress gate. */
+    const mainRefused = () => {
+      const refusal = refusalOf(lastMainUrl);
+      if (mainBlocked || refusal === 'blocked') return new RenderFailure('TARGET_BLOCKED', 'the target address is not allowed', 'tenant');
+      if (refusal === 'unresolvable') return new RenderFailure('TARGET_UNREACHABLE', 'the target name did not resolve', 'target');
+      return undefined;
+    };
     try {
       const response = await p.goto(job.url, { waitUntil: 'load', timeout: Math.max(1, deadline - Date.now()) });
+      // A plain-http document the gate refused arrives as the gate's 403 answer, not as an error.
+      const refused = mainRefused();
+      if (refused) throw refused;
       if (response) {
         status = response.status();
         contentType = response.headers()['content-type'] ?? null;
       }
     } catch (err) {
-      if (mainBlocked) throw new RenderFailure('TARGET_BLOCKED', 'the target address is not allowed', 'tenant');
+      if (err instanceof RenderFailure) throw err;
+      const refused = mainRefused();
+      if (refused) throw refused;
       const e = err as { name?: string; message?: string };
       if (e.name === 'TimeoutError') throw new RenderFailure('TARGET_TIMEOUT', `the page did not load within ${o.timeout_ms} ms`, 'target');
       if (/net::ERR_/.test(String(e.message))) throw new RenderFailure('TARGET_UNREACHABLE', 'the target could not be reached', 'target');
@@ -307,7 +347,7 @@ async function renderIn(
         // Without JavaScript the widget cannot take a token: reported only.
         if (!hooks || !solver || !o.javascript || captcha.solves >= MAX_CAPTCHA_SOLVES) return;
         if (!widget.sitekey) throw new RenderFailure('CAPTCHA_NOT_SOLVED', 'the CAPTCHA widget names no site key', 'target', status);
-        const soFar = metered?.soFar();
+        const soFar = job.route.proxy ? route.soFar() : undefined;
         const answer = await hooks
           .authorize(widget.kind, captcha.solves, soFar?.measured ? soFar.request_bytes + soFar.response_bytes : undefined)
           .catch((err: unknown) => {
@@ -467,13 +507,7 @@ async function renderIn(
       return first;
     },
     {
-      // Through the meter when there is one; loopback too (Chromium bypasses proxies for it by
-      // default), so nothing of a proxied render goes direct.
-      ...(metered
-        ? { proxyServer: metered.proxyServer, proxyBypassList: ['<-loopback>'] }
-        : job.route.proxy
-          ? { proxyServer: job.route.proxy.server }
-          : {}),
+      proxyServer: route.proxyServer,
       waitMs: Math.max(o.timeout_ms, 60_000),
     },
   );

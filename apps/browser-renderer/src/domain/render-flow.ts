@@ -1,0 +1,114 @@
+import {
+  orchestratorApi,
+  RenderCaptchaAnswer,
+  RENDER_PATHS,
+  RenderResultAnswer,
+  RenderStartAnswer,
+  type RenderResult,
+} from '@wdr/contracts';
+import { callInternal } from '@wdr/kit/internal-call';
+import type { RendererDeps } from '../deps.js';
+import { BrowserCrashedError, BrowserUnavailableError } from './browser-pool.js';
+import type { CaptchaHooks } from './captcha.js';
+import { storeDebugArtifacts } from './debug-artifacts.js';
+import { renderJob, type RenderOutput } from './render-job.js';
+
+/** A crash costs the attempt; the second crash of the same job ends it (a page that kills Chromium every time). */
+const RENDER_ATTEMPTS = 2;
+
+/** What one render job needs: the orchestrator (claim, CAPTCHA authorization, hand-back), the pool, the artifact store. */
+export type RenderFlowDeps = Pick<
+  RendererDeps,
+  'orchestrator' | 'pool' | 'policy' | 'captchaSolver' | 'db' | 'artifactSealer' | 'log' | 'metrics' | 'env'
+>;
+
+/**
+ * The render of one requested job, from claim to hand-back: claim the job from the orchestrator
+ * (`skip` when the request is already terminal), render it (a browser crash costs one attempt),
+ * keep the debug artifacts of a failure when asked, and hand the outcome back. Safe to repeat:
+ * before the hand-back it renders again; after it, the claim answers `skip`, so nothing repeats.
+ */
+export function renderFlow(deps: RenderFlowDeps): (requestId: string) => Promise<RenderResult | 'skipped'> {
+  const durations = deps.metrics.histogram(
+    'render_duration_seconds',
+    'Render duration, by outcome (completed or the failure code).',
+    ['outcome'],
+    [0.25, 0.5, 1, 2, 4, 8, 15, 30, 60, 120],
+  );
+  const blocked = deps.metrics.counter(
+    'blocked_requests_total',
+    'Page requests blocked by the resource policy or the target policy, by resource type.',
+    ['resource_type'],
+  );
+  return async (requestId) => {
+    const claim = RenderStartAnswer.parse(await deps.orchestrator.post(RENDER_PATHS.start(requestId), {}));
+    if (claim.state === 'skip') return 'skipped';
+    const job = claim.job;
+    const t0 = performance.now();
+    const captcha: CaptchaHooks = {
+      solver: deps.captchaSolver,
+      authorize: async (kind, solvesSoFar, trafficBytes) =>
+        RenderCaptchaAnswer.parse(
+          await callInternal(deps.orchestrator, orchestratorApi.renderJobCaptcha, {
+            params: { id: requestId },
+            body: {
+              captcha_kind: kind,
+              solves_so_far: solvesSoFar,
+              ...(trafficBytes !== undefined ? { traffic_bytes: trafficBytes } : {}),
+            },
+            // The orchestrator asks the ledger in turn.
+            timeoutMs: 15_000,
+          }),
+        ),
+      solved: async (kind, solves) => {
+        await callInternal(deps.orchestrator, orchestratorApi.renderJobCaptchaSolved, {
+          params: { id: requestId },
+          body: { captcha_kind: kind, solves },
+        });
+      },
+    };
+    let output: RenderOutput | undefined;
+    for (let attempt = 1; !output; attempt++) {
+      try {
+        output = await renderJob(deps.pool, job, deps.policy, { captcha, log: deps.log });
+      } catch (err) {
+        if (err instanceof BrowserCrashedError && attempt < RENDER_ATTEMPTS) {
+          deps.log.warn({ requestId, attempt }, 'browser crashed during the render; trying again in a fresh browser');
+          continue;
+        }
+        // Whatever else went wrong in the browser ends this request (refunded) rather than
+        // leaving it running while the message is retried into the DLQ.
+        const crashed = err instanceof BrowserCrashedError;
+        const unavailable = err instanceof BrowserUnavailableError;
+        if (!crashed && !unavailable) deps.log.error({ err, requestId }, 'render failed unexpectedly');
+        output = {
+          result: {
+            outcome: 'failed',
+            code: crashed ? 'BROWSER_CRASHED' : unavailable ? 'BROWSER_UNAVAILABLE' : 'RENDER_FAILED',
+            message: crashed
+              ? 'The browser crashed while rendering the page.'
+              : unavailable
+                ? 'No browser was available to render the page.'
+                : 'The page could not be rendered.',
+            caused_by: 'platform',
+          },
+        };
+      }
+    }
+    let result: RenderResult = output.result;
+    if (result.outcome === 'failed' && output.evidence && job.options.debug_artifacts) {
+      const listing = await storeDebugArtifacts(
+        { db: deps.db, sealer: deps.artifactSealer, retentionHours: deps.env.DEBUG_ARTIFACT_RETENTION_HOURS },
+        { requestId, tenantId: job.tenant_id },
+        output.evidence,
+      );
+      result = { ...result, debug_artifacts: listing };
+    }
+    durations.observe({ outcome: result.outcome === 'completed' ? 'completed' : result.code }, (performance.now() - t0) / 1000);
+    for (const [type, n] of Object.entries(result.meta?.resource_policy?.blocked_requests ?? {})) blocked.inc({ resource_type: type }, n);
+    // Pages up to MAX_RESULT_BYTES travel base64 in JSON: allow the time that takes.
+    RenderResultAnswer.parse(await deps.orchestrator.post(RENDER_PATHS.result(requestId), result, { timeoutMs: 60_000 }));
+    deps.log.info({ requestId, outcome: result.outcome, ms: Math.round(performance.now() - t0) }, 'render finished');
+    return result;
+  };
+}
