@@ -27,7 +27,12 @@ export function createRendererDeps(env: RendererEnv): RendererDeps {
   const policy = new TargetPolicy(env.TARGET_ALLOWLIST);
   return {
     ...base,
-    orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, metrics: base.metrics }),
+    orchestrator: createServiceClient({
+      name: 'fetch-orchestrator',
+      baseUrl: env.ORCHESTRATOR_URL,
+      metrics: base.metrics,
+      identity: base.identity.signer,
+    }),
     pool: new BrowserPool({
       chromiumPath: env.CHROMIUM_PATH,
       size: env.BROWSER_POOL_SIZE,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { identityEnvOf } from '@wdr/testkit';
 import { createApp, createGatewayDeps, type GatewayDeps } from '../src/app.js';
 import { escapeHtml, renderReferencePage } from '../src/api/reference.js';
 import { loadGatewayEnv } from '../src/env.js';
@@ -15,6 +16,7 @@ let app: ReturnType<typeof createApp>;
 beforeAll(() => {
   deps = createGatewayDeps(
     loadGatewayEnv({
+      ...identityEnvOf('gateway'),
       DATABASE_URL: 'postgresql://127.0.0.1:5432/postgres',
       API_KEY_PEPPER: 'test-pepper-not-secret-0123456789',
       LOG_LEVEL: 'silent',

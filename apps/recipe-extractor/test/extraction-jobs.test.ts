@@ -5,7 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import type { Envelope } from '@wdr/contracts';
 import { makeEnvelope } from '@wdr/kit/kafka';
-import { createTestDatabase, eventually, uniqueTopicPrefix, withDatabase, type TestDatabase } from '@wdr/testkit';
+import {
+  createTestDatabase,
+  eventually,
+  identityEnvOf,
+  internalAgent,
+  uniqueTopicPrefix,
+  withDatabase,
+  type TestDatabase,
+} from '@wdr/testkit';
 import { createExtractorDeps, createExtractorService, type ExtractorDeps } from '../src/app.js';
 import { loadExtractorEnv } from '../src/env.js';
 
@@ -75,6 +83,7 @@ beforeAll(async () => {
   database = await createTestDatabase('recipe-extractor');
   orchestrator = await startOrchestrator();
   const env = loadExtractorEnv({
+    ...identityEnvOf('recipe-extractor'),
     DATABASE_URL: database.url,
     KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(),
     LOG_LEVEL: 'silent',
@@ -93,7 +102,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
-const api = () => request(service.app);
+/** The internal API as the gateway calls it (testkit internalAgent). */
+const api = () => internalAgent(request(service.app), 'recipe-extractor');
 const idempotency = () => ({ key_id: randomUUID(), input_hash: 'a'.repeat(64) });
 
 async function activeRecipe(tenantId: string): Promise<{ recipeId: string; versionId: string }> {

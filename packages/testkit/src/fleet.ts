@@ -5,6 +5,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from './databases.js';
+import { identityEnvOf } from './identity.js';
 import { KAFKA_BROKERS, SERVICE_NAMES, type ServiceName } from './services.js';
 import { signalTree } from './process-tree.js';
 
@@ -110,6 +111,7 @@ export async function startFleet(
     if (opts.postgresPort !== undefined) databaseUrl.port = String(opts.postgresPort);
     m.env = {
       ...shared,
+      ...identityEnvOf(m.service),
       ...(opts.env?.all ?? {}),
       ...(opts.env?.[m.service] ?? {}),
       PORT: String(m.port),

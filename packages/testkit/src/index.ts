@@ -12,3 +12,4 @@ export * from './proxy-exits.js';
 export * from './kafka-proxy.js';
 export * from './chat-completions.js';
 export * from './secure-kafka.js';
+export * from './identity.js';

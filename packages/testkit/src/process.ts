@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './fleet.js';
+import { identityEnvOf } from './identity.js';
 import type { ServiceName } from './services.js';
 import { signalTree } from './process-tree.js';
 
@@ -37,7 +38,8 @@ export async function startServiceProcess(
 
   const start = async () => {
     const proc = spawn(process.execPath, [join(REPO, 'apps', service, 'dist', 'main.js')], {
-      env: { ...process.env, NODE_ENV: 'test', ...env, PORT: String(port) },
+      // Its service identity (the test process's keys) unless `env` brings another.
+      env: { ...process.env, NODE_ENV: 'test', ...identityEnvOf(service), ...env, PORT: String(port) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = proc;

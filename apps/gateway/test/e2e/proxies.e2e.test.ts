@@ -10,6 +10,7 @@ import {
   type FixtureSite,
   type Fleet,
   type ProxyExitServer,
+  internalAgent,
 } from '@wdr/testkit';
 
 /**
@@ -58,8 +59,13 @@ const settled = (id: string, apiKey = key, ms = 60_000) =>
     200,
   );
 const charged = async (id: string) =>
-  ((await request(fleet.url('billing-ledger')).get(`/internal/v1/reservations/${id}`).expect(200)).body as { charged_tokens: number })
-    .charged_tokens;
+  (
+    (
+      await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger')
+        .get(`/internal/v1/reservations/${id}`)
+        .expect(200)
+    ).body as { charged_tokens: number }
+  ).charged_tokens;
 const proxyAdmin = (args: string[], env: Record<string, string> = {}) => adminCommand(fleet, args, 'fetch-orchestrator', env);
 const sawTarget = (exit: ProxyExitServer) => exit.targets.filter((t) => t === new URL(site.url).host).length;
 const allExits = () => Object.values(exits);

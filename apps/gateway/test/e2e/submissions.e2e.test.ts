@@ -2,7 +2,16 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { ERROR_CODES, ERROR_STATUS } from '@wdr/kit/errors';
-import { adminCommand, eventually, startFixtureSite, startFleet, withDatabase, type FixtureSite, type Fleet } from '@wdr/testkit';
+import {
+  adminCommand,
+  eventually,
+  startFixtureSite,
+  startFleet,
+  withDatabase,
+  type FixtureSite,
+  type Fleet,
+  internalAgent,
+} from '@wdr/testkit';
 import { FORBIDDEN_HEADERS } from '../../src/domain/validation/submission-body.js';
 
 /**
@@ -38,7 +47,7 @@ function expectPublicError(res: request.Response, status: number, code: string) 
 }
 
 async function balance(tenant = tenantId): Promise<number> {
-  const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenant}/balance`);
+  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenant}/balance`);
   return (res.body as { balance_tokens: number }).balance_tokens;
 }
 

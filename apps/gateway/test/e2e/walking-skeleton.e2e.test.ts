@@ -1,6 +1,15 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { adminCommand, eventually, startFixtureSite, startFleet, withDatabase, type Fleet, type FixtureSite } from '@wdr/testkit';
+import {
+  adminCommand,
+  eventually,
+  startFixtureSite,
+  startFleet,
+  withDatabase,
+  type Fleet,
+  type FixtureSite,
+  internalAgent,
+} from '@wdr/testkit';
 
 /**
  * The walking skeleton through the real pieces: six service processes, real Postgres, the real
@@ -29,7 +38,7 @@ async function submit(path: string, extra: Record<string, unknown> = {}) {
 }
 
 async function balance(): Promise<number> {
-  const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenantId}/balance`);
+  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenantId}/balance`);
   return (res.body as { balance_tokens: number }).balance_tokens;
 }
 

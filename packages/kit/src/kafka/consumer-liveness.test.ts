@@ -5,6 +5,7 @@ import type { Consumer, ConsumerConfig } from 'kafkajs';
 import {
   createTestDatabase,
   eventually,
+  identityEnvOf,
   pgRawSql,
   startKafkaProxy,
   uniqueTopicPrefix,
@@ -18,6 +19,7 @@ import { closeServer, listen, portOf } from '../service.js';
 import { KafkaBus } from './bus.js';
 import { makeEnvelope } from './envelope.js';
 import { createKafkaService, type KafkaServiceEnv } from './kafka-service.js';
+import { serviceIdentityFrom } from '../service-identity.js';
 
 /**
  * Liveness of a Kafka service's consumers against the real broker (createKafkaService with one
@@ -85,7 +87,15 @@ async function startService(opts: { stallMs: number; brokers?: string[]; failCom
   } satisfies KafkaServiceEnv;
   const metrics = createMetrics(`kit_liveness_${group.replace(/-/g, '_')}`);
   const service = createKafkaService({
-    deps: { name: 'browser-renderer', env, db, bus, log, metrics },
+    deps: {
+      name: 'browser-renderer',
+      env,
+      db,
+      bus,
+      log,
+      metrics,
+      identity: serviceIdentityFrom('browser-renderer', identityEnvOf('browser-renderer')),
+    },
     consumers: [
       {
         group,
