@@ -4,7 +4,7 @@ import { databaseReachable, prismaClientOptions } from '@wdr/kit/db';
 import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { createLogger, type Logger } from '@wdr/kit/log';
 import { createMetrics, type ServiceMetrics } from '@wdr/kit/metrics';
-import { createHttpShell, type ServiceLifecycle } from '@wdr/kit/service';
+import { createHttpShell, createMetricsApp, type ServiceLifecycle } from '@wdr/kit/service';
 import { serviceIdentityFrom } from '@wdr/kit/service-identity';
 import { KafkaBus } from '@wdr/kit/kafka';
 import { PgListener, pgConnectionFor } from '@wdr/kit/pg-listen';
@@ -88,6 +88,7 @@ export function createGatewayService(deps: GatewayDeps): ServiceLifecycle {
   let purgeTimer: NodeJS.Timeout | undefined;
   return {
     app: createApp(deps),
+    metricsApp: createMetricsApp(deps.metrics),
     start: async () => {
       await deps.db.$connect();
       deps.credentialChanges.start();

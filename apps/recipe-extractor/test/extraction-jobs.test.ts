@@ -131,7 +131,7 @@ const jobOf = (tenantId: string, requestId: string, recipeId: string, opts: { id
 
 /** A counter of recipe-extractor's /metrics, summed over the series whose labels include `labels`. */
 async function metric(name: string, labels: Record<string, string>): Promise<number> {
-  const text = (await api().get('/metrics').expect(200)).text;
+  const text = (await request(service.metricsApp).get('/metrics').expect(200)).text;
   let sum = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`)) continue;

@@ -30,6 +30,7 @@ export function uniqueTopicPrefix(): string {
 interface Member {
   service: ServiceName;
   port: number;
+  metricsPort: number;
   env: Record<string, string>;
   proc: ChildProcess | undefined;
   output: string[];
@@ -38,6 +39,8 @@ interface Member {
 
 export interface Fleet {
   url: (service: ServiceName) => string;
+  /** Where a service serves /metrics (its METRICS_PORT). */
+  metricsUrl: (service: ServiceName) => string;
   databases: Record<ServiceName, TestDatabase>;
   topicPrefix: string;
   /** Send a signal (SIGKILL for a crash) and wait until the process is gone. */
@@ -79,7 +82,15 @@ export async function startFleet(
   const members = new Map<ServiceName, Member>();
   for (const service of SERVICE_NAMES) {
     databases[service] = await createTestDatabase(service);
-    members.set(service, { service, port: await freePort(), env: {}, proc: undefined, output: [], taps: new Set() });
+    members.set(service, {
+      service,
+      port: await freePort(),
+      metricsPort: await freePort(),
+      env: {},
+      proc: undefined,
+      output: [],
+      taps: new Set(),
+    });
   }
   const url = (s: ServiceName) => `http://127.0.0.1:${members.get(s)!.port}`;
   const shared = {
@@ -115,6 +126,7 @@ export async function startFleet(
       ...(opts.env?.all ?? {}),
       ...(opts.env?.[m.service] ?? {}),
       PORT: String(m.port),
+      METRICS_PORT: String(m.metricsPort),
       DATABASE_URL: databaseUrl.toString(),
     };
   }
@@ -175,6 +187,7 @@ export async function startFleet(
 
   return {
     url,
+    metricsUrl: (s) => `http://127.0.0.1:${members.get(s)!.metricsPort}`,
     databases,
     topicPrefix,
     kill,

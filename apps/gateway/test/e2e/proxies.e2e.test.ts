@@ -199,7 +199,7 @@ describe('datacenter requests', () => {
     for (const { id } of ids) expect((await settled(id)).status).toBe('completed');
     expect(sawTarget(exits.dc1)).toBe(before + 4);
     // SREs see it: tries through exits by outcome, and the exits by state.
-    const metrics = (await request(fleet.url('fetch-orchestrator')).get('/metrics').expect(200)).text;
+    const metrics = (await request(fleet.metricsUrl('fetch-orchestrator')).get('/metrics').expect(200)).text;
     const value = (re: RegExp) => Number(re.exec(metrics)?.[1] ?? 'NaN');
     expect(value(/proxy_exit_attempts_total\{[^}]*network_class="datacenter"[^}]*outcome="exit_failed"[^}]*\} (\d+)/)).toBeGreaterThan(0);
     expect(value(/proxy_exit_attempts_total\{[^}]*network_class="datacenter"[^}]*outcome="ok"[^}]*\} (\d+)/)).toBeGreaterThanOrEqual(4);
@@ -255,7 +255,7 @@ describe('geo_country', () => {
       expect(await charged(s.id)).toBe(0);
     }
     expect(site.hits.get(path)).toBeUndefined();
-    const metrics = (await request(fleet.url('fetch-orchestrator')).get('/metrics').expect(200)).text;
+    const metrics = (await request(fleet.metricsUrl('fetch-orchestrator')).get('/metrics').expect(200)).text;
     const failed =
       /requests_finished_total\{[^}]*route_mode="residential"[^}]*outcome="failed"[^}]*code="PROXY_GEO_VERIFICATION_FAILED"[^}]*\} (\d+)/.exec(
         metrics,

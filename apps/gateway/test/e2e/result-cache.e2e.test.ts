@@ -163,7 +163,7 @@ describe('a repeated request within its TTL', () => {
     // The first request is untouched.
     expect((await detail(first.id)).cached).toBe(false);
     // Operators see hits and misses (lookups at execution start) on the orchestrator's metrics.
-    const metrics = (await request(fleet.url('fetch-orchestrator')).get('/metrics').expect(200)).text;
+    const metrics = (await request(fleet.metricsUrl('fetch-orchestrator')).get('/metrics').expect(200)).text;
     const count = (outcome: string) =>
       Number(new RegExp(`^fetch_orchestrator_result_cache_total\\{[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0);
     expect(count('hit')).toBeGreaterThanOrEqual(1);

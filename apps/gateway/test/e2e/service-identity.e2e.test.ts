@@ -168,3 +168,15 @@ describe('the attacks of the issue', () => {
     expect((await request(fleet.url('billing-ledger')).get('/internal/v1/debug')).status).toBe(401);
   });
 });
+
+describe('/metrics has a port of its own', () => {
+  it.each(FLEET_SERVICES)('%s serves /metrics on METRICS_PORT only, and nothing else there', async (service) => {
+    const scraped = await request(fleet.metricsUrl(service)).get('/metrics').expect(200);
+    expect(scraped.text).toMatch(/^# HELP /m);
+    // The API port does not serve it (a callee's gate asks for an identity first; the gateway has no such route).
+    expect([401, 404]).toContain((await request(fleet.url(service)).get('/metrics')).status);
+    // The metrics port reaches no route of the API.
+    expect((await request(fleet.metricsUrl(service)).get('/readyz')).status).toBe(404);
+    expect((await request(fleet.metricsUrl(service)).post('/internal/v1/reservations').send({})).status).toBe(404);
+  });
+});

@@ -541,7 +541,7 @@ describe('stage durations for SREs', () => {
 
   /** The `_count` of a histogram series with this outcome label, from a service's /metrics. */
   const count = async (service: 'fetch-orchestrator' | 'browser-renderer', metric: string, outcome: string) => {
-    const text = (await request(fleet.url(service)).get('/metrics').expect(200)).text;
+    const text = (await request(fleet.metricsUrl(service)).get('/metrics').expect(200)).text;
     const line = text.split('\n').find((l) => l.startsWith(`${metric}_count{`) && l.includes(`outcome="${outcome}"`));
     return line === undefined ? 0 : Number(line.split(' ').pop());
   };

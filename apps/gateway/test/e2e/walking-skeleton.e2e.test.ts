@@ -274,7 +274,7 @@ describe('fleet health', () => {
       await request(fleet.url(s)).get('/healthz').expect(200);
       const ready = await request(fleet.url(s)).get('/readyz');
       expect([s, ready.status]).toEqual([s, 200]);
-      const metrics = await request(fleet.url(s)).get('/metrics');
+      const metrics = await request(fleet.metricsUrl(s)).get('/metrics');
       expect(metrics.text).toContain(`${s.replace(/-/g, '_')}_http_requests_total`);
       expect(metrics.text).toContain('process_cpu_seconds_total');
     }

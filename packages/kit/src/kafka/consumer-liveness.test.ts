@@ -113,8 +113,10 @@ async function startService(opts: { stallMs: number; brokers?: string[]; failCom
   });
   await service.start();
   const server: Server = await listen(service.app, 0, '127.0.0.1');
+  const metricsServer: Server = await listen(service.metricsApp, 0, '127.0.0.1');
   cleanups.push(async () => {
     await closeServer(server);
+    await closeServer(metricsServer);
     await service.stop();
   });
   const url = `http://127.0.0.1:${portOf(server)}`;
@@ -123,7 +125,7 @@ async function startService(opts: { stallMs: number; brokers?: string[]; failCom
     return { status: res.status, body: (await res.json()) as { status: string; checks?: { name: string; problem: string }[] } };
   };
   const gauge = async (name: string) => {
-    const text = await (await fetch(`${url}/metrics`)).text();
+    const text = await (await fetch(`http://127.0.0.1:${portOf(metricsServer)}/metrics`)).text();
     const line = text.split('\n').find((l) => l.startsWith(`${metrics.prefix}_${name}{`) && l.includes(`group="${group}"`));
     return line === undefined ? undefined : Number(line.split(' ').pop());
   };

@@ -1,9 +1,9 @@
-import type { Router } from 'express';
+import type { Express, Router } from 'express';
 import { internalEndpointsOf, topicsConsumedBy, topicsProducedBy, type ServiceName, type TopicKey } from '@wdr/contracts';
 import { databaseReachable, prismaClientOptions, type PrismaClientOptions, type RawSql, type TxCapable } from '../db.js';
 import { createLogger, type Logger } from '../log.js';
 import { createMetrics, type ServiceMetrics } from '../metrics.js';
-import { createHttpShell, type ReadinessCheck, type ServiceLifecycle } from '../service.js';
+import { createHttpShell, createMetricsApp, type ReadinessCheck, type ServiceLifecycle } from '../service.js';
 import { callerGate, serviceIdentityFrom, type IdentityEnv, type ServiceIdentity } from '../service-identity.js';
 import { KafkaBus } from './bus.js';
 import type { KafkaSecurityEnv, KafkaTopicsEnv } from './kafka-config.js';
@@ -103,7 +103,7 @@ export interface KafkaServiceParts<Tx extends RawSql> {
  */
 export function createKafkaService<Tx extends RawSql>(
   parts: KafkaServiceParts<Tx>,
-): ServiceLifecycle & { relay: OutboxRelay; kafkaConnected: () => Promise<void> } {
+): ServiceLifecycle & { metricsApp: Express; relay: OutboxRelay; kafkaConnected: () => Promise<void> } {
   const { name, bus, log, metrics, env } = parts.deps;
   // Prisma's client satisfies the kit's raw-SQL surface; its overloaded $transaction needs the cast.
   const db = parts.deps.db as unknown as TxCapable<Tx> & ConnectableDb;
@@ -231,6 +231,7 @@ export function createKafkaService<Tx extends RawSql>(
 
   return {
     app: shell.seal(),
+    metricsApp: createMetricsApp(metrics),
     relay,
     /**
      * Resolves once the background connection is done (topics, producer, every consumer joined),
