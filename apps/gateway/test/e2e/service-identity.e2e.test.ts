@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { FLEET_SERVICES, INTERNAL_APIS, type AnyInternalEndpoint, type InternalCallee, type ServiceName } from '@wdr/contracts';
-import { adminCommand, internalAgent, newTestKey, serviceToken, startFleet, testKeyOf, type Fleet } from '@wdr/testkit';
+import { adminCommand, internalAgent, newTestKey, publicJwkOf, serviceToken, startFleet, testKeyOf, type Fleet } from '@wdr/testkit';
 
 /**
  * Services know who calls them (issue 20, item 3), against the real fleet: generated from the
@@ -179,4 +179,34 @@ describe('/metrics has a port of its own', () => {
     expect((await request(fleet.metricsUrl(service)).get('/readyz')).status).toBe(404);
     expect((await request(fleet.metricsUrl(service)).post('/internal/v1/reservations').send({})).status).toBe(404);
   });
+});
+
+describe('rotating a service key on the real ledger', () => {
+  it('takes tokens of the old and the new kid during the overlap, and refuses the old kid once its key is removed', async () => {
+    const next = newTestKey('gateway.rotated');
+    const balanceAs = async (key: ReturnType<typeof newTestKey>) =>
+      (
+        await request(fleet.url('billing-ledger'))
+          .get(`/internal/v1/accounts/${randomUUID()}/balance`)
+          .set('Authorization', `Bearer ${serviceToken('gateway', 'billing-ledger', { key })}`)
+      ).status;
+    const keySet = (keys: object[]) => JSON.stringify({ keys });
+    const others = FLEET_SERVICES.filter((s) => s !== 'gateway').map((s) => publicJwkOf(s));
+    const restartLedger = async (keys: object[]) => {
+      await fleet.kill('billing-ledger');
+      await fleet.start('billing-ledger', { SERVICE_IDENTITY_KEYS: keySet(keys) });
+    };
+
+    // Before: the new kid is unknown.
+    expect(await balanceAs(next)).toBe(401);
+    expect(await balanceAs(testKeyOf('gateway'))).toBe(200);
+    // Overlap: both of the gateway's keys in the set.
+    await restartLedger([...others, publicJwkOf('gateway'), publicJwkOf('gateway', next)]);
+    expect(await balanceAs(testKeyOf('gateway'))).not.toBe(401);
+    expect(await balanceAs(next)).not.toBe(401);
+    // After: the old key removed, its tokens are refused; the new one goes on.
+    await restartLedger([...others, publicJwkOf('gateway', next)]);
+    expect(await balanceAs(testKeyOf('gateway'))).toBe(401);
+    expect(await balanceAs(next)).not.toBe(401);
+  }, 120_000);
 });
