@@ -5,6 +5,9 @@ import { z } from 'zod';
 import { endpoint, ledgerApi, orchestratorApi } from '@wdr/contracts';
 import { newTestKey, publicJwkOf, serviceToken, testKeySet, identityEnvOf } from '@wdr/testkit';
 import { errorHandler } from './errors.js';
+import { createLogger } from './log.js';
+import { createMetrics } from './metrics.js';
+import { createHttpShell } from './service.js';
 import {
   CallerVerifier,
   callerGate,
@@ -170,5 +173,27 @@ describe('the caller gate', () => {
     expect(routePattern(orchestratorApi.renderJobResult.route).test('/internal/v1/render-jobs/abc/result')).toBe(true);
     expect(routePattern(orchestratorApi.renderJobResult.route).test('/internal/v1/render-jobs/a/b/result')).toBe(false);
     expect(routePattern(orchestratorApi.readRequest.route).test('/internal/v1/requests/x/events')).toBe(false);
+  });
+});
+
+describe('the gate in the HTTP shell', () => {
+  it('refuses a caller without an identity before reading its body', async () => {
+    const metrics = createMetrics('kit_gate_shell');
+    const shell = createHttpShell({
+      metrics,
+      log: createLogger('test', 'silent'),
+      readiness: [],
+      jsonLimit: '1kb',
+      gate: callerGate({ verifier: new CallerVerifier('billing-ledger', parseKeySet(testKeySet())), endpoints: [ledgerApi.grant] }),
+    });
+    shell.app.post(ledgerApi.grant.route, (_req, res) => res.status(201).json({ ok: true }));
+    const app = shell.seal();
+    const big = { memo: 'x'.repeat(10_000) };
+    // Anonymous: 401, not 413 (the body was never parsed).
+    expect((await request(app).post('/internal/v1/accounts/t/grants').send(big)).status).toBe(401);
+    const asGateway = `Bearer ${serviceToken('gateway', 'billing-ledger')}`;
+    expect((await request(app).post('/internal/v1/accounts/t/grants').set('Authorization', asGateway).send(big)).status).toBe(413);
+    expect((await request(app).post('/internal/v1/accounts/t/grants').set('Authorization', asGateway).send({})).status).toBe(201);
+    expect((await request(app).get('/readyz')).status).toBe(200);
   });
 });

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import { errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './log.js';
@@ -54,6 +54,11 @@ export function createHttpShell(opts: {
   jsonLimit?: string;
   /** Paths (prefixes) whose JSON bodies may be larger than `jsonLimit`, e.g. batch submissions. */
   largeBodyRoutes?: { path: string; limit: string }[];
+  /**
+   * Runs before any body is read (the caller gate, service-identity.ts): a caller without a valid
+   * identity is refused before the service parses a byte of what it sent.
+   */
+  gate?: RequestHandler;
 }): HttpShell {
   const app = express();
   app.disable('x-powered-by');
@@ -84,6 +89,7 @@ export function createHttpShell(opts: {
     }),
   );
   app.use(opts.metrics.httpMiddleware);
+  if (opts.gate) app.use(opts.gate);
   // A body parsed by a route's own parser is left alone by the general one.
   for (const r of opts.largeBodyRoutes ?? []) app.use(r.path, express.json({ limit: r.limit }));
   app.use(express.json({ limit: opts.jsonLimit ?? '1mb' }));

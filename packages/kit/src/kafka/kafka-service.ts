@@ -136,6 +136,20 @@ export function createKafkaService<Tx extends RawSql>(
       for (const spec of parts.consumers) wedgedGauge.set({ group: spec.group }, wedged.some((w) => w.group === spec.group) ? 1 : 0);
     },
   });
+  // Every route but the probes needs a verified caller that the route's contract names (service-identity.ts).
+  const refusals = metrics.counter(
+    'internal_calls_refused_total',
+    'Internal calls refused by the caller gate: 401 (no valid service identity, by reason), 403 (a service the route does not name), 404 (no such route).',
+    ['status', 'reason', 'caller'] as const,
+  );
+  const gate = callerGate({
+    verifier: parts.deps.identity.verifier,
+    endpoints: internalEndpointsOf(name),
+    onRefused: (r) => {
+      refusals.inc({ status: String(r.status), reason: r.reason, caller: r.caller ?? 'unknown' });
+      log.warn({ refused: r }, 'internal call refused');
+    },
+  });
   const shell = createHttpShell({
     metrics,
     log,
@@ -162,23 +176,8 @@ export function createKafkaService<Tx extends RawSql>(
       { name: 'outbox_relay', required: false, check: () => relay.healthy() },
     ],
     ...(parts.jsonLimit ? { jsonLimit: parts.jsonLimit } : {}),
+    gate,
   });
-  // Every route but the probes needs a verified caller that the route's contract names (service-identity.ts).
-  const refusals = metrics.counter(
-    'internal_calls_refused_total',
-    'Internal calls refused by the caller gate: 401 (no valid service identity, by reason), 403 (a service the route does not name), 404 (no such route).',
-    ['status', 'reason', 'caller'] as const,
-  );
-  shell.app.use(
-    callerGate({
-      verifier: parts.deps.identity.verifier,
-      endpoints: internalEndpointsOf(name),
-      onRefused: (r) => {
-        refusals.inc({ status: String(r.status), reason: r.reason, caller: r.caller ?? 'unknown' });
-        log.warn({ refused: r }, 'internal call refused');
-      },
-    }),
-  );
   if (parts.routes) shell.app.use(parts.routes(relay));
 
   /** Retry `step` until it succeeds or the service stops (1 s doubling to 30 s); false when stopped. */
