@@ -1,5 +1,6 @@
 import { dirname } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { jestConfig } from '../../jest.preset.js';
+import { jestConfigWithSharedFleet } from '../../jest.preset.js';
 
-export default jestConfig(dirname(fileURLToPath(import.meta.url)));
+// Files under test/e2e/shared/ share one fleet (started once per run); the other e2e files start their own.
+export default jestConfigWithSharedFleet(dirname(fileURLToPath(import.meta.url)), 'test/e2e/shared');

@@ -1,5 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
+import { appendFileSync, mkdirSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
@@ -55,8 +56,12 @@ export interface Fleet {
   logs: (service: ServiceName) => string;
   /** Everything a service prints from now on (its pino lines), chunk by chunk, until the returned function is called. */
   tap: (service: ServiceName, listener: (chunk: string) => void) => () => void;
+  /** SIGTERM to every service (SIGKILL after a short bound), then drop the databases. */
   stop: () => Promise<void>;
 }
+
+/** How long a stopping test fleet waits for a service's graceful exit before SIGKILL (its data is dropped right after). */
+const STOP_BOUND_MS = 3_000;
 
 /**
  * The whole fleet as real processes (`node apps/<service>/dist/main.js`) on free ports, each with
@@ -75,13 +80,19 @@ export async function startFleet(
      * false: HTTP readiness is enough (a fleet started while Kafka is unreachable).
      */
     waitForKafka?: boolean;
+    /** Also append each service's output to `<logDir>/<service>.log` (a shared fleet's logs, read by other processes). */
+    logDir?: string;
   } = {},
 ): Promise<Fleet> {
   const topicPrefix = uniqueTopicPrefix();
   const databases = {} as Record<ServiceName, TestDatabase>;
   const members = new Map<ServiceName, Member>();
+  await Promise.all(
+    SERVICE_NAMES.map(async (service) => {
+      databases[service] = await createTestDatabase(service);
+    }),
+  );
   for (const service of SERVICE_NAMES) {
-    databases[service] = await createTestDatabase(service);
     members.set(service, {
       service,
       port: await freePort(),
@@ -92,6 +103,7 @@ export async function startFleet(
       taps: new Set(),
     });
   }
+  if (opts.logDir) mkdirSync(opts.logDir, { recursive: true });
   const url = (s: ServiceName) => `http://127.0.0.1:${members.get(s)!.port}`;
   const shared = {
     NODE_ENV: 'test',
@@ -141,6 +153,7 @@ export async function startFleet(
     m.proc = proc;
     const keep = (b: Buffer) => {
       for (const tap of m.taps) tap(b.toString());
+      if (opts.logDir) appendFileSync(join(opts.logDir, `${service}.log`), b);
       m.output.push(b.toString());
       if (m.output.length > 200) m.output.splice(0, m.output.length - 200);
     };
@@ -166,19 +179,25 @@ export async function startFleet(
     );
   };
 
-  const kill = async (service: ServiceName, signal: NodeJS.Signals = 'SIGTERM') => {
+  const kill = async (service: ServiceName, signal: NodeJS.Signals = 'SIGTERM', boundMs?: number) => {
     const proc = members.get(service)!.proc;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return proc?.exitCode ?? null;
     const exited = new Promise<number | null>((resolve) => proc.once('exit', (code) => resolve(code)));
     signalTree(proc, signal);
-    return exited;
+    if (boundMs === undefined) return exited;
+    const timer = setTimeout(() => signalTree(proc, 'SIGKILL'), boundMs);
+    try {
+      return await exited;
+    } finally {
+      clearTimeout(timer);
+    }
   };
 
   try {
-    // Dependencies first: the ledger, then the orchestrator, then the rest in parallel.
-    await start('billing-ledger');
-    await start('fetch-orchestrator');
-    await Promise.all(SERVICE_NAMES.filter((s) => s !== 'billing-ledger' && s !== 'fetch-orchestrator').map((s) => start(s)));
+    // All six at once: no service needs another to be up to become ready (calls between them go
+    // through breakers and retries, Kafka consumers join on their own), so the start takes as long
+    // as the slowest one rather than the sum.
+    await Promise.all(SERVICE_NAMES.map((s) => start(s)));
   } catch (err) {
     await Promise.all(SERVICE_NAMES.map((s) => kill(s, 'SIGKILL')));
     await Promise.all(Object.values(databases).map((d) => d.drop()));
@@ -201,7 +220,7 @@ export async function startFleet(
       return () => taps.delete(listener);
     },
     stop: async () => {
-      await Promise.all(SERVICE_NAMES.map((s) => kill(s, 'SIGTERM')));
+      await Promise.all(SERVICE_NAMES.map((s) => kill(s, 'SIGTERM', STOP_BOUND_MS)));
       await Promise.all(Object.values(databases).map((d) => d.drop()));
     },
   };

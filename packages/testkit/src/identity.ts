@@ -1,12 +1,14 @@
-import { createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
+import { createHash, createPrivateKey, generateKeyPairSync, sign, type KeyObject } from 'node:crypto';
 import { INTERNAL_APIS, type AnyInternalEndpoint } from '@wdr/contracts';
 import { SERVICE_NAMES, type ServiceName } from './services.js';
 
 /**
- * Service identities for tests: one Ed25519 key per service, made once per test process, handed to
- * the services it starts (startFleet, startServiceProcess, or an in-process env via
- * `identityEnvOf`), so a test can call an internal route as a named service, with a real token the
- * service verifies like any other (no switch turns the check off).
+ * Service identities for tests: one Ed25519 key per service, handed to the services a test starts
+ * (startFleet, startServiceProcess, or an in-process env via `identityEnvOf`), so a test can call an
+ * internal route as a named service, with a real token the service verifies like any other (no
+ * switch turns the check off). The test keys are fixed (each derived from its service's name), so
+ * every process of a run agrees on them: a shared fleet started by jest's global setup and the
+ * workers that call it. They are test material only: nothing outside tests reads them.
  */
 interface TestKey {
   kid: string;
@@ -17,8 +19,21 @@ interface TestKey {
 let keys: Map<ServiceName, TestKey> | undefined;
 
 function testKeys(): Map<ServiceName, TestKey> {
-  keys ??= new Map(SERVICE_NAMES.map((s) => [s, newTestKey(`${s}.test.${process.pid}`)]));
+  keys ??= new Map(
+    SERVICE_NAMES.map((s) => [s, seededTestKey(`${s}.test`, createHash('sha256').update(`wdr test identity ${s}`).digest())]),
+  );
   return keys;
+}
+
+/** The Ed25519 key whose 32-byte private seed is `seed` (PKCS#8: a fixed prefix, then the seed). */
+function seededTestKey(kid: string, seed: Buffer): TestKey {
+  const privateKey = createPrivateKey({
+    key: Buffer.concat([Buffer.from('302e020100300506032b657004220420', 'hex'), seed]),
+    format: 'der',
+    type: 'pkcs8',
+  });
+  const jwk = privateKey.export({ format: 'jwk' }) as { x: string; d: string };
+  return { kid, privateKey, jwk: { kty: 'OKP', crv: 'Ed25519', x: jwk.x, d: jwk.d } };
 }
 
 /** A fresh Ed25519 key under `kid` (a rotation's new key, or a stranger's key). */

@@ -15,6 +15,10 @@ export function pgRawSql(url: string) {
   const schema = u.searchParams.get('schema') ?? 'public';
   u.searchParams.delete('schema');
   const pool = new pg.Pool({ connectionString: u.toString(), options: `-c search_path=${schema}`, max: 8 });
+  // An idle connection ended by the server (a suite's database dropped WITH (FORCE) as it ends) is
+  // reported on the pool; without a listener that event is an uncaught error failing the suite
+  // (seen once under load in kit's commit-hooks test). A query on a dead connection still fails.
+  pool.on('error', () => undefined);
   const on = (q: pg.Pool | pg.PoolClient): RawSqlClient => ({
     $executeRawUnsafe: async (query, ...values) => (await q.query(query, values)).rowCount ?? 0,
     $queryRawUnsafe: async <T>(query: string, ...values: unknown[]) => (await q.query(query, values)).rows as T,

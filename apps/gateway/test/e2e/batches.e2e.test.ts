@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): its 1,000-job batch keeps a fleet busy for minutes after the file ends (800 jobs still open 150 s later, measured), which would delay every file after it.
 import { randomUUID } from 'node:crypto';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';

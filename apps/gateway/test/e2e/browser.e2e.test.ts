@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): it kills Chromium and the renderer mid-render.
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';

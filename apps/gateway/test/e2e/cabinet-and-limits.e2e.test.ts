@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): every recipe limit away from its default, rate limits of its own, and it restarts recipe-extractor with RECIPES_ENABLED=false.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';

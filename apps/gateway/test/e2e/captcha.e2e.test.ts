@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): the renderer points at this file's local CAPTCHA solver, and the file restarts the renderer.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import {

@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): the fleet runs on a second, SASL_SSL-only broker.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import {

@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): it reaches Postgres through a proxy it cuts.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';

@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): recipe-extractor points at this file's local LLM server with its own repair limits.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server } from 'node:http';

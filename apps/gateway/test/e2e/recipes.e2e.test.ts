@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): recipe-extractor reaches Kafka through a proxy this file cuts.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';

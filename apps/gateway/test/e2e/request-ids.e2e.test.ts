@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): it reads every service's debug log lines, which only a fleet of its own keeps apart.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';

@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): it restarts billing-ledger with other key sets (a key rotation).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';

@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): it leaves hundreds of accepted renders queued behind it, and its renderer takes one page at a time.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';

@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): it restarts the gateway and the orchestrator (idempotency across restarts).
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';

@@ -1,3 +1,4 @@
+// Own fleet (not the shared one of ./shared/): it SIGKILLs the orchestrator mid-fetch and stops every service.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import {

@@ -6,7 +6,7 @@ import {
   eventually,
   KAFKA_BROKERS,
   startFixtureSite,
-  startFleet,
+  sharedFleet,
   startServiceProcess,
   withDatabase,
   type Fleet,
@@ -16,7 +16,7 @@ import {
 } from '@wdr/testkit';
 import { KafkaBus, makeEnvelope } from '@wdr/kit/kafka';
 import { createLogger } from '@wdr/kit/log';
-import { openEventStream, type SseStream } from './sse-client.js';
+import { openEventStream, type SseStream } from '../sse-client.js';
 
 /**
  * The read side of requests (detail, list, events, result), cancel, retry and the event stream,
@@ -63,7 +63,7 @@ const orchestratorSql = <T>(sql: string, params: unknown[]) =>
 
 beforeAll(async () => {
   site = await startFixtureSite();
-  fleet = await startFleet({ env: { gateway: { SSE_HEARTBEAT_MS: '300' } } });
+  fleet = sharedFleet();
   gatewayB = await startServiceProcess('gateway', { ...fleet.envOf('gateway'), PORT: '', SSE_MAX_DURATION_MS: String(STREAM_MAX_MS_B) });
   const tenant = await adminCommand(fleet, ['create-tenant', '--name', 'reads', '--credits', '1000']);
   apiKey = tenant['api_key'] as string;
@@ -76,7 +76,6 @@ beforeAll(async () => {
 afterAll(async () => {
   await bus?.disconnect();
   await gatewayB?.kill();
-  await fleet?.stop();
   await site?.close();
 }, 60_000);
 

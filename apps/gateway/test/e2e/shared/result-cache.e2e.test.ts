@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { adminCommand, eventually, startFixtureSite, startFleet, type Fleet, type FixtureSite, internalAgent } from '@wdr/testkit';
+import { adminCommand, eventually, startFixtureSite, sharedFleet, type Fleet, type FixtureSite, internalAgent } from '@wdr/testkit';
 
 /**
  * The result cache through the public API, on the real fleet: a repeated request within its TTL
@@ -113,7 +113,7 @@ async function startCountingSite() {
 beforeAll(async () => {
   site = await startFixtureSite();
   counting = await startCountingSite();
-  fleet = await startFleet();
+  fleet = sharedFleet();
   const tenant = await adminCommand(fleet, ['create-tenant', '--name', 'cache', '--credits', '1000']);
   key = tenant['api_key'] as string;
   tenantId = tenant['tenant_id'] as string;
@@ -121,7 +121,6 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
-  await fleet?.stop();
   await site?.close();
   await counting?.close();
 }, 60_000);

@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { Webhook } from 'standardwebhooks';
-import { adminCommand, eventually, startFixtureSite, startFleet, withDatabase, type FixtureSite, type Fleet } from '@wdr/testkit';
+import { adminCommand, eventually, startFixtureSite, sharedFleet, withDatabase, type FixtureSite, type Fleet } from '@wdr/testkit';
 
 /**
  * Browser workflows through the real fleet (issue 10): workspaces, projects and their environments,
@@ -69,14 +69,11 @@ beforeAll(async () => {
   await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
   receiverUrl = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}`;
   site = await startFixtureSite();
-  fleet = await startFleet({
-    env: { gateway: { REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:` }, 'webhook-dispatcher': { WEBHOOK_POLL_MS: '200' } },
-  });
+  fleet = sharedFleet();
   [a, b] = await Promise.all([newTenant('workflows-a'), newTenant('workflows-b')]);
 }, 180_000);
 
 afterAll(async () => {
-  await fleet?.stop();
   await site?.close();
   await new Promise((resolve) => receiver?.close(resolve));
 }, 60_000);
