@@ -127,7 +127,7 @@ async function engineLoop(site, path, resourcePolicy) {
 async function fleetCpu(fleet) {
   const out = {};
   for (const s of SERVICE_NAMES) {
-    const text = await (await fetch(`${fleet.url(s)}/metrics`)).text();
+    const text = await (await fetch(`${fleet.metricsUrl(s)}/metrics`)).text();
     out[s] = Number(/^process_cpu_seconds_total(?:\{[^}]*\})? ([0-9.e+-]+)$/m.exec(text)?.[1] ?? NaN);
   }
   return out;

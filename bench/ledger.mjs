@@ -14,7 +14,7 @@
 import { randomUUID } from 'node:crypto';
 import { parseArgs } from 'node:util';
 import pg from 'pg';
-import { createTestDatabase, eventually, uniqueTopicPrefix } from '@wdr/testkit';
+import { createTestDatabase, eventually, identityEnvOf, uniqueTopicPrefix } from '@wdr/testkit';
 import { makeEnvelope } from '@wdr/kit/kafka';
 import { createLedgerService } from '../apps/billing-ledger/dist/app.js';
 import { createLedgerDeps } from '../apps/billing-ledger/dist/deps.js';
@@ -59,7 +59,13 @@ const database = await createTestDatabase('billing-ledger');
 const results = [];
 let service;
 const deps = createLedgerDeps(
-  loadLedgerEnv({ DATABASE_URL: database.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'silent', OUTBOX_POLL_MS: '50' }),
+  loadLedgerEnv({
+    ...identityEnvOf('billing-ledger'),
+    DATABASE_URL: database.url,
+    KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(),
+    LOG_LEVEL: 'silent',
+    OUTBOX_POLL_MS: '50',
+  }),
 );
 try {
   // Baseline: one autocommitted single-row INSERT per operation, same database, same pool size.

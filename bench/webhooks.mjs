@@ -38,7 +38,7 @@ import { createServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
 import { KafkaBus, makeEnvelope } from '@wdr/kit/kafka';
 import { createLogger } from '@wdr/kit/log';
-import { createTestDatabase, KAFKA_BROKERS, startServiceProcess, uniqueTopicPrefix } from '@wdr/testkit';
+import { createTestDatabase, KAFKA_BROKERS, startServiceProcess, testCallerCredentials, uniqueTopicPrefix } from '@wdr/testkit';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 4);
@@ -113,7 +113,7 @@ const dispatcher = await startServiceProcess(DISPATCHER_APP, {
 });
 // A failed run (a thrown phase) must not leave the dispatcher running: kill it as the bench exits.
 process.on('exit', () => dispatcher.proc()?.kill('SIGKILL'));
-const client = createServiceClient({ name: 'webhook-dispatcher', baseUrl: dispatcher.url });
+const client = createServiceClient({ name: 'webhook-dispatcher', baseUrl: dispatcher.url, identity: testCallerCredentials('gateway') });
 
 const tenantId = randomUUID();
 const secrets = [];

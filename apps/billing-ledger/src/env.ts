@@ -1,8 +1,10 @@
 import { z } from 'zod';
 import { baseEnv, databaseEnv, kafkaEnv, loadEnv } from '@wdr/kit/config';
+import { identityEnv } from '@wdr/kit/service-identity';
 
 export const ledgerEnv = {
   ...baseEnv,
+  ...identityEnv,
   ...databaseEnv,
   ...kafkaEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8082),

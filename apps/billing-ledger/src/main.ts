@@ -1,4 +1,4 @@
-import { serve } from '@wdr/kit/service';
+import { metricsPortOf, serve } from '@wdr/kit/service';
 import { createLedgerService } from './app.js';
 import { createLedgerDeps } from './deps.js';
 import { loadLedgerEnv } from './env.js';
@@ -10,6 +10,7 @@ await serve({
   log: deps.log,
   graceMs: env.SHUTDOWN_GRACE_MS,
   port: env.PORT,
+  metricsPort: metricsPortOf(env),
   host: env.HOST,
   service: createLedgerService(deps),
 });

@@ -6,6 +6,7 @@ import {
   HEALTHY,
   invariants,
   newTenant,
+  operatorMovement,
   outboxEvents,
   reserveBody,
   sendAndWait,
@@ -241,15 +242,12 @@ describe('balance alerts', () => {
       ['billing.balance_low', { balance_tokens: 75, threshold_tokens: 100 }],
       ['billing.balance_exhausted', { balance_tokens: 0, required_tokens: null }],
     ]);
-    await api()
-      .post(`/internal/v1/accounts/${tenant}/top-ups`)
-      .send({ amount: 1000, reference: `again-${tenant}` })
-      .expect(201);
+    expect((await operatorMovement(h.deps.db, 'top_up', tenant, { amount: 1000, reference: `again-${tenant}` })).status).toBe(201);
     expect((await reserve(tenant, { route_mode: 'residential_browser', max_credits: 2000 })).res.status).toBe(201);
-    await api()
-      .post(`/internal/v1/accounts/${tenant}/corrections`)
-      .send({ amount: -950, reference: `fix-${tenant}`, memo: 'duplicate payment' })
-      .expect(201);
+    expect(
+      (await operatorMovement(h.deps.db, 'correction', tenant, { amount: -950, reference: `fix-${tenant}`, memo: 'duplicate payment' }))
+        .status,
+    ).toBe(201);
     expect((await events()).map((e) => e[0])).toEqual(['billing.balance_low', 'billing.balance_exhausted', 'billing.balance_low']);
   });
 
@@ -265,7 +263,8 @@ describe('balance alerts', () => {
 describe('operator movements', () => {
   it('are idempotent per reference, refuse a reused reference with other terms, and never overdraw', async () => {
     const tenant = await newTenant(h, 0);
-    const topUp = (amount: number, reference: string) => api().post(`/internal/v1/accounts/${tenant}/top-ups`).send({ amount, reference });
+    const topUp = (amount: number, reference: string) => operatorMovement(h.deps.db, 'top_up', tenant, { amount, reference });
+    const correct = (body: Record<string, unknown>) => operatorMovement(h.deps.db, 'correction', tenant, body);
     expect((await topUp(40, `p-${tenant}`)).status).toBe(201);
     expect((await topUp(40, `p-${tenant}`)).body).toMatchObject({ created: false, balance_tokens: 40 });
     expect((await topUp(41, `p-${tenant}`)).status).toBe(409);
@@ -273,21 +272,10 @@ describe('operator movements', () => {
       .post(`/internal/v1/accounts/${tenant}/grants`)
       .send({ amount: 10, reference: `g-${tenant}`, memo: 'welcome' })
       .expect(201);
-    const tooMuch = await api()
-      .post(`/internal/v1/accounts/${tenant}/corrections`)
-      .send({ amount: -51, reference: `c-${tenant}`, memo: 'x' });
+    const tooMuch = await correct({ amount: -51, reference: `c-${tenant}`, memo: 'x' });
     expect(tooMuch.status).toBe(402);
-    expect(
-      (
-        await api()
-          .post(`/internal/v1/accounts/${tenant}/corrections`)
-          .send({ amount: -5, reference: `c2-${tenant}` })
-      ).status,
-    ).toBe(422);
-    await api()
-      .post(`/internal/v1/accounts/${tenant}/corrections`)
-      .send({ amount: -5, reference: `c2-${tenant}`, memo: 'manual fix' })
-      .expect(201);
+    expect((await correct({ amount: -5, reference: `c2-${tenant}` })).status).toBe(422);
+    expect((await correct({ amount: -5, reference: `c2-${tenant}`, memo: 'manual fix' })).status).toBe(201);
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 45, reserved_tokens: 0 });
     const sources = await withDatabase(
       h.database.url,

@@ -3,7 +3,17 @@ import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { Envelope } from '@wdr/contracts';
 import type { SettlementCommand } from '../src/domain/settlement.js';
-import { balance, HEALTHY, invariants, newTenant, sendAndWait, settlementEnvelope, startLedger, type LedgerHarness } from './support.js';
+import {
+  balance,
+  HEALTHY,
+  invariants,
+  newTenant,
+  operatorMovement,
+  sendAndWait,
+  settlementEnvelope,
+  startLedger,
+  type LedgerHarness,
+} from './support.js';
 
 /**
  * Model-based property test: random sequences of reserve / batch / settle / refund / top-up and
@@ -119,7 +129,7 @@ class TopUp implements Cmd {
   async run(m: Model, r: Real) {
     const t = m.tenants[this.tenant]!;
     const reference = randomUUID();
-    await r.api().post(`/internal/v1/accounts/${t.id}/top-ups`).send({ amount: this.amount, reference }).expect(201);
+    expect((await operatorMovement(r.deps.db, 'top_up', t.id, { amount: this.amount, reference })).status).toBe(201);
     t.available += this.amount;
     m.topUps.push({ tenant: this.tenant, reference, amount: this.amount });
     await checkInvariants(m, r);
@@ -132,11 +142,8 @@ class ReplayTopUp implements Cmd {
   check = (m: Readonly<Model>) => m.topUps.length > 0;
   async run(m: Model, r: Real) {
     const u = m.topUps[this.pick % m.topUps.length]!;
-    const res = await r
-      .api()
-      .post(`/internal/v1/accounts/${m.tenants[u.tenant]!.id}/top-ups`)
-      .send({ amount: u.amount, reference: u.reference })
-      .expect(200);
+    const res = await operatorMovement(r.deps.db, 'top_up', m.tenants[u.tenant]!.id, { amount: u.amount, reference: u.reference });
+    expect(res.status).toBe(200);
     expect(res.body.created).toBe(false);
     await checkInvariants(m, r);
   }

@@ -10,6 +10,7 @@ import { createLogger } from '@wdr/kit/log';
 import {
   createTestDatabase,
   eventually,
+  internalAgent,
   KAFKA_BROKERS,
   startServiceProcess,
   uniqueTopicPrefix,
@@ -48,15 +49,17 @@ afterAll(async () => {
   await database?.drop();
 }, 60_000);
 
-const api = () => request(ledger.url);
+/** The internal API as the services that call it (testkit internalAgent). */
+const api = () => internalAgent(request(ledger.url), 'billing-ledger');
 const count = (sql: string, params: unknown[] = []) =>
   withDatabase(database.url, async (c) => (await c.query<{ n: number }>(sql, params)).rows[0]!.n);
 
 describe('crash safety', () => {
   it('loses nothing and charges nothing twice when SIGKILLed in the middle of a settlement burst', async () => {
     const tenant = randomUUID();
+    // Funded by a grant (the gateway's route): no service may call the top-up route.
     await api()
-      .post(`/internal/v1/accounts/${tenant}/top-ups`)
+      .post(`/internal/v1/accounts/${tenant}/grants`)
       .send({ amount: 100_000, reference: `crash-${tenant}` })
       .expect(201);
     const N = 400;

@@ -1,11 +1,21 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import type { Envelope } from '@wdr/contracts';
+import { ledgerApi, type Envelope } from '@wdr/contracts';
+import { parseOrThrow, PublicError } from '@wdr/kit/errors';
 import { makeEnvelope } from '@wdr/kit/kafka';
-import { createTestDatabase, eventually, uniqueTopicPrefix, withDatabase, type TestDatabase } from '@wdr/testkit';
+import {
+  createTestDatabase,
+  eventually,
+  identityEnvOf,
+  internalAgent,
+  uniqueTopicPrefix,
+  withDatabase,
+  type TestDatabase,
+} from '@wdr/testkit';
 import { createLedgerService } from '../src/app.js';
 import { createLedgerDeps, type LedgerDeps } from '../src/deps.js';
 import { loadLedgerEnv } from '../src/env.js';
+import { fund, type FundingKind } from '../src/domain/funding.js';
 import type { SettlementCommand } from '../src/domain/settlement.js';
 
 /** The ledger in-process against the real Postgres and Kafka, with the helpers its suites share. */
@@ -13,6 +23,7 @@ export interface LedgerHarness {
   database: TestDatabase;
   deps: LedgerDeps;
   service: ReturnType<typeof createLedgerService>;
+  /** The internal API, each call signed as the first service its route names (testkit internalAgent). */
   api: () => ReturnType<typeof request>;
   stop: () => Promise<void>;
 }
@@ -21,6 +32,7 @@ export async function startLedger(env: Record<string, string> = {}): Promise<Led
   const database = await createTestDatabase('billing-ledger');
   const deps = createLedgerDeps(
     loadLedgerEnv({
+      ...identityEnvOf('billing-ledger'),
       DATABASE_URL: database.url,
       KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(),
       LOG_LEVEL: 'silent',
@@ -36,7 +48,7 @@ export async function startLedger(env: Record<string, string> = {}): Promise<Led
     database,
     deps,
     service,
-    api: () => request(service.app),
+    api: () => internalAgent(request(service.app), 'billing-ledger'),
     stop: async () => {
       await service.stop();
       await database.drop();
@@ -55,13 +67,36 @@ export async function newTenant(h: LedgerHarness, credits: number, plan?: string
       ]),
     );
   }
-  if (credits > 0)
-    await h
-      .api()
-      .post(`/internal/v1/accounts/${tenant}/top-ups`)
-      .send({ amount: credits, reference: `t-${tenant}` })
-      .expect(201);
+  if (credits > 0) {
+    const moved = await operatorMovement(h.deps.db, 'top_up', tenant, { amount: credits, reference: `t-${tenant}` });
+    if (moved.status !== 201) throw new Error(`top-up of a new tenant answered ${moved.status}`);
+  }
   return tenant;
+}
+
+/**
+ * A top-up, grant or correction as the operator's admin command makes it (no service may call the
+ * top-up and correction routes): the route's body check and `fund`, answered like the route would
+ * (201 created, 200 replayed, or the PublicError's status).
+ */
+export async function operatorMovement(
+  db: LedgerDeps['db'],
+  kind: FundingKind,
+  tenant: string,
+  body: Record<string, unknown>,
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  try {
+    const b = parseOrThrow(kind === 'correction' ? ledgerApi.correction.body : ledgerApi.topUp.body, body) as {
+      amount: number;
+      reference: string;
+      memo?: string | undefined;
+    };
+    const result = await fund(db, kind, { tenant_id: tenant, amount: b.amount, reference: b.reference, memo: b.memo ?? null });
+    return { status: result.created ? 201 : 200, body: result as unknown as Record<string, unknown> };
+  } catch (err) {
+    if (err instanceof PublicError) return { status: err.status, body: { code: err.code } };
+    throw err;
+  }
 }
 
 export const reserveBody = (tenant: string, extra: Record<string, unknown> = {}) => ({

@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
 import { eventually, withDatabase } from '@wdr/testkit';
 import { newTenant, reserveBody, sendAndWait, settlementEnvelope, startLedger, type LedgerHarness } from './support.js';
 
@@ -23,7 +24,7 @@ const api = () => h.api();
 async function flows(
   source: 'request' | 'llm' = 'request',
 ): Promise<{ reserved: number; charged: number; refundedSettled: number; refundedRefunded: number }> {
-  const text = (await api().get('/metrics').expect(200)).text;
+  const text = (await request(h.service.metricsApp).get('/metrics').expect(200)).text;
   const value = (name: string, labels: string[]): number => {
     const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && labels.every((x) => l.includes(x)));
     if (!line) throw new Error(`${name}{${labels.join(',')}} not exported`);

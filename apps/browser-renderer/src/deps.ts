@@ -28,7 +28,12 @@ export function createRendererDeps(env: RendererEnv): RendererDeps {
   const gate = new EgressGate({ log: base.log });
   return {
     ...base,
-    orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, metrics: base.metrics }),
+    orchestrator: createServiceClient({
+      name: 'fetch-orchestrator',
+      baseUrl: env.ORCHESTRATOR_URL,
+      metrics: base.metrics,
+      identity: base.identity.signer,
+    }),
     pool: new BrowserPool({
       chromiumPath: env.CHROMIUM_PATH,
       size: env.BROWSER_POOL_SIZE,

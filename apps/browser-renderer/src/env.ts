@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { baseEnv, databaseEnv, internalUrl, kafkaEnv, loadEnv } from '@wdr/kit/config';
+import { identityEnv } from '@wdr/kit/service-identity';
 import { previousSealingKeysEnv, sealingKeyEnv } from '@wdr/kit/sealing';
 
 const int = (min: number, max: number, fallback: number) => z.coerce.number().int().min(min).max(max).default(fallback);
@@ -11,6 +12,7 @@ const optionalText = z
 
 export const envRenderer = {
   ...baseEnv,
+  ...identityEnv,
   ...databaseEnv,
   ...kafkaEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8083),

@@ -1,4 +1,4 @@
-import { serve } from '@wdr/kit/service';
+import { metricsPortOf, serve } from '@wdr/kit/service';
 import { createRendererDeps, createRendererService } from './app.js';
 import { loadRendererEnv } from './env.js';
 
@@ -9,6 +9,7 @@ await serve({
   log: deps.log,
   graceMs: env.SHUTDOWN_GRACE_MS,
   port: env.PORT,
+  metricsPort: metricsPortOf(env),
   host: env.HOST,
   service: createRendererService(deps),
 });

@@ -27,7 +27,12 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
   const base = kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), {
     poolSize: Math.min(env.FETCH_CONCURRENCY, 8) + 4,
   });
-  const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, metrics: base.metrics });
+  const ledger = createServiceClient({
+    name: 'billing-ledger',
+    baseUrl: env.LEDGER_URL,
+    metrics: base.metrics,
+    identity: base.identity.signer,
+  });
   const sealer = Sealer.fromKeys(env.TARGET_URL_KEY, env.TARGET_URL_KEY_PREVIOUS, 'TARGET_URL_KEY');
   recordTerminalStatesIn(base.metrics);
   const pool = new ProxyPool(base.db, sealer, base.log, { ...DEFAULT_POOL_OPTIONS, resetTimeoutMs: env.PROXY_EXIT_RESET_MS }, base.metrics);

@@ -1,4 +1,4 @@
-import { serve } from '@wdr/kit/service';
+import { metricsPortOf, serve } from '@wdr/kit/service';
 import { createOrchestratorService } from './app.js';
 import { createOrchestratorDeps } from './deps.js';
 import { loadOrchestratorEnv } from './env.js';
@@ -10,6 +10,7 @@ await serve({
   log: deps.log,
   graceMs: env.SHUTDOWN_GRACE_MS,
   port: env.PORT,
+  metricsPort: metricsPortOf(env),
   host: env.HOST,
   service: createOrchestratorService(deps),
 });

@@ -4,6 +4,7 @@ import { ledgerApi } from '@wdr/contracts';
 import {
   createTestDatabase,
   startServiceProcess,
+  testCallerCredentials,
   uniqueTopicPrefix,
   withDatabase,
   type ServiceProcess,
@@ -38,7 +39,9 @@ let TENANT: string;
 /** A tenant whose ledger account holds `credits` tokens. */
 async function fundedTenant(credits = 1_000_000): Promise<string> {
   const tenant = randomUUID();
-  await callInternal(deps.ledger, ledgerApi.topUp, {
+  // Funded by a grant, as the gateway (the route's one caller; no service may call the top-up route).
+  const asGateway = createServiceClient({ name: 'billing-ledger', baseUrl: ledgerProcess.url, identity: testCallerCredentials('gateway') });
+  await callInternal(asGateway, ledgerApi.grant, {
     params: { tenantId: tenant },
     body: { amount: credits, reference: `admission-test-${tenant}` },
   });
@@ -63,7 +66,11 @@ beforeAll(async () => {
   const sealer = Sealer.fromBase64(Buffer.alloc(32, 3).toString('base64'));
   deps = {
     db,
-    ledger: createServiceClient({ name: 'billing-ledger', baseUrl: ledgerProcess.url }),
+    ledger: createServiceClient({
+      name: 'billing-ledger',
+      baseUrl: ledgerProcess.url,
+      identity: testCallerCredentials('fetch-orchestrator'),
+    }),
     sealer,
     targetRetentionHours: 24,
     pool: new ProxyPool(db, sealer, createLogger('test', 'silent')),

@@ -3,6 +3,7 @@ import { PublicError } from '@wdr/kit/errors';
 import { commandEnv, parseCommandLine } from '@wdr/kit/cli';
 import { createServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
+import { serviceIdentityFrom } from '@wdr/kit/service-identity';
 import { prismaClientOptions } from '@wdr/kit/db';
 import { PrismaClient } from './generated/prisma/client.js';
 import { loadGatewayEnv } from './env.js';
@@ -71,7 +72,13 @@ function errorText(err: unknown): string {
 }
 
 const db = new PrismaClient(prismaClientOptions(env.DATABASE_URL));
-const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, timeoutMs: 10_000 });
+// The admin command calls the ledger as the gateway (its own service's key).
+const ledger = createServiceClient({
+  name: 'billing-ledger',
+  baseUrl: env.LEDGER_URL,
+  timeoutMs: 10_000,
+  identity: commandEnv(() => serviceIdentityFrom('gateway', env)).signer,
+});
 
 async function grant(tenantId: string, amount: number, reference: string) {
   if (amount === 0) return null;

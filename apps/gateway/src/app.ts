@@ -1,6 +1,6 @@
 import type { ErrorRequestHandler, Express } from 'express';
 import { databaseReachable } from '@wdr/kit/db';
-import { createHttpShell, type ServiceLifecycle } from '@wdr/kit/service';
+import { createHttpShell, createMetricsApp, type ServiceLifecycle } from '@wdr/kit/service';
 import { mountApiReference } from './api/reference.js';
 import { publicValidationError } from './api/validation-errors.js';
 import type { GatewayDeps } from './deps.js';
@@ -16,6 +16,7 @@ export function createGatewayService(deps: GatewayDeps): ServiceLifecycle {
   let purgeTimer: NodeJS.Timeout | undefined;
   return {
     app: createApp(deps),
+    metricsApp: createMetricsApp(deps.metrics),
     start: async () => {
       await deps.db.$connect();
       deps.credentialChanges.start();

@@ -3,6 +3,7 @@ import { prismaClientOptions } from '@wdr/kit/db';
 import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { createLogger, type Logger } from '@wdr/kit/log';
 import { createMetrics, type ServiceMetrics } from '@wdr/kit/metrics';
+import { serviceIdentityFrom } from '@wdr/kit/service-identity';
 import { KafkaBus } from '@wdr/kit/kafka';
 import { PgListener, pgConnectionFor } from '@wdr/kit/pg-listen';
 import { PrismaClient } from './generated/prisma/client.js';
@@ -43,6 +44,8 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
   );
   redis.on('error', (err: unknown) => log.warn({ err }, 'redis connection error'));
   const metrics = createMetrics('gateway');
+  // The gateway serves no internal route; its calls to the others carry its identity.
+  const identity = serviceIdentityFrom('gateway', env).signer;
   const bus = KafkaBus.fromEnv('gateway', env, log);
   const credentials = new CredentialCache({ ttlMs: env.AUTH_CACHE_TTL_MS, maxEntries: env.AUTH_CACHE_MAX_ENTRIES });
   const credentialChanges = new PgListener({
@@ -59,11 +62,11 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
     credentialChanges,
     liveEvents: new LiveRequestEvents({ bus, log, metrics }),
     db: new PrismaClient(prismaClientOptions(env.DATABASE_URL)),
-    orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, timeoutMs: 10_000, metrics }),
-    ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, metrics }),
-    renderer: createServiceClient({ name: 'browser-renderer', baseUrl: env.RENDERER_URL, metrics }),
-    extractor: createServiceClient({ name: 'recipe-extractor', baseUrl: env.EXTRACTOR_URL, metrics }),
-    webhooks: createServiceClient({ name: 'webhook-dispatcher', baseUrl: env.WEBHOOKS_URL, metrics }),
+    orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, timeoutMs: 10_000, metrics, identity }),
+    ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, metrics, identity }),
+    renderer: createServiceClient({ name: 'browser-renderer', baseUrl: env.RENDERER_URL, metrics, identity }),
+    extractor: createServiceClient({ name: 'recipe-extractor', baseUrl: env.EXTRACTOR_URL, metrics, identity }),
+    webhooks: createServiceClient({ name: 'webhook-dispatcher', baseUrl: env.WEBHOOKS_URL, metrics, identity }),
     redis,
     log,
     metrics,

@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { baseEnv, databaseEnv, internalUrl, kafkaEnv, loadEnv } from '@wdr/kit/config';
+import { identityEnv } from '@wdr/kit/service-identity';
 
 const positiveInt = (fallback: number, max: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 
 export const gatewayEnv = {
   ...baseEnv,
+  ...identityEnv,
   ...databaseEnv,
   // The gateway consumes request.lifecycle for its event streams (src/sse).
   ...kafkaEnv,

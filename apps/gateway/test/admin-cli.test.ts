@@ -1,7 +1,7 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestDatabase, startServiceProcess, type ServiceProcess, type TestDatabase } from '@wdr/testkit';
+import { createTestDatabase, identityEnvOf, startServiceProcess, type ServiceProcess, type TestDatabase } from '@wdr/testkit';
 
 /**
  * The operator command lines (apps/<service>/dist/admin.js, built): --help, usage and environment
@@ -44,7 +44,13 @@ let gatewayEnv: Record<string, string>;
 beforeAll(async () => {
   [gatewayDb, ledgerDb] = await Promise.all([createTestDatabase('gateway'), createTestDatabase('billing-ledger')]);
   ledger = await startServiceProcess('billing-ledger', { DATABASE_URL: ledgerDb.url, LOG_LEVEL: 'warn' });
-  gatewayEnv = { DATABASE_URL: gatewayDb.url, API_KEY_PEPPER: PEPPER, LEDGER_URL: ledger.url, LOG_LEVEL: 'silent' };
+  gatewayEnv = {
+    ...identityEnvOf('gateway'),
+    DATABASE_URL: gatewayDb.url,
+    API_KEY_PEPPER: PEPPER,
+    LEDGER_URL: ledger.url,
+    LOG_LEVEL: 'silent',
+  };
 }, 120_000);
 
 afterAll(async () => {

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { identityEnvOf } from '@wdr/testkit';
 import { createApp } from '../src/app.js';
 import { createGatewayDeps, type GatewayDeps } from '../src/deps.js';
 import { escapeHtml, renderReferencePage } from '../src/api/reference.js';
@@ -16,6 +17,7 @@ let app: ReturnType<typeof createApp>;
 beforeAll(() => {
   deps = createGatewayDeps(
     loadGatewayEnv({
+      ...identityEnvOf('gateway'),
       DATABASE_URL: 'postgresql://127.0.0.1:5432/postgres',
       API_KEY_PEPPER: 'test-pepper-not-secret-0123456789',
       LOG_LEVEL: 'silent',

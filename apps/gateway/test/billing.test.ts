@@ -6,6 +6,8 @@ import { createLogger } from '@wdr/kit/log';
 import {
   createTestDatabase,
   eventually,
+  identityEnvOf,
+  internalAgent,
   KAFKA_BROKERS,
   startServiceProcess,
   uniqueTopicPrefix,
@@ -43,6 +45,7 @@ beforeAll(async () => {
   await bus.connect();
   deps = createGatewayDeps(
     loadGatewayEnv({
+      ...identityEnvOf('gateway'),
       DATABASE_URL: gatewayDb.url,
       LEDGER_URL: ledger.url,
       API_KEY_PEPPER: 'test-pepper-not-secret-0123456789',
@@ -52,8 +55,9 @@ beforeAll(async () => {
   );
   app = createApp(deps);
   ({ tenantId, apiKey } = await createTenant(deps.db, 'billing-test', deps.env.API_KEY_PEPPER));
-  await request(ledger.url)
-    .post(`/internal/v1/accounts/${tenantId}/top-ups`)
+  // Funded by a grant, the gateway's own route (no service may call the top-up route).
+  await internalAgent(request(ledger.url), 'billing-ledger')
+    .post(`/internal/v1/accounts/${tenantId}/grants`)
     .send({ amount: 500, reference: `gw-${tenantId}` })
     .expect(201);
 }, 120_000);
@@ -70,7 +74,7 @@ const get = (path: string, key = apiKey) => request(app).get(path).set('X-API-Ke
 
 async function runRequest(route_mode: string) {
   const request_id = randomUUID();
-  await request(ledger.url)
+  await internalAgent(request(ledger.url), 'billing-ledger')
     .post('/internal/v1/reservations')
     .send({ request_id, tenant_id: tenantId, route_mode, proxy_type: null, max_credits: null })
     .expect(201);
@@ -82,7 +86,8 @@ async function runRequest(route_mode: string) {
   });
   await bus.send(bus.topic('billingCommands'), [{ key: request_id, envelope }]);
   await eventually(
-    async () => (await request(ledger.url).get(`/internal/v1/reservations/${request_id}`)).body.token_state,
+    async () =>
+      (await internalAgent(request(ledger.url), 'billing-ledger').get(`/internal/v1/reservations/${request_id}`)).body.token_state,
     (s) => s === 'settled',
     30_000,
     50,
@@ -105,7 +110,7 @@ describe('usage, balance and statement', () => {
     expect(rest.next_cursor).toBeNull();
     const all = [...first.items, ...rest.items];
     expect(all.reduce((s: number, i: { balance_effect_tokens: number }) => s + i.balance_effect_tokens, 0)).toBe(485);
-    expect(all.at(-1)).toMatchObject({ type: 'top_up', amount_tokens: 500 });
+    expect(all.at(-1)).toMatchObject({ type: 'grant', amount_tokens: 500 });
   }, 60_000);
 
   it('rejects a missing key, a bad page size and a forged cursor', async () => {

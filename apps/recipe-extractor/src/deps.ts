@@ -22,10 +22,16 @@ export interface ExtractorDeps extends KafkaServiceDeps<ExtractorEnv, PrismaClie
 }
 
 export function createExtractorDeps(env: ExtractorEnv): ExtractorDeps {
+  const base = kafkaServiceDeps('recipe-extractor', env, (options) => new PrismaClient(options));
   return {
-    ...kafkaServiceDeps('recipe-extractor', env, (options) => new PrismaClient(options)),
+    ...base,
     // A 10 MB page as base64 JSON takes a moment on a busy node.
-    orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, timeoutMs: 30_000 }),
+    orchestrator: createServiceClient({
+      name: 'fetch-orchestrator',
+      baseUrl: env.ORCHESTRATOR_URL,
+      timeoutMs: 30_000,
+      identity: base.identity.signer,
+    }),
     limits: {
       maxSchemaBytes: env.RECIPE_MAX_SCHEMA_BYTES,
       maxRules: env.RECIPE_MAX_RULES,
@@ -37,7 +43,7 @@ export function createExtractorDeps(env: ExtractorEnv): ExtractorDeps {
       : undefined,
     policy: new TargetPolicy(env.TARGET_ALLOWLIST),
     billing: {
-      ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, timeoutMs: 5_000 }),
+      ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, timeoutMs: 5_000, identity: base.identity.signer }),
       prices: {
         promptNanoUsdPerToken: env.LLM_PROMPT_NANO_USD_PER_TOKEN,
         completionNanoUsdPerToken: env.LLM_COMPLETION_NANO_USD_PER_TOKEN,

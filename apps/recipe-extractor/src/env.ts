@@ -1,10 +1,12 @@
 import { z } from 'zod';
 import { baseEnv, databaseEnv, envFlag, internalUrl, kafkaEnv, loadEnv } from '@wdr/kit/config';
+import { identityEnv } from '@wdr/kit/service-identity';
 
 const limit = (fallback: number, max: number) => z.coerce.number().int().min(1).max(max).default(fallback);
 
 export const envExtractor = {
   ...baseEnv,
+  ...identityEnv,
   ...databaseEnv,
   ...kafkaEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8084),

@@ -5,7 +5,15 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import type { Envelope } from '@wdr/contracts';
 import { makeEnvelope } from '@wdr/kit/kafka';
-import { createTestDatabase, eventually, uniqueTopicPrefix, withDatabase, type TestDatabase } from '@wdr/testkit';
+import {
+  createTestDatabase,
+  eventually,
+  identityEnvOf,
+  internalAgent,
+  uniqueTopicPrefix,
+  withDatabase,
+  type TestDatabase,
+} from '@wdr/testkit';
 import { createExtractorDeps, createExtractorService, type ExtractorDeps } from '../src/app.js';
 import { loadExtractorEnv } from '../src/env.js';
 
@@ -75,6 +83,7 @@ beforeAll(async () => {
   database = await createTestDatabase('recipe-extractor');
   orchestrator = await startOrchestrator();
   const env = loadExtractorEnv({
+    ...identityEnvOf('recipe-extractor'),
     DATABASE_URL: database.url,
     KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(),
     LOG_LEVEL: 'silent',
@@ -93,7 +102,8 @@ afterAll(async () => {
   await database?.drop();
 });
 
-const api = () => request(service.app);
+/** The internal API as the gateway calls it (testkit internalAgent). */
+const api = () => internalAgent(request(service.app), 'recipe-extractor');
 const idempotency = () => ({ key_id: randomUUID(), input_hash: 'a'.repeat(64) });
 
 async function activeRecipe(tenantId: string): Promise<{ recipeId: string; versionId: string }> {
@@ -121,7 +131,7 @@ const jobOf = (tenantId: string, requestId: string, recipeId: string, opts: { id
 
 /** A counter of recipe-extractor's /metrics, summed over the series whose labels include `labels`. */
 async function metric(name: string, labels: Record<string, string>): Promise<number> {
-  const text = (await api().get('/metrics').expect(200)).text;
+  const text = (await request(service.metricsApp).get('/metrics').expect(200)).text;
   let sum = 0;
   for (const line of text.split('\n')) {
     if (!line.startsWith(`${name}{`)) continue;

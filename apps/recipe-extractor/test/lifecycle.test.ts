@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { createTestDatabase, exerciseLifecycle, uniqueTopicPrefix, type TestDatabase } from '@wdr/testkit';
+import { createTestDatabase, exerciseLifecycle, identityEnvOf, uniqueTopicPrefix, type TestDatabase } from '@wdr/testkit';
 import { createExtractorDeps, createExtractorService } from '../src/app.js';
 import { loadExtractorEnv } from '../src/env.js';
 
@@ -10,7 +10,12 @@ beforeAll(async () => {
 afterAll(() => database?.drop());
 
 it('boots against the real Postgres and Kafka, reports ready with every check, exposes metrics, and stops', async () => {
-  const env = loadExtractorEnv({ DATABASE_URL: database.url, KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(), LOG_LEVEL: 'silent' });
+  const env = loadExtractorEnv({
+    ...identityEnvOf('recipe-extractor'),
+    DATABASE_URL: database.url,
+    KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(),
+    LOG_LEVEL: 'silent',
+  });
   const report = await exerciseLifecycle(createExtractorService(createExtractorDeps(env)));
   expect(report.readyBeforeStart).toBe(503);
   expect(report.readyAfterStart).toBe(200);

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
+import { createTestDatabase, identityEnvOf, type TestDatabase } from '@wdr/testkit';
 import { createExtractorDeps, type ExtractorDeps } from '../src/app.js';
 import { loadExtractorEnv } from '../src/env.js';
 import type { PrismaClient } from '../src/generated/prisma/client.js';
@@ -18,7 +18,7 @@ let deps: ExtractorDeps;
 
 beforeAll(async () => {
   database = await createTestDatabase('recipe-extractor');
-  deps = createExtractorDeps(loadExtractorEnv({ DATABASE_URL: database.url, LOG_LEVEL: 'silent' }));
+  deps = createExtractorDeps(loadExtractorEnv({ ...identityEnvOf('recipe-extractor'), DATABASE_URL: database.url, LOG_LEVEL: 'silent' }));
 });
 
 afterAll(async () => {

@@ -1,9 +1,11 @@
 import { z } from 'zod';
 import { baseEnv, databaseEnv, kafkaEnv, loadEnv } from '@wdr/kit/config';
+import { identityEnv } from '@wdr/kit/service-identity';
 import { previousSealingKeysEnv, sealingKeyEnv } from '@wdr/kit/sealing';
 
 export const envDispatcher = {
   ...baseEnv,
+  ...identityEnv,
   ...databaseEnv,
   ...kafkaEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8085),

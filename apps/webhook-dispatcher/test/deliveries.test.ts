@@ -17,6 +17,7 @@ import {
   uniqueTopicPrefix,
   type ServiceProcess,
   type TestDatabase,
+  testCallerCredentials,
 } from '@wdr/testkit';
 import { harness, ok, type Delivery, type Receiver } from './harness.js';
 
@@ -54,7 +55,7 @@ beforeAll(async () => {
     WEBHOOK_TIMEOUT_MS: '3000',
     WEBHOOK_ENDPOINT_CONCURRENCY: String(ENDPOINT_CONCURRENCY),
   });
-  client = createServiceClient({ name: 'webhook-dispatcher', baseUrl: dispatcher.url });
+  client = createServiceClient({ name: 'webhook-dispatcher', baseUrl: dispatcher.url, identity: testCallerCredentials('gateway') });
 }, 120_000);
 
 afterAll(async () => {

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { createTestDatabase, exerciseLifecycle, uniqueTopicPrefix, type TestDatabase } from '@wdr/testkit';
+import { createTestDatabase, exerciseLifecycle, identityEnvOf, uniqueTopicPrefix, type TestDatabase } from '@wdr/testkit';
 import { createDispatcherDeps, createDispatcherService } from '../src/app.js';
 import { loadDispatcherEnv } from '../src/env.js';
 
@@ -11,6 +11,7 @@ afterAll(() => database?.drop());
 
 it('boots against the real Postgres and Kafka, reports ready with every check, exposes metrics, and stops', async () => {
   const env = loadDispatcherEnv({
+    ...identityEnvOf('webhook-dispatcher'),
     DATABASE_URL: database.url,
     KAFKA_TOPIC_PREFIX: uniqueTopicPrefix(),
     LOG_LEVEL: 'silent',

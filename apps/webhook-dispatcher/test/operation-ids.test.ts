@@ -6,7 +6,14 @@ import { PublicError } from '@wdr/kit/errors';
 import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
 import { Sealer } from '@wdr/kit/sealing';
-import { createTestDatabase, startServiceProcess, withDatabase, type ServiceProcess, type TestDatabase } from '@wdr/testkit';
+import {
+  createTestDatabase,
+  startServiceProcess,
+  withDatabase,
+  type ServiceProcess,
+  type TestDatabase,
+  testCallerCredentials,
+} from '@wdr/testkit';
 import { sealedSecretAad } from '../src/deps.js';
 import { purgeEndpointOperations } from '../src/domain/operations.js';
 import { PrismaClient } from '../src/generated/prisma/client.js';
@@ -32,7 +39,7 @@ beforeAll(async () => {
     TARGET_ALLOWLIST: '127.0.0.1',
     WEBHOOK_SECRET_KEY: SECRET_KEY,
   });
-  client = createServiceClient({ name: 'webhook-dispatcher', baseUrl: dispatcher.url });
+  client = createServiceClient({ name: 'webhook-dispatcher', baseUrl: dispatcher.url, identity: testCallerCredentials('gateway') });
   prisma = new PrismaClient(prismaClientOptions(database.url));
 }, 120_000);
 

@@ -16,6 +16,7 @@ import {
   uniqueTopicPrefix,
   type ServiceProcess,
   type TestDatabase,
+  testCallerCredentials,
 } from '@wdr/testkit';
 import { harness, ok, type Delivery } from './harness.js';
 
@@ -56,7 +57,7 @@ const baseEnv = () => ({
 async function restartWith(env: Record<string, string>): Promise<void> {
   await dispatcher?.kill('SIGTERM');
   dispatcher = await startServiceProcess('webhook-dispatcher', { ...baseEnv(), ...env });
-  client = createServiceClient({ name: 'webhook-dispatcher', baseUrl: dispatcher.url });
+  client = createServiceClient({ name: 'webhook-dispatcher', baseUrl: dispatcher.url, identity: testCallerCredentials('gateway') });
 }
 
 const headersOf = (d: Delivery) => ({

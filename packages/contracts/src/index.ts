@@ -11,5 +11,6 @@ export * from './internal/ledger.js';
 export * from './internal/renderer.js';
 export * from './internal/recipes.js';
 export * from './internal/webhooks.js';
+export * from './internal/services.js';
 export * from './events/public-request-event.js';
 export * from './events/topics.js';

@@ -24,6 +24,8 @@ export const baseEnv = {
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   HOST: z.string().default('127.0.0.1'),
   SHUTDOWN_GRACE_MS: z.coerce.number().int().min(0).max(120_000).default(15_000),
+  /** Where `/metrics` is served, a port of its own (the API port does not serve it); unset: PORT + 1000. */
+  METRICS_PORT: z.coerce.number().int().min(0).max(65535).optional(),
 };
 
 export const databaseEnv = {

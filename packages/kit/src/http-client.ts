@@ -4,6 +4,7 @@ import CircuitBreaker from 'opossum';
 import { DependencyUnavailableError, PublicError } from './errors.js';
 import type { ServiceMetrics } from './metrics.js';
 import { currentRequestId, REQUEST_ID_HEADER } from './request-context.js';
+import type { CallerCredentials } from './service-identity.js';
 
 export interface CallOptions {
   searchParams?: Record<string, string | number | boolean>;
@@ -40,6 +41,11 @@ export function createServiceClient(opts: {
   breaker?: Partial<Pick<CircuitBreaker.Options, 'errorThresholdPercentage' | 'resetTimeout' | 'volumeThreshold'>>;
   /** The caller's metrics: the breaker is exported as `<prefix>_breaker_state{dependency=<name>}` and `_breaker_events_total`. */
   metrics?: ServiceMetrics;
+  /**
+   * The calling service's identity: each call carries `Authorization: Bearer <token>` for the
+   * audience `name` (the callee service), which the callee's gate verifies (service-identity.ts).
+   */
+  identity?: CallerCredentials;
 }): ServiceClient {
   const base = opts.baseUrl.replace(/\/$/, '');
   const defaultTimeout = opts.timeoutMs ?? 5_000;
@@ -48,6 +54,7 @@ export function createServiceClient(opts: {
   const agent = new http.Agent({ keepAlive: true, keepAliveMsecs: 1_000, maxSockets: 128, maxFreeSockets: 32 });
 
   const call = async (spec: CallSpec): Promise<unknown> => {
+    const authorization = opts.identity ? { authorization: `Bearer ${await opts.identity.tokenFor(opts.name)}` } : {};
     let response;
     try {
       response = await got(`${base}${spec.path}`, {
@@ -55,7 +62,11 @@ export function createServiceClient(opts: {
         agent: { http: agent },
         ...(spec.body !== undefined ? { json: spec.body } : {}),
         ...(spec.opts.searchParams ? { searchParams: spec.opts.searchParams } : {}),
-        headers: { ...(spec.requestId !== undefined ? { [REQUEST_ID_HEADER]: spec.requestId } : {}), ...(spec.opts.headers ?? {}) },
+        headers: {
+          ...(spec.requestId !== undefined ? { [REQUEST_ID_HEADER]: spec.requestId } : {}),
+          ...(spec.opts.headers ?? {}),
+          ...authorization,
+        },
         timeout: { request: spec.opts.timeoutMs ?? defaultTimeout },
         retry: { limit: 0 },
         throwHttpErrors: false,
@@ -67,6 +78,14 @@ export function createServiceClient(opts: {
     const parsed = response.body.length > 0 ? safeJson(response.body) : undefined;
     if (response.statusCode < 400) return parsed;
     const body = parsed as { code?: unknown; message?: unknown; details?: unknown } | undefined;
+    // The callee refused this service's identity (no internal route answers 401 or 403 otherwise): a
+    // platform fault (a key or a route's callers misconfigured), never the tenant's to see as such.
+    if (response.statusCode === 401 || response.statusCode === 403) {
+      throw new PublicError(
+        'INTERNAL',
+        `${opts.name} refused this service's identity (${response.statusCode}: ${String(body?.message ?? '')})`,
+      );
+    }
     if (response.statusCode < 500 && body && PublicError.isCode(body.code)) {
       const retryAfter = Number(response.headers['retry-after']);
       throw new PublicError(body.code, typeof body.message === 'string' ? body.message : body.code, {

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import express, { type Express } from 'express';
+import express, { type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
 import { errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './log.js';
@@ -37,11 +37,13 @@ export interface HttpShell {
   seal: () => Express;
 }
 
-/** Probes and scrapes: answered, never access-logged (every few seconds from every kubelet and Prometheus). */
-const UNLOGGED_PATHS = new Set(['/healthz', '/readyz', '/metrics']);
+/** Probes: answered, never access-logged (every few seconds from every kubelet). */
+const UNLOGGED_PATHS = new Set(['/healthz', '/readyz']);
 
 /**
- * The HTTP shell every service shares: request ids, access logs, RED metrics, /healthz, /readyz and /metrics.
+ * The HTTP shell every service shares: request ids, access logs, RED metrics, /healthz and /readyz.
+ * `/metrics` is served on a port of its own (createMetricsApp, METRICS_PORT), so Prometheus is
+ * admitted to that port only, never to the service's API.
  * Liveness says the process answers and none of its `liveness` checks found something wedged that
  * only a restart fixes (503 naming it otherwise); readiness runs the service's own checks: the
  * required ones decide 200/503, the others (`required: false`) are only reported in the body.
@@ -54,6 +56,11 @@ export function createHttpShell(opts: {
   jsonLimit?: string;
   /** Paths (prefixes) whose JSON bodies may be larger than `jsonLimit`, e.g. batch submissions. */
   largeBodyRoutes?: { path: string; limit: string }[];
+  /**
+   * Runs before any body is read (the caller gate, service-identity.ts): a caller without a valid
+   * identity is refused before the service parses a byte of what it sent.
+   */
+  gate?: RequestHandler;
 }): HttpShell {
   const app = express();
   app.disable('x-powered-by');
@@ -84,6 +91,7 @@ export function createHttpShell(opts: {
     }),
   );
   app.use(opts.metrics.httpMiddleware);
+  if (opts.gate) app.use(opts.gate);
   // A body parsed by a route's own parser is left alone by the general one.
   for (const r of opts.largeBodyRoutes ?? []) app.use(r.path, express.json({ limit: r.limit }));
   app.use(express.json({ limit: opts.jsonLimit ?? '1mb' }));
@@ -114,11 +122,6 @@ export function createHttpShell(opts: {
     const ready = results.every((r) => r.ok || !r.required);
     res.status(ready ? 200 : 503).json({ status: ready ? 'ready' : 'not_ready', checks: results });
   });
-  app.get('/metrics', async (_req, res) => {
-    res.setHeader('Content-Type', opts.metrics.registry.contentType);
-    res.send(await opts.metrics.registry.metrics());
-  });
-
   return {
     app,
     seal: () => {
@@ -127,6 +130,28 @@ export function createHttpShell(opts: {
       return app;
     },
   };
+}
+
+/**
+ * The metrics listener: `GET /metrics` (Prometheus text) and nothing else, on METRICS_PORT. No
+ * internal or public route is reachable through it, and no route of the API port serves metrics.
+ */
+export function createMetricsApp(metrics: ServiceMetrics): Express {
+  const app = express();
+  app.disable('x-powered-by');
+  app.get('/metrics', async (_req, res) => {
+    res.setHeader('Content-Type', metrics.registry.contentType);
+    res.send(await metrics.registry.metrics());
+  });
+  app.use((_req, res) => {
+    res.status(404).json({ code: 'NOT_FOUND', message: 'Only /metrics is served on this port.' });
+  });
+  return app;
+}
+
+/** METRICS_PORT, or PORT + 1000 when unset (0 when PORT is 0: any free port). */
+export function metricsPortOf(env: { PORT: number; METRICS_PORT?: number | undefined }): number {
+  return env.METRICS_PORT ?? (env.PORT === 0 ? 0 : env.PORT + 1000);
 }
 
 export function listen(app: Express, port: number, host: string): Promise<Server> {
@@ -196,6 +221,8 @@ export async function runService(opts: { log: Logger; graceMs: number; start: ()
 /** What a service's factory returns: its HTTP app and how to start and stop its background work. */
 export interface ServiceLifecycle {
   app: Express;
+  /** `/metrics` only, listened on METRICS_PORT by `serve` (createMetricsApp). */
+  metricsApp?: Express;
   start: () => Promise<void>;
   stop: () => Promise<void>;
   /**
@@ -212,6 +239,8 @@ export async function serve(opts: {
   graceMs: number;
   port: number;
   host: string;
+  /** Where `service.metricsApp` listens (metricsPortOf(env)). */
+  metricsPort?: number;
   service: ServiceLifecycle;
 }): Promise<void> {
   await runService({
@@ -220,13 +249,19 @@ export async function serve(opts: {
     start: async () => {
       await opts.service.start();
       const server = await listen(opts.service.app, opts.port, opts.host);
-      opts.log.info({ port: portOf(server) }, `${opts.name} listening`);
+      const metricsServer =
+        opts.service.metricsApp && opts.metricsPort !== undefined
+          ? await listen(opts.service.metricsApp, opts.metricsPort, opts.host)
+          : undefined;
+      opts.log.info({ port: portOf(server), metrics_port: metricsServer ? portOf(metricsServer) : null }, `${opts.name} listening`);
       return {
         stop: async () => {
+          // Metrics stay scrapeable until the work has stopped.
           const closed = closeServer(server);
           await opts.service.beforeClose?.();
           await closed;
           await opts.service.stop();
+          if (metricsServer) await closeServer(metricsServer);
         },
       };
     },

@@ -6,6 +6,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from './databases.js';
+import { identityEnvOf } from './identity.js';
 import { KAFKA_BROKERS, SERVICE_NAMES, type ServiceName } from './services.js';
 import { signalTree } from './process-tree.js';
 
@@ -30,6 +31,7 @@ export function uniqueTopicPrefix(): string {
 interface Member {
   service: ServiceName;
   port: number;
+  metricsPort: number;
   env: Record<string, string>;
   proc: ChildProcess | undefined;
   output: string[];
@@ -38,6 +40,8 @@ interface Member {
 
 export interface Fleet {
   url: (service: ServiceName) => string;
+  /** Where a service serves /metrics (its METRICS_PORT). */
+  metricsUrl: (service: ServiceName) => string;
   databases: Record<ServiceName, TestDatabase>;
   topicPrefix: string;
   /** Send a signal (SIGKILL for a crash) and wait until the process is gone. */
@@ -89,7 +93,15 @@ export async function startFleet(
     }),
   );
   for (const service of SERVICE_NAMES) {
-    members.set(service, { service, port: await freePort(), env: {}, proc: undefined, output: [], taps: new Set() });
+    members.set(service, {
+      service,
+      port: await freePort(),
+      metricsPort: await freePort(),
+      env: {},
+      proc: undefined,
+      output: [],
+      taps: new Set(),
+    });
   }
   if (opts.logDir) mkdirSync(opts.logDir, { recursive: true });
   const url = (s: ServiceName) => `http://127.0.0.1:${members.get(s)!.port}`;
@@ -122,9 +134,11 @@ export async function startFleet(
     if (opts.postgresPort !== undefined) databaseUrl.port = String(opts.postgresPort);
     m.env = {
       ...shared,
+      ...identityEnvOf(m.service),
       ...(opts.env?.all ?? {}),
       ...(opts.env?.[m.service] ?? {}),
       PORT: String(m.port),
+      METRICS_PORT: String(m.metricsPort),
       DATABASE_URL: databaseUrl.toString(),
     };
   }
@@ -192,6 +206,7 @@ export async function startFleet(
 
   return {
     url,
+    metricsUrl: (s) => `http://127.0.0.1:${members.get(s)!.metricsPort}`,
     databases,
     topicPrefix,
     kill,

@@ -14,3 +14,4 @@ export * from './kafka-proxy.js';
 export * from './chat-completions.js';
 export * from './secure-kafka.js';
 export * from './dns-server.js';
+export * from './identity.js';

@@ -2,8 +2,12 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 
+type Listenable = { listen: (port: number, host: string, cb: () => void) => Server };
+
 interface Lifecycle {
-  app: { listen: (port: number, host: string, cb: () => void) => Server };
+  app: Listenable;
+  /** Its /metrics listener (served on METRICS_PORT in production). */
+  metricsApp?: Listenable;
   start: () => Promise<void>;
   stop: () => Promise<void>;
 }
@@ -25,6 +29,12 @@ export async function exerciseLifecycle(service: Lifecycle, readyTimeoutMs = 30_
     const s = service.app.listen(0, '127.0.0.1', () => resolve(s));
   });
   const base = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  const metricsServer = service.metricsApp
+    ? await new Promise<Server>((resolve) => {
+        const s = service.metricsApp!.listen(0, '127.0.0.1', () => resolve(s));
+      })
+    : undefined;
+  const metricsBase = metricsServer ? `http://127.0.0.1:${(metricsServer.address() as AddressInfo).port}` : base;
   try {
     const readyBeforeStart = (await fetch(`${base}/readyz`)).status;
     await service.start();
@@ -36,11 +46,15 @@ export async function exerciseLifecycle(service: Lifecycle, readyTimeoutMs = 30_
     }
     const readyBody = (await ready.json()) as LifecycleReport['readyBody'];
     const healthz = (await fetch(`${base}/healthz`)).status;
-    const metricsText = await (await fetch(`${base}/metrics`)).text();
+    const metricsText = await (await fetch(`${metricsBase}/metrics`)).text();
     return { readyBeforeStart, readyAfterStart: ready.status, readyBody, metricsText, healthz };
   } finally {
     await service.stop();
     server.closeAllConnections();
     await new Promise<void>((resolve) => server.close(() => resolve()));
+    if (metricsServer) {
+      metricsServer.closeAllConnections();
+      await new Promise<void>((resolve) => metricsServer.close(() => resolve()));
+    }
   }
 }

@@ -3,6 +3,7 @@ import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './fleet.js';
+import { identityEnvOf } from './identity.js';
 import type { ServiceName } from './services.js';
 import { signalTree } from './process-tree.js';
 
@@ -10,6 +11,8 @@ const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
 export interface ServiceProcess {
   url: string;
+  /** Where it serves /metrics (a free METRICS_PORT of its own, whatever `env` says). */
+  metricsUrl: string;
   port: number;
   /** The running child (undefined while stopped). */
   proc: () => ChildProcess | undefined;
@@ -32,12 +35,14 @@ export async function startServiceProcess(
 ): Promise<ServiceProcess> {
   const port = env['PORT'] ? Number(env['PORT']) : await freePort();
   const url = `http://127.0.0.1:${port}`;
+  const metricsPort = await freePort();
   const output: string[] = [];
   let child: ChildProcess | undefined;
 
   const start = async () => {
     const proc = spawn(process.execPath, [join(REPO, 'apps', service, 'dist', 'main.js')], {
-      env: { ...process.env, NODE_ENV: 'test', ...env, PORT: String(port) },
+      // Its service identity (the test process's keys) unless `env` brings another.
+      env: { ...process.env, NODE_ENV: 'test', ...identityEnvOf(service), ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = proc;
@@ -74,5 +79,13 @@ export async function startServiceProcess(
     await kill('SIGKILL');
     throw err;
   }
-  return { url, port, proc: () => child, kill, restart: start, logs: () => output.join('').slice(-8000) };
+  return {
+    url,
+    metricsUrl: `http://127.0.0.1:${metricsPort}`,
+    port,
+    proc: () => child,
+    kill,
+    restart: start,
+    logs: () => output.join('').slice(-8000),
+  };
 }

@@ -98,6 +98,7 @@ export function sharedFleet(): Fleet {
   const since = Object.fromEntries(SERVICE_NAMES.map((s) => [s, statSafe(logPath(s))])) as Record<ServiceName, number>;
   return {
     url: (s) => d.urls[s],
+    metricsUrl: (s) => `http://127.0.0.1:${d.env[s]['METRICS_PORT']}`,
     databases: Object.fromEntries(
       SERVICE_NAMES.map((s) => [
         s,

@@ -4,7 +4,16 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { adminCommand, eventually, startFixtureSite, startFleet, withDatabase, type Fleet, type FixtureSite } from '@wdr/testkit';
+import {
+  adminCommand,
+  eventually,
+  startFixtureSite,
+  startFleet,
+  withDatabase,
+  type Fleet,
+  type FixtureSite,
+  internalAgent,
+} from '@wdr/testkit';
 
 /** Batches through the real fleet: admission all or nothing, the cabinet and Data API submissions, and the aggregated read. */
 let fleet: Fleet;
@@ -41,7 +50,7 @@ const untilBatch = (tenant: Tenant, id: string, pred: (b: Record<string, unknown
   eventually(async () => (await readBatch(tenant, id)).body as Record<string, unknown>, pred, ms, 200);
 
 async function balance(tenant: Tenant): Promise<number> {
-  const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenant.id}/balance`);
+  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenant.id}/balance`);
   return (res.body as { balance_tokens: number }).balance_tokens;
 }
 

@@ -2,7 +2,7 @@
 import { execFileSync } from 'node:child_process';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { adminCommand, eventually, startFixtureSite, startFleet, type Fleet, type FixtureSite } from '@wdr/testkit';
+import { adminCommand, eventually, startFixtureSite, startFleet, type Fleet, type FixtureSite, internalAgent } from '@wdr/testkit';
 
 /**
  * The browser stage through the public API, on the real fleet with a real Chromium: the default
@@ -49,13 +49,15 @@ const eventsOf = async (id: string) =>
   ).data;
 
 async function balance(): Promise<number> {
-  const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenantId}/balance`);
+  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenantId}/balance`);
   return (res.body as { balance_tokens: number }).balance_tokens;
 }
 
 /** What the ledger finally charged for a request (its settled reservation). */
 async function charged(id: string): Promise<number> {
-  const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/reservations/${id}`).expect(200);
+  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger')
+    .get(`/internal/v1/reservations/${id}`)
+    .expect(200);
   return (res.body as { charged_tokens: number }).charged_tokens;
 }
 
@@ -264,7 +266,9 @@ describe('auto', () => {
     const cost = await charged(s.id);
     expect(cost).toBeGreaterThan(0);
     expect(cost).toBeLessThanOrEqual(2);
-    const reservation = await request(fleet.url('billing-ledger')).get(`/internal/v1/reservations/${s.id}`).expect(200);
+    const reservation = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger')
+      .get(`/internal/v1/reservations/${s.id}`)
+      .expect(200);
     expect(reservation.body).toMatchObject({ end_reason: 'budget_exhausted', token_state: 'settled' });
     expect((await eventsOf(s.id)).find((e) => e.type === 'request.failed')?.data).toMatchObject({ error: { reason: 'budget_exhausted' } });
   });

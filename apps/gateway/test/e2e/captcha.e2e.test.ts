@@ -16,6 +16,7 @@ import {
   type Fleet,
   type ProxyExitServer,
   type ServiceProcess,
+  internalAgent,
 } from '@wdr/testkit';
 
 /**
@@ -67,11 +68,20 @@ const textOf = async (id: string) =>
 const eventsOf = async (id: string) =>
   ((await gw().get(`/api/v1/data/requests/${id}/events`).set('X-API-Key', key).expect(200)).body as { data: Event[] }).data;
 const charged = async (id: string) =>
-  ((await request(fleet.url('billing-ledger')).get(`/internal/v1/reservations/${id}`).expect(200)).body as { charged_tokens: number })
-    .charged_tokens;
+  (
+    (
+      await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger')
+        .get(`/internal/v1/reservations/${id}`)
+        .expect(200)
+    ).body as { charged_tokens: number }
+  ).charged_tokens;
 const balance = async () =>
   (
-    (await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenantId}/balance`).expect(200)).body as {
+    (
+      await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger')
+        .get(`/internal/v1/accounts/${tenantId}/balance`)
+        .expect(200)
+    ).body as {
       balance_tokens: number;
     }
   ).balance_tokens;

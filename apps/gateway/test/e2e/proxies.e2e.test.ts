@@ -11,6 +11,7 @@ import {
   type FixtureSite,
   type Fleet,
   type ProxyExitServer,
+  internalAgent,
 } from '@wdr/testkit';
 
 /**
@@ -59,8 +60,13 @@ const settled = (id: string, apiKey = key, ms = 60_000) =>
     200,
   );
 const charged = async (id: string) =>
-  ((await request(fleet.url('billing-ledger')).get(`/internal/v1/reservations/${id}`).expect(200)).body as { charged_tokens: number })
-    .charged_tokens;
+  (
+    (
+      await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger')
+        .get(`/internal/v1/reservations/${id}`)
+        .expect(200)
+    ).body as { charged_tokens: number }
+  ).charged_tokens;
 const proxyAdmin = (args: string[], env: Record<string, string> = {}) => adminCommand(fleet, args, 'fetch-orchestrator', env);
 const sawTarget = (exit: ProxyExitServer) => exit.targets.filter((t) => t === new URL(site.url).host).length;
 const allExits = () => Object.values(exits);
@@ -190,7 +196,7 @@ describe('datacenter requests', () => {
   it('fail over from a dead exit to a live one', async () => {
     await exits.dc2.close();
     const before = sawTarget(exits.dc1);
-    const metricsText = async () => (await request(fleet.url('fetch-orchestrator')).get('/metrics').expect(200)).text;
+    const metricsText = async () => (await request(fleet.metricsUrl('fetch-orchestrator')).get('/metrics').expect(200)).text;
     const value = (text: string, re: RegExp) => Number(re.exec(text)?.[1] ?? '0');
     const exitFailed = /proxy_exit_attempts_total\{[^}]*network_class="datacenter"[^}]*outcome="exit_failed"[^}]*\} (\d+)/;
     // `random` picks either exit: rounds of four until the dead one has been tried (one round in
@@ -267,7 +273,7 @@ describe('geo_country', () => {
       expect(await charged(s.id)).toBe(0);
     }
     expect(site.hits.get(path)).toBeUndefined();
-    const metrics = (await request(fleet.url('fetch-orchestrator')).get('/metrics').expect(200)).text;
+    const metrics = (await request(fleet.metricsUrl('fetch-orchestrator')).get('/metrics').expect(200)).text;
     const failed =
       /requests_finished_total\{[^}]*route_mode="residential"[^}]*outcome="failed"[^}]*code="PROXY_GEO_VERIFICATION_FAILED"[^}]*\} (\d+)/.exec(
         metrics,

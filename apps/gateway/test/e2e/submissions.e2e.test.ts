@@ -3,7 +3,16 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { ERROR_CODES, ERROR_STATUS } from '@wdr/kit/errors';
-import { adminCommand, eventually, startFixtureSite, startFleet, withDatabase, type FixtureSite, type Fleet } from '@wdr/testkit';
+import {
+  adminCommand,
+  eventually,
+  startFixtureSite,
+  startFleet,
+  withDatabase,
+  type FixtureSite,
+  type Fleet,
+  internalAgent,
+} from '@wdr/testkit';
 import { FORBIDDEN_HEADERS } from '../../src/domain/validation/submission-body.js';
 
 /**
@@ -39,7 +48,7 @@ function expectPublicError(res: request.Response, status: number, code: string) 
 }
 
 async function balance(tenant = tenantId): Promise<number> {
-  const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenant}/balance`);
+  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenant}/balance`);
   return (res.body as { balance_tokens: number }).balance_tokens;
 }
 
@@ -533,7 +542,7 @@ describe('stage durations for SREs', () => {
 
   /** The `_count` of a histogram series with this outcome label, from a service's /metrics. */
   const count = async (service: 'fetch-orchestrator' | 'browser-renderer', metric: string, outcome: string) => {
-    const text = (await request(fleet.url(service)).get('/metrics').expect(200)).text;
+    const text = (await request(fleet.metricsUrl(service)).get('/metrics').expect(200)).text;
     const line = text.split('\n').find((l) => l.startsWith(`${metric}_count{`) && l.includes(`outcome="${outcome}"`));
     return line === undefined ? 0 : Number(line.split(' ').pop());
   };

@@ -1,7 +1,16 @@
 // Own fleet (not the shared one of ./shared/): it SIGKILLs the orchestrator mid-fetch and stops every service.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { adminCommand, eventually, startFixtureSite, startFleet, withDatabase, type Fleet, type FixtureSite } from '@wdr/testkit';
+import {
+  adminCommand,
+  eventually,
+  startFixtureSite,
+  startFleet,
+  withDatabase,
+  type Fleet,
+  type FixtureSite,
+  internalAgent,
+} from '@wdr/testkit';
 
 /**
  * The walking skeleton through the real pieces: six service processes, real Postgres, the real
@@ -30,7 +39,7 @@ async function submit(path: string, extra: Record<string, unknown> = {}) {
 }
 
 async function balance(): Promise<number> {
-  const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenantId}/balance`);
+  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenantId}/balance`);
   return (res.body as { balance_tokens: number }).balance_tokens;
 }
 
@@ -266,7 +275,7 @@ describe('fleet health', () => {
       await request(fleet.url(s)).get('/healthz').expect(200);
       const ready = await request(fleet.url(s)).get('/readyz');
       expect([s, ready.status]).toEqual([s, 200]);
-      const metrics = await request(fleet.url(s)).get('/metrics');
+      const metrics = await request(fleet.metricsUrl(s)).get('/metrics');
       expect(metrics.text).toContain(`${s.replace(/-/g, '_')}_http_requests_total`);
       expect(metrics.text).toContain('process_cpu_seconds_total');
     }

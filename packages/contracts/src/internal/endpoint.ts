@@ -1,9 +1,12 @@
 import type { z } from 'zod';
+import type { ServiceName } from '../events/catalog.js';
 
 /**
  * One internal HTTP endpoint (`/internal/v1/*`), described once for both ends: the callee mounts
  * `route` and parses `params` / `query` / `body` with these schemas; the caller builds the path with
- * `path(...)` and gets the answer typed (`@wdr/kit/internal-call`'s `callInternal`).
+ * `path(...)` and gets the answer typed (`@wdr/kit/internal-call`'s `callInternal`). `callers` names
+ * the services allowed to call it: the callee's gate (`@wdr/kit/service-identity`) answers 401 to a
+ * call without a valid service token and 403 to a service not named here (docs/architecture.md).
  */
 export type HttpMethod = 'GET' | 'POST';
 
@@ -25,6 +28,11 @@ export interface InternalEndpoint<
   A = unknown,
 > {
   readonly method: M;
+  /**
+   * The services that may call it, as the code calls it (every `callInternal` of this endpoint):
+   * any other service is refused with 403. Empty: no service may (an operator's route).
+   */
+  readonly callers: readonly ServiceName[];
   /** Express route pattern, e.g. `/internal/v1/requests/:id`. */
   readonly route: R;
   /** One schema per path parameter (the callee parses each one on its own). */
@@ -51,12 +59,14 @@ export function endpoint<A>() {
     Q extends z.ZodType | undefined = undefined,
   >(def: {
     method: M;
+    callers: readonly ServiceName[];
     route: R;
     params: ParamSchemas<R>;
     body?: B;
     query?: Q;
   }): InternalEndpoint<M, R, B, Q, A> => ({
     method: def.method,
+    callers: Object.freeze([...def.callers]),
     route: def.route,
     params: def.params,
     body: def.body as B,

@@ -4,6 +4,7 @@ import { ledgerApi } from './ledger.js';
 import { orchestratorApi } from './orchestrator.js';
 import { RENDER_PATHS } from './render.js';
 import { rendererApi } from './renderer.js';
+import { FLEET_SERVICES, INTERNAL_APIS, internalEndpointsOf } from './services.js';
 
 const ID = '0b4f5a4e-8d1c-4c3e-9f65-1a2b3c4d5e6f';
 const TENANT = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
@@ -208,5 +209,42 @@ describe('renderer schemas', () => {
     expect(rendererApi.debugArtifact.params.name.safeParse('screenshot.png').success).toBe(true);
     expect(rendererApi.debugArtifact.params.name.safeParse('../secrets').success).toBe(false);
     expect(rendererApi.debugArtifact.query.safeParse({}).success).toBe(false);
+  });
+});
+
+describe('who may call what', () => {
+  it('every endpoint of every callee names only services of the fleet, and the table lists every internal API', () => {
+    expect(Object.keys(INTERNAL_APIS).sort()).toEqual([
+      'billing-ledger',
+      'browser-renderer',
+      'fetch-orchestrator',
+      'recipe-extractor',
+      'webhook-dispatcher',
+    ]);
+    expect(INTERNAL_APIS['billing-ledger']).toBe(ledgerApi);
+    expect(INTERNAL_APIS['fetch-orchestrator']).toBe(orchestratorApi);
+    expect(INTERNAL_APIS['browser-renderer']).toBe(rendererApi);
+    expect(internalEndpointsOf('gateway')).toEqual([]);
+    for (const callee of Object.keys(INTERNAL_APIS) as (keyof typeof INTERNAL_APIS)[])
+      for (const ep of internalEndpointsOf(callee)) {
+        for (const c of ep.callers) expect(FLEET_SERVICES).toContain(c);
+        // A service never calls its own internal API over HTTP.
+        expect(ep.callers).not.toContain(callee);
+        expect(Object.isFrozen(ep.callers)).toBe(true);
+      }
+  });
+
+  it('keeps money and render results with the services that own them', () => {
+    expect(ledgerApi.topUp.callers).toEqual([]);
+    expect(ledgerApi.correction.callers).toEqual([]);
+    expect(ledgerApi.grant.callers).toEqual(['gateway']);
+    for (const ep of [
+      orchestratorApi.startRenderJob,
+      orchestratorApi.renderJobResult,
+      orchestratorApi.renderJobCaptcha,
+      orchestratorApi.renderJobCaptchaSolved,
+    ])
+      expect(ep.callers).toEqual(['browser-renderer']);
+    for (const ep of Object.values(ledgerApi)) expect(ep.callers).not.toContain('browser-renderer');
   });
 });

@@ -196,41 +196,80 @@ const accountPath = '/internal/v1/accounts/:tenantId';
 const tenant = { tenantId: uuid };
 
 export const ledgerApi = {
-  reserve: endpoint<LedgerReservation>()({ method: 'POST', route: '/internal/v1/reservations', params: {}, body: ReserveBody }),
+  reserve: endpoint<LedgerReservation>()({
+    method: 'POST',
+    callers: ['fetch-orchestrator'],
+    route: '/internal/v1/reservations',
+    params: {},
+    body: ReserveBody,
+  }),
   reserveBatch: endpoint<LedgerReservationBatch>()({
     method: 'POST',
+    callers: ['fetch-orchestrator'],
     route: '/internal/v1/reservations/batch',
     params: {},
     body: ReserveBatchBody,
   }),
-  readReservation: endpoint<LedgerReservationDetail>()({ method: 'GET', route: reservationPath, params: { requestId: uuid } }),
+  /** No service reads it back today; the reservation's holder may (tests and diagnostics read as the orchestrator). */
+  readReservation: endpoint<LedgerReservationDetail>()({
+    method: 'GET',
+    callers: ['fetch-orchestrator'],
+    route: reservationPath,
+    params: { requestId: uuid },
+  }),
   authorizeStep: endpoint<LedgerStepAnswer>()({
     method: 'POST',
+    callers: ['fetch-orchestrator'],
     route: `${reservationPath}/steps`,
     params: { requestId: uuid },
     body: StepBody,
   }),
-  grant: endpoint<LedgerFundingResult>()({ method: 'POST', route: `${accountPath}/grants`, params: tenant, body: FundingBody }),
-  topUp: endpoint<LedgerFundingResult>()({ method: 'POST', route: `${accountPath}/top-ups`, params: tenant, body: FundingBody }),
+  grant: endpoint<LedgerFundingResult>()({
+    method: 'POST',
+    callers: ['gateway'],
+    route: `${accountPath}/grants`,
+    params: tenant,
+    body: FundingBody,
+  }),
+  /**
+   * Top-ups and corrections mint or remove credits: no service may call them (operators use the
+   * ledger's admin CLI, which writes the same transfers on the ledger's database).
+   */
+  topUp: endpoint<LedgerFundingResult>()({
+    method: 'POST',
+    callers: [],
+    route: `${accountPath}/top-ups`,
+    params: tenant,
+    body: FundingBody,
+  }),
   correction: endpoint<LedgerFundingResult>()({
     method: 'POST',
+    callers: [],
     route: `${accountPath}/corrections`,
     params: tenant,
     body: CorrectionBody,
   }),
-  balance: endpoint<Schemas['TokenBalance']>()({ method: 'GET', route: `${accountPath}/balance`, params: tenant }),
+  balance: endpoint<Schemas['TokenBalance']>()({ method: 'GET', callers: ['gateway'], route: `${accountPath}/balance`, params: tenant }),
   statement: endpoint<Schemas['StatementPage']>()({
     method: 'GET',
+    callers: ['gateway'],
     route: `${accountPath}/statement`,
     params: tenant,
     query: StatementQuery,
   }),
-  usage: endpoint<Schemas['ProxyTrafficUsage']>()({ method: 'GET', route: `${accountPath}/usage`, params: tenant }),
-  plan: endpoint<LedgerPlan>()({ method: 'GET', route: `${accountPath}/plan`, params: tenant }),
+  usage: endpoint<Schemas['ProxyTrafficUsage']>()({ method: 'GET', callers: ['gateway'], route: `${accountPath}/usage`, params: tenant }),
+  plan: endpoint<LedgerPlan>()({ method: 'GET', callers: ['gateway'], route: `${accountPath}/plan`, params: tenant }),
   /** Paid LLM operations (recipe generation and repair): preflight hold, then the exact charge. */
-  holdLlmCharge: endpoint<LedgerLlmCharge>()({ method: 'POST', route: '/internal/v1/llm-charges', params: {}, body: LlmChargeHoldBody }),
+  holdLlmCharge: endpoint<LedgerLlmCharge>()({
+    method: 'POST',
+    callers: ['recipe-extractor'],
+    route: '/internal/v1/llm-charges',
+    params: {},
+    body: LlmChargeHoldBody,
+  }),
   settleLlmCharge: endpoint<LedgerLlmCharge>()({
     method: 'POST',
+    callers: ['recipe-extractor'],
     route: '/internal/v1/llm-charges/:operationId/settle',
     params: { operationId: reference },
     body: LlmChargeSettleBody,

@@ -141,33 +141,50 @@ const requestPath = '/internal/v1/requests/:id';
 export const orchestratorApi = {
   createRequest: endpoint<Schemas['SubmissionResponse']>()({
     method: 'POST',
+    callers: ['gateway'],
     route: '/internal/v1/requests',
     params: {},
     body: CreateRequestBody,
   }),
   /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
-  readRequest: endpoint<Schemas['RequestDetail']>()({ method: 'GET', route: requestPath, params: { id: uuid }, query: TenantScope }),
-  listRequests: endpoint<Schemas['RequestPage']>()({ method: 'GET', route: '/internal/v1/requests', params: {}, query: ListRequestsQuery }),
+  readRequest: endpoint<Schemas['RequestDetail']>()({
+    method: 'GET',
+    callers: ['gateway', 'recipe-extractor'],
+    route: requestPath,
+    params: { id: uuid },
+    query: TenantScope,
+  }),
+  listRequests: endpoint<Schemas['RequestPage']>()({
+    method: 'GET',
+    callers: ['gateway'],
+    route: '/internal/v1/requests',
+    params: {},
+    query: ListRequestsQuery,
+  }),
   requestEvents: endpoint<StoredEventHistory>()({
     method: 'GET',
+    callers: ['gateway'],
     route: `${requestPath}/events`,
     params: { id: uuid },
     query: RequestEventsQuery,
   }),
   requestResult: endpoint<StoredResultBody>()({
     method: 'GET',
+    callers: ['gateway', 'recipe-extractor'],
     route: `${requestPath}/result`,
     params: { id: uuid },
     query: RequestResultQuery,
   }),
   cancelRequest: endpoint<Schemas['RequestDetail']>()({
     method: 'POST',
+    callers: ['gateway'],
     route: `${requestPath}/cancel`,
     params: { id: uuid },
     body: TenantScope,
   }),
   retryRequest: endpoint<Schemas['RetrySubmissionResponse']>()({
     method: 'POST',
+    callers: ['gateway'],
     route: `${requestPath}/retry`,
     params: { id: uuid },
     body: RetryRequestBody,
@@ -179,23 +196,37 @@ export const orchestratorApi = {
    */
   activeRequests: endpoint<{ active: number }>()({
     method: 'GET',
+    callers: ['gateway'],
     route: '/internal/v1/tenants/:tenantId/active-requests',
     params: { tenantId: uuid },
     query: ActiveRequestsQuery,
   }),
   createBatch: endpoint<Schemas['CabinetBatchResponse']>()({
     method: 'POST',
+    callers: ['gateway'],
     route: '/internal/v1/batches',
     params: {},
     body: CreateBatchBody,
   }),
   /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
-  readBatch: endpoint<Schemas['Batch']>()({ method: 'GET', route: '/internal/v1/batches/:id', params: { id: uuid }, query: TenantScope }),
+  readBatch: endpoint<Schemas['Batch']>()({
+    method: 'GET',
+    callers: ['gateway'],
+    route: '/internal/v1/batches/:id',
+    params: { id: uuid },
+    query: TenantScope,
+  }),
   /** browser-renderer claims a render job (see ./render.ts); the body is empty. */
-  startRenderJob: endpoint<RenderStartAnswer>()({ method: 'POST', route: '/internal/v1/render-jobs/:id/start', params: { id: uuid } }),
+  startRenderJob: endpoint<RenderStartAnswer>()({
+    method: 'POST',
+    callers: ['browser-renderer'],
+    route: '/internal/v1/render-jobs/:id/start',
+    params: { id: uuid },
+  }),
   /** browser-renderer hands a render job's outcome back. */
   renderJobResult: endpoint<RenderResultAnswer>()({
     method: 'POST',
+    callers: ['browser-renderer'],
     route: '/internal/v1/render-jobs/:id/result',
     params: { id: uuid },
     body: RenderResult,
@@ -203,6 +234,7 @@ export const orchestratorApi = {
   /** browser-renderer found a CAPTCHA and asks before solving it (the ledger's ceiling; `solving_captcha`). */
   renderJobCaptcha: endpoint<RenderCaptchaAnswer>()({
     method: 'POST',
+    callers: ['browser-renderer'],
     route: '/internal/v1/render-jobs/:id/captcha',
     params: { id: uuid },
     body: RenderCaptchaBody,
@@ -210,6 +242,7 @@ export const orchestratorApi = {
   /** browser-renderer put the solved token into the page: back to `running`. */
   renderJobCaptchaSolved: endpoint<{ status: string }>()({
     method: 'POST',
+    callers: ['browser-renderer'],
     route: '/internal/v1/render-jobs/:id/captcha/solved',
     params: { id: uuid },
     body: RenderCaptchaSolvedBody,

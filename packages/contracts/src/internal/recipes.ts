@@ -344,36 +344,53 @@ const recipePath = '/internal/v1/recipes/:id';
 const runPath = '/internal/v1/extraction-runs/:requestId';
 
 export const extractorApi = {
-  capabilities: endpoint<ExtractorCapabilities>()({ method: 'GET', route: '/internal/v1/capabilities', params: {} }),
+  capabilities: endpoint<ExtractorCapabilities>()({ method: 'GET', callers: ['gateway'], route: '/internal/v1/capabilities', params: {} }),
   listRecipes: endpoint<RecipePage<RecipeWithVersion>>()({
     method: 'GET',
+    callers: ['gateway'],
     route: '/internal/v1/recipes',
     params: {},
     query: ListRecipesQuery,
   }),
-  createRecipe: endpoint<RecipeDetailView>()({ method: 'POST', route: '/internal/v1/recipes', params: {}, body: CreateRecipeBody }),
+  createRecipe: endpoint<RecipeDetailView>()({
+    method: 'POST',
+    callers: ['gateway'],
+    route: '/internal/v1/recipes',
+    params: {},
+    body: CreateRecipeBody,
+  }),
   /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
-  readRecipe: endpoint<RecipeDetailView>()({ method: 'GET', route: recipePath, params: { id: uuid }, query: RecipeScope }),
+  readRecipe: endpoint<RecipeDetailView>()({
+    method: 'GET',
+    callers: ['gateway'],
+    route: recipePath,
+    params: { id: uuid },
+    query: RecipeScope,
+  }),
   updateRecipe: endpoint<RecipeDetailView>()({
     method: 'POST',
+    callers: ['gateway'],
     route: `${recipePath}/update`,
     params: { id: uuid },
     body: UpdateRecipeBody,
   }),
   deleteRecipe: endpoint<{ deleted: true }>()({
     method: 'POST',
+    callers: ['gateway'],
     route: `${recipePath}/delete`,
     params: { id: uuid },
     body: DeleteRecipeBody,
   }),
   createVersion: endpoint<RecipeVersionView>()({
     method: 'POST',
+    callers: ['gateway'],
     route: `${recipePath}/versions`,
     params: { id: uuid },
     body: CreateVersionBody,
   }),
   activateVersion: endpoint<RecipeDetailView>()({
     method: 'POST',
+    callers: ['gateway'],
     route: `${recipePath}/versions/:versionId/activate`,
     params: { id: uuid, versionId: uuid },
     body: ActivateVersionBody,
@@ -381,21 +398,30 @@ export const extractorApi = {
   /** Synchronous: answers once the version is saved (or every attempt failed); bounded by the attempts and LLM_TIMEOUT_MS. */
   generateVersion: endpoint<GenerationView>()({
     method: 'POST',
+    callers: ['gateway'],
     route: `${recipePath}/generate`,
     params: { id: uuid },
     body: GenerateVersionBody,
   }),
   createRun: endpoint<ExtractionRunView | null>()({
     method: 'POST',
+    callers: ['gateway'],
     route: '/internal/v1/extraction-runs',
     params: {},
     body: CreateRunBody,
   }),
   /** The tenant_id query is parsed on its own (`query.shape.tenant_id`). */
-  readRun: endpoint<ExtractionRunView>()({ method: 'GET', route: runPath, params: { requestId: uuid }, query: RecipeScope }),
+  readRun: endpoint<ExtractionRunView>()({
+    method: 'GET',
+    callers: ['gateway'],
+    route: runPath,
+    params: { requestId: uuid },
+    query: RecipeScope,
+  }),
   /** The tenant's runs among `request_ids` (requests without one are left out). */
   lookupRuns: endpoint<{ items: ExtractionRunView[] }>()({
     method: 'POST',
+    callers: ['gateway'],
     route: '/internal/v1/extraction-runs/lookup',
     params: {},
     body: LookupRunsBody,

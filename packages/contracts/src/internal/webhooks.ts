@@ -175,34 +175,57 @@ const ep = { endpointId: uuid };
 export const webhooksApi = {
   createEndpoint: endpoint<WebhookEndpointWithSecret>()({
     method: 'POST',
+    callers: ['gateway'],
     route: '/internal/v1/webhook-endpoints',
     params: {},
     body: WebhookEndpointCreateBody,
   }),
   listEndpoints: endpoint<CursorPage<WebhookEndpointView>>()({
     method: 'GET',
+    callers: ['gateway'],
     route: '/internal/v1/webhook-endpoints',
     params: {},
     query: WebhookEndpointListQuery,
   }),
-  readEndpoint: endpoint<WebhookEndpointView>()({ method: 'GET', route: endpointPath, params: ep, query: TenantQuery }),
-  updateEndpoint: endpoint<WebhookEndpointView>()({ method: 'POST', route: endpointPath, params: ep, body: WebhookEndpointUpdateBody }),
+  readEndpoint: endpoint<WebhookEndpointView>()({
+    method: 'GET',
+    callers: ['gateway'],
+    route: endpointPath,
+    params: ep,
+    query: TenantQuery,
+  }),
+  updateEndpoint: endpoint<WebhookEndpointView>()({
+    method: 'POST',
+    callers: ['gateway'],
+    route: endpointPath,
+    params: ep,
+    body: WebhookEndpointUpdateBody,
+  }),
   disableEndpoint: endpoint<WebhookEndpointView>()({
     method: 'POST',
+    callers: ['gateway'],
     route: `${endpointPath}/disable`,
     params: ep,
     body: EndpointWriteBody,
   }),
   /** Deletes the endpoint with its messages and attempts (answers `{deleted: true}`). */
-  deleteEndpoint: endpoint<{ deleted: true }>()({ method: 'POST', route: `${endpointPath}/delete`, params: ep, body: EndpointWriteBody }),
+  deleteEndpoint: endpoint<{ deleted: true }>()({
+    method: 'POST',
+    callers: ['gateway'],
+    route: `${endpointPath}/delete`,
+    params: ep,
+    body: EndpointWriteBody,
+  }),
   rotateSecret: endpoint<WebhookEndpointWithSecret>()({
     method: 'POST',
+    callers: ['gateway'],
     route: `${endpointPath}/secret/rotate`,
     params: ep,
     body: RotateSecretBody,
   }),
   listAttempts: endpoint<CursorPage<WebhookAttemptView>>()({
     method: 'GET',
+    callers: ['gateway'],
     route: `${endpointPath}/attempts`,
     params: ep,
     query: WebhookAttemptListQuery,
@@ -210,6 +233,7 @@ export const webhooksApi = {
   /** Sends the message again now (whatever its status); its schedule starts over. */
   redeliver: endpoint<WebhookMessageView>()({
     method: 'POST',
+    callers: ['gateway'],
     route: `${endpointPath}/messages/:messageId/redeliver`,
     params: { endpointId: uuid, messageId: z.string().regex(/^msg_[0-9a-f]{32}$/) },
     body: TenantBody,

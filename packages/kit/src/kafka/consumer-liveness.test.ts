@@ -5,6 +5,7 @@ import type { Consumer, ConsumerConfig } from 'kafkajs';
 import {
   createTestDatabase,
   eventually,
+  identityEnvOf,
   pgRawSql,
   startKafkaProxy,
   uniqueTopicPrefix,
@@ -18,6 +19,7 @@ import { closeServer, listen, portOf } from '../service.js';
 import { KafkaBus } from './bus.js';
 import { makeEnvelope } from './envelope.js';
 import { createKafkaService, type KafkaServiceEnv } from './kafka-service.js';
+import { serviceIdentityFrom } from '../service-identity.js';
 
 /**
  * Liveness of a Kafka service's consumers against the real broker (createKafkaService with one
@@ -85,7 +87,15 @@ async function startService(opts: { stallMs: number; brokers?: string[]; failCom
   } satisfies KafkaServiceEnv;
   const metrics = createMetrics(`kit_liveness_${group.replace(/-/g, '_')}`);
   const service = createKafkaService({
-    deps: { name: 'browser-renderer', env, db, bus, log, metrics },
+    deps: {
+      name: 'browser-renderer',
+      env,
+      db,
+      bus,
+      log,
+      metrics,
+      identity: serviceIdentityFrom('browser-renderer', identityEnvOf('browser-renderer')),
+    },
     consumers: [
       {
         group,
@@ -103,8 +113,10 @@ async function startService(opts: { stallMs: number; brokers?: string[]; failCom
   });
   await service.start();
   const server: Server = await listen(service.app, 0, '127.0.0.1');
+  const metricsServer: Server = await listen(service.metricsApp, 0, '127.0.0.1');
   cleanups.push(async () => {
     await closeServer(server);
+    await closeServer(metricsServer);
     await service.stop();
   });
   const url = `http://127.0.0.1:${portOf(server)}`;
@@ -113,7 +125,7 @@ async function startService(opts: { stallMs: number; brokers?: string[]; failCom
     return { status: res.status, body: (await res.json()) as { status: string; checks?: { name: string; problem: string }[] } };
   };
   const gauge = async (name: string) => {
-    const text = await (await fetch(`${url}/metrics`)).text();
+    const text = await (await fetch(`http://127.0.0.1:${portOf(metricsServer)}/metrics`)).text();
     const line = text.split('\n').find((l) => l.startsWith(`${metrics.prefix}_${name}{`) && l.includes(`group="${group}"`));
     return line === undefined ? undefined : Number(line.split(' ').pop());
   };

@@ -1,9 +1,10 @@
-import type { Router } from 'express';
-import { topicsConsumedBy, topicsProducedBy, type ServiceName, type TopicKey } from '@wdr/contracts';
+import type { Express, Router } from 'express';
+import { internalEndpointsOf, topicsConsumedBy, topicsProducedBy, type ServiceName, type TopicKey } from '@wdr/contracts';
 import { databaseReachable, prismaClientOptions, type PrismaClientOptions, type RawSql, type TxCapable } from '../db.js';
 import { createLogger, type Logger } from '../log.js';
 import { createMetrics, type ServiceMetrics } from '../metrics.js';
-import { createHttpShell, type ReadinessCheck, type ServiceLifecycle } from '../service.js';
+import { createHttpShell, createMetricsApp, type ReadinessCheck, type ServiceLifecycle } from '../service.js';
+import { callerGate, serviceIdentityFrom, type IdentityEnv, type ServiceIdentity } from '../service-identity.js';
 import { KafkaBus } from './bus.js';
 import type { KafkaSecurityEnv, KafkaTopicsEnv } from './kafka-config.js';
 import { PROCESSED_PURGE_EVERY_MS, processedPurger } from './processed-retention.js';
@@ -36,9 +37,11 @@ export interface KafkaServiceDeps<Env extends KafkaServiceEnv, Db extends Connec
   bus: KafkaBus;
   log: Logger;
   metrics: ServiceMetrics;
+  /** Signs this service's internal calls (`identity.signer` for its ServiceClients) and verifies its callers. */
+  identity: ServiceIdentity;
 }
 
-export interface KafkaServiceEnv extends KafkaSecurityEnv, KafkaTopicsEnv {
+export interface KafkaServiceEnv extends KafkaSecurityEnv, KafkaTopicsEnv, IdentityEnv {
   LOG_LEVEL: string;
   DATABASE_URL: string;
   KAFKA_BROKERS: string[];
@@ -65,6 +68,7 @@ export function kafkaServiceDeps<Env extends KafkaServiceEnv, Db extends Connect
     bus: KafkaBus.fromEnv(name, env, log),
     log,
     metrics: createMetrics(name),
+    identity: serviceIdentityFrom(name, env),
   };
 }
 
@@ -99,7 +103,7 @@ export interface KafkaServiceParts<Tx extends RawSql> {
  */
 export function createKafkaService<Tx extends RawSql>(
   parts: KafkaServiceParts<Tx>,
-): ServiceLifecycle & { relay: OutboxRelay; kafkaConnected: () => Promise<void> } {
+): ServiceLifecycle & { metricsApp: Express; relay: OutboxRelay; kafkaConnected: () => Promise<void> } {
   const { name, bus, log, metrics, env } = parts.deps;
   // Prisma's client satisfies the kit's raw-SQL surface; its overloaded $transaction needs the cast.
   const db = parts.deps.db as unknown as TxCapable<Tx> & ConnectableDb;
@@ -132,6 +136,20 @@ export function createKafkaService<Tx extends RawSql>(
       for (const spec of parts.consumers) wedgedGauge.set({ group: spec.group }, wedged.some((w) => w.group === spec.group) ? 1 : 0);
     },
   });
+  // Every route but the probes needs a verified caller that the route's contract names (service-identity.ts).
+  const refusals = metrics.counter(
+    'internal_calls_refused_total',
+    'Internal calls refused by the caller gate: 401 (no valid service identity, by reason), 403 (a service the route does not name), 404 (no such route).',
+    ['status', 'reason', 'caller'] as const,
+  );
+  const gate = callerGate({
+    verifier: parts.deps.identity.verifier,
+    endpoints: internalEndpointsOf(name),
+    onRefused: (r) => {
+      refusals.inc({ status: String(r.status), reason: r.reason, caller: r.caller ?? 'unknown' });
+      log.warn({ refused: r }, 'internal call refused');
+    },
+  });
   const shell = createHttpShell({
     metrics,
     log,
@@ -158,6 +176,7 @@ export function createKafkaService<Tx extends RawSql>(
       { name: 'outbox_relay', required: false, check: () => relay.healthy() },
     ],
     ...(parts.jsonLimit ? { jsonLimit: parts.jsonLimit } : {}),
+    gate,
   });
   if (parts.routes) shell.app.use(parts.routes(relay));
 
@@ -211,6 +230,7 @@ export function createKafkaService<Tx extends RawSql>(
 
   return {
     app: shell.seal(),
+    metricsApp: createMetricsApp(metrics),
     relay,
     /**
      * Resolves once the background connection is done (topics, producer, every consumer joined),

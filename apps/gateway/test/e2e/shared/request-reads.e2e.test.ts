@@ -12,6 +12,7 @@ import {
   type Fleet,
   type FixtureSite,
   type ServiceProcess,
+  internalAgent,
 } from '@wdr/testkit';
 import { KafkaBus, makeEnvelope } from '@wdr/kit/kafka';
 import { createLogger } from '@wdr/kit/log';
@@ -53,7 +54,7 @@ const until = (id: string, pred: (d: Record<string, unknown>) => boolean, ms = 3
 const settled = (d: Record<string, unknown>) => ['settled', 'refunded'].includes(d['token_state'] as string);
 
 async function balance(): Promise<number> {
-  const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenantId}/balance`);
+  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenantId}/balance`);
   return (res.body as { balance_tokens: number }).balance_tokens;
 }
 

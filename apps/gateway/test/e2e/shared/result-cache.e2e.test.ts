@@ -2,7 +2,7 @@ import { createServer, type IncomingHttpHeaders, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { adminCommand, eventually, startFixtureSite, sharedFleet, type Fleet, type FixtureSite } from '@wdr/testkit';
+import { adminCommand, eventually, startFixtureSite, sharedFleet, type Fleet, type FixtureSite, internalAgent } from '@wdr/testkit';
 
 /**
  * The result cache through the public API, on the real fleet: a repeated request within its TTL
@@ -61,12 +61,14 @@ const eventsOf = async (id: string, apiKey = key) =>
 
 /** The ledger's settled reservation of a request: what it was finally charged. */
 async function reservation(id: string): Promise<{ token_state: string; charged_tokens: number }> {
-  const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/reservations/${id}`).expect(200);
+  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger')
+    .get(`/internal/v1/reservations/${id}`)
+    .expect(200);
   return res.body as { token_state: string; charged_tokens: number };
 }
 
 async function balance(tenant = tenantId): Promise<number> {
-  const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenant}/balance`);
+  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenant}/balance`);
   return (res.body as { balance_tokens: number }).balance_tokens;
 }
 
@@ -160,7 +162,7 @@ describe('a repeated request within its TTL', () => {
     // The first request is untouched.
     expect((await detail(first.id)).cached).toBe(false);
     // Operators see hits and misses (lookups at execution start) on the orchestrator's metrics.
-    const metrics = (await request(fleet.url('fetch-orchestrator')).get('/metrics').expect(200)).text;
+    const metrics = (await request(fleet.metricsUrl('fetch-orchestrator')).get('/metrics').expect(200)).text;
     const count = (outcome: string) =>
       Number(new RegExp(`^fetch_orchestrator_result_cache_total\\{[^}]*outcome="${outcome}"[^}]*\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0);
     expect(count('hit')).toBeGreaterThanOrEqual(1);
