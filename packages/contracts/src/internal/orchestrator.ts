@@ -110,6 +110,12 @@ export const RetryRequestBody = z.object({
   input_hash: inputHash,
   concurrency: ConcurrencyCeiling.optional(),
   extraction_run_failed: z.boolean().optional(),
+  /**
+   * A retried workflow run stays a run of its project: the gateway sends the source's project,
+   * environment, workflow and version with the project's budget cap as it is now. The orchestrator
+   * checks the ids are the source's; without it a run's retry keeps the source's scope, uncapped.
+   */
+  origin: WorkflowOrigin.optional(),
 });
 
 /** `limit`: the count stops there (the previous release's gateway asks for its ceiling + 1). */
