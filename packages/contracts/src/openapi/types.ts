@@ -2720,7 +2720,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description VALIDATION_FAILED: the Idempotency-Key is not valid; BUDGET_BELOW_BASE_PRICE: the definition's max_credits_per_request is below the base price; or PROXY_GEO_VERIFICATION_FAILED */
+            /** @description VALIDATION_FAILED: the Idempotency-Key is not valid; or BUDGET_BELOW_BASE_PRICE: the definition's max_credits_per_request is below the base price */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5214,7 +5214,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description VALIDATION_FAILED (one `details` entry per problem), BUDGET_BELOW_BASE_PRICE, or PROXY_GEO_VERIFICATION_FAILED */
+            /** @description VALIDATION_FAILED (one `details` entry per problem) or BUDGET_BELOW_BASE_PRICE */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5587,7 +5587,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description VALIDATION_FAILED (one `details` entry per problem), BUDGET_BELOW_BASE_PRICE, or PROXY_GEO_VERIFICATION_FAILED */
+            /** @description VALIDATION_FAILED (one `details` entry per problem) or BUDGET_BELOW_BASE_PRICE */
             422: {
                 headers: {
                     [name: string]: unknown;
