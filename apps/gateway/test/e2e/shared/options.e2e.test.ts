@@ -15,6 +15,13 @@ import { adminCommand, eventually, startFixtureSite, sharedFleet, type FixtureSi
 let fleet: Fleet;
 let article: http.Server;
 let articleUrl: string;
+/** A page that changes its URL without a navigation request: pushState, a fragment link, a script setting the hash. */
+const SPA = `<!doctype html><html><body><p id="where"></p>
+<button id="push" onclick="history.pushState({}, '', '/spa/next')">Push</button>
+<a id="frag" href="#section">Section</a>
+<button id="hash" onclick="location.hash = 'by-script'">Hash</button>
+<script>const where = () => { document.getElementById('where').textContent = 'at ' + location.pathname + location.search + location.hash; };
+setInterval(where, 20); history.replaceState({}, '', '/spa?loaded=1'); where();</script></body></html>`;
 const ARTICLE = `<!doctype html><html><head><title>Article</title></head><body><article><h1>An article</h1><p>${'Plain text served by the server. '.repeat(20)}</p></article><script>setTimeout(() => { const p = document.createElement('p'); p.id = 'added'; p.textContent = 'Added by script'; document.body.appendChild(p); }, 50);</script></body></html>`;
 let site: FixtureSite;
 let apiKey: string;
@@ -46,7 +53,9 @@ async function accepted(body: Record<string, unknown>): Promise<string> {
 
 beforeAll(async () => {
   site = await startFixtureSite();
-  article = http.createServer((_req, res) => res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(ARTICLE));
+  article = http.createServer((req, res) =>
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(req.url?.startsWith('/spa') ? SPA : ARTICLE),
+  );
   await new Promise<void>((resolve) => article.listen(0, '127.0.0.1', resolve));
   articleUrl = `http://127.0.0.1:${(article.address() as AddressInfo).port}`;
   fleet = sharedFleet();
@@ -158,6 +167,26 @@ describe('debug_artifacts', () => {
       result_meta: { stage: 'browser', javascript: true },
     });
     expect((await gw().get(`/api/v1/data/requests/${id}/result?format=text`).set(data())).text).toContain('Rendered by JavaScript');
+  }, 120_000);
+});
+
+describe('clicks that change the page URL without a navigation request', () => {
+  it('are blocked and counted: pushState, a fragment link, a script setting the hash (the page may use history while it loads)', async () => {
+    const id = await accepted({
+      url: `${articleUrl}/spa`,
+      mode: 'browser',
+      browser_actions: [
+        { type: 'click', selector: '#push' },
+        { type: 'click', selector: '#frag' },
+        { type: 'click', selector: '#hash' },
+        { type: 'wait', ms: 100 },
+      ],
+    });
+    const d = await ended(id, 90_000);
+    expect(d).toMatchObject({ status: 'completed', result_meta: { actions: { run: 4, failed: 0, blocked: 3 } } });
+    const text = (await gw().get(`/api/v1/data/requests/${id}/result?format=text`).set(data())).text;
+    expect(text).toContain('at /spa?loaded=1');
+    expect(text).not.toMatch(/spa\/next|#section|#by-script/);
   }, 120_000);
 });
 
