@@ -6037,7 +6037,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description INSUFFICIENT_CREDITS: the balance cannot cover the base price */
+            /** @description INSUFFICIENT_CREDITS: the balance cannot cover the base price; PROJECT_BUDGET_EXHAUSTED: a workflow run's retry finds no room left in its project's budget cap */
             402: {
                 headers: {
                     [name: string]: unknown;
