@@ -66,7 +66,10 @@ export async function listDataRequests(
 }
 
 export interface StoredEventHistory {
+  /** The request's visible status (an extraction request's readiness). */
   request_status: string;
+  /** An extraction request: its history ends with `extraction.completed` / `extraction.failed`. */
+  extraction?: boolean;
   events: StoredRequestEvent[];
 }
 
@@ -177,6 +180,7 @@ export async function retryDataRequest(
   });
   return {
     ...created,
+    status: visibleRunStatus(run ?? undefined, created.status),
     result_kind: 'extraction',
     page_status: created.status,
     ...(run?.retried_from_run_id ? { retried_from_run_id: run.retried_from_run_id } : {}),

@@ -3,6 +3,7 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
+import { openEventStream } from '../sse-client.js';
 import { adminCommand, eventually, startFixtureSite, sharedFleet, type FixtureSite, type Fleet } from '@wdr/testkit';
 
 /**
@@ -248,6 +249,48 @@ describe('batches and extraction', () => {
     expect(fields).toEqual(['jobs.1.extraction.recipe_id', 'jobs.2.extraction.recipe_id']);
     expect(await balance()).toBe(before);
   });
+
+  it("tracks the extraction's readiness: the submission's status, the events, the stream ending with the extraction, a replay", async () => {
+    const key = `extraction-${randomUUID()}`;
+    const body = { url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } };
+    const sub = await gw().post('/api/v1/data/requests').set(data()).set('Idempotency-Key', key).send(body);
+    expect(sub.status).toBe(202);
+    expect(sub.body).toMatchObject({ status: 'waiting_for_page', result_kind: 'extraction', page_status: 'pending' });
+    const id = sub.body.id as string;
+    const stream = await openEventStream(fleet.url('gateway'), `/api/v1/data/requests/${id}/events/stream`, data());
+    expect(stream.status).toBe(200);
+    await stream.ended;
+    const kinds = stream.messages.map((m) => JSON.parse(m.data) as { type: string; status: string });
+    // The page's end comes first, the stream ends with the extraction's.
+    expect(kinds.map((k) => k.type)).toContain('request.completed');
+    expect(kinds.at(-1)).toEqual(expect.objectContaining({ type: 'extraction.completed', status: 'completed' }));
+    expect(stream.comments).toContain('end terminal');
+    expect((await detail(id))['status']).toBe('completed');
+    const events = await gw().get(`/api/v1/data/requests/${id}/events`).set(data());
+    expect((events.body.data as { type: string }[]).map((e) => e.type)).toContain('extraction.completed');
+    // A stream opened after the end replays the whole history (tokens.settled may follow the extraction's end) and ends at once.
+    const late = await openEventStream(fleet.url('gateway'), `/api/v1/data/requests/${id}/events/stream`, data());
+    await late.ended;
+    expect(late.messages.map((m) => (JSON.parse(m.data) as { type: string }).type)).toContain('extraction.completed');
+    expect(late.comments).toContain('end terminal');
+    const replay = await gw().post('/api/v1/data/requests').set(data()).set('Idempotency-Key', key).send(body);
+    expect(replay.body).toMatchObject({
+      id,
+      idempotent_replay: true,
+      status: 'completed',
+      result_kind: 'extraction',
+      page_status: 'completed',
+    });
+  }, 90_000);
+
+  it('ends the stream with extraction.failed when the page failed', async () => {
+    const sub = await submit({ url: `${site.url}/status/500`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
+    expect(sub.status).toBe(202);
+    const stream = await openEventStream(fleet.url('gateway'), `/api/v1/data/requests/${sub.body.id as string}/events/stream`, data());
+    await stream.ended;
+    const last = JSON.parse(stream.messages.at(-1)!.data) as Record<string, unknown>;
+    expect(last).toMatchObject({ type: 'extraction.failed', status: 'failed', data: { error: { code: expect.any(String) } } });
+  }, 90_000);
 
   it('runs the extraction of each batch job like a single submission', async () => {
     const res = await gw()
