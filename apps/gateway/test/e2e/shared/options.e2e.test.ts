@@ -158,6 +158,20 @@ describe('the detail reports what happened', () => {
   });
 });
 
+describe('the waits in the browser', () => {
+  it('wait at most 30 s even when timeout_ms allows more: WAIT_FOR_SELECTOR_TIMEOUT after the cap, refunded', async () => {
+    const before = await balance();
+    const id = await accepted({ url: `${site.url}/page`, mode: 'browser', wait_for_selector: '#never', timeout_ms: 120_000 });
+    const d = await ended(id, 90_000);
+    expect(d).toMatchObject({ status: 'failed', token_state: 'refunded', user_error: { code: 'WAIT_FOR_SELECTOR_TIMEOUT' } });
+    expect((d['user_error'] as { message: string }).message).toContain('30000 ms');
+    const ran = Date.parse(d['finished_at'] as string) - Date.parse(d['started_at'] as string);
+    expect(ran).toBeGreaterThanOrEqual(30_000);
+    expect(ran).toBeLessThan(60_000);
+    expect(await balance()).toBe(before);
+  }, 120_000);
+});
+
 describe('debug_artifacts', () => {
   it('turns JavaScript on in the browser although javascript is false', async () => {
     const id = await accepted({ url: `${site.url}/js-page`, javascript: false, debug_artifacts: true, wait_for_selector: '#rendered' });
