@@ -232,8 +232,12 @@ async function renderIn(
     const geo = geoProfileOf(job.route.country);
     if (geo) {
       await p.emulateTimezone(geo.timezone);
-      await context.overridePermissions(target.origin, ['geolocation']);
-      await p.setGeolocation({ latitude: geo.latitude, longitude: geo.longitude });
+      // The country's default locale for Intl (dates, numbers) in the page.
+      if (geo.locale) await (await p.createCDPSession()).send('Emulation.setLocaleOverride', { locale: geo.locale });
+      if (geo.position) {
+        await context.overridePermissions(target.origin, ['geolocation']);
+        await p.setGeolocation(geo.position);
+      }
       country = job.route.country;
     }
     if (o.browser_actions.length > 0) await installGuard(p, guard);
