@@ -158,6 +158,25 @@ describe('the detail reports what happened', () => {
   });
 });
 
+describe('base_tokens of a cache hit', () => {
+  it('is the price the hit was charged (auto: the HTTP tariff), not the admission price', async () => {
+    const url = `${site.url}/js-page?cache-case=${randomUUID()}`;
+    const first = await submit({ url, mode: 'auto' });
+    expect(first.status).toBe(202);
+    const rendered = await ended(first.body.id as string, 90_000);
+    expect(rendered).toMatchObject({ status: 'completed', result_meta: { stage: 'browser' }, base_tokens: 5 });
+    const hit = await submit({ url, mode: 'auto' });
+    expect(hit.body.base_tokens).toBe(5);
+    const d = await eventually(
+      () => detail(hit.body.id as string),
+      (x) => x['token_state'] === 'settled',
+      60_000,
+      150,
+    );
+    expect(d).toMatchObject({ status: 'completed', cached: true, base_tokens: 1 });
+  }, 120_000);
+});
+
 describe('the waits in the browser', () => {
   it('wait at most 30 s even when timeout_ms allows more: WAIT_FOR_SELECTOR_TIMEOUT after the cap, refunded', async () => {
     const before = await balance();
