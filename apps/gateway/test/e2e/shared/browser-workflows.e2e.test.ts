@@ -706,6 +706,59 @@ describe('running a workflow with the project+environment key', () => {
       );
   }, 240_000);
 
+  it("a run with extraction reaches its scope's endpoint as extraction.completed once its extraction ended", async () => {
+    const recipe = await gateway()
+      .post('/api/v1/client/recipes')
+      .set('Authorization', `Bearer ${a.token}`)
+      .send({
+        name: 'Run product',
+        sample_url: `${site.url}/product`,
+        activate: true,
+        definition: { dsl_version: 1, fields: [{ name: 'title', type: 'string', required: true, selectors: ['h1.title'] }] },
+      });
+    expect(recipe.status).toBe(201);
+    const p = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Extracting', slug: 'extracting' });
+    const pid = (p.headers['location'] as string).split('/').pop()!;
+    const env = (await get(a, `/projects/${pid}`)).body.environments[0].id as string;
+    const key = (await post(a, `/projects/${pid}/environments/${env}/api-keys`, {})).body.api_key as string;
+    const hook = await post(a, `/projects/${pid}/environments/${env}/webhooks`, {
+      url: `${receiverUrl}/hooks/extracting`,
+      event_types: ['extraction.completed', 'extraction.failed'],
+    });
+    expect(hook.status).toBe(201);
+    const wf = (await post(a, `/projects/${pid}/workflows`, { name: 'extract' })).body.id as string;
+    const v = (
+      await post(a, `/workflows/${wf}/versions`, {
+        definition: { url: `${site.url}/product`, skip_cache: true, extraction: { recipe_id: recipe.body.id as string } },
+      })
+    ).body;
+    await post(a, `/workflow-versions/${v.id}/publish`, { revision: 1 });
+    await post(a, `/workflows/${wf}/versions/${v.id}/activate`, { workflow_version: 0 });
+    const started = await run(key, `${pid}/environments/${env}/workflows/${wf}/runs`);
+    expect(started.status).toBe(202);
+    expect(started.body).toMatchObject({ status: 'waiting_for_page', result_kind: 'extraction' });
+    const delivered = await eventually(
+      async () => received.filter((r) => r.headers['webhook-signature'] && r.body.includes(started.body.id)).map((r) => JSON.parse(r.body)),
+      (rs) => rs.length > 0,
+      60_000,
+    );
+    expect(delivered).toHaveLength(1);
+    expect(
+      signatureValid(
+        received.find((r) => r.body.includes(started.body.id))!,
+        hook.body.secret,
+      ),
+    ).toBe(true);
+    expect(delivered[0]).toMatchObject({
+      type: 'extraction.completed',
+      data: { request_id: started.body.id, project_id: pid, environment_id: env },
+    });
+    expect((await readRun(key, `${pid}/environments/${env}/runs/${started.body.id}`)).body).toMatchObject({
+      status: 'completed',
+      page_status: 'completed',
+    });
+  }, 120_000);
+
   it("a retried run stays a run of its project: its workflow_run, its scope's webhooks, and the project's budget cap", async () => {
     const p = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Retries', slug: 'retries', budget_cap_tokens: 7 });
     const pid = (p.headers['location'] as string).split('/').pop()!;
