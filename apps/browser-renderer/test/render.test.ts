@@ -135,6 +135,17 @@ describe('render engine', () => {
     expect(out.result.outcome === 'completed' && out.result.meta.country).toBe('JP');
   });
 
+  it.each([
+    // Chromium's ICU answers its own canonical spelling of a zone (Asia/Katmandu for Asia/Kathmandu).
+    ['NP', /tz Asia\/Kath?mandu/],
+    ['IS', /tz Atlantic\/Reykjavik/],
+    ['BO', /tz America\/La_Paz/],
+  ])('emulates countries beyond the old hand-written table too: %s renders in %s', async (country, tz) => {
+    const out = await renderJob(pool, job('/geo', {}, { route: { proxy: null, country } }), local);
+    expect(out.result.outcome === 'completed' && out.result.text).toMatch(tz);
+    expect(out.result.outcome === 'completed' && out.result.meta.country).toBe(country);
+  });
+
   it('counts console errors and renders a 10 MB page within the result limit', async () => {
     const errors = await renderJob(pool, job('/console-errors'), local);
     expect(errors.result.outcome === 'completed' && errors.result.meta.console_errors).toBe(2);

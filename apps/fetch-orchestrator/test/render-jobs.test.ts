@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
 import { Sealer } from '@wdr/kit/sealing';
+import type { ServiceClient } from '@wdr/kit/http-client';
 import type { RenderMeta } from '@wdr/contracts';
 import { PrismaClient, type Prisma } from '../src/generated/prisma/client.js';
 import { cancelRequest } from '../src/domain/cancel.js';
@@ -23,7 +24,9 @@ let database: TestDatabase;
 let db: PrismaClient;
 const sealer = Sealer.fromBase64(Buffer.alloc(32, 7).toString('base64'));
 let routes: RouteDeps;
-const deps = () => ({ db, sealer, maxResultBytes: 1024 * 1024, resultRetentionHours: 1, routes });
+/** No request here has a ceiling: the ledger is never asked (a call fails the test). */
+const ledger = { post: () => Promise.reject(new Error('the ledger is not asked here')) } as unknown as ServiceClient;
+const deps = () => ({ db, ledger, sealer, maxResultBytes: 1024 * 1024, resultRetentionHours: 1, routes });
 
 beforeAll(async () => {
   database = await createTestDatabase('fetch-orchestrator');

@@ -39,17 +39,28 @@ const SETTLE_MS = 250;
 export async function runActions(
   page: Page,
   actions: readonly BrowserAction[],
-  opts: { guard: () => GuardCounters; waitBoundMs: number; deadline: number },
+  opts: {
+    guard: () => GuardCounters;
+    waitBoundMs: number;
+    deadline: number;
+    /**
+     * The page URL changed without a navigation request the guard stopped (a script setting
+     * `location.hash`): put it back to `url` and count it. The action is reported as blocked.
+     */
+    restoreUrl?: (url: string) => Promise<void>;
+  },
   /** Filled as the actions run, so a failure still leaves the outcomes of those before it. */
   outcomes: ActionOutcome[] = [],
 ): Promise<ActionOutcome[]> {
   for (const [index, action] of actions.entries()) {
     const t0 = Date.now();
     const before = total(opts.guard());
+    const urlBefore = page.url();
     const left = Math.max(1, opts.deadline - Date.now());
     try {
       await runOne(page, action, Math.min(left, opts.waitBoundMs));
       if (action.type === 'click' || action.type === 'press') await sleep(Math.min(SETTLE_MS, left));
+      if (opts.restoreUrl && page.url() !== urlBefore) await opts.restoreUrl(urlBefore);
       const blocked = total(opts.guard()) > before;
       outcomes.push({ index, type: action.type, outcome: blocked ? 'blocked' : 'ok', ms: Date.now() - t0 });
     } catch (err) {

@@ -1,69 +1,101 @@
+import { createRequire } from 'node:module';
+import ct from 'countries-and-timezones';
+
 /**
- * What a browser context looks like from a country: its main IANA time zone and the coordinates of
- * its capital. Applied when the route carries a verified exit country (the proxy layer fills it).
- * A country missing here gets no emulation (reported as `country: null` in result_meta), never a
+ * What a browser context looks like from a country: an IANA time zone of it, its default locale
+ * and a point inside it. Applied when the route carries a verified exit country (the proxy layer
+ * fills it). Built from maintained data, for every country those packages know (issue 23):
+ *   - time zones by country: `countries-and-timezones` (the tz database's zone.tab);
+ *   - default locale and coordinates (the country's centre): `country-locale-map`.
+ * A country neither knows gets no emulation (reported as `country: null` in result_meta), never a
  * wrong one.
  */
 export interface GeoProfile {
   timezone: string;
-  latitude: number;
-  longitude: number;
+  /** BCP 47, e.g. `de-DE`. */
+  locale: string | null;
+  /** The country's centre; null for the few territories the data gives no coordinates (no geolocation then). */
+  position: { latitude: number; longitude: number } | null;
 }
 
-const P = (timezone: string, latitude: number, longitude: number): GeoProfile => ({ timezone, latitude, longitude });
+interface LocaleCountry {
+  default_locale?: string;
+  capital?: string;
+  latitude?: number | string;
+  longitude?: number | string;
+}
+const require = createRequire(import.meta.url);
+const clm = require('country-locale-map') as { getCountryByAlpha2: (alpha2: string) => LocaleCountry | undefined };
 
-export const GEO_PROFILES: Readonly<Record<string, GeoProfile>> = {
-  AE: P('Asia/Dubai', 24.4539, 54.3773),
-  AR: P('America/Argentina/Buenos_Aires', -34.6037, -58.3816),
-  AT: P('Europe/Vienna', 48.2082, 16.3738),
-  AU: P('Australia/Sydney', -35.2809, 149.13),
-  BE: P('Europe/Brussels', 50.8503, 4.3517),
-  BR: P('America/Sao_Paulo', -15.7939, -47.8828),
-  CA: P('America/Toronto', 45.4215, -75.6972),
-  CH: P('Europe/Zurich', 46.948, 7.4474),
-  CL: P('America/Santiago', -33.4489, -70.6693),
-  CN: P('Asia/Shanghai', 39.9042, 116.4074),
-  CO: P('America/Bogota', 4.711, -74.0721),
-  CZ: P('Europe/Prague', 50.0755, 14.4378),
-  DE: P('Europe/Berlin', 52.52, 13.405),
-  DK: P('Europe/Copenhagen', 55.6761, 12.5683),
-  EG: P('Africa/Cairo', 30.0444, 31.2357),
-  ES: P('Europe/Madrid', 40.4168, -3.7038),
-  FI: P('Europe/Helsinki', 60.1699, 24.9384),
-  FR: P('Europe/Paris', 48.8566, 2.3522),
-  GB: P('Europe/London', 51.5074, -0.1278),
-  GR: P('Europe/Athens', 37.9838, 23.7275),
-  HK: P('Asia/Hong_Kong', 22.3193, 114.1694),
-  HU: P('Europe/Budapest', 47.4979, 19.0402),
-  ID: P('Asia/Jakarta', -6.2088, 106.8456),
-  IE: P('Europe/Dublin', 53.3498, -6.2603),
-  IL: P('Asia/Jerusalem', 31.7683, 35.2137),
-  IN: P('Asia/Kolkata', 28.6139, 77.209),
-  IT: P('Europe/Rome', 41.9028, 12.4964),
-  JP: P('Asia/Tokyo', 35.6762, 139.6503),
-  KR: P('Asia/Seoul', 37.5665, 126.978),
-  MX: P('America/Mexico_City', 19.4326, -99.1332),
-  MY: P('Asia/Kuala_Lumpur', 3.139, 101.6869),
-  NG: P('Africa/Lagos', 9.0765, 7.3986),
-  NL: P('Europe/Amsterdam', 52.3676, 4.9041),
-  NO: P('Europe/Oslo', 59.9139, 10.7522),
-  NZ: P('Pacific/Auckland', -41.2865, 174.7762),
-  PH: P('Asia/Manila', 14.5995, 120.9842),
-  PL: P('Europe/Warsaw', 52.2297, 21.0122),
-  PT: P('Europe/Lisbon', 38.7223, -9.1393),
-  RO: P('Europe/Bucharest', 44.4268, 26.1025),
-  SA: P('Asia/Riyadh', 24.7136, 46.6753),
-  SE: P('Europe/Stockholm', 59.3293, 18.0686),
-  SG: P('Asia/Singapore', 1.3521, 103.8198),
-  TH: P('Asia/Bangkok', 13.7563, 100.5018),
-  TR: P('Europe/Istanbul', 39.9334, 32.8597),
-  TW: P('Asia/Taipei', 25.033, 121.5654),
-  UA: P('Europe/Kyiv', 50.4501, 30.5234),
-  US: P('America/New_York', 38.9072, -77.0369),
-  VN: P('Asia/Ho_Chi_Minh', 21.0278, 105.8342),
-  ZA: P('Africa/Johannesburg', -25.7479, 28.2293),
+/**
+ * The tz database has no "main zone" per country. Countries spanning several UTC offsets whose
+ * capital's zone cannot be found by name (below) name it here: the zone of the capital.
+ */
+const CAPITAL_ZONES: Readonly<Record<string, string>> = {
+  US: 'America/New_York',
+  CA: 'America/Toronto',
+  BR: 'America/Sao_Paulo',
 };
 
+const ALL_ZONES = ct.getAllTimezones({ deprecated: true });
+/** Area/Location names only (not the backward links such as `US/Eastern` or `EST5EDT`). */
+const LOCATION = /^(Africa|America|Antarctica|Arctic|Asia|Atlantic|Australia|Europe|Indian|Pacific)\//;
+/** Links of each canonical zone (`Australia/Canberra` -> `Australia/Sydney`). */
+const LINKS = new Map<string, string[]>();
+for (const z of Object.values(ALL_ZONES)) {
+  if (z.aliasOf) LINKS.set(z.aliasOf, [...(LINKS.get(z.aliasOf) ?? []), z.name]);
+}
+const cityOf = (zone: string) => (zone.split('/').at(-1) ?? '').replace(/_/g, ' ').toLowerCase();
+
+/**
+ * The zone of a country. Its own zones are the tz database's locations of that country, links
+ * included (the database merged zones of identical history, so Iceland's `Atlantic/Reykjavik` is
+ * a link to `Africa/Abidjan`: a country is shown its own name). Then: the capital zone named above;
+ * else its only own zone; else the one named after its capital; else, among the zones of the
+ * offset most of its zones share, the one with the most links (the long-standing main zone
+ * collects them), else the first. Chromium knows links and canonical names alike.
+ */
+export function timezoneOf(country: string, capital: string | undefined): string | undefined {
+  const own = Object.values(ALL_ZONES).filter((z) => LOCATION.test(z.name) && z.countries[0] === country);
+  const zones =
+    own.length > 0 ? own : Object.values(ALL_ZONES).filter((z) => LOCATION.test(z.name) && z.countries.includes(country as never));
+  if (zones.length === 0) return undefined;
+  const named = CAPITAL_ZONES[country];
+  if (named && zones.some((z) => z.name === named)) return named;
+  if (zones.length === 1) return zones[0]!.name;
+  const cap = (capital ?? '').toLowerCase();
+  const byCapital = zones.find((z) => cityOf(z.name) === cap);
+  if (byCapital) return byCapital.name;
+  const offsets = new Map<number, number>();
+  for (const z of zones) offsets.set(z.utcOffset, (offsets.get(z.utcOffset) ?? 0) + 1);
+  const common = Math.max(...offsets.values());
+  let best = zones[0]!;
+  let links = -1;
+  for (const z of zones) {
+    if (offsets.get(z.utcOffset) !== common) continue;
+    const n = (LINKS.get(z.name) ?? []).length + (z.aliasOf ? 0 : 1);
+    if (n > links) [best, links] = [z, n];
+  }
+  return best.name;
+}
+
+const cache = new Map<string, GeoProfile | undefined>();
+
 export function geoProfileOf(country: string | null): GeoProfile | undefined {
-  return country ? GEO_PROFILES[country.toUpperCase()] : undefined;
+  if (!country) return undefined;
+  const cc = country.toUpperCase();
+  if (cache.has(cc)) return cache.get(cc);
+  const info = clm.getCountryByAlpha2(cc);
+  const timezone = timezoneOf(cc, info?.capital);
+  const latitude = Number(info?.latitude ?? NaN);
+  const longitude = Number(info?.longitude ?? NaN);
+  const profile: GeoProfile | undefined = timezone
+    ? {
+        timezone,
+        locale: info?.default_locale ? info.default_locale.replace(/_/g, '-') : null,
+        position: Number.isFinite(latitude) && Number.isFinite(longitude) ? { latitude, longitude } : null,
+      }
+    : undefined;
+  cache.set(cc, profile);
+  return profile;
 }

@@ -232,8 +232,12 @@ async function renderIn(
     const geo = geoProfileOf(job.route.country);
     if (geo) {
       await p.emulateTimezone(geo.timezone);
-      await context.overridePermissions(target.origin, ['geolocation']);
-      await p.setGeolocation({ latitude: geo.latitude, longitude: geo.longitude });
+      // The country's default locale for Intl (dates, numbers) in the page.
+      if (geo.locale) await (await p.createCDPSession()).send('Emulation.setLocaleOverride', { locale: geo.locale });
+      if (geo.position) {
+        await context.overridePermissions(target.origin, ['geolocation']);
+        await p.setGeolocation(geo.position);
+      }
       country = job.route.country;
     }
     if (o.browser_actions.length > 0) await installGuard(p, guard);
@@ -445,7 +449,12 @@ async function renderIn(
 
     if (o.browser_actions.length > 0) {
       try {
-        await runActions(p, o.browser_actions, { guard: () => guard, waitBoundMs: boundMs(), deadline }, outcomes);
+        await armGuard(p);
+        const restoreUrl = async (url: string) => {
+          guard.navigations++;
+          await p.evaluate((u) => (window as unknown as { __wdrRestoreUrl: (x: string) => void }).__wdrRestoreUrl(u), url);
+        };
+        await runActions(p, o.browser_actions, { guard: () => guard, waitBoundMs: boundMs(), deadline, restoreUrl }, outcomes);
       } catch (err) {
         if (err instanceof ActionFailedError) throw new RenderFailure('BROWSER_ACTION_FAILED', err.message, 'tenant');
         throw err;
@@ -525,19 +534,44 @@ function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
 
 /**
  * In the page: a link with `download` or a target other than the page itself, and window.open,
- * are stopped before the browser acts on them, and reported to the renderer.
+ * are stopped before the browser acts on them, and reported to the renderer. Once the actions
+ * start (`armGuard`), a change of the page URL without a navigation request is stopped too: a
+ * fragment link to another fragment and `history.pushState` / `replaceState` with another URL
+ * (the page's own scripts may use them freely while it loads).
  */
 async function installGuard(page: Page, guard: GuardCounters): Promise<void> {
   await page.exposeFunction('__wdrGuardStopped', (kind: string) => {
     if (kind === 'download') guard.downloads++;
+    else if (kind === 'navigation') guard.navigations++;
     else guard.popups++;
   });
   await page.evaluateOnNewDocument(() => {
-    const report = (kind: string) => (window as unknown as { __wdrGuardStopped: (k: string) => void }).__wdrGuardStopped(kind);
+    const w = window as unknown as { __wdrGuardStopped: (k: string) => void; __wdrGuardArmed?: boolean };
+    const report = (kind: string) => w.__wdrGuardStopped(kind);
     window.open = () => {
       report('popup');
       return null;
     };
+    const changesUrl = (url: string | URL | null | undefined) => {
+      if (url === undefined || url === null) return false;
+      try {
+        return new URL(String(url), location.href).href !== location.href;
+      } catch {
+        return false;
+      }
+    };
+    const replace = history.replaceState.bind(history);
+    (w as unknown as { __wdrRestoreUrl: (url: string) => void }).__wdrRestoreUrl = (url: string) => replace(history.state, '', url);
+    for (const name of ['pushState', 'replaceState'] as const) {
+      const original = history[name].bind(history);
+      history[name] = (data: unknown, unused: string, url?: string | URL | null) => {
+        if (w.__wdrGuardArmed && changesUrl(url)) {
+          report('navigation');
+          return;
+        }
+        original(data, unused, url);
+      };
+    }
     document.addEventListener(
       'click',
       (event) => {
@@ -549,9 +583,24 @@ async function installGuard(page: Page, guard: GuardCounters): Promise<void> {
         } else if (anchor.target && !['_self', '_top', '_parent', ''].includes(anchor.target.toLowerCase())) {
           event.preventDefault();
           report('popup');
+        } else if (w.__wdrGuardArmed && anchor.hasAttribute('href')) {
+          // A same-document link (another fragment) changes the URL without a navigation request.
+          const to = new URL(anchor.href, location.href);
+          const here = new URL(location.href);
+          if (to.hash !== here.hash && to.href.split('#')[0] === here.href.split('#')[0]) {
+            event.preventDefault();
+            report('navigation');
+          }
         }
       },
       true,
     );
+  });
+}
+
+/** From here on the guard also stops URL changes without a navigation request (see installGuard). */
+async function armGuard(page: Page): Promise<void> {
+  await page.evaluate(() => {
+    (window as unknown as { __wdrGuardArmed?: boolean }).__wdrGuardArmed = true;
   });
 }

@@ -10,6 +10,7 @@ export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void)
   const r = Router();
   const renderDeps = {
     db: deps.db,
+    ledger: deps.ledger,
     sealer: deps.sealer,
     maxResultBytes: deps.env.MAX_RESULT_BYTES,
     resultRetentionHours: deps.env.RESULT_RETENTION_HOURS,

@@ -55,3 +55,13 @@ export function enforceCeiling(ceiling: ConcurrencyCeiling | undefined, active: 
     retryAfterSeconds: CONCURRENCY_RETRY_AFTER_S,
   });
 }
+
+/**
+ * Whether the ledger holds a ceiling for this request: its own max_credits_per_request, or a
+ * project run's budget room (reserved as the run's ceiling at admission). Paid steps past the base
+ * (traffic, a CAPTCHA solve, auto's browser step) are asked for only then.
+ */
+export function hasCeiling(row: { options: unknown; projectId: string | null; budgetCommitted: number }): boolean {
+  const own = (row.options as { max_credits_per_request?: number | null } | null)?.max_credits_per_request;
+  return typeof own === 'number' || (row.projectId !== null && row.budgetCommitted > 0);
+}

@@ -6,7 +6,7 @@ import { ledgerApi, type components, type ProxyNetworkTypeName, type RouteModeNa
 import { callInternal } from '@wdr/kit/internal-call';
 import { Prisma, type Batch as BatchRow, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
 import { refuseUnconnectedPremium, type AdmissionDeps } from './requests/create.js';
-import { TERMINAL } from './requests/terminal.js';
+import { publicStatusOf, TERMINAL } from './requests/terminal.js';
 import { batchStatusOf } from './batch-status.js';
 import { firstJobOf } from './stages.js';
 
@@ -37,7 +37,7 @@ export function jobIdOf(batchId: string, index: number): string {
   return `${h.slice(0, 8)}-${h.slice(8, 12)}-8${h.slice(13, 16)}-${((parseInt(h.slice(16, 18), 16) & 0x3f) | 0x80).toString(16)}${h.slice(18, 20)}-${h.slice(20, 32)}`;
 }
 
-const jobStatus = (s: string) => (TERMINAL.has(s) || s === 'pending' || s === 'running' ? s : 'running') as BatchJob['status'];
+const jobStatus = (s: string): BatchJob['status'] => publicStatusOf(s);
 
 /**
  * Admit a batch all or nothing: the ledger reserves every job's base price in one transaction (or

@@ -1,7 +1,10 @@
 import { transactionWithHooks } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import type { Sealer } from '@wdr/kit/sealing';
+import type { ServiceClient } from '@wdr/kit/http-client';
+import { callInternal } from '@wdr/kit/internal-call';
 import {
+  ledgerApi,
   RenderOptions,
   type ProxyNetworkTypeName,
   type RenderJob,
@@ -12,7 +15,8 @@ import {
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { authorizedSolves } from './render-captcha.js';
 import { appendEvent } from './requests/events.js';
-import { finish, type Termination } from './requests/finish.js';
+import { addTraffic, finish, type Termination, type TrafficReport } from './requests/finish.js';
+import { hasCeiling } from './admission.js';
 import { TERMINAL } from './requests/terminal.js';
 import { fillResultCache, serveFromCache, type ResultCacheSettings } from './result-cache.js';
 import { lockRequest } from './run-http-stage.js';
@@ -24,6 +28,8 @@ type Tx = Prisma.TransactionClient;
 /** What the two render-job operations need. */
 export interface RenderJobDeps {
   db: PrismaClient;
+  /** The ledger, asked whether a browser stage's proxy traffic still fits the ceiling before its page is delivered. */
+  ledger: ServiceClient;
   sealer: Sealer;
   maxResultBytes: number;
   resultRetentionHours: number;
@@ -72,8 +78,7 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
     const reason = row.routeMode === 'auto' ? 'escalated' : 'requested';
     const o = row.options as Record<string, unknown>;
     const options = RenderOptions.safeParse({
-      // Browser actions need JavaScript (the spec: a non-empty list enables it).
-      javascript: ((o['javascript'] as boolean | undefined) ?? true) || ((o['browser_actions'] as unknown[] | undefined)?.length ?? 0) > 0,
+      javascript: javascriptOf(o),
       timeout_ms: o['timeout_ms'] ?? 45_000,
       user_agent: o['user_agent'],
       headers: o['headers'] ?? {},
@@ -134,6 +139,7 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
  * one transaction. A result for a request that is already terminal is acknowledged and ignored.
  */
 export async function acceptRenderResult(deps: RenderJobDeps, requestId: string, result: RenderResult): Promise<RenderResultAnswer> {
+  const overBudget = await browserTrafficOverBudget(deps, requestId, result);
   return transactionWithHooks(
     deps.db,
     async (tx) => {
@@ -142,7 +148,20 @@ export async function acceptRenderResult(deps: RenderJobDeps, requestId: string,
       if (TERMINAL.has(locked.status)) return { accepted: false, status: locked.status };
       const row = await tx.dataRequest.findUniqueOrThrow({ where: { id: requestId } });
       let termination: Termination;
-      if (result.outcome === 'completed') {
+      if (result.outcome === 'completed' && overBudget) {
+        // The page's proxy traffic passed max_credits_per_request: not delivered, charged up to the
+        // ceiling (what ran), like the HTTP stage and a CAPTCHA solve refused at the ceiling.
+        const t = failed('BUDGET_EXHAUSTED', overBudget, { reason: 'budget_exhausted', status_code: result.status_code });
+        const solves = await captchaSolvesOf(tx, requestId, result);
+        termination = {
+          ...t,
+          userError: { ...t.userError, reason: 'budget_exhausted' },
+          reason: 'budget_exhausted',
+          resultMeta: { ...result.meta, stage: 'browser' },
+          protected: result.meta.challenge,
+          ...(solves > 0 ? { captchaSolves: solves } : {}),
+        };
+      } else if (result.outcome === 'completed') {
         const body = Buffer.from(result.body_base64, 'base64');
         if (body.length > deps.maxResultBytes) {
           const message = `the page is larger than ${deps.maxResultBytes} bytes`;
@@ -202,8 +221,38 @@ export async function acceptRenderResult(deps: RenderJobDeps, requestId: string,
   );
 }
 
+/**
+ * Measured proxy traffic of the browser stage is a paid item: under a ceiling (the request's
+ * max_credits_per_request, or a project run's budget room) the ledger is asked whether the whole
+ * (base of the browser stage, CAPTCHA solves, the traffic of both stages) still fits before the
+ * page is delivered. The reason when it does not, else undefined. Asked outside the transaction
+ * (the step is idempotent by its id: a redelivered result asks again harmlessly).
+ */
+async function browserTrafficOverBudget(deps: RenderJobDeps, requestId: string, result: RenderResult): Promise<string | undefined> {
+  if (result.outcome !== 'completed' || !result.traffic?.measured) return undefined;
+  const row = await deps.db.dataRequest.findUnique({ where: { id: requestId } });
+  if (!row || TERMINAL.has(row.status) || !row.proxyType || !hasCeiling(row)) return undefined;
+  const traffic = addTraffic(row.trafficCarried as TrafficReport | null, {
+    proxy_type: row.proxyType as ProxyNetworkTypeName,
+    ...result.traffic,
+  });
+  if (!traffic?.measured) return undefined;
+  const solves = await captchaSolvesOf(deps.db, requestId, result);
+  const step = await callInternal(deps.ledger, ledgerApi.authorizeStep, {
+    params: { requestId },
+    body: {
+      step_id: 'traffic:browser',
+      stage: 'browser',
+      captcha_solves: solves,
+      traffic_bytes: traffic.request_bytes + traffic.response_bytes,
+    },
+  });
+  if (step.allowed || step.reason !== 'budget_exhausted') return undefined;
+  return `the page's proxy traffic brings the request to ${step.projected_tokens} tokens, above max_credits_per_request (${step.max_credits})`;
+}
+
 /** CAPTCHA solves to bill: those the render made, never more than the ledger was asked to allow. */
-async function captchaSolvesOf(tx: Tx, requestId: string, result: RenderResult): Promise<number> {
+async function captchaSolvesOf(tx: Tx | PrismaClient, requestId: string, result: RenderResult): Promise<number> {
   const made = result.meta?.captcha?.solves ?? 0;
   return made > 0 ? Math.min(made, await authorizedSolves(tx, requestId)) : 0;
 }
@@ -215,4 +264,16 @@ function failed(code: string, message: string, extra: Record<string, unknown>): 
     userError: { code, message },
     terminalStage: 'browser',
   };
+}
+
+/**
+ * JavaScript in the browser stage: the submission's `javascript` (default true), turned on by a
+ * non-empty `browser_actions` or `debug_artifacts: true` (the spec: each enables JavaScript).
+ */
+export function javascriptOf(o: Record<string, unknown>): boolean {
+  return (
+    ((o['javascript'] as boolean | undefined) ?? true) ||
+    ((o['browser_actions'] as unknown[] | undefined)?.length ?? 0) > 0 ||
+    o['debug_artifacts'] === true
+  );
 }

@@ -1,4 +1,4 @@
-import type { StoredEventHistory } from '@wdr/contracts';
+import { EXTRACTION_END_KINDS, type StoredEventHistory } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { TERMINAL } from './requests/terminal.js';
@@ -11,17 +11,27 @@ const notFound = () => new PublicError('NOT_FOUND', 'No such request.');
  * terminal status therefore always comes with its terminal event (the stream relies on it).
  */
 export async function readEvents(db: PrismaClient, tenantId: string, id: string, afterSeq = 0): Promise<StoredEventHistory> {
-  const [request, events] = await db.$transaction(
+  const [request, events, extractionEnd] = await db.$transaction(
     [
-      db.dataRequest.findUnique({ where: { id }, select: { tenantId: true, status: true } }),
+      db.dataRequest.findUnique({ where: { id }, select: { tenantId: true, status: true, options: true } }),
       db.requestEvent.findMany({ where: { requestId: id, seq: { gt: afterSeq } }, orderBy: { seq: 'asc' } }),
+      db.requestEvent.findFirst({ where: { requestId: id, kind: { in: [...EXTRACTION_END_KINDS] } }, select: { status: true } }),
     ],
     { isolationLevel: 'RepeatableRead' },
   );
   // Another tenant's request is indistinguishable from a missing one.
   if (!request || request.tenantId !== tenantId) throw notFound();
+  const extraction = asksForExtraction(request.options);
   return {
-    request_status: request.status,
+    // An extraction request is ready when its extraction ended, not when its page did.
+    request_status: !extraction
+      ? request.status
+      : extractionEnd
+        ? extractionEnd.status
+        : TERMINAL.has(request.status)
+          ? 'queued'
+          : request.status,
+    ...(extraction ? { extraction: true } : {}),
     events: events.map((e) => ({
       event_id: e.seq,
       kind: e.kind,
@@ -30,6 +40,11 @@ export async function readEvents(db: PrismaClient, tenantId: string, id: string,
       created_at: e.createdAt.toISOString(),
     })),
   };
+}
+
+export function asksForExtraction(options: unknown): boolean {
+  const e = (options as { extraction?: { recipe_id?: unknown } | null } | null)?.extraction;
+  return typeof e?.recipe_id === 'string';
 }
 
 export type ResultFormat = 'html' | 'text';

@@ -1,4 +1,4 @@
-import type { ConcurrencyCeiling } from '@wdr/contracts';
+import type { ConcurrencyCeiling, WorkflowOrigin } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { createRequest, replayOf, type AdmissionDeps } from './requests/create.js';
 import type { SubmissionResponse } from './requests/views.js';
@@ -12,6 +12,40 @@ export interface RetryCommand {
   concurrency?: ConcurrencyCeiling;
   /** The gateway found the source's extraction run failed (see `retryable`). */
   extraction_run_failed?: boolean;
+  /** The source's workflow origin with the project's budget cap now (a retried run stays in its project). */
+  origin?: WorkflowOrigin;
+}
+
+/**
+ * The origin of a retry: a workflow run's retry is a run of the same project, environment,
+ * workflow and version, held within the project's budget cap the gateway sends. An origin that
+ * names another scope than the source's is refused; a run retried without one keeps its scope
+ * (webhooks, run listing) with no cap known here.
+ */
+export function retryOriginOf(
+  source: { projectId: string | null; environmentId: string | null; workflowId: string | null; workflowVersionId: string | null },
+  given: WorkflowOrigin | undefined,
+): WorkflowOrigin | undefined {
+  if (!source.projectId || !source.environmentId || !source.workflowId || !source.workflowVersionId) {
+    if (given) throw new PublicError('CONFLICT', 'This request is not a workflow run.');
+    return undefined;
+  }
+  if (
+    given &&
+    (given.project_id !== source.projectId ||
+      given.environment_id !== source.environmentId ||
+      given.workflow_id !== source.workflowId ||
+      given.workflow_version_id !== source.workflowVersionId)
+  ) {
+    throw new PublicError('CONFLICT', "The origin given is not the source run's.");
+  }
+  return {
+    project_id: source.projectId,
+    environment_id: source.environmentId,
+    workflow_id: source.workflowId,
+    workflow_version_id: source.workflowVersionId,
+    budget_cap_tokens: given?.budget_cap_tokens ?? null,
+  };
 }
 
 /**
@@ -50,6 +84,7 @@ export async function retryRequest(deps: AdmissionDeps, cmd: RetryCommand): Prom
     max_credits_per_request: maxCredits,
     ...options
   } = source.options as Record<string, unknown>;
+  const origin = retryOriginOf(source, cmd.origin);
   return createRequest(
     deps,
     {
@@ -62,6 +97,7 @@ export async function retryRequest(deps: AdmissionDeps, cmd: RetryCommand): Prom
       options,
       input_hash: cmd.input_hash,
       ...(cmd.concurrency ? { concurrency: cmd.concurrency } : {}),
+      ...(origin ? { origin } : {}),
     },
     { retriedFromId: source.id },
   );

@@ -10,6 +10,8 @@ import { fetchPage, type FetchOutcome } from './fetcher.js';
 import { planRoute, runOnRoute, type RouteDeps, type Traffic } from './proxies/route.js';
 import { proxyAgentsFor } from './proxies/transport.js';
 import { classifyHttpPage, type PageSignal } from './page-signals.js';
+import { unmetWait, type WaitOptions } from './http-waits.js';
+import { hasCeiling } from './admission.js';
 import { appendEvent } from './requests/events.js';
 import { finish, type Termination } from './requests/finish.js';
 import { TERMINAL } from './requests/terminal.js';
@@ -79,7 +81,7 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
     proxy?: string;
     geo_country?: string;
     max_credits_per_request?: number | null;
-  };
+  } & WaitOptions;
   const t0 = Date.now();
   const url = deps.sealer.open(started.targetSealed, started.id);
   // The route first: a class with no usable exit, or a country that cannot be verified, ends here
@@ -134,7 +136,15 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
   }
 
   const isProtected = signal?.kind === 'challenge';
-  const overBudget = outcome.ok ? await trafficOverBudget(deps, started, options.max_credits_per_request ?? null, traffic) : undefined;
+  // The waits hold in every mode: a page served without them is not the page asked for.
+  const unmet = outcome.ok && !isProtected && outcome.statusCode < 500 ? unmetWait(outcome.body, outcome.contentType, options) : undefined;
+  if (unmet && started.routeMode === 'auto' && unmet.code !== 'INVALID_SELECTOR') {
+    recordHttpFetch('escalated', elapsedMs / 1000);
+    await escalateToBrowser(deps, started, { kind: 'wait_unmet' }, ctx, traffic);
+    deps.log.info({ requestId: started.id, signal: 'wait_unmet', elapsedMs }, 'http stage escalated to the browser');
+    return;
+  }
+  const overBudget = outcome.ok ? await trafficOverBudget(deps, started, traffic) : undefined;
   recordHttpFetch(
     !outcome.ok
       ? outcome.code
@@ -142,9 +152,11 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
         ? 'BUDGET_EXHAUSTED'
         : isProtected
           ? 'PROTECTION_NOT_PASSED'
-          : outcome.statusCode >= 500
-            ? 'TARGET_SERVER_ERROR'
-            : 'completed',
+          : unmet
+            ? unmet.code
+            : outcome.statusCode >= 500
+              ? 'TARGET_SERVER_ERROR'
+              : 'completed',
     elapsedMs / 1000,
   );
   await ctx.transaction(async (tx) => {
@@ -197,6 +209,17 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
         status: 'failed',
         error: { code: 'TARGET_SERVER_ERROR', message, stage: 'http', status_code: outcome.statusCode },
         userError: { code: 'TARGET_SERVER_ERROR', message },
+        terminalStage: 'http',
+        ...(traffic ? { traffic } : {}),
+      });
+      return;
+    }
+    if (unmet) {
+      // Not the page asked for: not delivered, refunded (the browser's codes, caused by the tenant).
+      await finish(tx, started, {
+        status: 'failed',
+        error: { code: unmet.code, message: unmet.message, stage: 'http', status_code: outcome.statusCode, caused_by: 'tenant' },
+        userError: { code: unmet.code, message: unmet.message },
         terminalStage: 'http',
         ...(traffic ? { traffic } : {}),
       });
@@ -257,7 +280,7 @@ export async function lockUnlessTerminal(tx: Tx, requestId: string): Promise<boo
 async function escalateToBrowser(
   deps: HttpStageDeps,
   request: DataRequest,
-  signal: Exclude<PageSignal, { kind: 'page' }>,
+  signal: Exclude<PageSignal, { kind: 'page' }> | { kind: 'wait_unmet' },
   ctx: HandlerContext<Tx>,
   traffic: Traffic | undefined,
 ): Promise<void> {
@@ -312,10 +335,9 @@ async function escalateToBrowser(
 async function trafficOverBudget(
   deps: HttpStageDeps,
   request: DataRequest,
-  ceiling: number | null,
   traffic: Traffic | undefined,
 ): Promise<Termination | undefined> {
-  if (ceiling === null || !traffic?.measured) return undefined;
+  if (!hasCeiling(request) || !traffic?.measured) return undefined;
   const step = await callInternal(deps.ledger, ledgerApi.authorizeStep, {
     params: { requestId: request.id },
     body: { step_id: 'traffic:http', stage: 'http', traffic_bytes: traffic.request_bytes + traffic.response_bytes },

@@ -111,7 +111,7 @@ export class BrowserWorkflowController extends Controller {
   @Response<PublicErrorBody>(409, 'CONFLICT: the workflow has no active version; or IDEMPOTENCY_CONFLICT')
   @Response<PublicErrorBody>(
     422,
-    "VALIDATION_FAILED: the Idempotency-Key is not valid; BUDGET_BELOW_BASE_PRICE: the definition's max_credits_per_request is below the base price; or PROXY_GEO_VERIFICATION_FAILED",
+    "VALIDATION_FAILED: the Idempotency-Key is not valid; or BUDGET_BELOW_BASE_PRICE: the definition's max_credits_per_request is below the base price",
   )
   @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: a service this run needs is unreachable; retry shortly')

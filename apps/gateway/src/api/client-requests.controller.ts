@@ -41,10 +41,7 @@ export class ClientRequestsController extends Controller {
   @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot cover the base price; nothing is created')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body')
   @Response<PublicErrorBody>(413, 'PAYLOAD_TOO_LARGE: body larger than 1 MB')
-  @Response<PublicErrorBody>(
-    422,
-    'VALIDATION_FAILED (one `details` entry per problem), BUDGET_BELOW_BASE_PRICE, or PROXY_GEO_VERIFICATION_FAILED',
-  )
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED (one `details` entry per problem) or BUDGET_BELOW_BASE_PRICE')
   @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly')
   public async createClientRequest(

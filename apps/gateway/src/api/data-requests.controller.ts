@@ -59,19 +59,15 @@ export class DataRequestsController extends Controller {
   @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot cover the base price; nothing is created')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body')
   @Response<PublicErrorBody>(413, 'PAYLOAD_TOO_LARGE: body larger than 1 MB')
-  @Response<PublicErrorBody>(
-    422,
-    'VALIDATION_FAILED (one `details` entry per problem), BUDGET_BELOW_BASE_PRICE, or PROXY_GEO_VERIFICATION_FAILED',
-    {
-      code: 'VALIDATION_FAILED',
-      message: 'The request body is not valid.',
-      request_id: '0b0c6f2e-3a41-4f7d-9a57-5f1d2c8e9b10',
-      details: [
-        { field: 'headers.Host', issue: 'is a hop-by-hop or transport-controlled header' },
-        { field: 'timeout_ms', issue: 'must be 5000..300000' },
-      ],
-    },
-  )
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED (one `details` entry per problem) or BUDGET_BELOW_BASE_PRICE', {
+    code: 'VALIDATION_FAILED',
+    message: 'The request body is not valid.',
+    request_id: '0b0c6f2e-3a41-4f7d-9a57-5f1d2c8e9b10',
+    details: [
+      { field: 'headers.Host', issue: 'is a hop-by-hop or transport-controlled header' },
+      { field: 'timeout_ms', issue: 'must be 5000..300000' },
+    ],
+  })
   @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)')
   @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly')
   public async createRequest(

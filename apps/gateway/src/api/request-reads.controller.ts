@@ -209,7 +209,10 @@ export class RequestReadsController extends Controller {
   @Post('{id}/retry')
   @SuccessResponse(202, 'Accepted')
   @Example<RetrySubmissionResponse>(retryRequestExample)
-  @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot cover the base price')
+  @Response<PublicErrorBody>(
+    402,
+    "INSUFFICIENT_CREDITS: the balance cannot cover the base price; PROJECT_BUDGET_EXHAUSTED: a workflow run's retry finds no room left in its project's budget cap",
+  )
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request')
   @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT, or CONFLICT when the request is not failed')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid or the Idempotency-Key is invalid')

@@ -206,6 +206,8 @@ export type WebhookEventType =
   | 'request.cancelled'
   | 'tokens.settled'
   | 'tokens.refunded'
+  | 'extraction.completed'
+  | 'extraction.failed'
   | 'billing.balance_low'
   | 'billing.balance_exhausted'
   | 'webhook.endpoint_disabled'

@@ -300,7 +300,12 @@ export interface SubmissionResponse {
   id: string;
   /** Target origin only. */
   url?: string;
-  status: DataJobStatus;
+  /**
+   * The request's status; for an extraction request (`result_kind: extraction`) its readiness, as
+   * in the detail: `waiting_for_page` until the page ended, then the extraction's status
+   * (`page_status` is the page's).
+   */
+  status: DataVisibleStatus;
   cached: boolean;
   protected: boolean;
   /** @isInt */
@@ -464,7 +469,8 @@ export interface CabinetRequestResponse {
   id: string;
   /** Target origin only. */
   url?: string;
-  status: DataJobStatus;
+  /** As SubmissionResponse's: an extraction request's readiness. */
+  status: DataVisibleStatus;
   cached: boolean;
   protected: boolean;
   /** @isInt */

@@ -5,6 +5,17 @@ import { expressAuthentication } from '../api/authentication.js';
 import { publicEventOf, TERMINAL_STATUSES, type StoredRequestEvent } from '../domain/reads/request-events.js';
 import { requireUuid, storedEventsOf } from '../domain/reads/request-reads.js';
 import type { LiveSubscriber } from './live-request-events.js';
+import { EXTRACTION_END_KINDS } from '@wdr/contracts';
+
+const EXTRACTION_END: ReadonlySet<string> = new Set(EXTRACTION_END_KINDS);
+
+/**
+ * The event a stream ends on: a request's terminal event, or for an extraction request the end of
+ * its extraction (its top-level status tracks the extraction; the page's terminal event comes first).
+ */
+export function endsStream(e: Pick<StoredRequestEvent, 'kind' | 'status'>, extraction: boolean): boolean {
+  return extraction ? EXTRACTION_END.has(e.kind) : TERMINAL_STATUSES.has(e.status);
+}
 
 /** The path the tsoa controller documents (RequestReadsController.streamEvents). */
 export const EVENT_STREAM_PATH = '/api/v1/data/requests/:id/events/stream';
@@ -57,6 +68,8 @@ class StreamSession implements LiveSubscriber {
     private readonly tenantId: string,
     private readonly requestId: string,
     lastEventId: number,
+    /** An extraction request: the stream ends with its extraction, not with its page. */
+    private extraction = false,
   ) {
     this.lastSent = lastEventId;
   }
@@ -76,7 +89,8 @@ class StreamSession implements LiveSubscriber {
   }
 
   /** Open the response, replay the history, then switch to live delivery (or end, when terminal). */
-  start(history: StoredRequestEvent[], requestTerminal: boolean, settings: StreamSettings): void {
+  start(history: StoredRequestEvent[], requestTerminal: boolean, settings: StreamSettings, extraction = false): void {
+    this.extraction = extraction;
     this.res.writeHead(200, {
       'Content-Type': 'text/event-stream; charset=utf-8',
       'Cache-Control': 'no-cache, no-transform',
@@ -89,7 +103,7 @@ class StreamSession implements LiveSubscriber {
     for (const e of history) {
       if (e.event_id <= this.lastSent) continue;
       this.write(e);
-      sawTerminal ||= TERMINAL_STATUSES.has(e.status);
+      sawTerminal ||= endsStream(e, this.extraction);
     }
     if (requestTerminal || sawTerminal) {
       this.close('terminal');
@@ -166,7 +180,7 @@ class StreamSession implements LiveSubscriber {
   private send(e: StoredRequestEvent): void {
     if (this.closed || e.event_id <= this.lastSent) return;
     this.write(e);
-    if (TERMINAL_STATUSES.has(e.status)) this.close('terminal');
+    if (endsStream(e, this.extraction)) this.close('terminal');
   }
 
   private write(e: StoredRequestEvent): void {
@@ -205,7 +219,7 @@ export function requestEventStream(
       }
       const s = session;
       res.on('close', () => s.close('client_gone'));
-      s.start(history.events, terminal, settings);
+      s.start(history.events, terminal, settings, history.extraction === true);
     } catch (err) {
       session?.unsubscribe();
       next(err);

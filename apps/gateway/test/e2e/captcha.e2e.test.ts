@@ -164,6 +164,43 @@ describe('a page behind a CAPTCHA', () => {
     expect(seen).toContain(s.id);
     expect((await settled(s.id)).status).toBe('completed');
   }, 120_000);
+
+  it('shows solving_captcha on a replay of the submission and in the batch job view, not running', async () => {
+    const body = { url: `${site.url}/captcha/recaptcha?n=replay`, wait_for_text: 'Protected content', skip_cache: true };
+    const idem = `captcha-replay-${Date.now()}`;
+    const send = () => gw().post('/api/v1/data/requests').set('X-API-Key', key).set('Idempotency-Key', idem).send(body);
+    const first = await send();
+    expect(first.status).toBe(202);
+    const replayed = await eventually(
+      async () => (await send()).body as { status: string; idempotent_replay: boolean },
+      (r) => r.status === 'solving_captcha',
+      60_000,
+      50,
+    );
+    expect(replayed).toMatchObject({ status: 'solving_captcha', idempotent_replay: true });
+    expect((await settled(first.body.id as string)).status).toBe('completed');
+
+    const batch = await gw()
+      .post('/api/v1/data/batches')
+      .set('X-API-Key', key)
+      .send({ jobs: [{ url: `${site.url}/captcha/recaptcha?n=batch`, wait_for_text: 'Protected content', skip_cache: true }] });
+    expect(batch.status).toBe(202);
+    const job = await eventually(
+      async () =>
+        (
+          (
+            await gw()
+              .get(`/api/v1/data/batches/${batch.body.batch_id as string}`)
+              .set('X-API-Key', key)
+          ).body as { jobs: { id: string; status: string }[] }
+        ).jobs[0]!,
+      (j) => j.status === 'solving_captcha',
+      60_000,
+      50,
+    );
+    expect(job.status).toBe('solving_captcha');
+    expect((await settled(job.id)).status).toBe('completed');
+  }, 180_000);
 });
 
 describe('the ceiling and failures', () => {

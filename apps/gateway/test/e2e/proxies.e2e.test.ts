@@ -8,6 +8,7 @@ import {
   startFleet,
   startIpEcho,
   startProxyExit,
+  withDatabase,
   type FixtureSite,
   type Fleet,
   type ProxyExitServer,
@@ -126,6 +127,35 @@ describe('the operator configures exits', () => {
 });
 
 describe('residential requests', () => {
+  it('counts in the usage window only the traffic of requests resolved in the last 30 days: a request resolved 31 days ago leaves it, one of 29 days stays', async () => {
+    const t = await tenant();
+    const usage = async () =>
+      (await gw().get('/api/v1/data/usage').set('X-API-Key', t.key).expect(200)).body as {
+        period_days: number;
+        proxy_traffic: { request_bytes: number; response_bytes: number; charged_jobs: number };
+      };
+    const [old, recent] = [
+      await submit({ url: `${site.url}/bytes?n=30000&usage=old`, mode: 'residential' }, t.key),
+      await submit({ url: `${site.url}/bytes?n=30000&usage=recent`, mode: 'residential' }, t.key),
+    ];
+    await settled(old.id, t.key);
+    await settled(recent.id, t.key);
+    const both = await usage();
+    expect([both.period_days, both.proxy_traffic.charged_jobs]).toEqual([30, 2]);
+    const resolvedAgo = (id: string, days: number) =>
+      withDatabase(fleet.databases['billing-ledger'].url, (c) =>
+        c.query(`UPDATE reservations SET resolved_at = now() - make_interval(days => $2) WHERE request_id = $1::uuid`, [id, days]),
+      );
+    await resolvedAgo(old.id, 31);
+    await resolvedAgo(recent.id, 29);
+    const after = await usage();
+    expect(after.proxy_traffic.charged_jobs).toBe(1);
+    expect(after.proxy_traffic.request_bytes + after.proxy_traffic.response_bytes).toBeLessThan(
+      both.proxy_traffic.request_bytes + both.proxy_traffic.response_bytes,
+    );
+    expect(after.proxy_traffic.response_bytes).toBeGreaterThan(30_000);
+  });
+
   it('leave through a residential exit, and the usage bytes are the bytes the exit itself counted', async () => {
     const t = await tenant();
     const before = allExits().map((e) => e.bytes());
@@ -175,6 +205,21 @@ describe('residential requests', () => {
     const d = await settled(s.id, key, 90_000);
     expect([d.status, d.token_state]).toEqual(['completed', 'settled']);
     expect(exits.resDe.targets.length + exits.resFr.targets.length + exits.resUs.targets.length).toBeGreaterThan(before);
+  }, 120_000);
+
+  it('stop a browser stage at max_credits_per_request when its measured traffic would pass it: budget_exhausted, charged the ceiling', async () => {
+    // Residential browser is 25 tokens, its traffic at least 1 more: a ceiling of 25 leaves no room for it.
+    const s = await submit({ url: `${site.url}/js-page`, mode: 'residential_browser', max_credits_per_request: 25 });
+    const d = await settled(s.id, key, 90_000);
+    expect([d.status, d.token_state, d.user_error?.['reason'], (d['error'] as { code?: string } | null)?.code]).toEqual([
+      'failed',
+      'settled',
+      'budget_exhausted',
+      'BUDGET_EXHAUSTED',
+    ]);
+    expect(await charged(s.id)).toBe(25);
+    // The page was not delivered.
+    expect((await gw().get(`/api/v1/data/requests/${s.id}/result`).set('X-API-Key', key)).status).not.toBe(200);
   }, 120_000);
 });
 

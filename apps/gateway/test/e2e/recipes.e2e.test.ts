@@ -297,7 +297,7 @@ describe('extraction', () => {
       .set(data())
       .send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } });
     expect(sub.status).toBe(202);
-    expect(sub.body).toMatchObject({ status: 'pending', result_kind: 'extraction', page_status: 'pending' });
+    expect(sub.body).toMatchObject({ status: 'waiting_for_page', result_kind: 'extraction', page_status: 'pending' });
 
     const d = await ended(sub.body.id);
     expect(d).toMatchObject({ status: 'completed', result_kind: 'extraction', page_status: 'completed', error: null, page_error: null });

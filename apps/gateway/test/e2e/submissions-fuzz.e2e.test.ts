@@ -180,45 +180,50 @@ const validAction = fc.oneof(
 );
 
 /** Bodies that satisfy every rule of the table (any subset of the optional fields). */
-const validBody = fc.record(
-  {
-    url: fc.constantFrom('/page', '/page?a=1', '/status/404', '/redirect', '/bytes?n=10').map((p) => `${site.url}${p}`),
-    mode: fc.constantFrom('direct', 'auto', 'browser', 'http', 'residential', 'residential_browser'),
-    geo_country: fc.constantFrom('de', 'US', 'fR', 'jp', 'BR'),
-    max_credits_per_request: fc.integer({ min: 25, max: 2 ** 31 - 1 }),
-    proxy: fc.constantFrom('random', 'off'),
-    proxy_type: fc.constantFrom('datacenter', 'residential'),
-    headers: fc.dictionary(
-      fc
-        .string({ unit: tokenChar, minLength: 1, maxLength: 20 })
-        .filter((n) => !FORBIDDEN_HEADERS.includes(n) && !n.startsWith('proxy-') && !n.startsWith('x-forwarded-')),
-      safeValue,
-      { maxKeys: 5 },
-    ),
-    cookies: fc.dictionary(
-      fc.string({ unit: tokenChar, minLength: 1, maxLength: 20 }),
-      safeValue.map((v) => v.replace(/;/g, '')),
-      { maxKeys: 5 },
-    ),
-    timeout_ms: fc.integer({ min: 5_000, max: 300_000 }),
-    javascript: fc.boolean(),
-    resource_policy: fc.constantFrom('adaptive', 'compatible'),
-    wait_for_selector: fc.string({ minLength: 1, maxLength: 500 }),
-    user_agent: fc.string({ minLength: 1, maxLength: 1_000 }),
-    result_text_selector: fc.string({ minLength: 1, maxLength: 500 }),
-    wait_for_text: fc.option(fc.string({ maxLength: 50 })),
-    browser_actions: fc.array(validAction, { maxLength: 20 }),
-    debug_artifacts: fc.boolean(),
-    skip_cache: fc.boolean(),
-    cache_ttl_seconds: fc.integer({ min: 0, max: 3_600 }),
-    // null, or one of the fuzz tenant's recipes that can run (chosen when generated: they exist only after beforeAll).
-    extraction: fc.oneof(
-      fc.constant(null),
-      fc.nat().map((i) => validExtractions[i % validExtractions.length]!),
-    ),
-  },
-  { requiredKeys: ['url'] },
-);
+const validBody = fc
+  .record(
+    {
+      url: fc.constantFrom('/page', '/page?a=1', '/status/404', '/redirect', '/bytes?n=10').map((p) => `${site.url}${p}`),
+      mode: fc.constantFrom('direct', 'auto', 'browser', 'http', 'residential', 'residential_browser'),
+      geo_country: fc.constantFrom('de', 'US', 'fR', 'jp', 'BR'),
+      max_credits_per_request: fc.integer({ min: 25, max: 2 ** 31 - 1 }),
+      proxy: fc.constantFrom('random', 'off'),
+      proxy_type: fc.constantFrom('datacenter', 'residential'),
+      headers: fc.dictionary(
+        fc
+          .string({ unit: tokenChar, minLength: 1, maxLength: 20 })
+          .filter((n) => !FORBIDDEN_HEADERS.includes(n) && !n.startsWith('proxy-') && !n.startsWith('x-forwarded-')),
+        safeValue,
+        { maxKeys: 5 },
+      ),
+      cookies: fc.dictionary(
+        fc.string({ unit: tokenChar, minLength: 1, maxLength: 20 }),
+        safeValue.map((v) => v.replace(/;/g, '')),
+        { maxKeys: 5 },
+      ),
+      timeout_ms: fc.integer({ min: 5_000, max: 300_000 }),
+      javascript: fc.boolean(),
+      resource_policy: fc.constantFrom('adaptive', 'compatible'),
+      wait_for_selector: fc.string({ minLength: 1, maxLength: 500 }),
+      user_agent: fc.string({ minLength: 1, maxLength: 1_000 }),
+      result_text_selector: fc.string({ minLength: 1, maxLength: 500 }),
+      wait_for_text: fc.option(fc.string({ maxLength: 50 })),
+      browser_actions: fc.array(validAction, { maxLength: 20 }),
+      debug_artifacts: fc.boolean(),
+      skip_cache: fc.boolean(),
+      cache_ttl_seconds: fc.integer({ min: 0, max: 3_600 }),
+      // null, or one of the fuzz tenant's recipes that can run (chosen when generated: they exist only after beforeAll).
+      extraction: fc.oneof(
+        fc.constant(null),
+        fc.nat().map((i) => validExtractions[i % validExtractions.length]!),
+      ),
+    },
+    { requiredKeys: ['url'] },
+  )
+  .filter(
+    // A residential route with proxy off breaks a rule (issue 23: refused at validation, field proxy_type or mode).
+    (b) => !(b.proxy === 'off' && (b.proxy_type === 'residential' || b.mode === 'residential' || b.mode === 'residential_browser')),
+  );
 
 /** Values that break a rule, or are of the wrong kind altogether. */
 const invalidValue = fc.oneof(

@@ -218,36 +218,165 @@ describe('the body table', () => {
     expectPublicError(res, 413, 'PAYLOAD_TOO_LARGE');
   });
 
-  it.each([
-    ['url of exactly 4096 characters', (u: string) => ({ url: `${u}/page?q=${'a'.repeat(4096 - `${u}/page?q=`.length)}` })],
-    ['timeout_ms 5000', () => ({ timeout_ms: 5000 })],
-    ['timeout_ms 300000', () => ({ timeout_ms: 300_000 })],
-    ['cache_ttl_seconds 0', () => ({ cache_ttl_seconds: 0 })],
-    ['cache_ttl_seconds 3600', () => ({ cache_ttl_seconds: 3600 })],
-    ['max_credits_per_request 1', () => ({ max_credits_per_request: 1 })],
+  /** Wait for the request to be settled or refunded: every accepted case below is observed through its end. */
+  const settledDetail = (id: string) =>
+    eventually(
+      () => detail(id),
+      (d) => d['token_state'] === 'settled' || d['token_state'] === 'refunded',
+      60_000,
+      150,
+    );
+  const resultText = async (id: string) => (await gateway().get(`/api/v1/data/requests/${id}/result`).set('X-API-Key', apiKey)).text;
+  type Effect = (d: Record<string, unknown>, id: string) => Promise<void> | void;
+  const completed = (d: Record<string, unknown>): void => {
+    expect(d).toMatchObject({ status: 'completed', token_state: 'settled' });
+  };
+  const stored =
+    (fields: Record<string, unknown>, then: Effect = completed): Effect =>
+    async (d, id) => {
+      expect(d['request']).toMatchObject(fields);
+      await then(d, id);
+    };
+
+  // Each accepted case runs in the HTTP stage and is observed to its end: the value is stored as
+  // sent and has its effect there (docs/api.md, "Options by mode").
+  it.each<[string, (u: string) => Record<string, unknown>, Effect]>([
     [
-      'selectors of 500 and user_agent of 1000 characters',
-      () => ({ wait_for_selector: long(500), result_text_selector: 'b', user_agent: long(1000) }),
+      'url of exactly 4096 characters',
+      (u) => ({ url: `${u}/page?q=${'a'.repeat(4096 - `${u}/page?q=`.length)}` }),
+      async (d, id) => {
+        completed(d);
+        expect(await resultText(id)).toContain('Hello from the fixture site');
+      },
     ],
-    ['wait_for_text null', () => ({ wait_for_text: null })],
-    ['wait_for_text text', () => ({ wait_for_text: 'Welcome' })],
-    ['extraction null', () => ({ extraction: null })],
     [
-      'allowed headers and cookies',
-      () => ({
+      'timeout_ms 5000 (a target slower than it times out)',
+      (u) => ({ url: `${u}/slow?ms=7000`, timeout_ms: 5000 }),
+      (d) => {
+        expect(d).toMatchObject({ status: 'failed', token_state: 'refunded', error: { code: 'TARGET_TIMEOUT' } });
+      },
+    ],
+    [
+      'timeout_ms 300000 (a slow target is waited for)',
+      (u) => ({ url: `${u}/slow?ms=6000`, timeout_ms: 300_000 }),
+      async (d, id) => {
+        completed(d);
+        expect(await resultText(id)).toContain('slow 6000');
+      },
+    ],
+    ['cache_ttl_seconds 0', () => ({ cache_ttl_seconds: 0 }), stored({ cache_ttl_seconds: 0 })],
+    ['cache_ttl_seconds 3600', () => ({ cache_ttl_seconds: 3600 }), stored({ cache_ttl_seconds: 3600 })],
+    [
+      'max_credits_per_request 1 (the HTTP price fits it exactly)',
+      () => ({ max_credits_per_request: 1 }),
+      stored({ max_credits_per_request: 1 }, (d) => {
+        completed(d);
+        expect(d['base_tokens']).toBe(1);
+      }),
+    ],
+    [
+      'selectors of 500 and user_agent of 1000 characters (the selector is applied over HTTP)',
+      (u) => ({ url: `${u}/ua`, wait_for_selector: 'p'.repeat(500), result_text_selector: 'b', user_agent: 'u'.repeat(1000) }),
+      stored({ wait_for_selector: 'p'.repeat(500), user_agent: 'u'.repeat(1000), result_text_selector: 'b' }, (d) => {
+        expect(d).toMatchObject({ status: 'failed', token_state: 'refunded', error: { code: 'WAIT_FOR_SELECTOR_TIMEOUT' } });
+      }),
+    ],
+    [
+      'user_agent of 1000 characters (it reaches the target)',
+      (u) => ({ url: `${u}/ua`, user_agent: 'u'.repeat(1000) }),
+      async (d, id) => {
+        completed(d);
+        expect(await resultText(id)).toContain('u'.repeat(1000));
+      },
+    ],
+    ['wait_for_text null', () => ({ wait_for_text: null }), completed],
+    [
+      'wait_for_text text (not in the page: it fails over HTTP)',
+      () => ({ wait_for_text: 'Welcome' }),
+      (d) => {
+        expect(d).toMatchObject({ status: 'failed', token_state: 'refunded', user_error: { code: 'WAIT_FOR_TEXT_TIMEOUT' } });
+      },
+    ],
+    ['wait_for_text text (in the page)', () => ({ wait_for_text: 'Hello from the fixture' }), completed],
+    [
+      'extraction null',
+      () => ({ extraction: null }),
+      (d) => {
+        completed(d);
+        expect(d['result_kind']).toBeUndefined();
+      },
+    ],
+    [
+      'allowed headers and cookies (they reach the target)',
+      (u) => ({
+        url: `${u}/headers`,
         headers: { 'X-Test': 'ok', 'Accept-Language': 'de-DE,en;q=0.5', Referer: 'https://example.com/' },
         cookies: { sid: 'abc=def', theme: 'dark mode' },
       }),
+      async (d, id) => {
+        completed(d);
+        const echo = d['request'] as { header_names: string[]; cookie_names: string[] };
+        // Stored as JSON objects: names are echoed, in no particular order.
+        expect([...echo.header_names].sort()).toEqual(['Accept-Language', 'Referer', 'X-Test']);
+        expect([...echo.cookie_names].sort()).toEqual(['sid', 'theme']);
+        const seen = await resultText(id);
+        for (const line of [
+          'x-test: ok',
+          'accept-language: de-DE,en;q=0.5',
+          'referer: https://example.com/',
+          'sid=abc=def',
+          'theme=dark mode',
+        ])
+          expect(seen).toContain(line);
+      },
     ],
-    ['100 headers', () => ({ headers: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`X-H${i}`, 'v'])) })],
-    ['proxy off with datacenter', () => ({ proxy: 'off', proxy_type: 'datacenter' })],
-    ['proxy random', () => ({ proxy: 'random' })],
-    ['resource_policy compatible', () => ({ resource_policy: 'compatible' })],
-    ['skip_cache true', () => ({ skip_cache: true })],
-  ])('accepts %s', async (_name, overrides) => {
-    const res = await submit({ ...ok(), ...overrides(site.url) });
-    expect([res.status, res.body.code]).toEqual([202, undefined]);
-  });
+    [
+      '100 headers (all reach the target)',
+      (u) => ({ url: `${u}/headers`, headers: Object.fromEntries(Array.from({ length: 100 }, (_, i) => [`X-H${i}`, `v${i}`])) }),
+      async (d, id) => {
+        completed(d);
+        const seen = await resultText(id);
+        expect(seen).toContain('x-h0: v0');
+        expect(seen).toContain('x-h99: v99');
+      },
+    ],
+    [
+      'proxy off with datacenter (direct from the platform: no traffic line)',
+      () => ({ proxy: 'off', proxy_type: 'datacenter' }),
+      stored({ proxy: 'off', proxy_type: 'datacenter' }),
+    ],
+    [
+      'proxy random (a proxy route: none configured in this fleet, so it ends PROXY_UNAVAILABLE, refunded)',
+      () => ({ proxy: 'random' }),
+      (d) => {
+        expect(d).toMatchObject({ status: 'failed', token_state: 'refunded', error: { code: 'PROXY_UNAVAILABLE' } });
+      },
+    ],
+    [
+      'resource_policy compatible (stored; the HTTP stage loads only the document anyway)',
+      () => ({ resource_policy: 'compatible' }),
+      stored({ resource_policy: 'compatible' }),
+    ],
+    [
+      'skip_cache true (an identical request completed just before is fetched again)',
+      () => ({ url: `${site.url}/page?skip-cache-case=1` }),
+      async (d) => {
+        completed(d);
+        const again = await submit({ ...ok(), url: `${site.url}/page?skip-cache-case=1`, skip_cache: true });
+        expect(again.status).toBe(202);
+        expect(await settledDetail(again.body.id as string)).toMatchObject({ status: 'completed', cached: false });
+      },
+    ],
+  ])(
+    'accepts %s and it has its effect',
+    async (_name, overrides, effect) => {
+      const res = await submit({ ...ok(), ...overrides(site.url) });
+      expect([res.status, res.body.code]).toEqual([202, undefined]);
+      const id = res.body.id as string;
+      await effect(await settledDetail(id), id);
+    },
+    90_000,
+  );
 
   it('accepts 20 browser actions and promotes the route to the browser', async () => {
     const res = await submit({ ...ok(), browser_actions: Array.from({ length: 20 }, () => ({ type: 'wait', ms: 1 })) });

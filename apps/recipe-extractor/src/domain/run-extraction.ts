@@ -47,10 +47,15 @@ export async function runExtraction(
   job: z.infer<typeof ExtractionJobRequested>,
   ctx: HandlerContext<Tx>,
 ): Promise<void> {
-  if (await ctx.alreadyProcessed()) return;
+  if (await ctx.alreadyProcessed()) {
+    // A redelivery after the run ended (its announcement may be what failed): announce it again.
+    await announceEnd(deps, tenantId, job.request_id);
+    return;
+  }
   const run = await runFor(deps, tenantId, job);
   if (!run || (TERMINAL_RUN_STATUSES as readonly string[]).includes(run.status)) {
     await ctx.transaction(async () => {});
+    if (run) await announceEnd(deps, tenantId, job.request_id);
     return;
   }
   const pageStatus = job.page_status ?? 'completed';
@@ -76,10 +81,35 @@ export async function runExtraction(
       await requestRepairIfDrifting(tx, deps.repair, deps.metrics, run);
     }
   });
+  // Whichever delivery ended it (this one or a concurrent one), the run is terminal now.
+  await announceEnd(deps, tenantId, job.request_id);
   if (!endedHere) return;
   deps.metrics
     .counter('extraction_runs_total', 'Extraction runs ended, by outcome.', ['outcome'])
     .inc({ outcome: end.status === 'completed' ? 'completed' : (end.error?.code ?? 'failed').toLowerCase() });
+}
+
+/**
+ * Tell the orchestrator the run of the request ended: the request's history gets its
+ * `extraction.completed` / `extraction.failed` event (webhooks, SSE; idempotent there). Called after
+ * the run's end committed, and again on every redelivery of the job: a failed call fails the
+ * handler, so the job is delivered again and the announcement repeated until it lands.
+ */
+async function announceEnd(deps: Pick<RunDeps, 'db' | 'orchestrator'>, tenantId: string, requestId: string): Promise<void> {
+  const run = await deps.db.extractionRun.findUnique({ where: { requestId } });
+  if (!run || run.tenantId !== tenantId || (run.status !== 'completed' && run.status !== 'failed')) return;
+  const error = run.error as { code?: unknown; message?: unknown } | null;
+  await callInternal(deps.orchestrator, orchestratorApi.extractionEnded, {
+    params: { id: requestId },
+    body: {
+      tenant_id: tenantId,
+      status: run.status,
+      error:
+        error && typeof error.code === 'string'
+          ? { code: error.code, message: typeof error.message === 'string' ? error.message.slice(0, 2000) : '' }
+          : null,
+    },
+  });
 }
 
 /**

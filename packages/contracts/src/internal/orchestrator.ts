@@ -110,6 +110,12 @@ export const RetryRequestBody = z.object({
   input_hash: inputHash,
   concurrency: ConcurrencyCeiling.optional(),
   extraction_run_failed: z.boolean().optional(),
+  /**
+   * A retried workflow run stays a run of its project: the gateway sends the source's project,
+   * environment, workflow and version with the project's budget cap as it is now. The orchestrator
+   * checks the ids are the source's; without it a run's retry keeps the source's scope, uncapped.
+   */
+  origin: WorkflowOrigin.optional(),
 });
 
 /** `limit`: the count stops there (the previous release's gateway asks for its ceiling + 1). */
@@ -125,10 +131,30 @@ export interface StoredRequestEvent {
 }
 
 export interface StoredEventHistory {
-  /** Status of the request in the same snapshot as `events`. */
+  /**
+   * Status of the request in the same snapshot as `events`, as the tenant sees it: for an
+   * extraction request its readiness (the page's status until the page ended, then `queued` until
+   * the extraction ended, then the extraction's `completed` or `failed`).
+   */
   request_status: string;
+  /** The request asked for extraction: its history (and stream) ends with `extraction.completed` or `extraction.failed`. */
+  extraction?: boolean;
   events: StoredRequestEvent[];
 }
+
+/** The kinds that end an extraction request's history: its run ended (recipe-extractor tells the orchestrator). */
+export const EXTRACTION_END_KINDS = ['extraction.completed', 'extraction.failed'] as const;
+
+/** Body of POST /internal/v1/requests/:id/extraction-ended: recipe-extractor's run of the request ended. */
+export const ExtractionEndedBody = z.object({
+  tenant_id: uuid,
+  status: z.enum(['completed', 'failed']),
+  error: z
+    .object({ code: z.string().min(1).max(100), message: z.string().max(2000) })
+    .nullable()
+    .default(null),
+});
+export type ExtractionEndedBody = z.infer<typeof ExtractionEndedBody>;
 
 /** A stored result; JSON keeps the internal client one shape (results are capped at MAX_RESULT_BYTES). */
 export interface StoredResultBody {
@@ -160,6 +186,18 @@ export const orchestratorApi = {
     route: '/internal/v1/requests',
     params: {},
     query: ListRequestsQuery,
+  }),
+  /**
+   * recipe-extractor: the run of an extraction request ended. The request's history gets its
+   * `extraction.completed` / `extraction.failed` event once (repeats answer `appended: false`),
+   * mirrored on request.lifecycle like every event (webhooks, SSE).
+   */
+  extractionEnded: endpoint<{ appended: boolean }>()({
+    method: 'POST',
+    callers: ['recipe-extractor'],
+    route: `${requestPath}/extraction-ended`,
+    params: { id: uuid },
+    body: ExtractionEndedBody,
   }),
   requestEvents: endpoint<StoredEventHistory>()({
     method: 'GET',

@@ -23,6 +23,8 @@ export const WEBHOOK_EVENT_TYPES = [
   'request.cancelled',
   'tokens.settled',
   'tokens.refunded',
+  'extraction.completed',
+  'extraction.failed',
   'billing.balance_low',
   'billing.balance_exhausted',
   'webhook.endpoint_disabled',

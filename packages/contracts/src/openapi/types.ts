@@ -1187,7 +1187,8 @@ export interface components {
             id: string;
             /** @description Target origin only. */
             url?: string;
-            status: components["schemas"]["DataJobStatus"];
+            /** @description As SubmissionResponse's: an extraction request's readiness. */
+            status: components["schemas"]["DataVisibleStatus"];
             cached: boolean;
             protected: boolean;
             /** Format: int32 */
@@ -2074,7 +2075,12 @@ export interface components {
             id: string;
             /** @description Target origin only. */
             url?: string;
-            status: components["schemas"]["DataJobStatus"];
+            /**
+             * @description The request's status; for an extraction request (`result_kind: extraction`) its readiness, as
+             *     in the detail: `waiting_for_page` until the page ended, then the extraction's status
+             *     (`page_status` is the page's).
+             */
+            status: components["schemas"]["DataVisibleStatus"];
             cached: boolean;
             protected: boolean;
             /** Format: int32 */
@@ -2179,7 +2185,12 @@ export interface components {
             id: string;
             /** @description Target origin only. */
             url?: string;
-            status: components["schemas"]["DataJobStatus"];
+            /**
+             * @description The request's status; for an extraction request (`result_kind: extraction`) its readiness, as
+             *     in the detail: `waiting_for_page` until the page ended, then the extraction's status
+             *     (`page_status` is the page's).
+             */
+            status: components["schemas"]["DataVisibleStatus"];
             cached: boolean;
             protected: boolean;
             /** Format: int32 */
@@ -2358,7 +2369,7 @@ export interface components {
             secret?: string;
         };
         /** @enum {string} */
-        WebhookEventType: "request.accepted" | "request.running" | "request.completed" | "request.failed" | "request.cancelled" | "tokens.settled" | "tokens.refunded" | "billing.balance_low" | "billing.balance_exhausted" | "webhook.endpoint_disabled" | "batch.completed";
+        WebhookEventType: "request.accepted" | "request.running" | "request.completed" | "request.failed" | "request.cancelled" | "tokens.settled" | "tokens.refunded" | "extraction.completed" | "extraction.failed" | "billing.balance_low" | "billing.balance_exhausted" | "webhook.endpoint_disabled" | "batch.completed";
         /** @description A message (one event for one endpoint) and where its schedule stands (the answer to a redelivery). */
         WebhookMessage: {
             /** @description The `webhook-id` header of its deliveries (`msg_…`). */
@@ -2720,7 +2731,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description VALIDATION_FAILED: the Idempotency-Key is not valid; BUDGET_BELOW_BASE_PRICE: the definition's max_credits_per_request is below the base price; or PROXY_GEO_VERIFICATION_FAILED */
+            /** @description VALIDATION_FAILED: the Idempotency-Key is not valid; or BUDGET_BELOW_BASE_PRICE: the definition's max_credits_per_request is below the base price */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5214,7 +5225,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description VALIDATION_FAILED (one `details` entry per problem), BUDGET_BELOW_BASE_PRICE, or PROXY_GEO_VERIFICATION_FAILED */
+            /** @description VALIDATION_FAILED (one `details` entry per problem) or BUDGET_BELOW_BASE_PRICE */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -5587,7 +5598,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description VALIDATION_FAILED (one `details` entry per problem), BUDGET_BELOW_BASE_PRICE, or PROXY_GEO_VERIFICATION_FAILED */
+            /** @description VALIDATION_FAILED (one `details` entry per problem) or BUDGET_BELOW_BASE_PRICE */
             422: {
                 headers: {
                     [name: string]: unknown;
@@ -6037,7 +6048,7 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
-            /** @description INSUFFICIENT_CREDITS: the balance cannot cover the base price */
+            /** @description INSUFFICIENT_CREDITS: the balance cannot cover the base price; PROJECT_BUDGET_EXHAUSTED: a workflow run's retry finds no room left in its project's budget cap */
             402: {
                 headers: {
                     [name: string]: unknown;

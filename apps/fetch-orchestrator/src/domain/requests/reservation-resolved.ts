@@ -4,7 +4,9 @@ import { appendEvent } from './events.js';
 
 /**
  * Reflect the ledger's resolution of a request's reservation, in the caller's transaction: its
- * token_state, the CAPTCHA tokens charged, a workflow run's charge against its project's budget cap,
+ * token_state, the CAPTCHA tokens charged, the base price of the stage it was settled at (`auto`
+ * finished over HTTP, a cache hit: the detail's `base_tokens` becomes what was charged, no longer
+ * the admission's price; a refund keeps the admission's, since nothing was charged), a workflow run's charge against its project's budget cap,
  * and a `tokens.<state>` event.
  */
 export async function reflectResolvedReservation(
@@ -14,7 +16,11 @@ export async function reflectResolvedReservation(
   // The ledger's cost lines are the truth for CAPTCHA tokens charged (debited at settlement).
   const [row] = await tx.dataRequest.updateManyAndReturn({
     where: { id: data.request_id },
-    data: { tokenState: data.token_state, ...(data.captcha_tokens !== undefined ? { captchaTokens: data.captcha_tokens } : {}) },
+    data: {
+      tokenState: data.token_state,
+      ...(data.captcha_tokens !== undefined ? { captchaTokens: data.captcha_tokens } : {}),
+      ...(data.token_state === 'settled' && data.base_tokens !== undefined ? { baseTokens: data.base_tokens } : {}),
+    },
   });
   if (!row) return; // a reservation whose request was never stored: nothing to reflect
   // A workflow run now holds what it was charged against its project's budget cap (0 when refunded).

@@ -1,6 +1,6 @@
 import type { components } from '@wdr/contracts';
 import type { DataRequest } from '../../generated/prisma/client.js';
-import { TERMINAL } from './terminal.js';
+import { publicStatusOf } from './terminal.js';
 
 /** Create and retry answers; a retry (and its replays) also names its source. */
 export type SubmissionResponse = components['schemas']['SubmissionResponse'] & { retried_from_id?: string };
@@ -25,9 +25,7 @@ export function submissionView(r: DataRequest, chargedTokens: number, replay: bo
   return {
     id: r.id,
     url: r.urlOrigin,
-    status: (TERMINAL.has(r.status) || r.status === 'pending' || r.status === 'running'
-      ? r.status
-      : 'running') as SubmissionResponse['status'],
+    status: publicStatusOf(r.status),
     cached: r.cached,
     protected: r.protected,
     pricing_version: r.pricingVersion,

@@ -1,4 +1,4 @@
-import { orchestratorApi, type ExtractionRunView, type RequestStatusName } from '@wdr/contracts';
+import { orchestratorApi, type ExtractionRunView, type RequestStatusName, type WorkflowOrigin } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../deps.js';
@@ -66,7 +66,10 @@ export async function listDataRequests(
 }
 
 export interface StoredEventHistory {
+  /** The request's visible status (an extraction request's readiness). */
   request_status: string;
+  /** An extraction request: its history ends with `extraction.completed` / `extraction.failed`. */
+  extraction?: boolean;
   events: StoredRequestEvent[];
 }
 
@@ -133,7 +136,7 @@ export async function cancelDataRequest(deps: Pick<GatewayDeps, 'orchestrator'>,
  * (`retried_from_run_id`), on the version the source named, else the recipe's active version now.
  */
 export async function retryDataRequest(
-  deps: Pick<GatewayDeps, 'env' | 'extractor' | 'log' | 'metrics' | 'orchestrator' | 'redis'>,
+  deps: Pick<GatewayDeps, 'db' | 'env' | 'extractor' | 'log' | 'metrics' | 'orchestrator' | 'redis'>,
   ctx: SubmissionContext,
   id: string,
 ): Promise<RetrySubmissionResponse> {
@@ -155,6 +158,7 @@ export async function retryDataRequest(
     }
     await validateExtraction(deps, tenantId, requestId, extraction);
   }
+  const origin = await retriedRunOrigin(deps, tenantId, source);
   await takeSubmissionRate(deps, ctx.tenant, ctx.setHeader);
   const created = await withConcurrencySlot(deps, ctx.tenant, (concurrency) =>
     callInternal(deps.orchestrator, orchestratorApi.retryRequest, {
@@ -165,6 +169,7 @@ export async function retryDataRequest(
         input_hash: inputHashOf({ retry_of: sourceId }),
         concurrency,
         ...(extraction ? { extraction_run_failed: true } : {}),
+        ...(origin ? { origin } : {}),
       },
     }),
   );
@@ -175,8 +180,30 @@ export async function retryDataRequest(
   });
   return {
     ...created,
+    status: visibleRunStatus(run ?? undefined, created.status),
     result_kind: 'extraction',
     page_status: created.status,
     ...(run?.retried_from_run_id ? { retried_from_run_id: run.retried_from_run_id } : {}),
+  };
+}
+
+/**
+ * A retried workflow run stays a run of its project (its webhooks, its run listing) and within
+ * the project's budget cap as it is at the retry: the source's origin with the project's cap now.
+ */
+async function retriedRunOrigin(
+  deps: Pick<GatewayDeps, 'db'>,
+  tenantId: string,
+  source: RequestDetail,
+): Promise<WorkflowOrigin | undefined> {
+  const run = source.workflow_run;
+  if (!run) return undefined;
+  const project = await deps.db.project.findFirst({ where: { id: run.project_id, tenantId }, select: { budgetCapTokens: true } });
+  return {
+    project_id: run.project_id,
+    environment_id: run.environment_id,
+    workflow_id: run.workflow_id,
+    workflow_version_id: run.workflow_version_id,
+    budget_cap_tokens: project?.budgetCapTokens ?? null,
   };
 }

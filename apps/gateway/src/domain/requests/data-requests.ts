@@ -12,7 +12,13 @@ import type {
   RequestMode,
   SubmissionResponse,
 } from '../../models/index.js';
-import { createExtractionRun, extractionResultOf, validateExtraction, withExtraction } from '../extraction/extraction-runs.js';
+import {
+  createExtractionRun,
+  extractionResultOf,
+  validateExtraction,
+  visibleRunStatus,
+  withExtraction,
+} from '../extraction/extraction-runs.js';
 import { takeSubmissionRate, withConcurrencySlot, type SetHeader } from '../limits/admission.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';
 import { normalizeSubmission } from '../validation/submission-body.js';
@@ -125,8 +131,14 @@ export async function submitRequest(
   if (!extraction) return created;
   // After the request exists: a run created for a request that then failed admission would be an
   // orphan. If this call is lost, the extraction job creates the run itself (recipe-extractor).
-  await createExtractionRun(deps, tenantId, created.id, extraction, { pageOrigin: new URL(url).origin });
-  return { ...created, result_kind: 'extraction', page_status: created.status };
+  const extractionRun = await createExtractionRun(deps, tenantId, created.id, extraction, { pageOrigin: new URL(url).origin });
+  // The top-level status tracks the extraction's readiness, as in the detail (a replay included).
+  return {
+    ...created,
+    status: visibleRunStatus(extractionRun ?? undefined, created.status),
+    result_kind: 'extraction',
+    page_status: created.status,
+  };
 }
 
 /** The cabinet's view of a submission: the spec's Cabinet request response fields, nothing more. */

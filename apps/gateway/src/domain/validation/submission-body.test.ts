@@ -98,6 +98,10 @@ describe('normalizeSubmission', () => {
     [{ url, extraction: { recipe_id: 'shoes' } }, 'extraction.recipe_id'],
     [{ url, extraction: { recipe_id: '3f1e2d4c-0b1a-4c5d-8e9f-0a1b2c3d4e5f', prompt: 'x' } }, 'extraction.prompt'],
     [{ url, nope: 1 }, 'nope'],
+    // A residential route is a proxy route: with proxy off it could only fail later (issue 23).
+    [{ url, proxy: 'off', proxy_type: 'residential' }, 'proxy_type'],
+    [{ url, proxy: 'off', mode: 'residential' }, 'mode'],
+    [{ url, proxy: 'off', mode: 'residential_browser' }, 'mode'],
   ])('%j is refused at %s', (body, field) => {
     expect(fieldsOf(body)).toContain(field);
   });
@@ -124,7 +128,7 @@ describe('normalizeSubmission', () => {
         cookies: { sid: 'abc=def' },
         extraction: null,
         proxy: 'off',
-        proxy_type: 'residential',
+        proxy_type: 'datacenter',
       }),
     ).not.toThrow();
   });

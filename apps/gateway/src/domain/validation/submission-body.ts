@@ -208,6 +208,13 @@ export const submissionBodySchema = z
     if (body.proxy_type === 'premium' && body.proxy === 'off') {
       ctx.addIssue({ code: 'custom', path: ['proxy_type'], message: 'premium cannot be combined with proxy off' });
     }
+    // A residential route is a proxy route: without a proxy it could only fail later.
+    if (body.proxy_type === 'residential' && body.proxy === 'off') {
+      ctx.addIssue({ code: 'custom', path: ['proxy_type'], message: 'residential cannot be combined with proxy off' });
+    }
+    if ((body.mode === 'residential' || body.mode === 'residential_browser') && body.proxy === 'off') {
+      ctx.addIssue({ code: 'custom', path: ['mode'], message: `${body.mode} cannot be combined with proxy off` });
+    }
   });
 
 /** The body after validation, with the spec's defaults applied and geo_country upper-cased. */

@@ -705,4 +705,107 @@ describe('running a workflow with the project+environment key', () => {
         90_000,
       );
   }, 240_000);
+
+  it("a run with extraction reaches its scope's endpoint as extraction.completed once its extraction ended", async () => {
+    const recipe = await gateway()
+      .post('/api/v1/client/recipes')
+      .set('Authorization', `Bearer ${a.token}`)
+      .send({
+        name: 'Run product',
+        sample_url: `${site.url}/product`,
+        activate: true,
+        definition: { dsl_version: 1, fields: [{ name: 'title', type: 'string', required: true, selectors: ['h1.title'] }] },
+      });
+    expect(recipe.status).toBe(201);
+    const p = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Extracting', slug: 'extracting' });
+    const pid = (p.headers['location'] as string).split('/').pop()!;
+    const env = (await get(a, `/projects/${pid}`)).body.environments[0].id as string;
+    const key = (await post(a, `/projects/${pid}/environments/${env}/api-keys`, {})).body.api_key as string;
+    const hook = await post(a, `/projects/${pid}/environments/${env}/webhooks`, {
+      url: `${receiverUrl}/hooks/extracting`,
+      event_types: ['extraction.completed', 'extraction.failed'],
+    });
+    expect(hook.status).toBe(201);
+    const wf = (await post(a, `/projects/${pid}/workflows`, { name: 'extract' })).body.id as string;
+    const v = (
+      await post(a, `/workflows/${wf}/versions`, {
+        definition: { url: `${site.url}/product`, skip_cache: true, extraction: { recipe_id: recipe.body.id as string } },
+      })
+    ).body;
+    await post(a, `/workflow-versions/${v.id}/publish`, { revision: 1 });
+    await post(a, `/workflows/${wf}/versions/${v.id}/activate`, { workflow_version: 0 });
+    const started = await run(key, `${pid}/environments/${env}/workflows/${wf}/runs`);
+    expect(started.status).toBe(202);
+    expect(started.body).toMatchObject({ status: 'waiting_for_page', result_kind: 'extraction' });
+    const delivered = await eventually(
+      async () => received.filter((r) => r.headers['webhook-signature'] && r.body.includes(started.body.id)).map((r) => JSON.parse(r.body)),
+      (rs) => rs.length > 0,
+      60_000,
+    );
+    expect(delivered).toHaveLength(1);
+    expect(
+      signatureValid(
+        received.find((r) => r.body.includes(started.body.id))!,
+        hook.body.secret,
+      ),
+    ).toBe(true);
+    expect(delivered[0]).toMatchObject({
+      type: 'extraction.completed',
+      data: { request_id: started.body.id, project_id: pid, environment_id: env },
+    });
+    expect((await readRun(key, `${pid}/environments/${env}/runs/${started.body.id}`)).body).toMatchObject({
+      status: 'completed',
+      page_status: 'completed',
+    });
+  }, 120_000);
+
+  it("a retried run stays a run of its project: its workflow_run, its scope's webhooks, and the project's budget cap", async () => {
+    const p = await post(a, `/workspaces/${workspaceId}/projects`, { name: 'Retries', slug: 'retries', budget_cap_tokens: 7 });
+    const pid = (p.headers['location'] as string).split('/').pop()!;
+    const env = (await get(a, `/projects/${pid}`)).body.environments[0].id as string;
+    const key = (await post(a, `/projects/${pid}/environments/${env}/api-keys`, {})).body.api_key as string;
+    await post(a, `/projects/${pid}/environments/${env}/webhooks`, {
+      url: `${receiverUrl}/hooks/retries`,
+      event_types: ['request.failed'],
+    });
+    const wf = (await post(a, `/projects/${pid}/workflows`, { name: 'failing' })).body.id as string;
+    const failing = (await post(a, `/workflows/${wf}/versions`, { definition: { url: `${site.url}/status/500`, skip_cache: true } })).body;
+    await post(a, `/workflow-versions/${failing.id}/publish`, { revision: 1 });
+    await post(a, `/workflows/${wf}/versions/${failing.id}/activate`, { workflow_version: 0 });
+    const scope = { project_id: pid, environment_id: env, workflow_id: wf, workflow_version_id: failing.id };
+    const until = (id: string, pred: (d: Record<string, unknown>) => boolean) =>
+      eventually(async () => (await readRun(key, `${pid}/environments/${env}/runs/${id}`)).body as Record<string, unknown>, pred, 90_000);
+    const refunded = (d: Record<string, unknown>) => d['token_state'] === 'refunded';
+
+    const first = await run(key, `${pid}/environments/${env}/workflows/${wf}/runs`);
+    expect(first.status).toBe(202);
+    await until(first.body.id, refunded);
+
+    // The retry (tenant key, data API) is a run of the same scope, readable as a run, its events at the scope's endpoint.
+    const retry = await gateway().post(`/api/v1/data/requests/${first.body.id}/retry`).set('X-API-Key', a.apiKey);
+    expect(retry.status).toBe(202);
+    expect(retry.body).toMatchObject({ retried_from_id: first.body.id, workflow_run: scope });
+    expect(await until(retry.body.id, refunded)).toMatchObject({ status: 'failed', workflow_run: scope });
+    const delivered = await eventually(
+      async () => received.filter((r) => r.body.includes(retry.body.id)).map((r) => JSON.parse(r.body)),
+      (rs) => rs.length > 0,
+      30_000,
+    );
+    expect(delivered[0]).toMatchObject({
+      type: 'request.failed',
+      data: { request_id: retry.body.id, project_id: pid, environment_id: env },
+    });
+
+    // A run that settles at 5 leaves 2 of the 7: a retry now does not fit the cap (it would have as a plain request).
+    const ok = (
+      await post(a, `/workflows/${wf}/versions`, { definition: { url: `${site.url}/page`, skip_cache: true, max_credits_per_request: 5 } })
+    ).body;
+    await post(a, `/workflow-versions/${ok.id}/publish`, { revision: 1 });
+    await post(a, `/workflows/${wf}/versions/${ok.id}/activate`, { workflow_version: 1 });
+    const paid = await run(key, `${pid}/environments/${env}/workflows/${wf}/runs`);
+    expect(paid.status).toBe(202);
+    await until(paid.body.id, (d) => d['token_state'] === 'settled');
+    const capped = await gateway().post(`/api/v1/data/requests/${first.body.id}/retry`).set('X-API-Key', a.apiKey);
+    expect([capped.status, capped.body.code]).toEqual([402, 'PROJECT_BUDGET_EXHAUSTED']);
+  }, 240_000);
 });
