@@ -6,13 +6,22 @@ import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics.js';
 import type { KafkaBus } from './bus.js';
 
+/** The bound of one lag query, connect included (a scrape times out at 10 s; several groups run in parallel). */
+export const LAG_QUERY_TIMEOUT_MS = 2_000;
+
+class LagTimeout extends Error {
+  constructor() {
+    super(`lag query took longer than ${LAG_QUERY_TIMEOUT_MS} ms`);
+  }
+}
+
 type LagSource = () => Promise<{ group: string; topic: string; partition: string; lag: number }[]>;
 const lagSources = new WeakMap<ServiceMetrics, Set<LagSource>>();
 
 /**
  * `<prefix>_kafka_consumer_lag{group, topic, partition}`: the partition's high watermark minus the
  * group's committed offset, asked from the broker at scrape time (two admin requests per group,
- * 2 s at most; nothing when the broker does not answer). Asked from the broker rather than taken
+ * LAG_QUERY_TIMEOUT_MS at most, connecting included; nothing when the broker does not answer). Asked from the broker rather than taken
  * from fetched batches, so a consumer stuck on a message still shows the backlog growing behind
  * it. Every replica reports the whole group: aggregate with max.
  */
@@ -43,12 +52,23 @@ export function exportLag(
     });
   }
   let admin: Admin | undefined;
+  // One connect in flight at a time, shared by the scrapes that wait for it; cleared when it fails.
   let connecting: Promise<void> | undefined;
+  const connect = (): Promise<void> => {
+    admin ??= bus.kafka.admin();
+    connecting ??= admin.connect().catch((err: unknown) => {
+      connecting = undefined;
+      throw err;
+    });
+    return connecting;
+  };
   const source: LagSource = async () => {
+    let timer: NodeJS.Timeout | undefined;
     try {
-      admin ??= bus.kafka.admin();
-      await (connecting ??= admin.connect());
+      // The whole query, connect included, is bounded: with the broker gone kafkajs takes ~24 s to
+      // give up connecting, past any scrape timeout, and /metrics must answer without the lag.
       const work = (async () => {
+        await connect();
         const groupId = `${bus.prefix}${group}`;
         const committed = await admin!.fetchOffsets({ groupId, topics: topics.map((t) => bus.topic(t)) });
         const rows: Awaited<ReturnType<LagSource>> = [];
@@ -69,12 +89,21 @@ export function exportLag(
         }
         return rows;
       })();
-      const timeout = new Promise<never>((_, reject) => setTimeout(() => reject(new Error('lag query timed out')), 2_000).unref());
+      // A late failure after the bound is expected (the broker is gone): never an unhandled rejection.
+      work.catch(() => undefined);
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new LagTimeout()), LAG_QUERY_TIMEOUT_MS);
+        timer.unref();
+      });
       return await Promise.race([work, timeout]);
     } catch (err) {
       log.debug({ err, group }, 'consumer lag for metrics unavailable');
-      connecting = undefined;
+      // A timed-out connect stays in flight (the next scrape waits on it, bounded again); any other
+      // failure starts over with a fresh connect.
+      if (!(err instanceof LagTimeout)) connecting = undefined;
       return [];
+    } finally {
+      clearTimeout(timer);
     }
   };
   sources.add(source);
