@@ -15,7 +15,16 @@ class LagTimeout extends Error {
   }
 }
 
-type LagSource = () => Promise<{ group: string; topic: string; partition: string; lag: number }[]>;
+type LagRows = { group: string; topic: string; partition: string; lag: number }[];
+/** The group's rows, or undefined when the broker did not answer within the bound. */
+type LagSource = () => Promise<LagRows | undefined>;
+
+/**
+ * `wdr_kafka_lag_query_success` (one name for the fleet, `wdr_service` tells the services apart):
+ * 1 when every lag query of this scrape answered, 0 when one failed or timed out. 0 on every service
+ * of a namespace is Kafka unreachable (WdrKafkaUnreachable), seen even while the lag series are gone.
+ */
+export const LAG_QUERY_SUCCESS_METRIC = 'wdr_kafka_lag_query_success';
 const lagSources = new WeakMap<ServiceMetrics, Set<LagSource>>();
 
 /**
@@ -39,15 +48,31 @@ export function exportLag(
     lagSources.set(metrics, all);
     const name = `${metrics.prefix}_kafka_consumer_lag`;
     metrics.registry.removeSingleMetric(name);
+    metrics.registry.removeSingleMetric(LAG_QUERY_SUCCESS_METRIC);
+    // prom-client collects the metrics of one scrape in parallel: both gauges share one round of queries.
+    let round: Promise<(LagRows | undefined)[]> | undefined;
+    const query = () =>
+      (round ??= Promise.all([...all].map((source) => source())).finally(() => {
+        round = undefined;
+      }));
     new Gauge({
       name,
       help: 'Messages behind the partition high watermark (committed offset of the group), by group, topic and partition; read from the broker at scrape time.',
       labelNames: ['group', 'topic', 'partition'] as const,
       registers: [metrics.registry],
       async collect() {
-        const results = await Promise.all([...all].map((source) => source()));
+        const results = await query();
         this.reset();
-        for (const rows of results) for (const { lag, ...labels } of rows) this.set(labels, lag);
+        for (const rows of results) for (const { lag, ...labels } of rows ?? []) this.set(labels, lag);
+      },
+    });
+    new Gauge({
+      name: LAG_QUERY_SUCCESS_METRIC,
+      help: 'Whether every consumer-lag query of this scrape answered within its bound (1) or not (0: Kafka unreachable or too slow from this pod).',
+      registers: [metrics.registry],
+      async collect() {
+        const results = await query();
+        this.set(results.every((r) => r !== undefined) ? 1 : 0);
       },
     });
   }
@@ -71,7 +96,7 @@ export function exportLag(
         await connect();
         const groupId = `${bus.prefix}${group}`;
         const committed = await admin!.fetchOffsets({ groupId, topics: topics.map((t) => bus.topic(t)) });
-        const rows: Awaited<ReturnType<LagSource>> = [];
+        const rows: LagRows = [];
         for (const t of committed) {
           const key = bus.keyOf(t.topic);
           if (!key) continue;
@@ -101,7 +126,7 @@ export function exportLag(
       // A timed-out connect stays in flight (the next scrape waits on it, bounded again); any other
       // failure starts over with a fresh connect.
       if (!(err instanceof LagTimeout)) connecting = undefined;
-      return [];
+      return undefined;
     } finally {
       clearTimeout(timer);
     }
