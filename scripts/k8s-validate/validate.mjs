@@ -17,7 +17,7 @@
 //      (never latest; base leaves the tag to the overlay);
 //   3. in k8s/overlays/production only: images from a registry with a release tag or digest (not
 //      dev), requests and limits on every container, no token mounted, a PDB and (HPA or >= 2
-//      replicas) for every Deployment.
+//      replicas) for every Deployment, an absolute https runbook_url on every alert.
 //
 // Then the negative controls (fixtures/*/): each is a kustomization with known mistakes, which must
 // fail with the messages listed in its expect.txt, so a validator that stopped validating fails too.
@@ -244,6 +244,14 @@ async function validate(dir) {
       errors.push(`PodDisruptionBudget/${p.metadata?.name}: selects no Deployment`);
   }
   if (production) {
+    // Alerts link their runbook absolutely (the overlay's runbooks.yaml base), so a page opens from Alertmanager.
+    for (const r of byKind('PrometheusRule'))
+      for (const g of r.spec?.groups ?? [])
+        for (const rule of g.rules ?? [])
+          if (rule.alert && !/^https:\/\/[^#\s]+#.+$/.test(rule.annotations?.runbook_url ?? ''))
+            errors.push(
+              `PrometheusRule/${r.metadata?.name} ${rule.alert}: runbook_url "${rule.annotations?.runbook_url ?? ''}" is not an absolute https URL`,
+            );
     for (const d of deployments) {
       const name = d.metadata?.name;
       const labels = d.spec?.template?.metadata?.labels;
