@@ -1662,21 +1662,6 @@ export interface components {
              */
             revision: number;
         };
-        /** @description Headers on every answer to a submission (IETF RateLimit draft). */
-        RateLimitHeaders: {
-            "RateLimit-Limit": string;
-            "RateLimit-Remaining": string;
-            "RateLimit-Reset": string;
-            "RateLimit-Policy": string;
-        };
-        /** @description Headers on a 429: when to come back, plus the policy's. */
-        RateLimitedHeaders: {
-            "RateLimit-Limit": string;
-            "RateLimit-Remaining": string;
-            "RateLimit-Reset": string;
-            "RateLimit-Policy": string;
-            "Retry-After": string;
-        };
         /** @description An extraction recipe. Its `fields` are those of its active version (while a draft, of its latest version). */
         Recipe: {
             /** Format: uuid */
@@ -2677,7 +2662,13 @@ export interface operations {
             202: {
                 headers: {
                     /** @description Headers on every answer to a submission (IETF RateLimit draft). */
-                    RateLimitHeaders?: components["schemas"]["RateLimitHeaders"];
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2733,7 +2724,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Headers on a 429: when to come back, plus the policy's. */
-                    RateLimitedHeaders?: components["schemas"]["RateLimitedHeaders"];
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5162,7 +5161,13 @@ export interface operations {
             202: {
                 headers: {
                     /** @description Headers on every answer to a submission (IETF RateLimit draft). */
-                    RateLimitHeaders?: components["schemas"]["RateLimitHeaders"];
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5227,7 +5232,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Headers on a 429: when to come back, plus the policy's. */
-                    RateLimitedHeaders?: components["schemas"]["RateLimitedHeaders"];
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5535,7 +5548,13 @@ export interface operations {
             202: {
                 headers: {
                     /** @description Headers on every answer to a submission (IETF RateLimit draft). */
-                    RateLimitHeaders?: components["schemas"]["RateLimitHeaders"];
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5600,7 +5619,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Headers on a 429: when to come back, plus the policy's. */
-                    RateLimitedHeaders?: components["schemas"]["RateLimitedHeaders"];
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
