@@ -168,6 +168,20 @@ function flowsOf(objects, overlayName) {
     for (const c of d.spec.template.spec.containers) for (const p of c.ports ?? []) if (p.name) namedPorts[p.name] = p.containerPort;
     pods[s] = { name: s, ns: d.metadata.namespace ?? ns.name, nsLabels, labels: d.spec.template.metadata.labels, ip: podIp(), namedPorts };
   }
+  // Jobs of the overlay (the topics Job): reach what the wiring says, nothing else.
+  for (const [j, w] of Object.entries(wiring.jobs ?? {})) {
+    const job = objects.find((o) => o.kind === 'Job' && o.metadata.name === j);
+    if (job)
+      pods[j] = {
+        name: j,
+        ns: job.metadata.namespace ?? ns.name,
+        nsLabels,
+        labels: job.spec.template.metadata.labels,
+        ip: podIp(),
+        namedPorts: {},
+        job: w,
+      };
+  }
   const foreign = (nsName, labels, name, namedPorts = {}) => ({
     name,
     ns: null, // policies of other namespaces are not ours to evaluate
@@ -204,10 +218,10 @@ function flowsOf(objects, overlayName) {
   const needed = [];
   const forbidden = [];
   const flow = (list, src, dst, port, proto, label) => list.push({ src, dst, port, proto, label });
-  for (const s of SERVICES) {
+  for (const s of [...SERVICES, ...Object.keys(wiring.jobs ?? {})]) {
     const me = pods[s];
     if (!me) continue;
-    const w = wiring.services[s];
+    const w = wiring.services[s] ?? { callees: [], internet: false, ...me.job };
     for (const pp of c.dns.ports) {
       const [proto, port] = pp.split('/');
       flow(needed, me, dns, Number(port), proto, `${s} -> DNS ${pp}`);
@@ -246,7 +260,7 @@ function flowsOf(objects, overlayName) {
         const [proto, port] = pp.split('/');
         flow(needed, me, { name: 'internet', ip: c.internet.ip }, Number(port), proto, `${s} -> internet ${c.internet.ip}:${port}`);
       }
-    flow(needed, prometheus, me, me.namedPorts.metrics, 'TCP', `Prometheus -> ${s} metrics :${me.namedPorts.metrics}`);
+    if (!me.job) flow(needed, prometheus, me, me.namedPorts.metrics, 'TCP', `Prometheus -> ${s} metrics :${me.namedPorts.metrics}`);
   }
   if (pods.gateway)
     flow(
@@ -278,9 +292,9 @@ function flowsOf(objects, overlayName) {
         }
     }
   }
-  for (const s of SERVICES)
+  for (const s of [...SERVICES, ...Object.keys(wiring.jobs ?? {})])
     for (const callee of Object.keys(wiring.calleeUrlEnv))
-      if (callee !== s && pods[s] && pods[callee] && !wiring.services[s].callees.includes(callee))
+      if (callee !== s && pods[s] && pods[callee] && !(wiring.services[s]?.callees ?? []).includes(callee))
         forbid(pods[s], pods[callee], pods[callee].namedPorts.http, `${s} -> ${callee} :${pods[callee].namedPorts.http} (not a caller)`);
 
   const rows = [];
