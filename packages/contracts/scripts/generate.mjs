@@ -39,6 +39,7 @@ try {
   if (doc.components) for (const k of Object.keys(doc.components)) doc.components[k] = sortKeys(doc.components[k]);
   if (Array.isArray(doc.tags)) doc.tags.sort((a, b) => (a.name < b.name ? -1 : 1));
   expandHeaderObjects(doc);
+  rawBodiesAsBinary(doc);
   const spec = `${JSON.stringify(doc, null, 2)}\n`;
   writeFileSync(join(tmp, 'openapi.sorted.json'), spec);
   const ast = await openapiTS(pathToFileURL(join(tmp, 'openapi.sorted.json')));
@@ -99,4 +100,17 @@ function expandHeaderObjects(doc) {
   // The interfaces only described headers: drop them unless something else still refers to them.
   const text = JSON.stringify({ ...doc, components: { ...doc.components, schemas: {} } });
   for (const ref of used) if (!text.includes(`"#/components/schemas/${ref}"`)) delete schemas[ref];
+}
+
+/**
+ * tsoa renders a `Buffer` answer as `type: string, format: byte` (base64 text), but the gateway
+ * sends the bytes themselves (a page as text/html, a screenshot as image/png): outside JSON media
+ * types that is `format: binary`, or a validating proxy rejects every such answer.
+ */
+function rawBodiesAsBinary(doc) {
+  for (const ops of Object.values(doc.paths ?? {}))
+    for (const op of Object.values(ops))
+      for (const res of Object.values(op?.responses ?? {}))
+        for (const [type, media] of Object.entries(res?.content ?? {}))
+          if (!/json/.test(type) && media.schema?.type === 'string' && media.schema.format === 'byte') media.schema.format = 'binary';
 }
