@@ -11,7 +11,8 @@
 // variable = 15000, `true`, `empty` = parse(''), `unset` = no default, `required` = parse fails).
 // An optional variable (no schema default) may have its default where the code reads it: a
 // `NAME ?? V` in some src/ file counts. Values that name no value ("from `wdr-config`", "the shipped GeoLite2 country file") are listed
-// as not checkable and do not fail. A documented variable no schema knows fails (stale docs).
+// as not checkable and do not fail. A documented variable no schema knows fails (stale docs), and so
+// does a variable some schema has that is documented with no default anywhere (missing docs).
 // One test per service schema plus one for the document's unknown names.
 //   node scripts/check-env-docs.mjs [--results file.json] [--doc path]
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
@@ -90,7 +91,7 @@ function candidates(name, value) {
   if (num) {
     const n = Number(num[1].replace(/[,_]/g, ''));
     const unit = num[2];
-    if (Number.isNaN(n)) return undefined;
+    if (Number.isNaN(n)) return value.startsWith('`') ? { raw: v } : undefined; // 127.0.0.1
     if (!unit) return { raw: String(n) };
     if (UNITS[unit]) return { raw: String(n * UNITS[unit]) };
     const suffix = Object.keys(SUFFIX_MS).find((s) => name.endsWith(s));
@@ -170,6 +171,22 @@ for (const [service, shape] of schemas) {
     passed++;
     console.log(`ok   ${service}: ${checked} documented defaults match src/env.ts`);
   }
+}
+// Every variable a service reads (each key of its env schema) has a documented default, in one of
+// the forms above: a new variable without a line in docs/operations.md fails.
+const undocumented = new Map(); // name -> services
+for (const [service, shape] of schemas)
+  for (const name of Object.keys(shape))
+    if (!documented.some((d) => d.name === name)) undocumented.set(name, [...(undocumented.get(name) ?? []), service]);
+if (undocumented.size) {
+  failed++;
+  console.log(`FAIL variables read by a service with no documented default (${undocumented.size}):`);
+  for (const [name, ss] of undocumented) console.log(`     - \`${name}\` (${ss.join(', ')})`);
+} else {
+  passed++;
+  console.log(
+    `ok   every variable the services read has a documented default (${new Set([...schemas.values()].flatMap((sh) => Object.keys(sh))).size} names)`,
+  );
 }
 if (unknown.length) {
   failed++;

@@ -1,6 +1,7 @@
 #!/usr/bin/env node
 // Every alert in alerts.yaml has a runbook that exists and promtool unit tests that show it firing
-// and resolving: its `runbook` annotation points at a heading of docs/operations.md (GitHub's anchor
+// and resolving: its `runbook_url` annotation is absolute (<base>/docs/operations.md#<anchor>, the base
+// set per installation by the kustomize replacement in kustomization.yaml) and the anchor is a heading of docs/operations.md (GitHub's anchor
 // of it), and some test group of tests/*.test.yaml (one `- interval:` item, one set of input series)
 // has an alert_rule_test for it with a non-empty exp_alerts and, at a later eval_time, one with
 // `exp_alerts: []` (the alert resolved once its input recovered). Exit 1 and one line per gap
@@ -17,7 +18,7 @@ const alerts = [];
 for (const line of readFileSync(join(here, 'alerts.yaml'), 'utf8').split('\n')) {
   const a = /^\s*- alert: (\w+)/.exec(line);
   if (a) alerts.push({ alert: a[1], annotations: {} });
-  const r = /^\s*runbook: "([^"]*)"/.exec(line);
+  const r = /^\s*runbook_url: "([^"]*)"/.exec(line);
   if (r && alerts.length) alerts[alerts.length - 1].annotations.runbook = r[1];
 }
 const slug = (h) =>
@@ -73,8 +74,8 @@ for (const [alert, list] of evals) {
 const gaps = [];
 for (const a of alerts) {
   const runbook = a.annotations?.runbook ?? '';
-  const m = /^docs\/operations\.md#(.+)$/.exec(runbook);
-  if (!m) gaps.push(`${a.alert}: runbook annotation "${runbook}" is not docs/operations.md#<anchor>`);
+  const m = /^https:\/\/[^#\s]+\/docs\/operations\.md#(.+)$/.exec(runbook);
+  if (!m) gaps.push(`${a.alert}: runbook_url annotation "${runbook}" is not https://<base>/docs/operations.md#<anchor>`);
   else if (!anchors.has(m[1])) gaps.push(`${a.alert}: no heading in docs/operations.md for #${m[1]}`);
   if (!fired.has(a.alert)) gaps.push(`${a.alert}: no promtool test expects it to fire (tests/*.test.yaml)`);
   else if (!resolved.has(a.alert))

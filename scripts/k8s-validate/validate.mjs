@@ -1,19 +1,23 @@
 #!/usr/bin/env node
 // Builds every kustomization of the repository (k8s/base, k8s/overlays/*, k8s/kafka-topics,
-// k8s/kafka-topics-job, infra/observability) and validates each object of the output:
+// infra/observability; the topics Job component k8s/kafka-topics-job inside the overlays) and validates each object of the output:
 //
 //   1. against its schema: the Kubernetes API (kubernetes-models, generated from the OpenAPI
 //      document of Kubernetes 1.34) and the Prometheus Operator CRDs
 //      (@kubernetes-models/prometheus-operator: PrometheusRule, ServiceMonitor, ...), and for
 //      unknown fields (strict.mjs, from the same models' type declarations). An object of a
 //      kind with no schema here fails, unless it is listed in NO_SCHEMA below (said in the output);
-//   2. references inside the build: a configMapRef / secretKeyRef to a generated ConfigMap exists,
+//   2. references inside the build: every ConfigMap a pod reads (envFrom, configMapKeyRef, volume)
+//      is in the build (kustomize renames generated ones with a hash: a hand-written name fails);
+//      every Secret and key a pod reads is in the build or declared in k8s/base/secret.example.yaml
+//      (the Secrets the platform creates, commented keys being optional ones), and every key that file
+//      declares is read by some pod (a documented key nothing maps is a setting that cannot be given);
 //      every HPA's scaleTargetRef and every PDB's selector finds a Deployment, every
 //      serviceAccountName has its ServiceAccount, image references carry a tag or digest
-//      (never latest; base and the topics Job leave the tag to the overlay);
+//      (never latest; base leaves the tag to the overlay);
 //   3. in k8s/overlays/production only: images from a registry with a release tag or digest (not
 //      dev), requests and limits on every container, no token mounted, a PDB and (HPA or >= 2
-//      replicas) for every Deployment.
+//      replicas) for every Deployment, an absolute https runbook_url on every alert.
 //
 // Then the negative controls (fixtures/*/): each is a kustomization with known mistakes, which must
 // fail with the messages listed in its expect.txt, so a validator that stopped validating fails too.
@@ -48,7 +52,8 @@ function kustomizations() {
   const list = [join(repo, 'k8s/base')];
   const overlays = join(repo, 'k8s/overlays');
   for (const d of readdirSync(overlays).sort()) list.push(join(overlays, d));
-  list.push(join(repo, 'k8s/kafka-topics'), join(repo, 'k8s/kafka-topics-job'), join(repo, 'infra/observability'));
+  // k8s/kafka-topics-job is a kustomize Component (built inside the overlays that include it).
+  list.push(join(repo, 'k8s/kafka-topics'), join(repo, 'infra/observability'));
   return list.filter((d) => existsSync(join(d, 'kustomization.yaml')));
 }
 
@@ -84,6 +89,19 @@ async function modelFor(apiVersion, kind) {
   return m && m.apiVersion === apiVersion && m.kind === kind ? m : undefined;
 }
 
+/** The Secrets the platform creates (k8s/base/secret.example.yaml): name -> keys, commented keys included. */
+function declaredSecrets() {
+  const out = new Map();
+  for (const chunk of readFileSync(join(repo, 'k8s/base/secret.example.yaml'), 'utf8').split(/^---$/m)) {
+    const o = parseAllDocuments(chunk)[0]?.toJS();
+    if (o?.kind !== 'Secret') continue;
+    const keys = new Set([...Object.keys(o.stringData ?? {}), ...Object.keys(o.data ?? {})]);
+    for (const m of chunk.matchAll(/^\s+#\s+([A-Z][A-Z0-9_]*):/gm)) keys.add(m[1]);
+    out.set(o.metadata.name, keys);
+  }
+  return out;
+}
+
 function podSpecs(o) {
   if (['Deployment', 'StatefulSet', 'DaemonSet', 'Job'].includes(o.kind)) return [o.spec?.template?.spec ?? {}];
   if (o.kind === 'CronJob') return [o.spec?.jobTemplate?.spec?.template?.spec ?? {}];
@@ -115,8 +133,8 @@ function checkImage(ref, production, requireTag) {
 async function validate(dir) {
   // The production overlay, and the negative controls named production-* that stand in for it.
   const production = relative(repo, dir) === 'k8s/overlays/production' || /^production-/.test(relative(join(here, 'fixtures'), dir));
-  // Base, topics Job: the image tag is the overlay's to set. Overlays (and fixtures) must set one.
-  const pinned = !/^k8s\/(base|kafka-topics-job)$/.test(relative(repo, dir));
+  // Base: the image tag is the overlay's to set. Overlays (and fixtures) must set one.
+  const pinned = !/^k8s\/base$/.test(relative(repo, dir));
   const errors = [];
   const notes = [];
   let text;
@@ -135,6 +153,11 @@ async function validate(dir) {
   const byKind = (k) => objects.filter((o) => o.kind === k);
   const configMaps = new Set(byKind('ConfigMap').map((o) => o.metadata?.name));
   const accounts = new Set(byKind('ServiceAccount').map((o) => o.metadata?.name));
+  const secrets = declaredSecrets();
+  for (const o of byKind('Secret'))
+    secrets.set(o.metadata?.name, new Set([...Object.keys(o.stringData ?? {}), ...Object.keys(o.data ?? {})]));
+  const readKeys = new Set();
+  const wholeSecrets = new Set();
   const deployments = byKind('Deployment');
 
   for (const o of objects) {
@@ -166,8 +189,22 @@ async function validate(dir) {
         for (const p of checkImage(String(c.image ?? ''), production, pinned)) errors.push(`${id} container ${c.name}: ${p}`);
         for (const ref of c.envFrom ?? []) {
           const n = ref.configMapRef?.name;
-          if (n && !ref.configMapRef.optional && configMaps.size && !configMaps.has(n))
-            errors.push(`${id} container ${c.name}: ConfigMap ${n} is not in the build`);
+          if (n && !configMaps.has(n)) errors.push(`${id} container ${c.name}: ConfigMap ${n} is not in the build`);
+          const sn = ref.secretRef?.name;
+          if (sn && !secrets.has(sn))
+            errors.push(`${id} container ${c.name}: Secret ${sn} is neither in the build nor in secret.example.yaml`);
+          if (sn) wholeSecrets.add(sn);
+        }
+        for (const e of c.env ?? []) {
+          const cm = e.valueFrom?.configMapKeyRef;
+          if (cm && !configMaps.has(cm.name)) errors.push(`${id} container ${c.name}: ConfigMap ${cm.name} is not in the build`);
+          const sk = e.valueFrom?.secretKeyRef;
+          if (!sk) continue;
+          if (!secrets.has(sk.name))
+            errors.push(`${id} container ${c.name}: Secret ${sk.name} is neither in the build nor in secret.example.yaml`);
+          else if (!secrets.get(sk.name).has(sk.key))
+            errors.push(`${id} container ${c.name}: Secret ${sk.name} has no key ${sk.key} (secret.example.yaml)`);
+          readKeys.add(`${sk.name}/${sk.key}`);
         }
         if (production) {
           const r = c.resources ?? {};
@@ -177,6 +214,13 @@ async function validate(dir) {
           }
         }
       }
+      for (const v of spec.volumes ?? []) {
+        if (v.configMap && !configMaps.has(v.configMap.name))
+          errors.push(`${id} volume ${v.name}: ConfigMap ${v.configMap.name} is not in the build`);
+        if (v.secret && !secrets.has(v.secret.secretName))
+          errors.push(`${id} volume ${v.name}: Secret ${v.secret.secretName} is neither in the build nor in secret.example.yaml`);
+        if (v.secret) wholeSecrets.add(v.secret.secretName);
+      }
       if (spec.serviceAccountName && !accounts.has(spec.serviceAccountName))
         errors.push(`${id}: ServiceAccount ${spec.serviceAccountName} is not in the build`);
       if (production) {
@@ -185,6 +229,11 @@ async function validate(dir) {
       }
     }
   }
+  // Every key secret.example.yaml declares for a Secret this build reads must be read by some pod.
+  for (const [name, keys] of declaredSecrets())
+    if ([...readKeys].some((k) => k.startsWith(`${name}/`)) && !wholeSecrets.has(name))
+      for (const key of keys)
+        if (!readKeys.has(`${name}/${key}`)) errors.push(`Secret ${name}: key ${key} of secret.example.yaml is read by no container`);
   for (const h of byKind('HorizontalPodAutoscaler')) {
     const t = h.spec?.scaleTargetRef ?? {};
     if (!objects.some((o) => o.kind === t.kind && o.metadata?.name === t.name))
@@ -195,6 +244,14 @@ async function validate(dir) {
       errors.push(`PodDisruptionBudget/${p.metadata?.name}: selects no Deployment`);
   }
   if (production) {
+    // Alerts link their runbook absolutely (the overlay's runbooks.yaml base), so a page opens from Alertmanager.
+    for (const r of byKind('PrometheusRule'))
+      for (const g of r.spec?.groups ?? [])
+        for (const rule of g.rules ?? [])
+          if (rule.alert && !/^https:\/\/[^#\s]+#.+$/.test(rule.annotations?.runbook_url ?? ''))
+            errors.push(
+              `PrometheusRule/${r.metadata?.name} ${rule.alert}: runbook_url "${rule.annotations?.runbook_url ?? ''}" is not an absolute https URL`,
+            );
     for (const d of deployments) {
       const name = d.metadata?.name;
       const labels = d.spec?.template?.metadata?.labels;

@@ -2,6 +2,7 @@ import { createKafkaService } from '@wdr/kit/kafka';
 import type { Prisma } from './generated/prisma/client.js';
 import { internalRoutes } from './api/internal-routes.js';
 import type { DispatcherDeps } from './deps.js';
+import { readBacklog } from './domain/backlog.js';
 import { FanOut } from './domain/fan-out.js';
 import { HotSql } from './domain/hot-sql.js';
 import { purgeEndpointOperations } from './domain/operations.js';
@@ -42,6 +43,38 @@ export function createDispatcherService(deps: DispatcherDeps) {
     purgeEndpointOperations(deps.db, new Date(Date.now() - deps.env.IDEMPOTENCY_RETENTION_HOURS * 3_600_000))
       .then((n) => operationsPurged.inc(n))
       .catch((err: unknown) => deps.log.warn({ err }, 'endpoint operation retention purge failed'));
+  // The delivery backlog (WdrWebhookBacklogOld, the dashboard's webhook panel), refreshed every 15 s;
+  // a slow or failing database keeps the previous values (bounded at 2 s, never piles up).
+  const backlogMessages = deps.metrics.gauge(
+    'webhook_messages_pending',
+    "Pending webhook messages: due (the sender's queue) or scheduled (waiting for a retry).",
+    ['state'] as const,
+  );
+  const oldestDue = deps.metrics.gauge(
+    'webhook_oldest_due_age_seconds',
+    'How long the longest-waiting due webhook message has been due; 0 when none is.',
+    [] as const,
+  );
+  let backlogRunning = false;
+  const refreshBacklog = async () => {
+    if (backlogRunning) return;
+    backlogRunning = true;
+    try {
+      const b = await Promise.race([
+        readBacklog(deps.db),
+        new Promise<undefined>((resolve) => setTimeout(() => resolve(undefined), 2_000).unref()),
+      ]);
+      if (!b) return;
+      backlogMessages.set({ state: 'due' }, b.due);
+      backlogMessages.set({ state: 'scheduled' }, b.scheduled);
+      oldestDue.set(b.oldestDueAgeSeconds);
+    } catch (err: unknown) {
+      deps.log.debug({ err }, 'webhook backlog for metrics unavailable');
+    } finally {
+      backlogRunning = false;
+    }
+  };
+  let backlogTimer: NodeJS.Timeout | undefined;
   const service = createKafkaService<Prisma.TransactionClient>({
     deps,
     consumers: [
@@ -76,10 +109,14 @@ export function createDispatcherService(deps: DispatcherDeps) {
         purgeTimer.unref();
         operationsTimer = setInterval(() => void purgeOperations(), 3_600_000);
         operationsTimer.unref();
+        void refreshBacklog();
+        backlogTimer = setInterval(() => void refreshBacklog(), 15_000);
+        backlogTimer.unref();
       },
       stop: async () => {
         if (purgeTimer) clearInterval(purgeTimer);
         if (operationsTimer) clearInterval(operationsTimer);
+        if (backlogTimer) clearInterval(backlogTimer);
         await sender.stop();
         await deps.subscribers.stop();
         await hot.end().catch(() => undefined);

@@ -38,6 +38,8 @@ try {
   for (const p of Object.keys(doc.paths ?? {})) doc.paths[p] = sortKeys(doc.paths[p]);
   if (doc.components) for (const k of Object.keys(doc.components)) doc.components[k] = sortKeys(doc.components[k]);
   if (Array.isArray(doc.tags)) doc.tags.sort((a, b) => (a.name < b.name ? -1 : 1));
+  expandHeaderObjects(doc);
+  rawBodiesAsBinary(doc);
   const spec = `${JSON.stringify(doc, null, 2)}\n`;
   writeFileSync(join(tmp, 'openapi.sorted.json'), spec);
   const ast = await openapiTS(pathToFileURL(join(tmp, 'openapi.sorted.json')));
@@ -62,4 +64,53 @@ try {
   }
 } finally {
   rmSync(tmp, { recursive: true, force: true });
+}
+
+/**
+ * tsoa renders a response's headers interface (`@SuccessResponse<RateLimitHeaders>`) as one header
+ * named after the interface with an object schema, which no client or validating proxy can use
+ * (Prism crashes on it). Replace it with one header per property, under the name the gateway sends
+ * (`RateLimit-Policy`, `Retry-After`, ...), each with the property's schema and description, none
+ * marked required (the gateway omits the rate headers while its limiter fails open).
+ */
+function expandHeaderObjects(doc) {
+  const schemas = doc.components?.schemas ?? {};
+  const used = new Set();
+  for (const ops of Object.values(doc.paths ?? {}))
+    for (const op of Object.values(ops))
+      for (const res of Object.values(op?.responses ?? {})) {
+        if (!res?.headers) continue;
+        const headers = {};
+        for (const [name, h] of Object.entries(res.headers)) {
+          const ref = h.schema?.$ref?.replace('#/components/schemas/', '');
+          const target = ref ? schemas[ref] : h.schema;
+          if (target?.type !== 'object' || !target.properties) {
+            headers[name] = h;
+            continue;
+          }
+          if (ref) used.add(ref);
+          for (const [prop, schema] of Object.entries(target.properties)) {
+            const { description, ...rest } = schema;
+            // Not required: the rate headers are absent while the limiter fails open (Redis unreachable).
+            headers[prop] = { description: description ?? h.description, required: false, schema: rest };
+          }
+        }
+        res.headers = headers;
+      }
+  // The interfaces only described headers: drop them unless something else still refers to them.
+  const text = JSON.stringify({ ...doc, components: { ...doc.components, schemas: {} } });
+  for (const ref of used) if (!text.includes(`"#/components/schemas/${ref}"`)) delete schemas[ref];
+}
+
+/**
+ * tsoa renders a `Buffer` answer as `type: string, format: byte` (base64 text), but the gateway
+ * sends the bytes themselves (a page as text/html, a screenshot as image/png): outside JSON media
+ * types that is `format: binary`, or a validating proxy rejects every such answer.
+ */
+function rawBodiesAsBinary(doc) {
+  for (const ops of Object.values(doc.paths ?? {}))
+    for (const op of Object.values(ops))
+      for (const res of Object.values(op?.responses ?? {}))
+        for (const [type, media] of Object.entries(res?.content ?? {}))
+          if (!/json/.test(type) && media.schema?.type === 'string' && media.schema.format === 'byte') media.schema.format = 'binary';
 }

@@ -68,6 +68,8 @@ export const kafkaEnv = {
   // Reaching a real cluster (docs/operations.md, "Kafka"). TLS is on with KAFKA_SSL=true (Node's
   // public CAs) or as soon as a CA or client certificate is given; each PEM comes inline or from a
   // file (`_FILE`, a mounted Secret). Cross-field rules: kafkaSecurityFrom (kafka/kafka-config.ts).
+  /** Refuse to start unless TLS to Kafka is configured (the production overlay sets it). */
+  KAFKA_REQUIRE_TLS: bool.optional(),
   KAFKA_SSL: bool.optional(),
   KAFKA_SSL_CA: z.string().optional(),
   KAFKA_SSL_CA_FILE: z.string().optional(),

@@ -150,3 +150,26 @@ describe('docs/api.md', () => {
     expect(ERROR_CODES.filter((code) => rows.get(code) !== ERROR_STATUS[code]).map((code) => `${code} ${ERROR_STATUS[code]}`)).toEqual([]);
   });
 });
+
+describe('response headers', () => {
+  it('are declared under the names the gateway sends, each with a scalar schema (no tsoa header-interface objects)', () => {
+    const seen = new Set<string>();
+    for (const [path, ops] of Object.entries(doc.paths))
+      for (const [method, op] of Object.entries(ops))
+        for (const [status, res] of Object.entries(op.responses)) {
+          const headers = (res as { headers?: Record<string, { schema?: { type?: string; $ref?: string } }> }).headers ?? {};
+          for (const [name, h] of Object.entries(headers)) {
+            seen.add(name);
+            expect({ at: `${method} ${path} ${status} ${name}`, type: h.schema?.type, ref: h.schema?.$ref }).toEqual({
+              at: `${method} ${path} ${status} ${name}`,
+              type: expect.stringMatching(/^(string|integer|number|boolean)$/),
+              ref: undefined,
+            });
+          }
+        }
+    // admission.ts sends these on submissions, Retry-After with a 429.
+    for (const name of ['RateLimit-Limit', 'RateLimit-Remaining', 'RateLimit-Reset', 'RateLimit-Policy', 'Retry-After'])
+      expect(seen).toContain(name);
+    expect([...seen].filter((n) => /Headers$/.test(n))).toEqual([]);
+  });
+});

@@ -1663,21 +1663,6 @@ export interface components {
              */
             revision: number;
         };
-        /** @description Headers on every answer to a submission (IETF RateLimit draft). */
-        RateLimitHeaders: {
-            "RateLimit-Limit": string;
-            "RateLimit-Remaining": string;
-            "RateLimit-Reset": string;
-            "RateLimit-Policy": string;
-        };
-        /** @description Headers on a 429: when to come back, plus the policy's. */
-        RateLimitedHeaders: {
-            "RateLimit-Limit": string;
-            "RateLimit-Remaining": string;
-            "RateLimit-Reset": string;
-            "RateLimit-Policy": string;
-            "Retry-After": string;
-        };
         /** @description An extraction recipe. Its `fields` are those of its active version (while a draft, of its latest version). */
         Recipe: {
             /** Format: uuid */
@@ -2688,7 +2673,13 @@ export interface operations {
             202: {
                 headers: {
                     /** @description Headers on every answer to a submission (IETF RateLimit draft). */
-                    RateLimitHeaders?: components["schemas"]["RateLimitHeaders"];
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -2744,7 +2735,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Headers on a 429: when to come back, plus the policy's. */
-                    RateLimitedHeaders?: components["schemas"]["RateLimitedHeaders"];
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5173,7 +5172,13 @@ export interface operations {
             202: {
                 headers: {
                     /** @description Headers on every answer to a submission (IETF RateLimit draft). */
-                    RateLimitHeaders?: components["schemas"]["RateLimitHeaders"];
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5238,7 +5243,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Headers on a 429: when to come back, plus the policy's. */
-                    RateLimitedHeaders?: components["schemas"]["RateLimitedHeaders"];
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5546,7 +5559,13 @@ export interface operations {
             202: {
                 headers: {
                     /** @description Headers on every answer to a submission (IETF RateLimit draft). */
-                    RateLimitHeaders?: components["schemas"]["RateLimitHeaders"];
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on every answer to a submission (IETF RateLimit draft). */
+                    "RateLimit-Policy"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5611,7 +5630,15 @@ export interface operations {
             429: {
                 headers: {
                     /** @description Headers on a 429: when to come back, plus the policy's. */
-                    RateLimitedHeaders?: components["schemas"]["RateLimitedHeaders"];
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {

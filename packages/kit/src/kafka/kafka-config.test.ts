@@ -15,6 +15,23 @@ describe('Kafka security from env', () => {
     expect(kafkaSecurityFrom(parse({}), read)).toEqual({});
   });
 
+  it('KAFKA_REQUIRE_TLS=true refuses a configuration without TLS (the wdr-kafka Secret missing), accepts one with it', () => {
+    expect(() => kafkaSecurityFrom(parse({ KAFKA_REQUIRE_TLS: 'true' }), read)).toThrow(
+      /KAFKA_REQUIRE_TLS is true but no TLS is configured/,
+    );
+    expect(() =>
+      kafkaSecurityFrom(
+        parse({ KAFKA_REQUIRE_TLS: 'true', KAFKA_SASL_MECHANISM: 'plain', KAFKA_SASL_USERNAME: 'u', KAFKA_SASL_PASSWORD: 'p' }),
+        read,
+      ),
+    ).toThrow(/KAFKA_REQUIRE_TLS/);
+    expect(kafkaSecurityFrom(parse({ KAFKA_REQUIRE_TLS: 'true', KAFKA_SSL: 'true' }), read)).toEqual({ ssl: { rejectUnauthorized: true } });
+    expect(kafkaSecurityFrom(parse({ KAFKA_REQUIRE_TLS: 'true', KAFKA_SSL_CA: 'INLINE-CA' }), read).ssl).toEqual({
+      rejectUnauthorized: true,
+      ca: ['INLINE-CA'],
+    });
+  });
+
   it('KAFKA_SSL=true alone: TLS verified against the system CAs', () => {
     expect(kafkaSecurityFrom(parse({ KAFKA_SSL: 'true' }), read)).toEqual({ ssl: { rejectUnauthorized: true } });
   });

@@ -8,6 +8,7 @@ import type { SASLOptions } from 'kafkajs';
  * without a password) are checked here, at boot, with every problem listed.
  */
 export interface KafkaSecurityEnv {
+  KAFKA_REQUIRE_TLS?: boolean | undefined;
   KAFKA_SSL?: boolean | undefined;
   KAFKA_SSL_CA_FILE?: string | undefined;
   KAFKA_SSL_CA?: string | undefined;
@@ -78,6 +79,12 @@ export function kafkaSecurityFrom(env: KafkaSecurityEnv, read: (path: string) =>
     problems.push(`KAFKA_SASL_MECHANISM ${mechanism} needs KAFKA_SASL_USERNAME and KAFKA_SASL_PASSWORD`);
   if (!mechanism && (env.KAFKA_SASL_USERNAME || env.KAFKA_SASL_PASSWORD))
     problems.push('KAFKA_SASL_USERNAME/KAFKA_SASL_PASSWORD set without KAFKA_SASL_MECHANISM (plain, scram-sha-256 or scram-sha-512)');
+  // Set where plaintext must never happen (the production overlay): a missing or incomplete wdr-kafka
+  // Secret stops the start instead of silently connecting without TLS.
+  if (env.KAFKA_REQUIRE_TLS === true && env.KAFKA_SSL !== true && ca === undefined && cert === undefined && problems.length === 0)
+    problems.push(
+      'KAFKA_REQUIRE_TLS is true but no TLS is configured (KAFKA_SSL=true, KAFKA_SSL_CA or a client certificate): is the wdr-kafka Secret missing?',
+    );
   if (problems.length > 0) throw new Error(`invalid configuration:\n${problems.map((p) => `  ${p}`).join('\n')}`);
 
   const out: KafkaSecurity = {};

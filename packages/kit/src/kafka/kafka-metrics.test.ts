@@ -102,6 +102,7 @@ describe('consumer lag', () => {
       (n) => n !== undefined && n >= 5,
       30_000,
     );
+    expect(await sample(metrics, 'wdr_kafka_lag_query_success', {})).toBe(1);
     release();
     await eventually(
       () => sample(metrics, 'kit_test_lag_kafka_consumer_lag', series),
