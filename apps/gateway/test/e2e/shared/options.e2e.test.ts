@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { openEventStream } from '../sse-client.js';
-import { adminCommand, eventually, startFixtureSite, sharedFleet, type FixtureSite, type Fleet } from '@wdr/testkit';
+import { adminCommand, eventually, internalAgent, startFixtureSite, sharedFleet, type FixtureSite, type Fleet } from '@wdr/testkit';
 
 /**
  * Issue 23: every submission option has its effect in every mode, observed through the public API
@@ -42,7 +42,8 @@ const settled = (d: Record<string, unknown>) => ['settled', 'refunded'].includes
 const ended = (id: string, ms = 60_000) => eventually(() => detail(id), settled, ms, 150);
 
 async function balance(): Promise<number> {
-  const res = await request(fleet.url('billing-ledger')).get(`/internal/v1/accounts/${tenantId}/balance`);
+  // Read as the gateway would: the ledger's API takes named callers only.
+  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenantId}/balance`);
   return (res.body as { balance_tokens: number }).balance_tokens;
 }
 
