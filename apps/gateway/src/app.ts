@@ -1,6 +1,8 @@
 import type { ErrorRequestHandler, Express } from 'express';
 import { databaseReachable } from '@wdr/kit/db';
 import { createHttpShell, createMetricsApp, type ServiceLifecycle } from '@wdr/kit/service';
+import { expressAuthentication } from './api/authentication.js';
+import { authenticateBeforeBody } from './api/pre-authentication.js';
 import { mountApiReference } from './api/reference.js';
 import { publicValidationError } from './api/validation-errors.js';
 import type { GatewayDeps } from './deps.js';
@@ -58,6 +60,8 @@ export function createApp(deps: GatewayDeps): Express {
     ],
     // A batch of 1,000 jobs, each with its options and a URL of up to 4 KiB; 1 MB elsewhere.
     largeBodyRoutes: ['/api/v1/data/batches', '/api/v1/client/batches'].map((path) => ({ path, limit: '8mb' })),
+    // Authenticate, then read: credentials are checked from the headers before any body parser runs.
+    authenticate: authenticateBeforeBody({ authenticate: expressAuthentication }),
   });
   shell.app.locals['deps'] = deps;
   // The OpenAPI document and a reference page rendered from it, read once here; no key needed.

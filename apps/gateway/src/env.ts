@@ -47,6 +47,12 @@ export const gatewayEnv = {
    */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   AUTH_CACHE_MAX_ENTRIES: positiveInt(10_000, 1_000_000),
+  /**
+   * How often the connection that hears credential changes must answer a heartbeat (within half this
+   * period, at most 2 s): a connection that died silently is noticed within this bound plus that,
+   * the cache is dropped and answers come from the database until a new connection listens.
+   */
+  AUTH_LISTEN_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
   /** Cabinet tokens expire after this many days unless the admin command says otherwise. */
   CABINET_TOKEN_TTL_DAYS: positiveInt(90, 3650),
   /**

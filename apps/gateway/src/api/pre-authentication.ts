@@ -1,0 +1,68 @@
+import type { NextFunction, Request, RequestHandler, Response } from 'express';
+import { PublicError } from '@wdr/kit/errors';
+import type { AuthenticatedTenant } from '../domain/tenants/tenants.js';
+
+export type SecurityScheme = 'api_key' | 'bearer' | 'project_key';
+
+/**
+ * The credential each part of the public API takes (every operation of the OpenAPI document under
+ * these prefixes names exactly this scheme; an e2e test holds them together).
+ */
+export const SCHEME_BY_PREFIX: readonly (readonly [string, SecurityScheme])[] = [
+  ['/api/v1/data/', 'api_key'],
+  ['/api/v1/client/', 'bearer'],
+  ['/api/v1/browser/', 'project_key'],
+];
+
+const verified = new WeakMap<Request, { scheme: SecurityScheme; tenant: AuthenticatedTenant }>();
+
+/** The tenant the pre-body check verified for this request with this scheme, if it did. */
+export function preAuthenticated(req: Request, scheme: string): AuthenticatedTenant | undefined {
+  const v = verified.get(req);
+  return v && v.scheme === scheme ? v.tenant : undefined;
+}
+
+/** Express matches routes case-insensitively: so does this. */
+export function schemeOf(path: string): SecurityScheme | undefined {
+  const lower = path.toLowerCase();
+  return SCHEME_BY_PREFIX.find(([prefix]) => lower.startsWith(prefix))?.[1];
+}
+
+function hasBody(req: Request): boolean {
+  return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
+}
+
+/**
+ * Authenticate, then read: the credential of the request is checked from its headers before the
+ * body parsers run, so an anonymous request is refused (401) without a byte of its body buffered.
+ * A body sent anywhere else (no public route outside these prefixes takes one) is refused 404
+ * unread. A refused request's connection is closed rather than drained. The verified tenant is
+ * kept for tsoa's hook (expressAuthentication), which then does not look the credential up again.
+ */
+export function authenticateBeforeBody(opts: {
+  /** tsoa's hook (expressAuthentication): the same check the routes would make. */
+  authenticate: (req: Request, scheme: SecurityScheme) => Promise<AuthenticatedTenant>;
+  onRefused?: (req: Request, err: unknown) => void;
+}): RequestHandler {
+  // Async (Express 5 passes a rejection to the error handler): next() is called outside any promise callback.
+  return async (req: Request, res: Response, next: NextFunction) => {
+    const scheme = schemeOf(req.path);
+    if (!scheme) {
+      if (!hasBody(req)) return next();
+      res.setHeader('Connection', 'close');
+      return next(new PublicError('NOT_FOUND', 'No such resource.'));
+    }
+    // Answers under the API carry tenant data or secrets (keys, whsec_ secrets): never stored by a cache.
+    res.setHeader('Cache-Control', 'no-store');
+    let tenant: AuthenticatedTenant;
+    try {
+      tenant = await opts.authenticate(req, scheme);
+    } catch (err) {
+      if (hasBody(req)) res.setHeader('Connection', 'close');
+      opts.onRefused?.(req, err);
+      return next(err);
+    }
+    verified.set(req, { scheme, tenant });
+    next();
+  };
+}

@@ -1,0 +1,131 @@
+import { readFileSync } from 'node:fs';
+import { connect } from 'node:net';
+import { beforeAll, describe, expect, it } from '@jest/globals';
+import request from 'supertest';
+import { adminCommand, sharedFleet, type Fleet } from '@wdr/testkit';
+
+/**
+ * What a stranger (or a tenant) can make the gateway spend (issue 21), through the public API on
+ * the real fleet: credentials are checked from the headers before any body byte is buffered, every
+ * answer carries `nosniff` and authenticated ones `no-store`.
+ */
+let fleet: Fleet;
+let key: string;
+let cabinetToken: string;
+const gw = () => request(fleet.url('gateway'));
+
+/** Resident set of the gateway process now, in bytes (from /proc, as the kernel counts it). */
+function gatewayRss(): number {
+  const pid = fleet.pid('gateway');
+  if (pid === undefined) throw new Error('no gateway pid');
+  const m = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  return Number(m![1]) * 1024;
+}
+
+/**
+ * POST `size` bytes to the gateway with these headers over a raw socket, reading while writing;
+ * resolves with the status line's code (the server answers and closes before the body is sent).
+ */
+function post(path: string, size: number, headers: Record<string, string>): Promise<number> {
+  const u = new URL(path, fleet.url('gateway'));
+  return new Promise((resolve, reject) => {
+    const socket = connect(Number(u.port), u.hostname);
+    let received = '';
+    let done = false;
+    const finish = (status: number | Error) => {
+      if (done) return;
+      done = true;
+      socket.destroy();
+      if (status instanceof Error) reject(status);
+      else resolve(status);
+    };
+    socket.on('data', (b: Buffer) => {
+      received += b.toString('latin1');
+      const m = /^HTTP\/1\.1 (\d{3}) /.exec(received);
+      if (m) finish(Number(m[1]));
+    });
+    // Writes refused by a server that already answered and closed: the answer decides.
+    socket.on('error', () => undefined);
+    socket.on('close', () => finish(new Error(`closed without an answer: ${received.slice(0, 200)}`)));
+    const head = Object.entries({ host: u.host, ...headers, 'content-length': String(size) })
+      .map(([k, v]) => `${k}: ${v}\r\n`)
+      .join('');
+    socket.write(`POST ${u.pathname} HTTP/1.1\r\n${head}\r\n`);
+    const chunk = Buffer.alloc(64 * 1024, '[');
+    let sent = 0;
+    const write = () => {
+      while (sent < size && !done && !socket.destroyed) {
+        const n = Math.min(chunk.length, size - sent);
+        sent += n;
+        if (!socket.write(n === chunk.length ? chunk : chunk.subarray(0, n))) return void socket.once('drain', write);
+      }
+    };
+    write();
+  });
+}
+
+beforeAll(async () => {
+  fleet = sharedFleet();
+  const t = await adminCommand(fleet, ['create-tenant', '--name', 'abuse-bounds', '--credits', '100']);
+  key = t['api_key'] as string;
+  cabinetToken = (await adminCommand(fleet, ['issue-cabinet-token', '--tenant', t['tenant_id'] as string]))['cabinet_token'] as string;
+}, 120_000);
+
+describe('authenticate, then read', () => {
+  it('refuses anonymous 8 MB bodies 401 without the gateway buffering them', async () => {
+    const size = 8 * 1024 * 1024 - 1024;
+    const before = gatewayRss();
+    let peak = before;
+    const sampler = setInterval(() => (peak = Math.max(peak, gatewayRss())), 10);
+    try {
+      const statuses = await Promise.all([
+        ...[0, 1, 2, 3].map(() => post('/api/v1/client/batches', size, { 'content-type': 'application/json' })),
+        ...[0, 1, 2, 3].map(() => post('/api/v1/data/batches', size, { 'content-type': 'application/json', 'x-api-key': 'wdr_wrong' })),
+      ]);
+      expect(statuses).toEqual([401, 401, 401, 401, 401, 401, 401, 401]);
+    } finally {
+      clearInterval(sampler);
+    }
+    // Eight bodies of 8 MB: buffered (and parsed) they would add well over 64 MB; unread, almost nothing.
+    expect(peak - before).toBeLessThan(16 * 1024 * 1024);
+  }, 60_000);
+
+  it('answers an anonymous non-JSON body 401 (not 400: nobody parsed it)', async () => {
+    const res = await gw().post('/api/v1/data/requests').set('Content-Type', 'application/json').send('{not json');
+    expect(res.status).toBe(401);
+    const cabinet = await gw().post('/api/v1/client/requests').set('Content-Type', 'application/json').send('{not json');
+    expect(cabinet.status).toBe(401);
+    expect(cabinet.headers['www-authenticate']).toContain('Bearer');
+  });
+
+  it('still parses, validates and limits the bodies of authenticated requests', async () => {
+    const bad = await gw().post('/api/v1/data/requests').set('X-API-Key', key).set('Content-Type', 'application/json').send('{not json');
+    expect(bad.status).toBe(400);
+    expect(bad.body.code).toBe('MALFORMED_REQUEST');
+    // The general 1 MB limit stays for an authenticated tenant.
+    const big = await post('/api/v1/data/requests', 2 * 1024 * 1024, { 'content-type': 'application/json', 'x-api-key': key });
+    expect(big).toBe(413);
+    // Upper-case paths reach the same routes (Express matches case-insensitively): checked the same way.
+    const upper = await gw().post('/API/V1/DATA/requests').set('Content-Type', 'application/json').send('{not json');
+    expect(upper.status).toBe(401);
+  });
+
+  it('refuses a body sent outside the API unread (404)', async () => {
+    expect(await post('/nowhere', 4 * 1024 * 1024, { 'content-type': 'application/json' })).toBe(404);
+  });
+});
+
+describe('headers', () => {
+  it('sends nosniff on every answer and no-store on the API', async () => {
+    const open = await gw().get('/healthz');
+    expect(open.headers['x-content-type-options']).toBe('nosniff');
+    const anon = await gw().get('/api/v1/data/balance');
+    expect(anon.status).toBe(401);
+    expect(anon.headers['x-content-type-options']).toBe('nosniff');
+    const ok = await gw().get('/api/v1/data/balance').set('X-API-Key', key).expect(200);
+    expect(ok.headers['x-content-type-options']).toBe('nosniff');
+    expect(ok.headers['cache-control']).toBe('no-store');
+    const cabinet = await gw().get('/api/v1/client/recipes').set('Authorization', `Bearer ${cabinetToken}`).expect(200);
+    expect(cabinet.headers['cache-control']).toBe('no-store');
+  });
+});
