@@ -6,7 +6,7 @@ import { PrismaClient } from '../src/generated/prisma/client.js';
 import { prismaClientOptions } from '@wdr/kit/db';
 import { CREDENTIALS_CHANNEL, CredentialCache } from '../src/domain/auth/credential-cache.js';
 import { authenticateCabinetToken, issueCabinetToken } from '../src/domain/auth/cabinet-tokens.js';
-import { authenticateApiKey, createTenant, setTenantLimits } from '../src/domain/tenants/tenants.js';
+import { authenticateApiKey, createTenant, issueKeyFor, setTenantLimits } from '../src/domain/tenants/tenants.js';
 
 /**
  * The gateway's cache of verified credentials against the real database: changes reach every
@@ -223,4 +223,16 @@ describe('credential cache', () => {
       await proxy.close();
     }
   }, 30_000);
+
+  it('an API key past its expiry is refused, and is cached no longer than until then', async () => {
+    const r = replica();
+    await listening(r);
+    const { tenantId } = await createTenant(prisma, 'expiring', PEPPER);
+    const expired = await issueKeyFor(prisma, tenantId, PEPPER, 'old', new Date(Date.now() - 1_000));
+    await expect(authenticateApiKey(prisma, expired, PEPPER, r.cache)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    const soon = await issueKeyFor(prisma, tenantId, PEPPER, 'soon', new Date(Date.now() + 1_500));
+    expect((await authenticateApiKey(prisma, soon, PEPPER, r.cache)).tenantId).toBe(tenantId);
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
+    await expect(authenticateApiKey(prisma, soon, PEPPER, r.cache)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+  });
 });

@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { adminCommand, sharedFleet, type Fleet } from '@wdr/testkit';
+import { adminCommand, eventually, sharedFleet, type Fleet } from '@wdr/testkit';
 
 /**
  * What a stranger (or a tenant) can make the gateway spend (issue 21), through the public API on
@@ -128,4 +128,49 @@ describe('headers', () => {
     const cabinet = await gw().get('/api/v1/client/recipes').set('Authorization', `Bearer ${cabinetToken}`).expect(200);
     expect(cabinet.headers['cache-control']).toBe('no-store');
   });
+});
+
+describe('credential lifecycle (admin commands)', () => {
+  it('lists keys without secrets, revokes one, suspends and resumes a tenant: each effective within seconds', async () => {
+    const t = await adminCommand(fleet, ['create-tenant', '--name', 'abuse-lifecycle', '--credits', '10']);
+    const tenantId = t['tenant_id'] as string;
+    const first = t['api_key'] as string;
+    const second = (await adminCommand(fleet, ['issue-key', '--tenant', tenantId, '--label', 'ci', '--expires-in-days', '30']))[
+      'api_key'
+    ] as string;
+    const balance = (k: string) => gw().get('/api/v1/data/balance').set('X-API-Key', k);
+    expect((await balance(first)).status).toBe(200);
+    expect((await balance(second)).status).toBe(200);
+
+    const listed = await adminCommand(fleet, ['list-keys', '--tenant', tenantId]);
+    const keys = listed['keys'] as { id: string; label: string; expires_at: string | null; state: string }[];
+    expect(keys.map((k) => [k.label, k.state])).toEqual([
+      ['default', 'active'],
+      ['ci', 'active'],
+    ]);
+    expect(keys[1]!.expires_at).not.toBeNull();
+    // Never a secret: neither key (nor its hash) appears in the listing.
+    expect(JSON.stringify(listed)).not.toContain(first.slice(-12));
+    expect(JSON.stringify(listed)).not.toContain(second.slice(-12));
+    expect(JSON.stringify(listed)).not.toMatch(/hash/i);
+
+    const revokedAt = Date.now();
+    await adminCommand(fleet, ['revoke-key', '--key-id', keys[1]!.id]);
+    // The notification reaches the gateway a moment after the command's commit.
+    const statusOf = async (k: string, want: number) =>
+      await eventually(
+        async () => (await balance(k)).status,
+        (s) => s === want,
+        5_000,
+        50,
+      );
+    expect(await statusOf(second, 401)).toBe(401);
+    expect(Date.now() - revokedAt).toBeLessThan(10_000);
+    expect((await balance(first)).status).toBe(200);
+
+    await adminCommand(fleet, ['suspend-tenant', '--tenant', tenantId]);
+    expect(await statusOf(first, 401)).toBe(401);
+    await adminCommand(fleet, ['resume-tenant', '--tenant', tenantId]);
+    expect(await statusOf(first, 200)).toBe(200);
+  }, 120_000);
 });
