@@ -52,6 +52,17 @@ export const gatewayEnv = {
    * period, at most 2 s): a connection that died silently is noticed within this bound plus that,
    * the cache is dropped and answers come from the database until a new connection listens.
    */
+  /**
+   * Failed authentications per client address (see TRUSTED_PROXY_HOPS) per AUTH_FAILURE_WINDOW_SECONDS
+   * before the address is answered 429 until its budget refills.
+   */
+  AUTH_FAILURE_LIMIT: positiveInt(60, 1_000_000),
+  AUTH_FAILURE_WINDOW_SECONDS: positiveInt(60, 86_400),
+  /**
+   * How many proxies in front of the gateway append to X-Forwarded-For (the ingress: 1). 0: the
+   * connection's peer is the client address (what the failed-authentication throttle counts).
+   */
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
   AUTH_LISTEN_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
   /** Cabinet tokens expire after this many days unless the admin command says otherwise. */
   CABINET_TOKEN_TTL_DAYS: positiveInt(90, 3650),

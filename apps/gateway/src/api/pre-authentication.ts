@@ -1,5 +1,6 @@
 import type { NextFunction, Request, RequestHandler, Response } from 'express';
 import { PublicError } from '@wdr/kit/errors';
+import type { AuthFailureThrottle } from '../domain/limits/auth-failures.js';
 import type { AuthenticatedTenant } from '../domain/tenants/tenants.js';
 
 export type SecurityScheme = 'api_key' | 'bearer' | 'project_key';
@@ -42,7 +43,8 @@ function hasBody(req: Request): boolean {
 export function authenticateBeforeBody(opts: {
   /** tsoa's hook (expressAuthentication): the same check the routes would make. */
   authenticate: (req: Request, scheme: SecurityScheme) => Promise<AuthenticatedTenant>;
-  onRefused?: (req: Request, err: unknown) => void;
+  /** Failed authentication, throttled per client address (`req.ip`). */
+  throttle?: AuthFailureThrottle;
 }): RequestHandler {
   // Async (Express 5 passes a rejection to the error handler): next() is called outside any promise callback.
   return async (req: Request, res: Response, next: NextFunction) => {
@@ -54,12 +56,18 @@ export function authenticateBeforeBody(opts: {
     }
     // Answers under the API carry tenant data or secrets (keys, whsec_ secrets): never stored by a cache.
     res.setHeader('Cache-Control', 'no-store');
+    const address = req.ip ?? 'unknown';
+    const wait = opts.throttle?.retryAfterSeconds(address);
+    if (wait !== undefined) {
+      if (hasBody(req)) res.setHeader('Connection', 'close');
+      return next(new PublicError('RATE_LIMITED', 'Too many failed authentications from this address.', { retryAfterSeconds: wait }));
+    }
     let tenant: AuthenticatedTenant;
     try {
       tenant = await opts.authenticate(req, scheme);
     } catch (err) {
       if (hasBody(req)) res.setHeader('Connection', 'close');
-      opts.onRefused?.(req, err);
+      if (err instanceof PublicError && err.code === 'UNAUTHENTICATED') await opts.throttle?.failed(address);
       return next(err);
     }
     verified.set(req, { scheme, tenant });

@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { beforeAll, describe, expect, it } from '@jest/globals';
@@ -173,4 +174,28 @@ describe('credential lifecycle (admin commands)', () => {
     await adminCommand(fleet, ['resume-tenant', '--tenant', tenantId]);
     expect(await statusOf(first, 200)).toBe(200);
   }, 120_000);
+});
+
+describe('failed authentication, throttled per client address', () => {
+  it('answers 429 with Retry-After once an address spent its budget of failures, before looking credentials up', async () => {
+    const limit = Number(fleet.envOf('gateway')['AUTH_FAILURE_LIMIT'] ?? 60);
+    // The shared fleet trusts one proxy hop: the last X-Forwarded-For address is the client's.
+    const address = `203.0.113.${1 + Math.floor(Math.random() * 250)}`;
+    const other = `198.51.100.${1 + Math.floor(Math.random() * 250)}`;
+    const attempt = (k: string, from: string, forwarded = from) =>
+      gw().get('/api/v1/data/balance').set('X-API-Key', k).set('X-Forwarded-For', forwarded).set('X-Request-Id', `abuse-${randomUUID()}`);
+    const statuses: number[] = [];
+    for (let i = 0; i < limit + 2; i++) statuses.push((await attempt(`wdr_wrong${i}`, address)).status);
+    expect(statuses.slice(0, limit).every((s) => s === 401)).toBe(true);
+    const throttled = await attempt('wdr_wrong', address);
+    expect(throttled.status).toBe(429);
+    expect(throttled.body.code).toBe('RATE_LIMITED');
+    expect(Number(throttled.headers['retry-after'])).toBeGreaterThanOrEqual(1);
+    // Until then even a valid key from that address waits (nothing of it is looked up).
+    expect((await attempt(key, address)).status).toBe(429);
+    // A spoofed first hop does not change who is counted: the address the trusted proxy saw is.
+    expect((await attempt(key, address, `${other}, ${address}`)).status).toBe(429);
+    // Another address is not affected.
+    expect((await attempt(key, other)).status).toBe(200);
+  }, 60_000);
 });
