@@ -199,3 +199,34 @@ describe('failed authentication, throttled per client address', () => {
     expect((await attempt(key, other)).status).toBe(200);
   }, 60_000);
 });
+
+describe('webhook endpoints, capped per project environment', () => {
+  it('refuses the endpoint past the cap (409) and takes one again once another is deleted', async () => {
+    const cap = Number(fleet.envOf('webhook-dispatcher')['WEBHOOK_ENDPOINTS_PER_ENVIRONMENT'] ?? 100);
+    const B = '/api/v1/client/browser';
+    const auth = { Authorization: `Bearer ${cabinetToken}` };
+    const w = await gw().post(`${B}/workspaces`).set(auth).send({ name: 'Caps', owner_user_id: 1 }).expect(201);
+    const p = await gw().post(`${B}/workspaces/${w.body.id}/projects`).set(auth).send({ name: 'Caps', slug: 'caps' }).expect(204);
+    const projectId = (p.headers['location'] as string).split('/').pop()!;
+    const envs = (await gw().get(`${B}/projects/${projectId}`).set(auth).expect(200)).body.environments as { id: string }[];
+    const create = (env: string, n: number) =>
+      gw()
+        .post(`${B}/projects/${projectId}/environments/${env}/webhooks`)
+        .set(auth)
+        .send({ url: `http://127.0.0.1:9/hook/${n}`, event_types: ['request.completed'] });
+    let first: string | undefined;
+    for (let i = 0; i < cap; i++) {
+      const r = await create(envs[0]!.id, i);
+      expect(r.status).toBe(201);
+      first ??= r.body.endpoint.id as string;
+    }
+    const over = await create(envs[0]!.id, cap);
+    expect(over.status).toBe(409);
+    expect(over.body.code).toBe('CONFLICT');
+    expect(over.body.message).toContain(String(cap));
+    // The other environment has its own places.
+    expect((await create(envs[1]!.id, 0)).status).toBe(201);
+    await gw().delete(`${B}/projects/${projectId}/environments/${envs[0]!.id}/webhooks/${first}`).set(auth).expect(204);
+    expect((await create(envs[0]!.id, cap + 1)).status).toBe(201);
+  }, 120_000);
+});
