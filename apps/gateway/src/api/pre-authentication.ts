@@ -29,6 +29,24 @@ export function schemeOf(path: string): SecurityScheme | undefined {
   return SCHEME_BY_PREFIX.find(([prefix]) => lower.startsWith(prefix))?.[1];
 }
 
+/** How long a refused request's body may keep arriving (read and dropped) before its connection is cut. */
+const DRAIN_MS = 2_000;
+
+/**
+ * A refused request's body is never buffered: what arrives is read and dropped, for at most
+ * DRAIN_MS, then the connection is destroyed. (Closing at once, with unread bytes, would reset the
+ * connection and the client could lose the answer before reading it.)
+ */
+function discardBody(req: Request): void {
+  if (!hasBody(req)) return;
+  const timer = setTimeout(() => req.socket.destroy(), DRAIN_MS);
+  timer.unref();
+  req.on('end', () => clearTimeout(timer));
+  req.on('close', () => clearTimeout(timer));
+  req.on('data', () => undefined);
+  req.resume();
+}
+
 function hasBody(req: Request): boolean {
   return req.headers['transfer-encoding'] !== undefined || Number(req.headers['content-length'] ?? 0) > 0;
 }
@@ -37,7 +55,7 @@ function hasBody(req: Request): boolean {
  * Authenticate, then read: the credential of the request is checked from its headers before the
  * body parsers run, so an anonymous request is refused (401) without a byte of its body buffered.
  * A body sent anywhere else (no public route outside these prefixes takes one) is refused 404
- * unread. A refused request's connection is closed rather than drained. The verified tenant is
+ * unread. A refused request's body is dropped as it arrives (for at most 2 s, then the connection is cut). The verified tenant is
  * kept for tsoa's hook (expressAuthentication), which then does not look the credential up again.
  */
 export function authenticateBeforeBody(opts: {
@@ -51,7 +69,7 @@ export function authenticateBeforeBody(opts: {
     const scheme = schemeOf(req.path);
     if (!scheme) {
       if (!hasBody(req)) return next();
-      res.setHeader('Connection', 'close');
+      discardBody(req);
       return next(new PublicError('NOT_FOUND', 'No such resource.'));
     }
     // Answers under the API carry tenant data or secrets (keys, whsec_ secrets): never stored by a cache.
@@ -59,14 +77,14 @@ export function authenticateBeforeBody(opts: {
     const address = req.ip ?? 'unknown';
     const wait = opts.throttle?.retryAfterSeconds(address);
     if (wait !== undefined) {
-      if (hasBody(req)) res.setHeader('Connection', 'close');
+      discardBody(req);
       return next(new PublicError('RATE_LIMITED', 'Too many failed authentications from this address.', { retryAfterSeconds: wait }));
     }
     let tenant: AuthenticatedTenant;
     try {
       tenant = await opts.authenticate(req, scheme);
     } catch (err) {
-      if (hasBody(req)) res.setHeader('Connection', 'close');
+      discardBody(req);
       if (err instanceof PublicError && err.code === 'UNAUTHENTICATED') await opts.throttle?.failed(address);
       return next(err);
     }

@@ -87,8 +87,12 @@ describe('authenticate, then read', () => {
     } finally {
       clearInterval(sampler);
     }
-    // Eight bodies of 8 MB: buffered (and parsed) they would add well over 64 MB; unread, almost nothing.
-    expect(peak - before).toBeLessThan(16 * 1024 * 1024);
+    // Eight bodies of 8 MB (64 MB): buffered and parsed they would add well over 128 MB (the issue
+    // measured +255 MB for four); dropped as they arrive, what the stream's chunks cost until collected.
+    console.log(
+      `gateway RSS ${Math.round(before / 1048576)} MB before, peak ${Math.round(peak / 1048576)} MB during 8 anonymous 8 MB bodies`,
+    );
+    expect(peak - before).toBeLessThan(32 * 1024 * 1024);
   }, 60_000);
 
   it('answers an anonymous non-JSON body 401 (not 400: nobody parsed it)', async () => {
@@ -229,4 +233,38 @@ describe('webhook endpoints, capped per project environment', () => {
     await gw().delete(`${B}/projects/${projectId}/environments/${envs[0]!.id}/webhooks/${first}`).set(auth).expect(204);
     expect((await create(envs[0]!.id, cap + 1)).status).toBe(201);
   }, 120_000);
+});
+
+describe('request details and lists echo no secret values', () => {
+  it('shows header and cookie names and the actions types and selectors, never their values', async () => {
+    const secret = `echo-secret-${randomUUID()}`;
+    const sub = await gw()
+      .post('/api/v1/data/requests')
+      .set('X-API-Key', key)
+      .send({
+        url: 'http://127.0.0.1:9/never',
+        headers: { 'X-Secret': secret },
+        cookies: { sid: secret },
+        browser_actions: [
+          { type: 'fill', selector: '#a', value: secret },
+          { type: 'type', selector: '#b', text: secret },
+          { type: 'select', selector: '#c', values: [secret] },
+          { type: 'click', selector: '#d' },
+        ],
+      });
+    expect(sub.status).toBe(202);
+    const detail = await gw().get(`/api/v1/data/requests/${sub.body.id}`).set('X-API-Key', key).expect(200);
+    const list = await gw().get('/api/v1/data/requests').set('X-API-Key', key).expect(200);
+    for (const text of [detail.text, list.text]) expect(text).not.toContain(secret);
+    expect(detail.body.request).toMatchObject({
+      header_names: ['X-Secret'],
+      cookie_names: ['sid'],
+      browser_actions: [
+        { type: 'fill', selector: '#a' },
+        { type: 'type', selector: '#b' },
+        { type: 'select', selector: '#c' },
+        { type: 'click', selector: '#d' },
+      ],
+    });
+  });
 });
