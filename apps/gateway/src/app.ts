@@ -78,6 +78,7 @@ export function createApp(deps: GatewayDeps): Express {
       maxDurationMs: deps.env.SSE_MAX_DURATION_MS,
       retryMs: deps.env.SSE_RETRY_MS,
       pollMs: deps.env.SSE_POLL_MS,
+      maxStreamsPerTenant: deps.env.SSE_MAX_STREAMS_PER_TENANT,
     }),
   );
   RegisterRoutes(shell.app);

@@ -18,6 +18,8 @@ export const gatewayEnv = {
   SSE_RETRY_MS: z.coerce.number().int().min(0).max(60_000).default(3_000),
   /** While the live feed's Kafka consumer is not connected, open streams read new stored events this often. */
   SSE_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
+  /** Event streams one tenant may hold open on one gateway replica; the next is 429 CONCURRENCY_LIMITED. */
+  SSE_MAX_STREAMS_PER_TENANT: positiveInt(20, 100_000),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   ORCHESTRATOR_URL: internalUrl('http://127.0.0.1:8081'),
   LEDGER_URL: internalUrl('http://127.0.0.1:8082'),

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { connect } from 'node:net';
+import { get as httpGet, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect, createServer, type Socket } from 'node:net';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { adminCommand, eventually, sharedFleet, type Fleet } from '@wdr/testkit';
@@ -267,4 +268,66 @@ describe('request details and lists echo no secret values', () => {
       ],
     });
   });
+});
+
+describe('event streams, capped per tenant', () => {
+  it('answers the stream past SSE_MAX_STREAMS_PER_TENANT with 429 and RateLimit headers, and takes one again once a stream closes', async () => {
+    const cap = Number(fleet.envOf('gateway')['SSE_MAX_STREAMS_PER_TENANT'] ?? 20);
+    // A target that never answers: the request stays running while the streams are open.
+    const held = new Set<Socket>();
+    const silent = createServer((sock) => void held.add(sock));
+    await new Promise<void>((resolve) => silent.listen(0, '127.0.0.1', resolve));
+    const port = (silent.address() as { port: number }).port;
+    const t = await adminCommand(fleet, ['create-tenant', '--name', 'abuse-streams', '--credits', '100']);
+    const k = t['api_key'] as string;
+    const streams: ClientRequest[] = [];
+    try {
+      const sub = await gw()
+        .post('/api/v1/data/requests')
+        .set('X-API-Key', k)
+        .send({ url: `http://127.0.0.1:${port}/hang`, mode: 'http', timeout_ms: 60_000 });
+      expect(sub.status).toBe(202);
+      const u = new URL(fleet.url('gateway'));
+      const open = () =>
+        new Promise<{ status: number; headers: IncomingHttpHeaders; req: ClientRequest }>((resolve, reject) => {
+          const req = httpGet(
+            { host: u.hostname, port: u.port, path: `/api/v1/data/requests/${sub.body.id}/events/stream`, headers: { 'X-API-Key': k } },
+            (res) => {
+              res.on('data', () => undefined);
+              res.on('error', () => undefined);
+              resolve({ status: res.statusCode ?? 0, headers: res.headers, req });
+            },
+          );
+          req.on('error', reject);
+        });
+      for (let i = 0; i < cap; i++) {
+        const s = await open();
+        expect(s.status).toBe(200);
+        streams.push(s.req);
+      }
+      const over = await open();
+      expect(over.status).toBe(429);
+      expect(over.headers['retry-after']).toBe('1');
+      expect(over.headers['ratelimit-limit']).toBe(String(cap));
+      expect(over.headers['ratelimit-remaining']).toBe('0');
+      // Another tenant is not affected.
+      const other = await gw().get(`/api/v1/data/requests/${sub.body.id}/events/stream`).set('X-API-Key', key);
+      expect(other.status).toBe(404);
+      streams.shift()!.destroy();
+      const again = await eventually(
+        () => open(),
+        (s) => {
+          if (s.status !== 200) s.req.destroy();
+          return s.status === 200;
+        },
+        5_000,
+        100,
+      );
+      streams.push(again.req);
+    } finally {
+      for (const s of streams) s.destroy();
+      for (const sock of held) sock.destroy();
+      await new Promise<void>((resolve) => silent.close(() => resolve()));
+    }
+  }, 60_000);
 });
