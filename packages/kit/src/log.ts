@@ -1,3 +1,4 @@
+import { IncomingMessage, ServerResponse } from 'node:http';
 import { pino, type DestinationStream, type Logger } from 'pino';
 import { currentRequestId } from './request-context.js';
 
@@ -77,20 +78,25 @@ function redactString(s: string): string {
   return s.replace(SECRET_VALUE, CENSOR);
 }
 
-/** A copy of a log line's fields with secrets censored at any depth, errors reduced (safeError). */
-export function redactDeep(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
+/**
+ * A copy of a log line's fields with secrets censored at any depth, errors reduced (safeError).
+ * An HTTP request or response object (pino-http's `req`/`res`) is left to the logger's serializers,
+ * which keep only the method, the path and the status. Cycles are cut on the current path only.
+ */
+export function redactDeep(value: unknown, depth = 0, ancestors: object[] = []): unknown {
   if (typeof value === 'string') return redactString(value);
   if (value === null || typeof value !== 'object') return value;
   if (value instanceof Error) return safeError(value);
+  if (value instanceof IncomingMessage || value instanceof ServerResponse) return value;
   if (depth >= MAX_DEPTH) return '[too deep]';
-  if (seen.has(value)) return '[circular]';
-  seen.add(value);
+  if (ancestors.includes(value)) return '[circular]';
   if (Buffer.isBuffer(value) || ArrayBuffer.isView(value)) return `[${value.byteLength} bytes]`;
   if (value instanceof Date) return value;
-  if (Array.isArray(value)) return value.slice(0, 100).map((v) => redactDeep(v, depth + 1, seen));
+  const path = [...ancestors, value];
+  if (Array.isArray(value)) return value.slice(0, 100).map((v) => redactDeep(v, depth + 1, path));
   const out: Record<string, unknown> = {};
   for (const [k, v] of Object.entries(value)) {
-    out[k] = SECRET_KEYS.has(normalise(k)) && v !== undefined && v !== null ? CENSOR : redactDeep(v, depth + 1, seen);
+    out[k] = SECRET_KEYS.has(normalise(k)) && v !== undefined && v !== null ? CENSOR : redactDeep(v, depth + 1, path);
   }
   return out;
 }
