@@ -41,6 +41,7 @@ export function createRendererDeps(env: RendererEnv): RendererDeps {
       maxPages: env.BROWSER_MAX_PAGES,
       maxRssBytes: env.BROWSER_MAX_RSS_MB * 1024 * 1024,
       healthIntervalMs: env.BROWSER_HEALTH_INTERVAL_MS,
+      memoryCheckMs: env.BROWSER_MEMORY_CHECK_MS,
       log: base.log,
       metrics: base.metrics,
       gate,

@@ -29,6 +29,8 @@ export const envRenderer = {
   BROWSER_MAX_RSS_MB: int(64, 65_536, 1024),
   /** How often each browser is probed; one that does not answer within the interval is killed and replaced. */
   BROWSER_HEALTH_INTERVAL_MS: int(500, 600_000, 10_000),
+  /** How often a busy browser's memory is measured: past BROWSER_MAX_RSS_MB retired once idle, past twice that killed at once. */
+  BROWSER_MEMORY_CHECK_MS: int(200, 600_000, 2_000),
   /**
    * When the service runs as root (a development machine), Chromium is started as this user (a
    * name, or `uid:gid`) so that its sandbox can run; ignored when the service is not root (the

@@ -8,7 +8,15 @@ import { prismaClientOptions } from '@wdr/kit/db';
 import { PrismaClient } from './generated/prisma/client.js';
 import { loadGatewayEnv } from './env.js';
 import { issueCabinetToken, revokeCabinetToken } from './domain/auth/cabinet-tokens.js';
-import { createTenant, createTenantNamed, issueKeyFor, setTenantLimits } from './domain/tenants/tenants.js';
+import {
+  createTenant,
+  createTenantNamed,
+  issueKeyFor,
+  listKeys,
+  revokeKey,
+  setTenantLimits,
+  setTenantStatus,
+} from './domain/tenants/tenants.js';
 
 /**
  * Operator commands. `create-tenant` makes a tenant with an API key and grants it credits, and a
@@ -22,13 +30,29 @@ import { createTenant, createTenantNamed, issueKeyFor, setTenantLimits } from '.
 const usage = `usage: admin <command> [options]
   create-tenant --name NAME [--credits N]   once per NAME; a rerun completes the initial grant (the key is shown once)
   grant --tenant ID --amount N --reference REF   free credits, once per REF
-  issue-key --tenant ID
+  issue-key --tenant ID [--label LABEL] [--expires-in-days N]   no expiry unless given
+  list-keys --tenant ID                     id, prefix, label, dates and state; never a secret
+  revoke-key (--key-id ID | --key KEY)      refused on every replica within seconds
+  suspend-tenant --tenant ID                every key and cabinet token refused (401) until resume-tenant
+  resume-tenant --tenant ID
   seed-demo [--credits N]
   issue-cabinet-token --tenant ID [--label LABEL] [--expires-in-days N]
   revoke-cabinet-token (--token-id ID | --token TOKEN)
   set-limits --tenant ID [--rate N|default] [--window SECONDS|default] [--concurrency N|default]`;
 
-const commands = ['create-tenant', 'grant', 'issue-key', 'seed-demo', 'issue-cabinet-token', 'revoke-cabinet-token', 'set-limits'] as const;
+const commands = [
+  'create-tenant',
+  'grant',
+  'issue-key',
+  'list-keys',
+  'revoke-key',
+  'suspend-tenant',
+  'resume-tenant',
+  'seed-demo',
+  'issue-cabinet-token',
+  'revoke-cabinet-token',
+  'set-limits',
+] as const;
 const { command, values } = parseCommandLine(usage, commands, {
   name: { type: 'string' },
   tenant: { type: 'string' },
@@ -38,6 +62,8 @@ const { command, values } = parseCommandLine(usage, commands, {
   label: { type: 'string' },
   'expires-in-days': { type: 'string' },
   'token-id': { type: 'string' },
+  'key-id': { type: 'string' },
+  key: { type: 'string' },
   token: { type: 'string' },
   rate: { type: 'string' },
   window: { type: 'string' },
@@ -164,7 +190,33 @@ try {
     }
     case 'issue-key': {
       if (!values.tenant) throw new Error('--tenant is required');
-      console.log(JSON.stringify({ tenant_id: values.tenant, api_key: await issueKeyFor(db, values.tenant, env.API_KEY_PEPPER) }));
+      const days = values['expires-in-days'] === undefined ? 0 : wholeNumber('--expires-in-days', values['expires-in-days']);
+      const expiresAt = days === 0 ? null : new Date(Date.now() + days * 86_400_000);
+      const apiKey = await issueKeyFor(db, values.tenant, env.API_KEY_PEPPER, values.label ?? 'default', expiresAt);
+      console.log(JSON.stringify({ tenant_id: values.tenant, api_key: apiKey, expires_at: expiresAt?.toISOString() ?? null }));
+      break;
+    }
+    case 'list-keys': {
+      if (!values.tenant) throw new Error('--tenant is required');
+      console.log(JSON.stringify({ tenant_id: values.tenant, keys: await listKeys(db, values.tenant) }));
+      break;
+    }
+    case 'revoke-key': {
+      if (!values['key-id'] && !values.key) throw new Error('--key-id or --key is required');
+      const r = await revokeKey(
+        db,
+        { ...(values['key-id'] ? { id: values['key-id'] } : {}), ...(values.key ? { key: values.key } : {}) },
+        env.API_KEY_PEPPER,
+      );
+      console.log(JSON.stringify({ tenant_id: r.tenantId, key_id: r.id, revoked: true }));
+      break;
+    }
+    case 'suspend-tenant':
+    case 'resume-tenant': {
+      if (!values.tenant) throw new Error('--tenant is required');
+      const status = command === 'suspend-tenant' ? 'suspended' : 'active';
+      await setTenantStatus(db, values.tenant, status);
+      console.log(JSON.stringify({ tenant_id: values.tenant, status }));
       break;
     }
     case 'seed-demo': {

@@ -1,9 +1,12 @@
 import type { ErrorRequestHandler, Express } from 'express';
 import { databaseReachable } from '@wdr/kit/db';
 import { createHttpShell, createMetricsApp, type ServiceLifecycle } from '@wdr/kit/service';
+import { expressAuthentication } from './api/authentication.js';
+import { authenticateBeforeBody } from './api/pre-authentication.js';
 import { mountApiReference } from './api/reference.js';
 import { publicValidationError } from './api/validation-errors.js';
 import type { GatewayDeps } from './deps.js';
+import { AuthFailureThrottle } from './domain/limits/auth-failures.js';
 import { purgeWriteClaims } from './domain/browser/claims.js';
 import { RegisterRoutes } from './routes/routes.js';
 import { EVENT_STREAM_PATH, requestEventStream } from './sse/event-stream.js';
@@ -58,8 +61,12 @@ export function createApp(deps: GatewayDeps): Express {
     ],
     // A batch of 1,000 jobs, each with its options and a URL of up to 4 KiB; 1 MB elsewhere.
     largeBodyRoutes: ['/api/v1/data/batches', '/api/v1/client/batches'].map((path) => ({ path, limit: '8mb' })),
+    // Authenticate, then read: credentials are checked from the headers before any body parser runs.
+    authenticate: authenticateBeforeBody({ authenticate: expressAuthentication, throttle: new AuthFailureThrottle(deps) }),
   });
   shell.app.locals['deps'] = deps;
+  // Which address is the client's (req.ip): the failed-authentication throttle counts it.
+  shell.app.set('trust proxy', deps.env.TRUSTED_PROXY_HOPS === 0 ? false : deps.env.TRUSTED_PROXY_HOPS);
   // The OpenAPI document and a reference page rendered from it, read once here; no key needed.
   mountApiReference(shell.app);
   // Server-Sent Events need a response held open, which tsoa cannot do: a plain route, registered
@@ -71,6 +78,7 @@ export function createApp(deps: GatewayDeps): Express {
       maxDurationMs: deps.env.SSE_MAX_DURATION_MS,
       retryMs: deps.env.SSE_RETRY_MS,
       pollMs: deps.env.SSE_POLL_MS,
+      maxStreamsPerTenant: deps.env.SSE_MAX_STREAMS_PER_TENANT,
     }),
   );
   RegisterRoutes(shell.app);

@@ -55,6 +55,8 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
     onNotify: (tenantId) => credentials.invalidateTenant(tenantId),
     onListening: () => credentials.trust(true),
     onLost: () => credentials.trust(false),
+    heartbeatMs: env.AUTH_LISTEN_HEARTBEAT_MS,
+    heartbeatTimeoutMs: Math.min(2_000, Math.ceil(env.AUTH_LISTEN_HEARTBEAT_MS / 2)),
   });
   return {
     env,

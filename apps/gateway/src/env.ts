@@ -18,6 +18,8 @@ export const gatewayEnv = {
   SSE_RETRY_MS: z.coerce.number().int().min(0).max(60_000).default(3_000),
   /** While the live feed's Kafka consumer is not connected, open streams read new stored events this often. */
   SSE_POLL_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
+  /** Event streams one tenant may hold open on one gateway replica; the next is 429 CONCURRENCY_LIMITED. */
+  SSE_MAX_STREAMS_PER_TENANT: positiveInt(20, 100_000),
   PORT: z.coerce.number().int().min(0).max(65535).default(8080),
   ORCHESTRATOR_URL: internalUrl('http://127.0.0.1:8081'),
   LEDGER_URL: internalUrl('http://127.0.0.1:8082'),
@@ -47,6 +49,23 @@ export const gatewayEnv = {
    */
   AUTH_CACHE_TTL_MS: z.coerce.number().int().min(0).max(3_600_000).default(60_000),
   AUTH_CACHE_MAX_ENTRIES: positiveInt(10_000, 1_000_000),
+  /**
+   * How often the connection that hears credential changes must answer a heartbeat (within half this
+   * period, at most 2 s): a connection that died silently is noticed within this bound plus that,
+   * the cache is dropped and answers come from the database until a new connection listens.
+   */
+  /**
+   * Failed authentications per client address (see TRUSTED_PROXY_HOPS) per AUTH_FAILURE_WINDOW_SECONDS
+   * before the address is answered 429 until its budget refills.
+   */
+  AUTH_FAILURE_LIMIT: positiveInt(60, 1_000_000),
+  AUTH_FAILURE_WINDOW_SECONDS: positiveInt(60, 86_400),
+  /**
+   * How many proxies in front of the gateway append to X-Forwarded-For (the ingress: 1). 0: the
+   * connection's peer is the client address (what the failed-authentication throttle counts).
+   */
+  TRUSTED_PROXY_HOPS: z.coerce.number().int().min(0).max(10).default(0),
+  AUTH_LISTEN_HEARTBEAT_MS: z.coerce.number().int().min(100).max(60_000).default(2_000),
   /** Cabinet tokens expire after this many days unless the admin command says otherwise. */
   CABINET_TOKEN_TTL_DAYS: positiveInt(90, 3650),
   /**

@@ -1,12 +1,12 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestDatabase, eventually, type TestDatabase } from '@wdr/testkit';
+import { createTestDatabase, eventually, startTcpProxy, type TestDatabase } from '@wdr/testkit';
 import { PgListener, pgConnectionFor } from '@wdr/kit/pg-listen';
 import { createLogger } from '@wdr/kit/log';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { prismaClientOptions } from '@wdr/kit/db';
 import { CREDENTIALS_CHANNEL, CredentialCache } from '../src/domain/auth/credential-cache.js';
 import { authenticateCabinetToken, issueCabinetToken } from '../src/domain/auth/cabinet-tokens.js';
-import { authenticateApiKey, createTenant, setTenantLimits } from '../src/domain/tenants/tenants.js';
+import { authenticateApiKey, createTenant, issueKeyFor, setTenantLimits } from '../src/domain/tenants/tenants.js';
 
 /**
  * The gateway's cache of verified credentials against the real database: changes reach every
@@ -159,4 +159,80 @@ describe('credential cache', () => {
     await authenticateApiKey(prisma, other.apiKey, PEPPER, r.cache);
     expect(r.cache.size).toBe(1);
   }, 30_000);
+
+  it('a notification connection that died silently is noticed by its heartbeat: a revocation takes effect within seconds', async () => {
+    // Postgres reached through a relay the test freezes: no byte either way, no error, no close.
+    const direct = pgConnectionFor(db.url);
+    const url = new URL(db.url);
+    const proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    const cache = new CredentialCache({ ttlMs: 600_000, maxEntries: 100 });
+    const listener = new PgListener({
+      connection: {
+        ...direct.config,
+        connectionString: direct.config.connectionString!.replace(`:${url.port || 5432}/`, `:${proxy.port}/`),
+      },
+      channel: CREDENTIALS_CHANNEL,
+      log: createLogger('test', 'silent'),
+      onNotify: (tenantId) => cache.invalidateTenant(tenantId),
+      onListening: () => cache.trust(true),
+      onLost: () => cache.trust(false),
+      heartbeatMs: 500,
+      heartbeatTimeoutMs: 500,
+    });
+    replicas.push({ cache, listener });
+    listener.start();
+    try {
+      await eventually(
+        async () => listener.listening(),
+        (l) => l,
+        10_000,
+        20,
+      );
+      const { apiKey, tenantId } = await createTenant(prisma, 'frozen', PEPPER);
+      await authenticateApiKey(prisma, apiKey, PEPPER, cache);
+      expect(cache.size).toBe(1);
+      proxy.freeze();
+      const revokedAt = Date.now();
+      await exec('UPDATE api_keys SET revoked_at = now() WHERE tenant_id = $1::uuid', [tenantId]);
+      // The notification is lost in the frozen relay; the heartbeat misses its answer and the cache is dropped.
+      await eventually(
+        async () => {
+          try {
+            await authenticateApiKey(prisma, apiKey, PEPPER, cache);
+            return false;
+          } catch {
+            return true;
+          }
+        },
+        (refused) => refused,
+        5_000,
+        50,
+      );
+      expect(Date.now() - revokedAt).toBeLessThan(3_000);
+      expect(listener.listening()).toBe(false);
+      // Thawed: it listens again through a new connection and caches good keys again.
+      proxy.restore();
+      await eventually(
+        async () => listener.listening(),
+        (l) => l,
+        10_000,
+        50,
+      );
+    } finally {
+      await listener.stop();
+      await proxy.close();
+    }
+  }, 30_000);
+
+  it('an API key past its expiry is refused, and is cached no longer than until then', async () => {
+    const r = replica();
+    await listening(r);
+    const { tenantId } = await createTenant(prisma, 'expiring', PEPPER);
+    const expired = await issueKeyFor(prisma, tenantId, PEPPER, 'old', new Date(Date.now() - 1_000));
+    await expect(authenticateApiKey(prisma, expired, PEPPER, r.cache)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+    const soon = await issueKeyFor(prisma, tenantId, PEPPER, 'soon', new Date(Date.now() + 1_500));
+    expect((await authenticateApiKey(prisma, soon, PEPPER, r.cache)).tenantId).toBe(tenantId);
+    await new Promise((resolve) => setTimeout(resolve, 1_600));
+    await expect(authenticateApiKey(prisma, soon, PEPPER, r.cache)).rejects.toMatchObject({ code: 'UNAUTHENTICATED' });
+  });
 });

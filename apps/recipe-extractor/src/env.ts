@@ -38,6 +38,15 @@ export const envExtractor = {
   RECIPE_REPAIR_FAILURE_RATIO: z.coerce.number().gt(0).max(1).default(0.5),
   /** A page larger than this is not extracted (the run fails with PAGE_TOO_LARGE). */
   EXTRACTION_MAX_PAGE_BYTES: limit(10 * 1024 * 1024, 100 * 1024 * 1024),
+  /** What one extraction run may produce (characters of values plus 8 per field and object); past it the run fails EXTRACTION_BUDGET_EXCEEDED. */
+  EXTRACTION_MAX_OUTPUT_CHARS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(100 * 1024 * 1024)
+    .default(2 * 1024 * 1024),
+  /** Wall time of one extraction run (parse and select); past it the run fails EXTRACTION_BUDGET_EXCEEDED. */
+  EXTRACTION_MAX_MS: z.coerce.number().int().min(100).max(120_000).default(5_000),
   /**
    * Generation through any server speaking the OpenAI chat-completions protocol. Without a key only
    * the offline heuristic generates. Without a base URL the `openai` client's default is used.

@@ -56,6 +56,11 @@ export const envDispatcher = {
     .min(1)
     .max(24 * 365)
     .default(24),
+  /**
+   * Endpoints one project environment may have (enabled or disabled): one event is signed and sent
+   * once per endpoint, so this bounds what a single request can fan out to. The next create is 409.
+   */
+  WEBHOOK_ENDPOINTS_PER_ENVIRONMENT: z.coerce.number().int().min(1).max(100_000).default(100),
   /** Safety-net poll of the schedule; senders also wake on NOTIFY wdr_webhooks and when a slot frees. */
   WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
 };

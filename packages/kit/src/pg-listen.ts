@@ -6,7 +6,10 @@ export function pgConnectionFor(databaseUrl: string): { schema: string; config: 
   const url = new URL(databaseUrl);
   const schema = url.searchParams.get('schema') ?? 'public';
   url.searchParams.delete('schema');
-  return { schema, config: { connectionString: url.toString(), options: `-c search_path=${schema}`, connectionTimeoutMillis: 5_000 } };
+  return {
+    schema,
+    config: { connectionString: url.toString(), options: `-c search_path=${schema}`, connectionTimeoutMillis: 5_000, keepAlive: true },
+  };
 }
 
 /**
@@ -29,6 +32,15 @@ export class PgListener {
       onListening?: () => void;
       /** Runs when a listening connection is lost (before the reconnection). */
       onLost?: () => void;
+      /**
+       * Every this many ms the listening connection must answer a `SELECT 1` within
+       * `heartbeatTimeoutMs`, or it counts as lost (onLost, then a new one): a connection that died
+       * silently (a dropped NAT entry, a frozen peer) delivers no notification and no error either.
+       * Default 5,000; 0 turns it off.
+       */
+      heartbeatMs?: number;
+      /** Default 2,000. */
+      heartbeatTimeoutMs?: number;
     },
   ) {
     if (!/^[a-z_][a-z0-9_]*$/.test(opts.channel)) throw new Error(`not a plain channel name: ${opts.channel}`);
@@ -58,13 +70,17 @@ export class PgListener {
     if (!this.running) return;
     const client = new pg.Client(this.opts.connection);
     let lost = false;
+    let heartbeat: NodeJS.Timeout | undefined;
     const reconnect = (err?: unknown) => {
       if (lost) return;
       lost = true;
+      if (heartbeat) clearInterval(heartbeat);
       if (err && this.running) this.opts.log.warn({ err, channel: this.opts.channel }, 'listening connection lost, reconnecting');
       client.removeAllListeners();
       client.on('error', () => undefined);
       void client.end().catch(() => undefined);
+      // A silently dead peer never answers the goodbye: the socket is dropped rather than left waiting.
+      (client as unknown as { connection?: { stream?: { destroy?: () => void } } }).connection?.stream?.destroy?.();
       if (this.client === client) {
         this.client = undefined;
         this.opts.onLost?.();
@@ -89,6 +105,29 @@ export class PgListener {
       }
       this.client = client;
       this.opts.onListening?.();
+      const every = this.opts.heartbeatMs ?? 5_000;
+      if (every > 0) {
+        const timeoutMs = this.opts.heartbeatTimeoutMs ?? 2_000;
+        let inFlight = false;
+        heartbeat = setInterval(() => {
+          if (inFlight) return;
+          inFlight = true;
+          let timer: NodeJS.Timeout | undefined;
+          const timedOut = new Promise<never>((_resolve, reject) => {
+            timer = setTimeout(() => reject(new Error(`no answer to the heartbeat within ${timeoutMs} ms`)), timeoutMs);
+          });
+          Promise.race([client.query('SELECT 1'), timedOut])
+            .then(
+              () => undefined,
+              (err: unknown) => reconnect(err),
+            )
+            .finally(() => {
+              clearTimeout(timer);
+              inFlight = false;
+            });
+        }, every);
+        heartbeat.unref();
+      }
     } catch (err) {
       reconnect(err);
     }

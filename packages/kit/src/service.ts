@@ -61,6 +61,11 @@ export function createHttpShell(opts: {
    * identity is refused before the service parses a byte of what it sent.
    */
   gate?: RequestHandler;
+  /**
+   * Runs after `gate`, still before any body is read: a public API checks its callers' credentials
+   * from their headers here, so an anonymous request costs no memory proportional to its body.
+   */
+  authenticate?: RequestHandler;
 }): HttpShell {
   const app = express();
   app.disable('x-powered-by');
@@ -91,7 +96,13 @@ export function createHttpShell(opts: {
     }),
   );
   app.use(opts.metrics.httpMiddleware);
+  // Every answer: a browser never guesses another content type than the one sent.
+  app.use((_req, res, next) => {
+    res.setHeader('X-Content-Type-Options', 'nosniff');
+    next();
+  });
   if (opts.gate) app.use(opts.gate);
+  if (opts.authenticate) app.use(opts.authenticate);
   // A body parsed by a route's own parser is left alone by the general one.
   for (const r of opts.largeBodyRoutes ?? []) app.use(r.path, express.json({ limit: r.limit }));
   app.use(express.json({ limit: opts.jsonLimit ?? '1mb' }));

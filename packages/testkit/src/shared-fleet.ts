@@ -30,6 +30,9 @@ export const SHARED_FLEET_ENV: NonNullable<Parameters<typeof startFleet>[0]>['en
     RATE_LIMIT_SUBMISSIONS: '1000000',
     CONCURRENCY_LIMIT: '1000000',
     SSE_HEARTBEAT_MS: '300',
+    // As behind the ingress: X-Forwarded-For's last address is the client's, so a file throttles
+    // failed authentications of its own addresses without spending 127.0.0.1's budget.
+    TRUSTED_PROXY_HOPS: '1',
   },
   'webhook-dispatcher': { WEBHOOK_POLL_MS: '200' },
 };

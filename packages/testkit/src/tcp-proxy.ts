@@ -10,6 +10,11 @@ export interface TcpProxy {
   /** Reset every open connection and every new one until `restore()`. */
   cut: () => void;
   restore: () => void;
+  /**
+   * Stop relaying bytes either way while every connection stays open (a silently dead path: a
+   * dropped NAT entry, a frozen peer); new connections hang the same way. `restore()` undoes it.
+   */
+  freeze: () => void;
   /** Connections relayed so far (to see that traffic really went through). */
   connections: () => number;
   close: () => Promise<void>;
@@ -24,7 +29,9 @@ export async function startTcpProxy(
 ): Promise<TcpProxy> {
   const open = new Set<Socket>();
   let down = false;
+  let frozen = false;
   let relayed = 0;
+  const pairs = new Set<{ client: Socket; upstream: Socket }>();
   const server: Server = createServer((client) => {
     if (down) {
       client.resetAndDestroy();
@@ -44,6 +51,14 @@ export async function startTcpProxy(
     upstream.on('error', drop);
     client.on('close', drop);
     upstream.on('close', drop);
+    if (frozen) {
+      // Accepted, never relayed: the connection hangs.
+      client.pause();
+      return;
+    }
+    const pair = { client, upstream };
+    pairs.add(pair);
+    client.on('close', () => pairs.delete(pair));
     client.pipe(upstream);
     if (opts.downstream) opts.downstream(upstream, client);
     else upstream.pipe(client);
@@ -59,6 +74,16 @@ export async function startTcpProxy(
     },
     restore: () => {
       down = false;
+      frozen = false;
+    },
+    freeze: () => {
+      frozen = true;
+      for (const p of pairs) {
+        p.client.unpipe(p.upstream);
+        p.upstream.unpipe(p.client);
+        p.client.pause();
+        p.upstream.pause();
+      }
     },
     connections: () => relayed,
     close: async () => {

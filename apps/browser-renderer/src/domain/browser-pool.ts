@@ -20,6 +20,12 @@ export interface PoolOptions {
   maxRssBytes: number;
   /** Probe period; a browser that does not answer within it is killed and replaced. */
   healthIntervalMs: number;
+  /**
+   * How often a busy browser's process tree RSS is measured (default 2 s): past `maxRssBytes` it is
+   * retired once idle; past twice that it is killed at once (its pages fail and are retried
+   * elsewhere) before one page takes the pod down.
+   */
+  memoryCheckMs?: number;
   log: Logger;
   metrics: ServiceMetrics;
   /** Every connection of every browser goes through it (started with the pool). */
@@ -169,6 +175,7 @@ export class BrowserPool {
   private failedLaunches = 0;
   private stopped = false;
   private healthTimer: NodeJS.Timeout | undefined;
+  private memoryTimer: NodeJS.Timeout | undefined;
   private everLaunched = false;
   /** Decided at start: the user Chromium runs as (when the service is root), and whether it runs without its sandbox. */
   private runAs: { uid: number; gid: number } | undefined;
@@ -237,6 +244,8 @@ export class BrowserPool {
     await Promise.all(Array.from({ length: this.opts.size - 1 }, () => this.launch()));
     this.healthTimer = setInterval(() => void this.probe(), this.opts.healthIntervalMs);
     this.healthTimer.unref();
+    this.memoryTimer = setInterval(() => void this.checkMemory(), this.opts.memoryCheckMs ?? 2_000);
+    this.memoryTimer.unref();
   }
 
   /**
@@ -320,6 +329,7 @@ export class BrowserPool {
   async stop(): Promise<void> {
     this.stopped = true;
     clearInterval(this.healthTimer);
+    clearInterval(this.memoryTimer);
     for (const w of this.waiters.splice(0)) w();
     await Promise.all(this.entries.map((e) => this.close(e)));
     await this.opts.gate.stop();
@@ -501,11 +511,21 @@ export class BrowserPool {
         this.kill(entry, 'hang');
         continue;
       }
+    }
+  }
+
+  /** Memory: the tree's RSS of every browser that rendered since the last measurement (checkMemory's interval). */
+  private async checkMemory(): Promise<void> {
+    for (const entry of [...this.entries]) {
+      if (entry.dead || entry.closing) continue;
       // Measuring walks /proc: only when the browser rendered something since the last measurement.
       const rendered = entry.served !== entry.servedAtRssCheck || entry.busy > 0;
-      if (!rendered) continue;
+      if (!rendered || entry.pid === undefined) continue;
       entry.servedAtRssCheck = entry.served;
-      if (!entry.retiring && entry.pid !== undefined && (await treeRss(entry.pid)) > this.opts.maxRssBytes) {
+      const rss = await treeRss(entry.pid);
+      if (rss > 2 * this.opts.maxRssBytes && entry.busy > 0) {
+        this.kill(entry, 'recycle_memory');
+      } else if (!entry.retiring && rss > this.opts.maxRssBytes) {
         entry.retiring = 'recycle_memory';
         if (entry.busy === 0) void this.retire(entry);
       }

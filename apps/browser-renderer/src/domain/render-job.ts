@@ -426,6 +426,7 @@ async function renderIn(
     }
 
     // A challenge in the rendered page (not only in the first answer) sends the policy back to full.
+    await refuseOversize(p, job.max_result_bytes);
     let html = await p.content();
     const vendor = challengeVendorOf({ statusCode: status, headers: {}, html });
     if (vendor) {
@@ -438,6 +439,7 @@ async function renderIn(
         .waitForNavigation({ waitUntil: 'load', timeout: Math.max(1, Math.min(10_000, deadline - Date.now() - 1_000)) })
         .then(async (res) => {
           if (res) status = res.status();
+          await refuseOversize(p, job.max_result_bytes);
           html = await p.content();
           return challengeVendorOf({ statusCode: status, headers: res?.headers() ?? {}, html }) === undefined;
         })
@@ -462,6 +464,7 @@ async function renderIn(
       timings['actions'] = Date.now() - t0;
     }
 
+    if (o.browser_actions.length > 0) await refuseOversize(p, job.max_result_bytes);
     const body = Buffer.from(o.browser_actions.length > 0 ? await p.content() : html, 'utf8');
     if (body.length > job.max_result_bytes) {
       throw new RenderFailure('TARGET_TOO_LARGE', `the rendered page is larger than ${job.max_result_bytes} bytes`, 'target');
@@ -603,4 +606,16 @@ async function armGuard(page: Page): Promise<void> {
   await page.evaluate(() => {
     (window as unknown as { __wdrGuardArmed?: boolean }).__wdrGuardArmed = true;
   });
+}
+
+/**
+ * The rendered document measured inside the page (UTF-8 bytes of its markup): only a number crosses
+ * to Node, so a page larger than the job's bound is refused before its content is transferred.
+ */
+async function refuseOversize(p: Page, maxBytes: number): Promise<void> {
+  const bytes = await p.evaluate(() => {
+    const root = document.documentElement;
+    return root ? new TextEncoder().encode(root.outerHTML).length : 0;
+  });
+  if (bytes > maxBytes) throw new RenderFailure('TARGET_TOO_LARGE', `the rendered page is larger than ${maxBytes} bytes`, 'target');
 }

@@ -5,6 +5,7 @@ import type { SubmissionContext } from '../domain/requests/data-requests.js';
 import { authenticateProjectKey } from '../domain/browser/project-keys.js';
 import { authenticateApiKey, type AuthenticatedTenant } from '../domain/tenants/tenants.js';
 import { depsOf } from './ioc.js';
+import { preAuthenticated } from './pre-authentication.js';
 
 /**
  * tsoa's authentication hook. `@Security('api_key')`: the tenant's key in `X-API-Key` (data API).
@@ -14,6 +15,9 @@ import { depsOf } from './ioc.js';
  */
 export async function expressAuthentication(req: Request, securityName: string): Promise<AuthenticatedTenant> {
   const deps = depsOf(req);
+  // Checked before the body was read (pre-authentication.ts): not looked up twice.
+  const already = preAuthenticated(req, securityName);
+  if (already) return already;
   try {
     switch (securityName) {
       case 'api_key':

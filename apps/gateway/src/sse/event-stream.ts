@@ -27,6 +27,8 @@ export interface StreamSettings {
   retryMs: number;
   /** While live delivery is down (Kafka unreachable), how often the stream reads new stored events. */
   pollMs: number;
+  /** Open streams one tenant may hold on one gateway replica (SSE_MAX_STREAMS_PER_TENANT); the next is 429. */
+  maxStreamsPerTenant?: number;
 }
 
 /** `Last-Event-ID`: absent or empty means "from the start"; otherwise an integer >= 0. */
@@ -198,10 +200,33 @@ export function requestEventStream(
   deps: Pick<GatewayDeps, 'liveEvents' | 'log' | 'metrics' | 'orchestrator'>,
   settings: StreamSettings,
 ): RequestHandler {
+  // Open streams per tenant on this replica: each holds a connection, a subscription and timers.
+  const open = new Map<string, number>();
   return async (req: Request, res: Response, next) => {
     let session: StreamSession | undefined;
+    let held: string | undefined;
+    const release = () => {
+      if (held === undefined) return;
+      const n = (open.get(held) ?? 1) - 1;
+      if (n <= 0) open.delete(held);
+      else open.set(held, n);
+      held = undefined;
+    };
     try {
       const tenant = await expressAuthentication(req, 'api_key');
+      const cap = settings.maxStreamsPerTenant;
+      if (cap !== undefined) {
+        const n = open.get(tenant.tenantId) ?? 0;
+        res.setHeader('RateLimit-Limit', String(cap));
+        res.setHeader('RateLimit-Remaining', String(Math.max(0, cap - n - 1)));
+        res.setHeader('RateLimit-Policy', `${cap};w=0;name="streams"`);
+        if (n >= cap) {
+          throw new PublicError('CONCURRENCY_LIMITED', `Too many open event streams: at most ${cap} at once.`, { retryAfterSeconds: 1 });
+        }
+        open.set(tenant.tenantId, n + 1);
+        held = tenant.tenantId;
+        res.on('close', release);
+      }
       const id = requireUuid(String(req.params['id']));
       const lastEventId = parseLastEventId(req.header('last-event-id'));
       if (deps.liveEvents.shuttingDown) throw new PublicError('DEPENDENCY_UNAVAILABLE', 'This instance is shutting down; reconnect.');
@@ -222,6 +247,7 @@ export function requestEventStream(
       s.start(history.events, terminal, settings, history.extraction === true);
     } catch (err) {
       session?.unsubscribe();
+      release();
       next(err);
     }
   };

@@ -8,7 +8,7 @@ import type { Logger } from '@wdr/kit/log';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
 import type { z } from 'zod';
 import { Prisma, type ExtractionRun, type PrismaClient } from '../generated/prisma/client.js';
-import { extract } from './dsl/extract.js';
+import { extract, ExtractionBudgetExceeded, type ExtractionBudget } from './dsl/extract.js';
 import { validateOutput } from './dsl/schema.js';
 import { DRIFT_ERROR_CODES, requestRepairIfDrifting, type RepairPolicy } from './repairs/request-repair.js';
 import { TERMINAL_RUN_STATUSES } from './runs.js';
@@ -21,6 +21,8 @@ export interface RunDeps {
   log: Logger;
   metrics: ServiceMetrics;
   maxPageBytes: number;
+  /** Output and time bounds of one run (EXTRACTION_MAX_OUTPUT_CHARS, EXTRACTION_MAX_MS). */
+  budget?: ExtractionBudget;
   repair: RepairPolicy;
 }
 
@@ -212,7 +214,24 @@ async function extractPage(deps: RunDeps, run: ExtractionRun): Promise<RunEnd> {
 
   const definition = version.definition as unknown as RecipeDefinition;
   const started = process.hrtime.bigint();
-  const outcome = extract(definition, html, run.pageOrigin ? { pageUrl: run.pageOrigin } : {});
+  let outcome: ReturnType<typeof extract>;
+  try {
+    outcome = extract(definition, html, {
+      ...(run.pageOrigin ? { pageUrl: run.pageOrigin } : {}),
+      ...(deps.budget ? { budget: deps.budget } : {}),
+    });
+  } catch (err) {
+    // A recipe that expands past its budget on this page (nested `multiple` scopes): the run fails
+    // for good, it is not retried (the same page and recipe would do the same again).
+    if (err instanceof ExtractionBudgetExceeded) {
+      deps.log.warn({ kind: err.kind, limit: err.limit }, 'extraction budget exceeded');
+      return {
+        status: 'failed',
+        error: { code: 'EXTRACTION_BUDGET_EXCEEDED', message: `The recipe cannot be run on this page: ${err.message}.` },
+      };
+    }
+    throw err;
+  }
   deps.metrics
     .histogram(
       'extraction_duration_seconds',

@@ -15,6 +15,7 @@ export const onExtractionJobRequested =
         log: deps.log,
         metrics: deps.metrics,
         maxPageBytes: deps.env.EXTRACTION_MAX_PAGE_BYTES,
+        budget: { maxOutputChars: deps.env.EXTRACTION_MAX_OUTPUT_CHARS, maxMs: deps.env.EXTRACTION_MAX_MS },
         repair: deps.repair,
       },
       envelope.tenant_id,

@@ -1395,7 +1395,7 @@ export interface components {
              */
             expires_at?: string;
         };
-        /** @description Why a run failed: `REQUIRED_FIELDS_MISSING` (details name each field), `PAGE_NOT_COMPLETED`, `PAGE_UNAVAILABLE`, `PAGE_TOO_LARGE`, `RECIPE_VERSION_GONE`, `SCHEMA_VIOLATION`. */
+        /** @description Why a run failed: `REQUIRED_FIELDS_MISSING` (details name each field), `PAGE_NOT_COMPLETED`, `PAGE_UNAVAILABLE`, `PAGE_TOO_LARGE`, `RECIPE_VERSION_GONE`, `SCHEMA_VIOLATION`, `EXTRACTION_BUDGET_EXCEEDED`. */
         ExtractionError: {
             code: string;
             message: string;

@@ -43,9 +43,21 @@ export function submissionView(r: DataRequest, chargedTokens: number, replay: bo
   };
 }
 
-/** The request as the tenant submitted it, minus secrets: header and cookie values are not echoed. */
+/** What an action shows in a detail or a list: its type, selector and shape, never what it types, fills, selects or presses. */
+const ACTION_ECHO_FIELDS = new Set(['type', 'selector', 'optional', 'delay_ms', 'to', 'y', 'ms']);
+
+function actionEcho(a: unknown): unknown {
+  if (typeof a !== 'object' || a === null) return a;
+  return Object.fromEntries(Object.entries(a).filter(([k]) => ACTION_ECHO_FIELDS.has(k)));
+}
+
+/**
+ * The request as the tenant submitted it, minus secrets: header and cookie values and the values
+ * of browser actions (`fill`'s value, `type`'s text, `select`'s values, `press`'s key) are not echoed.
+ */
 function requestEcho(r: DataRequest): Record<string, unknown> {
   const { input_hash: _h, admission_quote: _q, headers, cookies, ...rest } = r.options as Record<string, unknown>;
+  if (Array.isArray(rest['browser_actions'])) rest['browser_actions'] = rest['browser_actions'].map(actionEcho);
   return {
     url: r.urlOrigin,
     route_mode: r.routeMode,

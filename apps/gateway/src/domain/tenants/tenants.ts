@@ -31,7 +31,11 @@ export async function authenticateApiKey(
   const load = async () => {
     const row = await db.apiKey.findUnique({ where: { prefix }, include: { tenant: { include: { limits: true } } } });
     if (!row || row.revokedAt || row.tenant.status !== 'active' || !digestMatches(digest, row.hash)) throw badKey();
-    return { tenant: { tenantId: row.tenantId, credential: 'api_key' as const, limits: limitsOf(row.tenant.limits) } };
+    if (row.expiresAt && row.expiresAt.getTime() <= Date.now()) throw badKey();
+    return {
+      tenant: { tenantId: row.tenantId, credential: 'api_key' as const, limits: limitsOf(row.tenant.limits) },
+      credentialExpiresAt: row.expiresAt,
+    };
   };
   return cache.resolve(`api_key:${digest}`, load);
 }
@@ -68,10 +72,71 @@ export async function createTenantNamed(
   });
 }
 
-export async function issueKeyFor(db: PrismaClient, tenantId: string, pepper: string, label = 'default'): Promise<string> {
+export async function issueKeyFor(
+  db: PrismaClient,
+  tenantId: string,
+  pepper: string,
+  label = 'default',
+  expiresAt: Date | null = null,
+): Promise<string> {
   const issued = issueApiKey(pepper);
-  await db.apiKey.create({ data: { id: randomUUID(), tenantId, prefix: issued.prefix, hash: issued.hash, label } });
+  await db.apiKey.create({ data: { id: randomUUID(), tenantId, prefix: issued.prefix, hash: issued.hash, label, expiresAt } });
   return issued.key;
+}
+
+/** A tenant's API keys without their secrets: what an operator or the tenant may see. */
+export interface KeyListing {
+  id: string;
+  prefix: string;
+  label: string;
+  created_at: string;
+  expires_at: string | null;
+  revoked_at: string | null;
+  state: 'active' | 'revoked' | 'expired';
+}
+
+export async function listKeys(db: PrismaClient, tenantId: string): Promise<KeyListing[]> {
+  const rows = await db.apiKey.findMany({ where: { tenantId }, orderBy: { createdAt: 'asc' } });
+  const now = Date.now();
+  return rows.map((r) => ({
+    id: r.id,
+    prefix: r.prefix,
+    label: r.label,
+    created_at: r.createdAt.toISOString(),
+    expires_at: r.expiresAt?.toISOString() ?? null,
+    revoked_at: r.revokedAt?.toISOString() ?? null,
+    state: r.revokedAt ? 'revoked' : r.expiresAt && r.expiresAt.getTime() <= now ? 'expired' : 'active',
+  }));
+}
+
+/**
+ * Revoke one API key, by its id or by the key itself. Every gateway replica drops it from its
+ * credential cache at commit (the credential_notify trigger). Revoking twice is not an error.
+ */
+export async function revokeKey(
+  db: PrismaClient,
+  by: { id?: string; key?: string },
+  pepper: string,
+): Promise<{ id: string; tenantId: string }> {
+  let row;
+  if (by.id) row = await db.apiKey.findUnique({ where: { id: by.id } });
+  else if (by.key) {
+    const prefix = prefixOf(by.key);
+    row = prefix ? await db.apiKey.findUnique({ where: { prefix } }) : null;
+    if (row && !digestMatches(hashApiKey(by.key, pepper), row.hash)) row = null;
+  }
+  if (!row) throw new Error('no such API key');
+  if (!row.revokedAt) await db.apiKey.update({ where: { id: row.id }, data: { revokedAt: new Date() } });
+  return { id: row.id, tenantId: row.tenantId };
+}
+
+/**
+ * Suspend (every key and cabinet token refused, 401, on every replica within seconds) or resume a
+ * tenant. Its data, requests in flight and balance are left as they are.
+ */
+export async function setTenantStatus(db: PrismaClient, tenantId: string, status: 'active' | 'suspended'): Promise<void> {
+  const r = await db.tenant.updateMany({ where: { id: tenantId }, data: { status } });
+  if (r.count === 0) throw new Error('no such tenant');
 }
 
 /**

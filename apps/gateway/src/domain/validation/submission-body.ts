@@ -179,7 +179,11 @@ const bodyShape = {
   javascript: optionalBool,
   resource_policy: z.enum(RESOURCE_POLICIES, { error: `must be one of ${RESOURCE_POLICIES.join(', ')}` }).optional(),
   wait_for_selector: boundedString(1, BODY_LIMITS.selectorLength).optional(),
-  user_agent: boundedString(1, BODY_LIMITS.userAgentLength).optional(),
+  // Sent as a header: refused like a header value (no control characters, Latin-1 only).
+  user_agent: boundedString(1, BODY_LIMITS.userAgentLength)
+    .refine((v) => !CONTROL_RE.test(v), 'must not contain control characters')
+    .refine((v) => !BEYOND_LATIN1_RE.test(v), 'must contain only ISO-8859-1 characters')
+    .optional(),
   result_text_selector: boundedString(1, BODY_LIMITS.selectorLength).optional(),
   wait_for_text: z
     .string({ error: 'must be a string or null' })

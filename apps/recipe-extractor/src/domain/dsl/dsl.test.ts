@@ -2,7 +2,7 @@ import { describe, expect, it } from '@jest/globals';
 import type { RecipeDefinition } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { coerceScalar, parseNumber } from './coerce.js';
-import { extract } from './extract.js';
+import { extract, ExtractionBudgetExceeded } from './extract.js';
 import { outputSchema, validateOutput } from './schema.js';
 import { validateDefinition, type DslLimits } from './validate.js';
 
@@ -241,5 +241,57 @@ describe('definition rules and limits', () => {
     expect(validationDetails(() => validateDefinition(big, small))).toEqual([
       { field: 'definition', issue: expect.stringMatching(/^is \d+ bytes as JSON; max_schema_bytes is 2000$/) },
     ]);
+  });
+});
+
+describe('extraction budget', () => {
+  // Nested `multiple` object scopes over nested markup: every level re-reads every descendant.
+  const depth = 400;
+  const bomb = `<html><body>${'<div class="n"><span>xxxxxxxxxxxxxxxx</span>'.repeat(depth)}${'</div>'.repeat(depth)}</body></html>`;
+  const def = {
+    dsl_version: 1,
+    fields: [
+      {
+        name: 'a',
+        type: 'object',
+        multiple: true,
+        scope: 'div.n',
+        fields: [
+          {
+            name: 'b',
+            type: 'object',
+            multiple: true,
+            scope: 'div.n',
+            fields: [{ name: 'c', type: 'string', multiple: true, selectors: ['span'] }],
+          },
+        ],
+      },
+    ],
+  } as unknown as RecipeDefinition;
+
+  it('ends a run that would produce more than its output budget with ExtractionBudgetExceeded', () => {
+    const started = Date.now();
+    expect(() => extract(def, bomb, { budget: { maxOutputChars: 100_000, maxMs: 60_000 } })).toThrow(ExtractionBudgetExceeded);
+    expect(Date.now() - started).toBeLessThan(5_000);
+    try {
+      extract(def, bomb, { budget: { maxOutputChars: 100_000, maxMs: 60_000 } });
+    } catch (err) {
+      expect((err as ExtractionBudgetExceeded).kind).toBe('output');
+    }
+  });
+
+  it('ends a run that takes longer than its time budget', () => {
+    try {
+      extract(def, bomb, { budget: { maxOutputChars: 1_000_000_000, maxMs: 100 } });
+      throw new Error('not ended');
+    } catch (err) {
+      expect(err).toBeInstanceOf(ExtractionBudgetExceeded);
+      expect((err as ExtractionBudgetExceeded).kind).toBe('time');
+    }
+  });
+
+  it('leaves an ordinary page well inside the default budget', () => {
+    const small = `<html><body>${'<div class="n"><span>x</span></div>'.repeat(5)}</body></html>`;
+    expect(extract(def, small).data['a']).toHaveLength(5);
   });
 });

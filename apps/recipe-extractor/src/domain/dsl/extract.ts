@@ -25,11 +25,63 @@ interface Page {
   $: CheerioAPI;
   baseUrl: string | undefined;
   jsonLd: Record<string, unknown>[] | undefined;
+  spend: Spend;
 }
 
-export function extract(def: RecipeDefinition, html: string, opts: { pageUrl?: string } = {}): ExtractionOutcome {
+/** What one run may produce and spend: exceeding either ends it with ExtractionBudgetExceeded. */
+export interface ExtractionBudget {
+  /** Characters of extracted values plus a fixed cost per object and field (nested `multiple` scopes multiply). */
+  maxOutputChars: number;
+  /** Wall time of the whole run, parsing included, checked between steps. */
+  maxMs: number;
+}
+
+/** Bounds for a run that names none (a recipe preview, generation, repair): the service's defaults. */
+export const DEFAULT_EXTRACTION_BUDGET: ExtractionBudget = { maxOutputChars: 2 * 1024 * 1024, maxMs: 5_000 };
+
+/** A run that would produce more than its budget or take longer: a terminal failure of the run, never retried. */
+export class ExtractionBudgetExceeded extends Error {
+  constructor(
+    readonly kind: 'output' | 'time',
+    readonly limit: number,
+  ) {
+    super(kind === 'output' ? `the extracted data would exceed ${limit} characters` : `the extraction took longer than ${limit} ms`);
+    this.name = 'ExtractionBudgetExceeded';
+  }
+}
+
+/** Per field or object produced: a bomb of empty objects costs as much as one of values. */
+const ENTRY_COST = 8;
+
+class Spend {
+  private chars = 0;
+  private readonly deadline: number;
+  private steps = 0;
+
+  constructor(private readonly budget: ExtractionBudget) {
+    this.deadline = Date.now() + budget.maxMs;
+  }
+
+  add(chars: number): void {
+    this.chars += chars + ENTRY_COST;
+    if (this.chars > this.budget.maxOutputChars) throw new ExtractionBudgetExceeded('output', this.budget.maxOutputChars);
+    if ((++this.steps & 63) === 0) this.checkTime();
+  }
+
+  checkTime(): void {
+    if (Date.now() > this.deadline) throw new ExtractionBudgetExceeded('time', this.budget.maxMs);
+  }
+}
+
+export function extract(
+  def: RecipeDefinition,
+  html: string,
+  opts: { pageUrl?: string; budget?: ExtractionBudget } = {},
+): ExtractionOutcome {
+  const spend = new Spend(opts.budget ?? DEFAULT_EXTRACTION_BUDGET);
   const $ = load(html);
-  const page: Page = { $, baseUrl: baseUrlOf($, opts.pageUrl), jsonLd: undefined };
+  spend.checkTime();
+  const page: Page = { $, baseUrl: baseUrlOf($, opts.pageUrl), jsonLd: undefined, spend };
   const out: ExtractionOutcome = { data: {}, missing: [], warnings: [] };
   out.data = readFields(page, def.fields, $.root(), '', out);
   return out;
@@ -54,6 +106,7 @@ function baseUrlOf($: CheerioAPI, pageUrl: string | undefined): string | undefin
 function readFields(page: Page, fields: FieldRule[], scope: Scope, prefix: string, out: ExtractionOutcome): Record<string, unknown> {
   const data: Record<string, unknown> = {};
   for (const f of fields) {
+    page.spend.add(f.name.length);
     const path = `${prefix}${f.name}`;
     data[f.name] = f.type === 'object' ? readObjects(page, f, scope, path, out) : readScalar(page, f, scope, path, out);
   }
@@ -63,7 +116,10 @@ function readFields(page: Page, fields: FieldRule[], scope: Scope, prefix: strin
 function readObjects(page: Page, f: FieldRule, scope: Scope, path: string, out: ExtractionOutcome): unknown {
   const items = scope.find(f.scope!).toArray();
   const chosen = f.multiple ? items : items.slice(0, 1);
-  const values = chosen.map((el, i) => readFields(page, f.fields!, page.$(el), f.multiple ? `${path}.${i}.` : `${path}.`, out));
+  const values = chosen.map((el, i) => {
+    page.spend.add(0);
+    return readFields(page, f.fields!, page.$(el), f.multiple ? `${path}.${i}.` : `${path}.`, out);
+  });
   if (values.length === 0) notFound(f, path, out, 'no element matches the scope selector');
   return f.multiple ? values : (values[0] ?? null);
 }
@@ -74,6 +130,7 @@ function readScalar(page: Page, f: FieldRule, scope: Scope, path: string, out: E
   const values: Scalar[] = [];
   let uncoercible = 0;
   for (const raw of raws) {
+    page.spend.add(typeof raw === 'string' ? raw.length : 16);
     const v = coerceScalar(type, raw, page.baseUrl);
     if (v === undefined) uncoercible += 1;
     else values.push(v);
@@ -103,6 +160,7 @@ function rawValues(page: Page, source: ExtractionSource, selectors: string[], sc
         const matched = scope.find(sel).toArray();
         const values = matched
           .map((el) => {
+            page.spend.checkTime();
             const node = $(el);
             if (source.type === 'text') return collapseWhitespace(node.text());
             if (source.type === 'html') return node.html()?.trim() ?? '';

@@ -3,7 +3,7 @@ import { parseOrThrow, PublicError, type FieldIssue } from '@wdr/kit/errors';
 import type { Logger } from '@wdr/kit/log';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
 import type { PrismaClient } from '../../generated/prisma/client.js';
-import { extract } from '../dsl/extract.js';
+import { extract, ExtractionBudgetExceeded } from '../dsl/extract.js';
 import { validateOutput } from '../dsl/schema.js';
 import { validateDefinition, type DslLimits } from '../dsl/validate.js';
 import { idempotentWrite, replayOf, type IdempotencyClaim } from '../idempotency.js';
@@ -127,7 +127,14 @@ export function check(limits: DslLimits, candidate: unknown, html: string, pageU
       return { ok: false, issues: (err.details as FieldIssue[] | undefined) ?? [{ field: 'definition', issue: err.message }] };
     throw err;
   }
-  let outcome = extract(def, html, pageUrl ? { pageUrl } : {});
+  let outcome: ReturnType<typeof extract>;
+  try {
+    outcome = extract(def, html, pageUrl ? { pageUrl } : {});
+  } catch (err) {
+    // A candidate that expands past the run budget on the sample page is a failed attempt.
+    if (err instanceof ExtractionBudgetExceeded) return { ok: false, issues: [{ field: 'definition', issue: err.message }] };
+    throw err;
+  }
   const dropped: FieldIssue[] = [];
   if (dropEmpty) {
     const keep = (f: FieldRule) => {

@@ -2,7 +2,7 @@ import type { FieldRule, GenerationAttemptView, RecipeDefinition } from '@wdr/co
 import { PublicError, type FieldIssue } from '@wdr/kit/errors';
 import type { HandlerContext } from '@wdr/kit/kafka';
 import { Prisma, type PrismaClient, type RecipeRepair, type RecipeVersion } from '../../generated/prisma/client.js';
-import { extract } from '../dsl/extract.js';
+import { extract, ExtractionBudgetExceeded } from '../dsl/extract.js';
 import { validateOutput } from '../dsl/schema.js';
 import type { DslLimits } from '../dsl/validate.js';
 import { attemptPlan, runAttempts, type AttemptDeps, type GenerationMethod, type Kept } from '../generation/attempts.js';
@@ -101,7 +101,14 @@ async function regenerate(deps: RepairDeps, repair: RecipeRepair, from: RecipeVe
     }
     throw err;
   }
-  const now = extract(old, page.html, page.url ? { pageUrl: page.url } : {});
+  let now: ReturnType<typeof extract>;
+  try {
+    now = extract(old, page.html, page.url ? { pageUrl: page.url } : {});
+  } catch (err) {
+    // The version expands past the run budget on the failing page: that is what needs repairing.
+    if (!(err instanceof ExtractionBudgetExceeded)) throw err;
+    now = { data: {}, missing: [{ field: 'definition', issue: err.message }], warnings: [] };
+  }
   const violations = now.missing.length ? [] : validateOutput(old, now.data);
   if (now.missing.length === 0 && violations.length === 0) {
     return {
