@@ -12,14 +12,26 @@ import { signalTree } from './process-tree.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
+/**
+ * A port free now for a service a test starts later. Chosen at random below Linux's ephemeral range
+ * (32768-60999), not by binding port 0: a port from that range is handed back to the next outgoing
+ * connection of any process, and with two test lanes at once one of them took a fleet's port
+ * between this check and the service's listen (EADDRINUSE, seen once). Below it, only another
+ * freePort caller could take it, one chance in several thousand per pair.
+ */
 export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
+  for (let attempt = 0; attempt < 50; attempt++) {
+    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
+    if (await canListen(candidate)) return candidate;
+  }
+  throw new Error('no free port found between 20000 and 32000 in 50 tries');
+}
+
+function canListen(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
     const s = createServer();
-    s.once('error', reject);
-    s.listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number };
-      s.close(() => resolve(port));
-    });
+    s.once('error', () => resolve(false));
+    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
   });
 }
 

@@ -1,4 +1,4 @@
-// Own fleet (not the shared one of ./shared/): it leaves hundreds of accepted renders queued behind it, and its renderer takes one page at a time.
+// Own fleet (not the shared one of ./shared/): it leaves hundreds of accepted renders queued behind it, its renderer takes one page at a time, and it lifts the failed-authentication throttle.
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import fc from 'fast-check';
@@ -33,7 +33,14 @@ beforeAll(async () => {
   site = await startFixtureSite();
   fleet = await startFleet({
     env: {
-      gateway: { REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:`, RATE_LIMIT_SUBMISSIONS: '1000000', CONCURRENCY_LIMIT: '1000000' },
+      // Hundreds of random credentials from one address: the failed-authentication throttle
+      // (abuse-bounds e2e tests it) is lifted here, where each answer's shape is the subject.
+      gateway: {
+        REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:`,
+        RATE_LIMIT_SUBMISSIONS: '1000000',
+        CONCURRENCY_LIMIT: '1000000',
+        AUTH_FAILURE_LIMIT: '1000000',
+      },
       // Accepted bodies really run (most in the browser); this suite is about admission, so one
       // render at a time keeps them from crowding the machine while it sends its load.
       'browser-renderer': { BROWSER_PAGES_PER_BROWSER: '1' },
