@@ -1,5 +1,5 @@
 /**
- * The public resource shapes of SPEC.md, in its words. tsoa turns these into the OpenAPI document
+ * The public resource shapes of the API (docs/api.md), in its words. tsoa turns these into the OpenAPI document
  * (packages/contracts/openapi/openapi.json); other services use the TS types generated from it.
  */
 
