@@ -76,7 +76,12 @@ export class KafkaBus {
       logLevel: logLevel.WARN,
       logCreator: () => (entry: LogEntry) => {
         const { message, ...extra } = entry.log;
-        const level = entry.level <= logLevel.ERROR ? 'error' : entry.level === logLevel.WARN ? 'warn' : 'debug';
+        // kafkajs's Connection logs every error a broker answers ("Response CreateTopics" with
+        // TOPIC_ALREADY_EXISTS when two services of a fleet create the same topic at once) at ERROR,
+        // before the caller decides: the admin client treats "already exists" as done, and every other
+        // answer reaches the caller as a thrown error that is logged there. So these are warnings.
+        const brokerAnswer = entry.namespace === 'Connection' && typeof message === 'string' && message.startsWith('Response ');
+        const level = entry.level <= logLevel.ERROR && !brokerAnswer ? 'error' : entry.level <= logLevel.WARN ? 'warn' : 'debug';
         this.log[level]({ kafka: { namespace: entry.namespace, ...extra } }, `kafkajs: ${message}`);
       },
     });

@@ -439,3 +439,20 @@ describe('batches', () => {
     await b.disconnect();
   }, 90_000);
 });
+
+describe('topic creation', () => {
+  it('several services creating the same topics at once all succeed, and none logs an error for it', async () => {
+    const lines: string[] = [];
+    const captured = createLogger('kit-test-topics', 'debug', { write: (line: string) => void lines.push(line) });
+    const prefix = uniqueTopicPrefix();
+    const buses = Array.from(
+      { length: 4 },
+      (_, i) => new KafkaBus({ clientId: `kit-test-topics-${i}`, brokers: KAFKA_BROKERS, prefix, log: captured }),
+    );
+    await Promise.all(buses.map((b) => b.ensureTopics(['renderJobs', 'fetchJobs', 'requestLifecycle'])));
+    expect(await buses[0]!.missingTopics(['renderJobs', 'fetchJobs', 'requestLifecycle'])).toEqual([]);
+    const errors = lines.map((l) => JSON.parse(l) as { level: number; msg: string }).filter((l) => l.level >= 50);
+    expect(errors).toEqual([]);
+    await Promise.all(buses.map((b) => b.disconnect()));
+  }, 60_000);
+});
