@@ -264,7 +264,7 @@ describe('operator movements', () => {
   it('are idempotent per reference, refuse a reused reference with other terms, and never overdraw', async () => {
     const tenant = await newTenant(h, 0);
     const topUp = (amount: number, reference: string) => operatorMovement(h.deps.db, 'top_up', tenant, { amount, reference });
-    const correct = (body: Record<string, unknown>) => operatorMovement(h.deps.db, 'correction', tenant, body);
+    const correct = (body: { amount: number; reference: string; memo?: string }) => operatorMovement(h.deps.db, 'correction', tenant, body);
     expect((await topUp(40, `p-${tenant}`)).status).toBe(201);
     expect((await topUp(40, `p-${tenant}`)).body).toMatchObject({ created: false, balance_tokens: 40 });
     expect((await topUp(41, `p-${tenant}`)).status).toBe(409);

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import request from 'supertest';
-import { ledgerApi, type Envelope } from '@wdr/contracts';
-import { parseOrThrow, PublicError } from '@wdr/kit/errors';
+import type { Envelope } from '@wdr/contracts';
+import { PublicError } from '@wdr/kit/errors';
 import { makeEnvelope } from '@wdr/kit/kafka';
 import {
   createTestDatabase,
@@ -75,23 +75,18 @@ export async function newTenant(h: LedgerHarness, credits: number, plan?: string
 }
 
 /**
- * A top-up, grant or correction as the operator's admin command makes it (no service may call the
- * top-up and correction routes): the route's body check and `fund`, answered like the route would
- * (201 created, 200 replayed, or the PublicError's status).
+ * A top-up, grant or correction as the operator's admin command makes it (top-ups and corrections
+ * have no HTTP route): `fund` on the ledger's database, answered like a route would (201 created,
+ * 200 replayed, or the PublicError's status).
  */
 export async function operatorMovement(
   db: LedgerDeps['db'],
   kind: FundingKind,
   tenant: string,
-  body: Record<string, unknown>,
+  body: { amount: number; reference: string; memo?: string },
 ): Promise<{ status: number; body: Record<string, unknown> }> {
   try {
-    const b = parseOrThrow(kind === 'correction' ? ledgerApi.correction.body : ledgerApi.topUp.body, body) as {
-      amount: number;
-      reference: string;
-      memo?: string | undefined;
-    };
-    const result = await fund(db, kind, { tenant_id: tenant, amount: b.amount, reference: b.reference, memo: b.memo ?? null });
+    const result = await fund(db, kind, { tenant_id: tenant, amount: body.amount, reference: body.reference, memo: body.memo ?? null });
     return { status: result.created ? 201 : 200, body: result as unknown as Record<string, unknown> };
   } catch (err) {
     if (err instanceof PublicError) return { status: err.status, body: { code: err.code } };

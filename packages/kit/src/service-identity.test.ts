@@ -128,13 +128,20 @@ describe('the caller gate', () => {
     route: '/internal/v1/things/:id',
     params: { id: z.string() },
   });
+  // A route listed for nobody (a door kept shut while its callers change) is refused to every service.
+  const shut = endpoint<{ ok: true }>()({
+    method: 'POST',
+    callers: [],
+    route: '/internal/v1/accounts/:tenantId/shut',
+    params: { tenantId: z.string() },
+  });
   const app = express();
   app.use(express.json());
   const refused: unknown[] = [];
   app.use(
     callerGate({
       verifier: new CallerVerifier('billing-ledger', parseKeySet(testKeySet())),
-      endpoints: [ping, ledgerApi.topUp],
+      endpoints: [ping, shut],
       onRefused: (r) => refused.push(r),
     }),
   );
@@ -161,7 +168,7 @@ describe('the caller gate', () => {
 
   it('refuses a route no service may call to every service, and never reaches a route the contracts do not list', async () => {
     for (const caller of ['gateway', 'fetch-orchestrator', 'billing-ledger'] as const)
-      expect((await request(app).post('/internal/v1/accounts/t/top-ups').set('Authorization', as(caller)).send({})).status).toBe(403);
+      expect((await request(app).post('/internal/v1/accounts/t/shut').set('Authorization', as(caller)).send({})).status).toBe(403);
     expect((await request(app).post('/internal/v1/unlisted').set('Authorization', as('gateway')).send({})).status).toBe(404);
     expect((await request(app).post('/internal/v1/unlisted').send({})).status).toBe(401);
     // Probes stay open.

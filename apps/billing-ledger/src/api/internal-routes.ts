@@ -2,7 +2,7 @@ import { Router } from 'express';
 import { ledgerApi } from '@wdr/contracts';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
 import type { LedgerDeps } from '../deps.js';
-import { balanceOf, fund, type FundingKind } from '../domain/funding.js';
+import { balanceOf, fund } from '../domain/funding.js';
 import { holdLlmCharge, settleLlmCharge } from '../domain/llm-charges.js';
 import { planOf } from '../domain/plans.js';
 import { readReservation, reserve, reserveBatch } from '../domain/reservations.js';
@@ -47,16 +47,13 @@ export function internalRoutes(deps: LedgerDeps): Router {
     res.json(answer);
   });
 
-  const funding = (ep: typeof ledgerApi.grant | typeof ledgerApi.topUp | typeof ledgerApi.correction, kind: FundingKind) =>
-    r.post(ep.route, async (req, res) => {
-      const tenantId = parse(ep.params.tenantId, req.params['tenantId']);
-      const b = parse<{ amount: number; reference: string; memo?: string | undefined }>(ep.body, req.body);
-      const result = await fund(deps.db, kind, { tenant_id: tenantId, amount: b.amount, reference: b.reference, memo: b.memo ?? null });
-      res.status(result.created ? 201 : 200).json(result);
-    });
-  funding(ledgerApi.grant, 'grant');
-  funding(ledgerApi.topUp, 'top_up');
-  funding(ledgerApi.correction, 'correction');
+  // Grants only: top-ups and corrections are the admin CLI's (src/admin.ts), never an HTTP call.
+  r.post(ledgerApi.grant.route, async (req, res) => {
+    const tenantId = parse(ledgerApi.grant.params.tenantId, req.params['tenantId']);
+    const b = parse(ledgerApi.grant.body, req.body);
+    const result = await fund(deps.db, 'grant', { tenant_id: tenantId, amount: b.amount, reference: b.reference, memo: b.memo ?? null });
+    res.status(result.created ? 201 : 200).json(result);
+  });
 
   r.get(ledgerApi.balance.route, async (req, res) => {
     res.json(await balanceOf(deps.db, parse(ledgerApi.balance.params.tenantId, req.params['tenantId'])));

@@ -40,6 +40,11 @@ export async function fund(
       details: [{ field: 'amount', issue: kind === 'correction' ? 'must be a non-zero integer' : 'must be >= 1' }],
     });
   }
+  if (kind === 'correction' && !cmd.memo?.trim()) {
+    throw new PublicError('VALIDATION_FAILED', 'A correction says why.', {
+      details: [{ field: 'memo', issue: 'is required for a correction' }],
+    });
+  }
   return db.$transaction(async (tx: Tx) => {
     const { id: accountId } = await tenantAccount(tx, cmd.tenant_id);
     const counterpart = kind === 'top_up' ? FUNDING_ACCOUNT : kind === 'grant' ? GRANTS_ACCOUNT : CORRECTIONS_ACCOUNT;

@@ -37,23 +37,14 @@ export const StepBody = z.object({
   traffic_bytes: z.number().int().min(0).default(0),
 });
 
-/** Grants and top-ups credit the tenant; `reference` makes them idempotent. */
+/**
+ * A grant credits the tenant; `reference` makes it idempotent. Top-ups and corrections mint or remove
+ * credits and have no HTTP route: operators run them with the ledger's admin CLI, on its database.
+ */
 export const FundingBody = z.object({
   amount: z.number().int().min(1).max(1_000_000_000),
   reference,
   memo: z.string().max(500).optional(),
-});
-
-/** A correction moves tokens either way and always says why. */
-export const CorrectionBody = z.object({
-  amount: z
-    .number()
-    .int()
-    .min(-1_000_000_000)
-    .max(1_000_000_000)
-    .refine((n) => n !== 0, 'must not be 0'),
-  reference,
-  memo: z.string().min(1).max(500),
 });
 
 export const StatementQuery = z.object({
@@ -230,24 +221,6 @@ export const ledgerApi = {
     route: `${accountPath}/grants`,
     params: tenant,
     body: FundingBody,
-  }),
-  /**
-   * Top-ups and corrections mint or remove credits: no service may call them (operators use the
-   * ledger's admin CLI, which writes the same transfers on the ledger's database).
-   */
-  topUp: endpoint<LedgerFundingResult>()({
-    method: 'POST',
-    callers: [],
-    route: `${accountPath}/top-ups`,
-    params: tenant,
-    body: FundingBody,
-  }),
-  correction: endpoint<LedgerFundingResult>()({
-    method: 'POST',
-    callers: [],
-    route: `${accountPath}/corrections`,
-    params: tenant,
-    body: CorrectionBody,
   }),
   balance: endpoint<Schemas['TokenBalance']>()({ method: 'GET', callers: ['gateway'], route: `${accountPath}/balance`, params: tenant }),
   statement: endpoint<Schemas['StatementPage']>()({
