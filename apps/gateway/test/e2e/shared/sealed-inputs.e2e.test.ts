@@ -10,7 +10,8 @@ import { adminCommand, eventually, sharedFleet, startFixtureSite, withDatabase, 
  * Issue 21 item 5: the tenant's header and cookie values and browser-action values are sealed at
  * rest like the target URL (TARGET_URL_KEY's ring) and purged with it; the stages still get them
  * (the target receives them); details and lists show names, types and selectors, never a value.
- * Read on the real fleet: the rows with SQL, the answers through the public API.
+ * Single requests, batch jobs, retries and workflow runs. Read on the real fleet: the rows with
+ * SQL, the answers through the public API.
  */
 let fleet: Fleet;
 let site: FixtureSite;
@@ -227,5 +228,61 @@ describe('browser actions', () => {
     const list = await gw().get('/api/v1/data/requests').query({ limit: 50 }).set(data());
     for (const text of [JSON.stringify(d), JSON.stringify(list.body)])
       for (const s of [filled, typed, cookie]) expect(text).not.toContain(s);
+  }, 120_000);
+});
+
+describe('workflow runs', () => {
+  const B = '/api/v1/client/browser';
+  const cabinet = (path: string, body: object) => gw().post(`${B}${path}`).set('Authorization', `Bearer ${cabinetToken}`).send(body);
+
+  it("a run of a version whose definition carries headers, cookies and a fill value is sealed like any request; the run's read shows names only", async () => {
+    const filled = secret('WF-FILL');
+    const cookie = secret('WF-COOKIE');
+    const header = secret('WF-HEADER');
+    const ws = await cabinet('/workspaces', { name: 'Sealed', owner_user_id: 1 });
+    expect(ws.status).toBe(201);
+    const p = await cabinet(`/workspaces/${ws.body.id}/projects`, { name: 'Sealed', slug: `sealed-${randomUUID().slice(0, 8)}` });
+    expect(p.status).toBe(204);
+    const pid = (p.headers['location'] as string).split('/').pop()!;
+    const envs = await gw().get(`${B}/projects/${pid}`).set('Authorization', `Bearer ${cabinetToken}`);
+    const prod = (envs.body.environments as { id: string; name: string }[]).find((e) => e.name === 'production')!.id;
+    const projectKey = (await cabinet(`/projects/${pid}/environments/${prod}/api-keys`, {})).body.api_key as string;
+    const wf = (await cabinet(`/projects/${pid}/workflows`, { name: 'sealed' })).body.id as string;
+    const version = await cabinet(`/workflows/${wf}/versions`, {
+      definition: {
+        url: `${site.url}/actions`,
+        headers: { 'X-Workflow': header },
+        cookies: { wsid: cookie },
+        browser_actions: [{ type: 'fill', selector: '#name', value: filled }],
+      },
+    });
+    expect(version.status).toBe(201);
+    expect((await cabinet(`/workflow-versions/${version.body.id}/publish`, { revision: 1 })).status).toBe(204);
+    expect((await cabinet(`/workflows/${wf}/versions/${version.body.id}/activate`, { workflow_version: 0 })).status).toBe(204);
+
+    const started = await gw()
+      .post(`/api/v1/browser/projects/${pid}/environments/${prod}/workflows/${wf}/runs`)
+      .set('X-API-Key', projectKey)
+      .send();
+    expect(started.status).toBe(202);
+    const id = started.body.id as string;
+    const d = await ended(id, 90_000);
+    expect(d).toMatchObject({ status: 'completed', workflow_run: { workflow_id: wf } });
+    expect(/id="echo">([^<]*)</.exec((await gw().get(`/api/v1/data/requests/${id}/result`).set(data())).text)?.[1]).toBe(`echo ${filled}`);
+
+    for (const s of [filled, cookie, header]) expect(await storedText(id)).not.toContain(s);
+    expect(opened(id, (await sealedColumns(id)).secrets_sealed!)).toEqual({
+      headers: { 'X-Workflow': header },
+      cookies: { wsid: cookie },
+      browser_actions: [{ type: 'fill', selector: '#name', value: filled }],
+    });
+    const runRead = await gw().get(`/api/v1/browser/projects/${pid}/environments/${prod}/runs/${id}`).set('X-API-Key', projectKey);
+    expect(runRead.status).toBe(200);
+    expect(runRead.body.request).toMatchObject({
+      header_names: ['X-Workflow'],
+      cookie_names: ['wsid'],
+      browser_actions: [{ type: 'fill', selector: '#name' }],
+    });
+    for (const s of [filled, cookie, header]) expect(runRead.text).not.toContain(s);
   }, 120_000);
 });
