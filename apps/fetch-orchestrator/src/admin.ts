@@ -5,10 +5,11 @@ import { prismaClientOptions } from '@wdr/kit/db';
 import { Sealer } from '@wdr/kit/sealing';
 import { PrismaClient } from './generated/prisma/client.js';
 import { addExit, ExitConfigError, listExits, removeExit, setExitEnabled } from './domain/proxies/exits.js';
+import { retentionPass } from './domain/retention.js';
 import { orchestratorEnv } from './env.js';
 
 /**
- * Operator commands for the proxy networks (`./dev admin proxy-…`). The exit URL carries the
+ * Operator commands: `purge-expired` runs the retention pass now; the rest manage the proxy networks (`./dev admin proxy-…`). The exit URL carries the
  * proxy's credentials: pass it in PROXY_EXIT_URL rather than --url so it stays out of the process
  * list and shell history. It is sealed at rest and never printed back; listings show host:port.
  * Every orchestrator replica picks a change up at once (NOTIFY wdr_proxy_exits). Output is JSON.
@@ -18,21 +19,27 @@ const usage = `usage: admin <command> [options]
   proxy-list
   proxy-disable --label L
   proxy-enable --label L
-  proxy-remove --label L`;
+  proxy-remove --label L
+  purge-expired`;
 
-const { command, values } = parseCommandLine(usage, ['proxy-add', 'proxy-list', 'proxy-disable', 'proxy-enable', 'proxy-remove'], {
-  label: { type: 'string' },
-  class: { type: 'string' },
-  url: { type: 'string' },
-  country: { type: 'string' },
-  authoritative: { type: 'boolean', default: false },
-});
+const { command, values } = parseCommandLine(
+  usage,
+  ['proxy-add', 'proxy-list', 'proxy-disable', 'proxy-enable', 'proxy-remove', 'purge-expired'],
+  {
+    label: { type: 'string' },
+    class: { type: 'string' },
+    url: { type: 'string' },
+    country: { type: 'string' },
+    authoritative: { type: 'boolean', default: false },
+  },
+);
 const env = commandEnv(() =>
   loadEnv(
     {
       ...databaseEnv,
       TARGET_URL_KEY: orchestratorEnv.TARGET_URL_KEY,
       TARGET_URL_KEY_PREVIOUS: orchestratorEnv.TARGET_URL_KEY_PREVIOUS,
+      SEAL_REQUEST_INPUTS: orchestratorEnv.SEAL_REQUEST_INPUTS,
       PROXY_EXIT_URL: z.string().optional(),
     },
     process.env,
@@ -75,6 +82,11 @@ try {
     case 'proxy-remove':
       if (!(await removeExit(db, label()))) throw new ExitConfigError(`no exit labelled ${values.label}`);
       console.log(JSON.stringify({ label: values.label, removed: true }));
+      break;
+    case 'purge-expired':
+      // The service's retention pass, now (it also runs every minute): clear inputs sealed, then
+      // expired URLs with their sealed inputs, results and cache entries purged. Prints the counts.
+      console.log(JSON.stringify(await retentionPass(db, sealer, new Date(), undefined, env.SEAL_REQUEST_INPUTS)));
       break;
     default:
       console.error(usage);

@@ -2,7 +2,7 @@ import { TOPICS } from '@wdr/contracts';
 import { createKafkaService } from '@wdr/kit/kafka';
 import { internalRoutes } from './api/internal-routes.js';
 import type { OrchestratorDeps } from './deps.js';
-import { purgeExpired } from './domain/retention.js';
+import { retentionPass } from './domain/retention.js';
 import type { Prisma } from './generated/prisma/client.js';
 import { onFetchJobRequested, onReservationResolved } from './kafka/handlers.js';
 import { pgConnectionFor } from '@wdr/kit/pg-listen';
@@ -47,9 +47,14 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
     background: {
       start: () => {
         deps.routes.pool.watch(pgConnectionFor(deps.env.DATABASE_URL).config);
-        purgeTimer = setInterval(() => {
-          purgeExpired(deps.db, new Date(), deps.resultCache).catch((err: unknown) => deps.log.warn({ err }, 'retention purge failed'));
-        }, 60_000);
+        const pass = () => {
+          retentionPass(deps.db, deps.sealer, new Date(), deps.resultCache, deps.env.SEAL_REQUEST_INPUTS).catch((err: unknown) =>
+            deps.log.warn({ err }, 'retention purge failed'),
+          );
+        };
+        // At start too: rows stored before inputs were sealed get sealed without waiting a minute.
+        pass();
+        purgeTimer = setInterval(pass, 60_000);
         purgeTimer.unref();
       },
       stop: async () => {

@@ -56,7 +56,14 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
         ['outcome'],
       ),
     },
-    admission: { db: base.db, ledger, sealer, targetRetentionHours: env.TARGET_URL_RETENTION_HOURS, pool },
+    admission: {
+      db: base.db,
+      ledger,
+      sealer,
+      sealRequestInputs: env.SEAL_REQUEST_INPUTS,
+      targetRetentionHours: env.TARGET_URL_RETENTION_HOURS,
+      pool,
+    },
     routes,
   };
 }

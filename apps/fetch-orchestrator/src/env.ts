@@ -17,6 +17,16 @@ export const orchestratorEnv = {
   TARGET_URL_KEY: sealingKeyEnv(),
   /** Earlier keys that still open what they sealed (`<id>:<base64>,...`): a rotation keeps the old key here. */
   TARGET_URL_KEY_PREVIOUS: previousSealingKeysEnv(),
+  /**
+   * Seal tenant header and cookie values and browser actions at rest (domain/requests/sealed-inputs.ts).
+   * `false` only for the first rollout from a release that predates sealing (docs/operations.md
+   * "Upgrading to sealed request inputs"): rows are then written in clear and nothing is sealed, so
+   * pods of the previous release, which read only that form, still send the tenant's headers.
+   */
+  SEAL_REQUEST_INPUTS: z
+    .enum(['true', 'false'])
+    .default('true')
+    .transform((v) => v === 'true'),
   /** How long the sealed full URL is kept before it is purged. */
   TARGET_URL_RETENTION_HOURS: z.coerce.number().int().min(1).max(720).default(24),
   RESULT_RETENTION_HOURS: z.coerce.number().int().min(1).max(720).default(24),

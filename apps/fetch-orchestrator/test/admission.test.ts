@@ -72,6 +72,7 @@ beforeAll(async () => {
       identity: testCallerCredentials('fetch-orchestrator'),
     }),
     sealer,
+    sealRequestInputs: true,
     targetRetentionHours: 24,
     pool: new ProxyPool(db, sealer, createLogger('test', 'silent')),
   };

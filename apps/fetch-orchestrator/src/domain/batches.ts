@@ -6,6 +6,7 @@ import { ledgerApi, type components, type ProxyNetworkTypeName, type RouteModeNa
 import { callInternal } from '@wdr/kit/internal-call';
 import { Prisma, type Batch as BatchRow, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
 import { refuseUnconnectedPremium, type AdmissionDeps } from './requests/create.js';
+import { storedInputs } from './requests/sealed-inputs.js';
 import { publicStatusOf, TERMINAL } from './requests/terminal.js';
 import { batchStatusOf } from './batch-status.js';
 import { firstJobOf } from './stages.js';
@@ -77,6 +78,7 @@ export async function createBatch(deps: AdmissionDeps, cmd: BatchCommand): Promi
   const rows = cmd.jobs.map((j, i): Prisma.DataRequestCreateManyInput => {
     const id = ids[i]!;
     const r = reservationOf(id);
+    const inputs = storedInputs(deps, id, j.options);
     return {
       id,
       tenantId: cmd.tenant_id,
@@ -85,13 +87,14 @@ export async function createBatch(deps: AdmissionDeps, cmd: BatchCommand): Promi
       urlOrigin: new URL(j.url).origin,
       targetSealed: deps.sealer.seal(j.url, id),
       targetPurgeAt: purgeAt,
+      secretsSealed: inputs.secretsSealed,
       status: 'pending',
       routeMode: j.route_mode,
       proxyType: r.proxy_type,
       pricingVersion: r.pricing_version,
       baseTokens: r.base_tokens,
       tokenState: 'reserved',
-      options: { ...j.options, input_hash: cmd.input_hash, max_credits_per_request: j.max_credits } as Prisma.InputJsonObject,
+      options: { ...inputs.options, input_hash: cmd.input_hash, max_credits_per_request: j.max_credits } as Prisma.InputJsonObject,
       lastEventSeq: 1,
       createdAt,
     };

@@ -15,6 +15,7 @@ import {
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { authorizedSolves } from './render-captcha.js';
 import { appendEvent } from './requests/events.js';
+import { openInputs } from './requests/sealed-inputs.js';
 import { addTraffic, finish, type Termination, type TrafficReport } from './requests/finish.js';
 import { hasCeiling } from './admission.js';
 import { TERMINAL } from './requests/terminal.js';
@@ -76,7 +77,8 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
       return { state: 'skip', status: done.status };
     }
     const reason = row.routeMode === 'auto' ? 'escalated' : 'requested';
-    const o = row.options as Record<string, unknown>;
+    // Headers, cookies and actions are opened for the renderer's answer only (sealed at rest).
+    const o = openInputs(deps.sealer, row);
     const options = RenderOptions.safeParse({
       javascript: javascriptOf(o),
       timeout_ms: o['timeout_ms'] ?? 45_000,

@@ -4,6 +4,7 @@ import { canonicalJson } from '@wdr/kit/canonical-json';
 import type { Sealer } from '@wdr/kit/sealing';
 import type { DataRequest, Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { appendEvent } from './requests/events.js';
+import { openInputs } from './requests/sealed-inputs.js';
 import { finish } from './requests/finish.js';
 import { TERMINAL } from './requests/terminal.js';
 import { firstStageOf } from './stages.js';
@@ -63,7 +64,8 @@ export interface CachePolicy {
 export function cachePolicyOf(options: unknown): CachePolicy {
   const o = (options ?? {}) as Record<string, unknown>;
   const ttl = typeof o['cache_ttl_seconds'] === 'number' ? o['cache_ttl_seconds'] : DEFAULT_CACHE_TTL_SECONDS;
-  const actions = o['browser_actions'];
+  // As stored, the actions are sealed and `browser_action_steps` shows them (requests/sealed-inputs.ts).
+  const actions = o['browser_actions'] ?? o['browser_action_steps'];
   const bypass = (Array.isArray(actions) && actions.length > 0) || o['debug_artifacts'] === true;
   if (bypass || !(ttl > 0)) return { read: false, write: false, ttlSeconds: 0 };
   return { read: o['skip_cache'] !== true, write: true, ttlSeconds: ttl };
@@ -144,7 +146,8 @@ function keyFor(
   if (!request.targetSealed) return undefined;
   const policy = cachePolicyOf(request.options);
   if (!policy[want]) return undefined;
-  return { key: cacheKeyOf(settings.keySecret, request, sealer.open(request.targetSealed, request.id)), policy };
+  const keyed = { ...request, options: openInputs(sealer, request) };
+  return { key: cacheKeyOf(settings.keySecret, keyed, sealer.open(request.targetSealed, request.id)), policy };
 }
 
 /** The stage a hit is billed at: the cheapest its route mode can end in (`auto`: HTTP). */

@@ -1,6 +1,7 @@
 import type { ConcurrencyCeiling, WorkflowOrigin } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { createRequest, replayOf, type AdmissionDeps } from './requests/create.js';
+import { openInputs } from './requests/sealed-inputs.js';
 import type { SubmissionResponse } from './requests/views.js';
 
 export interface RetryCommand {
@@ -78,12 +79,7 @@ export async function retryRequest(deps: AdmissionDeps, cmd: RetryCommand): Prom
   if (!source.targetSealed) {
     throw new PublicError('CONFLICT', 'The target URL of this request passed its retention; submit the request again.');
   }
-  const {
-    input_hash: _hash,
-    admission_quote: _quote,
-    max_credits_per_request: maxCredits,
-    ...options
-  } = source.options as Record<string, unknown>;
+  const { input_hash: _hash, admission_quote: _quote, max_credits_per_request: maxCredits, ...options } = openInputs(deps.sealer, source);
   const origin = retryOriginOf(source, cmd.origin);
   return createRequest(
     deps,

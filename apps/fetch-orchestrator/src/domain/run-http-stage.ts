@@ -13,6 +13,7 @@ import { classifyHttpPage, type PageSignal } from './page-signals.js';
 import { unmetWait, type WaitOptions } from './http-waits.js';
 import { hasCeiling } from './admission.js';
 import { appendEvent } from './requests/events.js';
+import { openInputs } from './requests/sealed-inputs.js';
 import { finish, type Termination } from './requests/finish.js';
 import { TERMINAL } from './requests/terminal.js';
 import { recordHttpFetch } from './request-metrics.js';
@@ -73,7 +74,8 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
     return;
   }
 
-  const options = started.options as {
+  // The tenant's headers and cookies are opened here, for this stage only (sealed at rest).
+  const options = openInputs(deps.sealer, started) as {
     timeout_ms?: number;
     headers?: Record<string, string>;
     cookies?: Record<string, string>;

@@ -952,3 +952,28 @@ export interface RateLimitHeaders {
 export interface RateLimitedHeaders extends RateLimitHeaders {
   'Retry-After': string;
 }
+
+export type TenantApiKeyState = 'active' | 'revoked' | 'expired';
+
+/**
+ * One of the tenant's data API keys as the cabinet lists it: never the key itself (it is stored
+ * only as a peppered HMAC and shown once, when issued). Last use is not tracked.
+ */
+export interface TenantApiKey {
+  id: string;
+  /** The key's lookup prefix: a key reads `wdr_<prefix>_<secret>`, so the tenant can tell which key this is. */
+  prefix: string;
+  label: string;
+  created_at: string;
+  /** Null: the key does not expire. */
+  expires_at: string | null;
+  /** When the key was revoked (by the tenant or an operator); null while it was not. */
+  revoked_at: string | null;
+  /** `expired`: past `expires_at` and not revoked. */
+  state: TenantApiKeyState;
+}
+
+/** Response of GET /api/v1/client/api-keys. */
+export interface TenantApiKeyList {
+  items: TenantApiKey[];
+}

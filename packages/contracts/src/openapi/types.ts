@@ -85,6 +85,49 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/api/v1/client/api-keys": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * List the tenant's API keys
+         * @description Beyond the spec: every data API key of the tenant, oldest first, revoked and expired ones
+         *     included, with its prefix, label, dates and state; never the key itself.
+         */
+        get: operations["ListClientApiKeys"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/api/v1/client/api-keys/{keyId}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        post?: never;
+        /**
+         * Revoke an API key
+         * @description Beyond the spec: revoke one of the tenant's keys. Every gateway replica refuses it (401) within
+         *     seconds, as with an operator's `admin revoke-key`. Revoking twice is harmless; revoking the key
+         *     in use by the tenant's own clients is allowed (they get 401 from then on).
+         */
+        delete: operations["RevokeClientApiKey"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/api/v1/client/batches": {
         parameters: {
             query?: never;
@@ -2200,6 +2243,29 @@ export interface components {
             /** @description Runs of a browser workflow only: what the run belongs to. */
             workflow_run?: components["schemas"]["WorkflowRunOrigin"];
         };
+        /**
+         * @description One of the tenant's data API keys as the cabinet lists it: never the key itself (it is stored
+         *     only as a peppered HMAC and shown once, when issued). Last use is not tracked.
+         */
+        TenantApiKey: {
+            id: string;
+            /** @description The key's lookup prefix: a key reads `wdr_<prefix>_<secret>`, so the tenant can tell which key this is. */
+            prefix: string;
+            label: string;
+            created_at: string;
+            /** @description Null: the key does not expire. */
+            expires_at: string | null;
+            /** @description When the key was revoked (by the tenant or an operator); null while it was not. */
+            revoked_at: string | null;
+            /** @description `expired`: past `expires_at` and not revoked. */
+            state: components["schemas"]["TenantApiKeyState"];
+        };
+        /** @description Response of GET /api/v1/client/api-keys. */
+        TenantApiKeyList: {
+            items: components["schemas"]["TenantApiKey"][];
+        };
+        /** @enum {string} */
+        TenantApiKeyState: "active" | "revoked" | "expired";
         /** @description The matched element's text (whitespace collapsed). */
         TextSource: {
             /** @enum {string} */
@@ -2752,6 +2818,73 @@ export interface operations {
             };
             /** @description DEPENDENCY_UNAVAILABLE: a service this run needs is unreachable; retry shortly */
             503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    ListClientApiKeys: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Ok */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["TenantApiKeyList"];
+                };
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+        };
+    };
+    RevokeClientApiKey: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                keyId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Revoked */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description NOT_FOUND: no such key of this tenant */
+            404: {
                 headers: {
                     [name: string]: unknown;
                 };

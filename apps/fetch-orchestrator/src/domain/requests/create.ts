@@ -18,6 +18,7 @@ import { admissionSnapshot, enforceCeiling } from '../admission.js';
 import { firstJobOf } from '../stages.js';
 import type { ProxyPool } from '../proxies/pool.js';
 import { lifecycleEnvelope } from './events.js';
+import { storedInputs } from './sealed-inputs.js';
 import { submissionView, type SubmissionResponse } from './views.js';
 
 export interface CreateCommand {
@@ -40,6 +41,8 @@ export interface AdmissionDeps {
   db: PrismaClient;
   ledger: ServiceClient;
   sealer: Sealer;
+  /** SEAL_REQUEST_INPUTS: false writes headers, cookies and actions in clear (the first rollout from an older release only). */
+  sealRequestInputs: boolean;
   targetRetentionHours: number;
   /** Premium is admitted only while a premium exit is configured. */
   pool: ProxyPool;
@@ -154,6 +157,7 @@ function acceptedRow(
   opts: { retriedFromId?: string },
 ): DataRequest {
   const target = new URL(cmd.url);
+  const inputs = storedInputs(deps, cmd.request_id, cmd.options);
   return {
     id: cmd.request_id,
     tenantId: cmd.tenant_id,
@@ -163,6 +167,7 @@ function acceptedRow(
     urlOrigin: target.origin,
     targetSealed: deps.sealer.seal(cmd.url, cmd.request_id),
     targetPurgeAt: new Date(Date.now() + deps.targetRetentionHours * 3600_000),
+    secretsSealed: inputs.secretsSealed,
     status: 'pending',
     routeMode: cmd.route_mode,
     proxyType: reservation.proxy_type,
@@ -175,7 +180,7 @@ function acceptedRow(
     cached: false,
     protected: false,
     options: {
-      ...cmd.options,
+      ...inputs.options,
       input_hash: cmd.input_hash,
       max_credits_per_request: cmd.max_credits,
       admission_quote: reservation.quote ?? null,
@@ -230,9 +235,9 @@ async function insertAccepted(db: RawSql, row: DataRequest, job: { topic: TopicK
     `WITH r AS (
        INSERT INTO data_requests (id, tenant_id, retried_from_id, url_origin, target_sealed, target_purge_at, status, route_mode, proxy_type,
                                   pricing_version, base_tokens, token_state, options, last_event_seq, created_at,
-                                  project_id, environment_id, workflow_id, workflow_version_id, budget_committed)
+                                  project_id, environment_id, workflow_id, workflow_version_id, budget_committed, secrets_sealed)
        VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, 'pending', $7, $8, $9, $10, 'reserved', $11::jsonb, 1, $12::timestamptz,
-               $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21)
+               $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21, $22)
        RETURNING id
      ), e AS (
        INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
@@ -261,6 +266,7 @@ async function insertAccepted(db: RawSql, row: DataRequest, job: { topic: TopicK
     row.workflowId,
     row.workflowVersionId,
     row.budgetCommitted,
+    row.secretsSealed,
   );
 }
 

@@ -1,5 +1,6 @@
 import type { components } from '@wdr/contracts';
 import type { DataRequest } from '../../generated/prisma/client.js';
+import { shownInputs } from './sealed-inputs.js';
 import { publicStatusOf } from './terminal.js';
 
 /** Create and retry answers; a retry (and its replays) also names its source. */
@@ -43,28 +44,13 @@ export function submissionView(r: DataRequest, chargedTokens: number, replay: bo
   };
 }
 
-/** What an action shows in a detail or a list: its type, selector and shape, never what it types, fills, selects or presses. */
-const ACTION_ECHO_FIELDS = new Set(['type', 'selector', 'optional', 'delay_ms', 'to', 'y', 'ms']);
-
-function actionEcho(a: unknown): unknown {
-  if (typeof a !== 'object' || a === null) return a;
-  return Object.fromEntries(Object.entries(a).filter(([k]) => ACTION_ECHO_FIELDS.has(k)));
-}
-
 /**
  * The request as the tenant submitted it, minus secrets: header and cookie values and the values
  * of browser actions (`fill`'s value, `type`'s text, `select`'s values, `press`'s key) are not echoed.
  */
 function requestEcho(r: DataRequest): Record<string, unknown> {
-  const { input_hash: _h, admission_quote: _q, headers, cookies, ...rest } = r.options as Record<string, unknown>;
-  if (Array.isArray(rest['browser_actions'])) rest['browser_actions'] = rest['browser_actions'].map(actionEcho);
-  return {
-    url: r.urlOrigin,
-    route_mode: r.routeMode,
-    ...rest,
-    ...(headers ? { header_names: Object.keys(headers as object) } : {}),
-    ...(cookies ? { cookie_names: Object.keys(cookies as object) } : {}),
-  };
+  const { input_hash: _h, admission_quote: _q, ...rest } = shownInputs(r.options);
+  return { url: r.urlOrigin, route_mode: r.routeMode, ...rest };
 }
 
 export function detailView(r: DataRequest): RequestDetail {
