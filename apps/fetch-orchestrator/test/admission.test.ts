@@ -196,6 +196,19 @@ describe('createRequest', () => {
     expect(answers.reduce((n, a) => n + a.charged_tokens, 0)).toBe(1);
   });
 
+  it('the create that stores the request reports its price as charged even when a racing create reserved first', async () => {
+    // The racing create that reserved first and then lost the insert: its ledger call came first,
+    // so the storing create's own ledger call is the ledger's replay (charged 0 in that answer).
+    const cmd = command();
+    const first = await callInternal(deps.ledger, ledgerApi.reserve, {
+      body: { request_id: cmd.request_id, tenant_id: cmd.tenant_id, route_mode: 'http', proxy_type: null, max_credits: null },
+    });
+    expect(first.charged_tokens).toBe(1);
+    const answer = await createRequest(deps, cmd);
+    expect(answer).toMatchObject({ idempotent_replay: false, charged_tokens: 1 });
+    expect((await createRequest(deps, cmd)).charged_tokens).toBe(0);
+  });
+
   it('the same id with another body is an IDEMPOTENCY_CONFLICT and changes nothing', async () => {
     const cmd = command();
     const results = await Promise.allSettled([createRequest(deps, cmd), createRequest(deps, { ...cmd, input_hash: 'b'.repeat(64) })]);

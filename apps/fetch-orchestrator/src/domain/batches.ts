@@ -111,7 +111,9 @@ export async function createBatch(deps: AdmissionDeps, cmd: BatchCommand): Promi
             routeMode: modes.size === 1 ? cmd.jobs[0]!.route_mode : 'mixed',
             pricingVersion: reservationOf(ids[0]!).pricing_version,
             totalJobs: cmd.jobs.length,
-            chargedTokens: reserved.items.reduce((sum, r) => sum + r.charged_tokens, 0),
+            // What the batch's reservations hold, not what this call's ledger answer newly charged:
+            // a racing create of the same batch may have reserved first and still lose this insert.
+            chargedTokens: reserved.items.reduce((sum, r) => sum + r.base_tokens, 0),
             createdAt,
           },
         });

@@ -68,7 +68,9 @@ export async function createRequest(
   try {
     const row = acceptedRow(deps, cmd, reservation, cmd.max_credits ?? 0, opts);
     await insertAccepted(deps.db, row, firstJobOf(row));
-    return submissionView(row, reservation.charged_tokens, false);
+    // The submission that stores the request reports its reservation's price as charged, even when
+    // its own ledger call was the replay (a racing create of the same id reserved first and lost the insert).
+    return submissionView(row, reservation.base_tokens, false);
   } catch (err) {
     if (isUniqueViolation(err)) {
       const winner = await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
@@ -139,7 +141,7 @@ async function admitWithinProjectBudget(
         }
         const row = acceptedRow(deps, cmd, reservation, ceiling, opts);
         await insertAccepted(tx, row, firstJobOf(row));
-        return submissionView(row, reservation.charged_tokens, false);
+        return submissionView(row, reservation.base_tokens, false);
       },
       { timeout: 15_000, maxWait: 10_000 },
     );
