@@ -422,6 +422,9 @@ describe('a recipe that expands past its budget (a DSL bomb)', () => {
         expect(events.filter((e) => e.type.startsWith('extraction.')).map((e) => e.type)).toEqual(['extraction.failed']);
       }
       // The victim's extraction was not held behind the bombs for anything near their budget (EXTRACTION_MAX_MS 5 s each).
+      process.stdout.write(
+        `dsl bomb: the other tenant's extraction ended ${victimMs} ms after the submissions, the bombs ended and checked after ${Date.now() - started} ms\n`,
+      );
       expect(victimMs).toBeLessThan(15_000);
     } finally {
       await new Promise((resolve) => pages.close(resolve));
