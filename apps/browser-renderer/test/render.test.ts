@@ -1,4 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, startFixtureSite, type FixtureSite, type TestDatabase } from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
@@ -155,6 +158,50 @@ describe('render engine', () => {
     const tooBig = await renderJob(pool, job('/big?mb=2', {}, { max_result_bytes: 1_000_000 }), local);
     expect(tooBig.result).toMatchObject({ outcome: 'failed', code: 'TARGET_TOO_LARGE' });
   }, 90_000);
+
+  it('refuses a DOM over the bound before transferring it: only its size crosses from Chromium to Node', async () => {
+    // The page builds a 48 MB DOM itself (a few hundred bytes travel over HTTP; hidden, so layout stays cheap). What this process
+    // reads (/proc/self/io rchar: files, sockets and the DevTools pipe alike) is measured around
+    // each render: a transferred DOM would be at least its own size in it.
+    const MB = 48;
+    const built = createServer((_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(
+          `<!doctype html><html><body><div id="big" hidden></div><script>document.getElementById('big').textContent = 'x'.repeat(${MB} * 1e6);</script></body></html>`,
+        ),
+    );
+    await new Promise<void>((resolve) => built.listen(0, '127.0.0.1', resolve));
+    const url = `http://127.0.0.1:${(built.address() as AddressInfo).port}/built`;
+    const readBytes = () => Number(/^rchar: (\d+)/m.exec(readFileSync('/proc/self/io', 'utf8'))![1]);
+    const render = async (maxBytes: number) => {
+      const before = readBytes();
+      const out = await renderJob(
+        pool,
+        {
+          ...job('/'),
+          url,
+          max_result_bytes: maxBytes,
+          options: RenderOptions.parse({ ...job('/').options, resource_policy: 'compatible' }),
+        },
+        local,
+      );
+      return { out, read: readBytes() - before };
+    };
+    try {
+      const refused = await render(1_000_000);
+      expect(refused.out.result).toMatchObject({ outcome: 'failed', code: 'TARGET_TOO_LARGE' });
+      // Control: the same page under a bound it fits is transferred, and the measure sees its size.
+      const delivered = await render(64 * 1024 * 1024);
+      expect(delivered.out.result.outcome).toBe('completed');
+      expect(delivered.read).toBeGreaterThan(MB * 1e6);
+      // Refused: what crossed is a small fraction of the DOM (CDP messages, the page's HTML, modules jest read).
+      expect(refused.read).toBeLessThan((MB * 1e6) / 20);
+      process.stdout.write(`oversize: refused read ${refused.read} B, delivered read ${delivered.read} B (DOM ${MB} MB)\n`);
+    } finally {
+      await new Promise((resolve) => built.close(resolve));
+    }
+  }, 120_000);
 
   it('fails a page that stays behind its challenge, and collects evidence when asked', async () => {
     const out = await renderJob(pool, job('/challenge', { debug_artifacts: true, timeout_ms: 8_000 }), local);

@@ -4,7 +4,7 @@ import { internalRoutes } from './api/internal-routes.js';
 import type { OrchestratorDeps } from './deps.js';
 import { retentionPass } from './domain/retention.js';
 import type { Prisma } from './generated/prisma/client.js';
-import { onFetchJobRequested, onReservationResolved } from './kafka/handlers.js';
+import { onExtractionRunEnded, onFetchJobRequested, onReservationResolved } from './kafka/handlers.js';
 import { pgConnectionFor } from '@wdr/kit/pg-listen';
 
 export function createOrchestratorService(deps: OrchestratorDeps) {
@@ -37,6 +37,12 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
         group: 'fetch-orchestrator.billing',
         topics: ['billingEvents'],
         handlers: { 'billing.reservation_resolved': onReservationResolved },
+        concurrency: 2,
+      },
+      {
+        group: 'fetch-orchestrator.extraction-events',
+        topics: ['extractionEvents'],
+        handlers: { 'extraction.run_ended': onExtractionRunEnded(deps.log) },
         concurrency: 2,
       },
     ],

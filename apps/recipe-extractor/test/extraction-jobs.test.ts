@@ -20,7 +20,7 @@ import { loadExtractorEnv } from '../src/env.js';
 /**
  * extraction.job_requested through the real broker into recipe-extractor (in-process, real
  * Postgres), with the orchestrator played by a local HTTP server answering its two internal reads
- * (the request, and its stored page by claim-check) and recording the runs' ends it is told of:
+ * (the request, and its stored page by claim-check); the runs' ends are read from the extractor's outbox:
  *   - Kafka delivers at least once: the same job twice, and a copy under a new envelope id, make one
  *     run that ends once with one output;
  *   - a job that arrives before the gateway's createRun (the page was done first, or that call was
@@ -36,9 +36,6 @@ const ORIGIN = 'http://shop.example';
 /** What the fake orchestrator knows: requests by id (tenant, retried_from_id) and their pages. */
 const requests = new Map<string, { tenantId: string; retriedFromId?: string; html: string }>();
 const resultReads = new Map<string, number>();
-/** The run ends announced to the fake orchestrator (POST …/extraction-ended), by request id. */
-const announced = new Map<string, { status: string; tenant_id: string }[]>();
-
 const PAGE = `<!doctype html><html><body><h1 class="title">Trail Shoe X</h1><p class="price">€129,90</p>
 <img class="main" src="/img/1.png" alt=""></body></html>`;
 const DEFINITION = {
@@ -54,19 +51,6 @@ const DEFINITION = {
 function startOrchestrator(): Promise<Server> {
   const server = createServer((req, res) => {
     const u = new URL(req.url ?? '/', 'http://orchestrator');
-    const ended = /^\/internal\/v1\/requests\/([0-9a-f-]{36})\/extraction-ended$/.exec(u.pathname);
-    if (ended && req.method === 'POST') {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        const body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as { status: string; tenant_id: string };
-        const list = announced.get(ended[1]!) ?? [];
-        list.push(body);
-        announced.set(ended[1]!, list);
-        res.writeHead(200, { 'content-type': 'application/json' }).end(JSON.stringify({ appended: list.length === 1 }));
-      });
-      return;
-    }
     const m = /^\/internal\/v1\/requests\/([0-9a-f-]{36})(\/result)?$/.exec(u.pathname);
     const r = m ? requests.get(m[1]!) : undefined;
     if (!m || !r || r.tenantId !== u.searchParams.get('tenant_id')) {
@@ -194,6 +178,23 @@ const runsOf = (requestId: string) =>
       ).rows,
   );
 
+/** The outbox rows announcing the end of the request's run (`extraction.run_ended`). */
+const announcementsOf = (requestId: string) =>
+  withDatabase(database.url, async (c) =>
+    (
+      await c.query<{ topic: string; envelope: Envelope; published_at: Date | null }>(
+        `SELECT topic, envelope, published_at FROM outbox_messages WHERE message_key = $1 AND envelope->>'type' = 'extraction.run_ended' ORDER BY id`,
+        [requestId],
+      )
+    ).rows.map((r) => ({
+      topic: r.topic,
+      type: r.envelope.type,
+      tenant_id: r.envelope.tenant_id,
+      data: r.envelope.data,
+      published: r.published_at !== null,
+    })),
+  );
+
 describe('extraction.job_requested delivered more than once', () => {
   it('the same job twice and a copy under a new envelope id, at once: one run, ended once, one output', async () => {
     const tenantId = randomUUID();
@@ -221,9 +222,22 @@ describe('extraction.job_requested delivered more than once', () => {
     expect(await endedCount('completed')).toBe(completedBefore + 1);
     const read = (await api().get(`/internal/v1/extraction-runs/${requestId}`).query({ tenant_id: tenantId }).expect(200)).body;
     expect(read).toMatchObject({ run_id: reserved.body.run_id, status: 'completed', page_status: 'completed', data: runs[0]!.output });
-    // The orchestrator was told the run ended (each delivery that saw it ended may tell it again: it appends once).
-    expect(announced.get(requestId)?.length).toBeGreaterThanOrEqual(1);
-    expect(announced.get(requestId)?.every((a) => a.status === 'completed' && a.tenant_id === tenantId)).toBe(true);
+    // The end is announced by one outbox row, written with it, published by the relay.
+    const rows = await announcementsOf(requestId);
+    expect(rows).toEqual([
+      expect.objectContaining({
+        topic: 'extractionEvents',
+        type: 'extraction.run_ended',
+        tenant_id: tenantId,
+        data: { request_id: requestId, status: 'completed', error: null },
+      }),
+    ]);
+    await eventually(
+      () => announcementsOf(requestId),
+      (r) => r.every((x) => x.published),
+      10_000,
+      50,
+    );
   }, 60_000);
 
   it('a redelivery after the run ended (same envelope, or a copy under a new id) neither reads the page again nor touches the run', async () => {
@@ -247,6 +261,8 @@ describe('extraction.job_requested delivered more than once', () => {
     expect(await runsOf(requestId)).toEqual([ended]);
     expect(resultReads.get(requestId)).toBe(1);
     expect(await endedCount('completed')).toBe(completed);
+    // Announced once, by the delivery that ended it.
+    expect(await announcementsOf(requestId)).toHaveLength(1);
   }, 60_000);
 });
 

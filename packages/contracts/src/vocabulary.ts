@@ -32,6 +32,22 @@ export const TERMINAL_REQUEST_STATUSES = ['completed', 'failed', 'cancelled'] as
 /** Batch statuses (`BatchStatus`). */
 export const BATCH_STATUSES = ['pending', 'running', 'completed', 'partial', 'failed', 'cancelled'] as const;
 
+/**
+ * Batch status from its jobs' statuses (the orchestrator's from the pages, the gateway's from what
+ * each job shows: an extraction job's readiness). Not every job terminal: `pending` while all are
+ * pending, else `running`. All terminal: `completed` when all completed, `cancelled` when all were
+ * cancelled, `failed` when none completed, `partial` when some completed and some did not.
+ */
+export function batchStatusOf(statuses: readonly string[]): (typeof BATCH_STATUSES)[number] {
+  const terminal: readonly string[] = TERMINAL_REQUEST_STATUSES;
+  if (statuses.length === 0) return 'pending';
+  if (statuses.some((s) => !terminal.includes(s))) return statuses.every((s) => s === 'pending') ? 'pending' : 'running';
+  const completed = statuses.filter((s) => s === 'completed').length;
+  if (completed === statuses.length) return 'completed';
+  if (statuses.every((s) => s === 'cancelled')) return 'cancelled';
+  return completed === 0 ? 'failed' : 'partial';
+}
+
 /** Where a request's tokens are (`DataTokenState`). */
 export const TOKEN_STATES = ['reserved', 'settlement_pending', 'settled', 'refunded'] as const;
 export type TokenStateName = (typeof TOKEN_STATES)[number];

@@ -6,7 +6,6 @@ import { cancelRequest } from '../domain/cancel.js';
 import { listRequests } from '../domain/request-list.js';
 import { readEvents, readResult } from '../domain/request-reads.js';
 import { retryRequest } from '../domain/retry.js';
-import { recordExtractionEnded } from '../domain/requests/extraction-ended.js';
 
 /**
  * Internal read side of requests (list, events, result) and the cancel and retry commands; every
@@ -36,12 +35,6 @@ export function requestReadRoutes(deps: OrchestratorDeps, onCommitted: () => voi
     const { detail, changed } = await cancelRequest(deps.db, tenant_id, id);
     if (changed) onCommitted();
     res.json(detail);
-  });
-  r.post(api.extractionEnded.route, async (req, res) => {
-    const id = parse(api.extractionEnded.params.id, req.params['id']);
-    const answer = await recordExtractionEnded(deps.db, id, parse(api.extractionEnded.body, req.body));
-    if (answer.appended) onCommitted();
-    res.json(answer);
   });
   r.post(api.retryRequest.route, async (req, res) => {
     const sourceId = parse(api.retryRequest.params.id, req.params['id']);

@@ -1,23 +1,7 @@
-import { BATCH_STATUSES } from '@wdr/contracts';
+import { batchStatusOf } from '@wdr/contracts';
 import type { RawSql } from '@wdr/kit/db';
 import { enqueue, makeEnvelope } from '@wdr/kit/kafka';
 import { TERMINAL } from './requests/terminal.js';
-
-type BatchStatus = (typeof BATCH_STATUSES)[number];
-
-/**
- * Batch status from its jobs' statuses. Not every job terminal: `pending` while all are pending,
- * else `running`. All terminal: `completed` when all completed, `cancelled` when all were
- * cancelled, `failed` when none completed, `partial` when some completed and some did not.
- */
-export function batchStatusOf(statuses: readonly string[]): BatchStatus {
-  if (statuses.length === 0) return 'pending';
-  if (statuses.some((s) => !TERMINAL.has(s))) return statuses.every((s) => s === 'pending') ? 'pending' : 'running';
-  const completed = statuses.filter((s) => s === 'completed').length;
-  if (completed === statuses.length) return 'completed';
-  if (statuses.every((s) => s === 'cancelled')) return 'cancelled';
-  return completed === 0 ? 'failed' : 'partial';
-}
 
 /**
  * Called by the transaction that ended a job of a batch: when no job of the batch is left running,

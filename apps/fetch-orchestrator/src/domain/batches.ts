@@ -8,8 +8,9 @@ import { Prisma, type Batch as BatchRow, type DataRequest, type PrismaClient } f
 import { refuseUnconnectedPremium, type AdmissionDeps } from './requests/create.js';
 import { storedInputs } from './requests/sealed-inputs.js';
 import { publicStatusOf, TERMINAL } from './requests/terminal.js';
-import { batchStatusOf } from './batch-status.js';
+import { batchStatusOf } from '@wdr/contracts';
 import { firstJobOf } from './stages.js';
+import { asksForExtraction } from './request-reads.js';
 
 export { batchStatusOf };
 
@@ -179,6 +180,7 @@ async function submissionView(db: PrismaClient, batch: BatchRow, chargedTokens: 
       id: j.id,
       url: j.urlOrigin,
       status: jobStatus(j.status),
+      ...extractionMark(j),
       cached: j.cached,
       protected: j.protected,
       pricing_version: j.pricingVersion,
@@ -196,6 +198,10 @@ async function submissionView(db: PrismaClient, batch: BatchRow, chargedTokens: 
 }
 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
+
+/** A job that asked for extraction says so: the gateway shows its extraction's readiness on top, as in the detail. */
+const extractionMark = (j: DataRequest): { result_kind?: 'extraction' } =>
+  asksForExtraction(j.options) ? { result_kind: 'extraction' } : {};
 
 /** Failed and cancelled jobs show only the tenant-facing error (code + message), never internals. */
 function redactedError(j: DataRequest): BatchJob['error'] {
@@ -231,6 +237,7 @@ export async function readBatch(db: PrismaClient, tenantId: string, id: string):
       id: j.id,
       url: j.urlOrigin,
       status: jobStatus(j.status),
+      ...extractionMark(j),
       route_mode: j.routeMode as BatchJob['route_mode'],
       ...(j.proxyType ? { proxy_type: j.proxyType as NonNullable<BatchJob['proxy_type']> } : {}),
       token_state: j.tokenState as BatchJob['token_state'],

@@ -1,5 +1,7 @@
 import type { EventHandler } from '@wdr/kit/kafka';
 import type { Prisma } from '../generated/prisma/client.js';
+import type { Logger } from '@wdr/kit/log';
+import { recordExtractionEnded } from '../domain/requests/extraction-ended.js';
 import { reflectResolvedReservation } from '../domain/requests/reservation-resolved.js';
 import { runHttpStage, type HttpStageDeps } from '../domain/run-http-stage.js';
 
@@ -16,3 +18,12 @@ export const onFetchJobRequested =
 export const onReservationResolved: EventHandler<Tx, 'billing.reservation_resolved'> = async (envelope, ctx) => {
   await ctx.transaction((tx) => reflectResolvedReservation(tx, envelope.data));
 };
+
+/** extraction.events -> the request's history gets its extraction end (once). */
+export const onExtractionRunEnded =
+  (log: Logger): EventHandler<Tx, 'extraction.run_ended'> =>
+  async (envelope, ctx) => {
+    await ctx.transaction(async (tx) => {
+      await recordExtractionEnded(tx, log, envelope.tenant_id, envelope.data);
+    });
+  };

@@ -84,8 +84,8 @@ export interface RetrySubmissionResponse extends SubmissionResponse {
 }
 
 /**
- * Batch status, aggregated from its jobs: `pending` while every job is pending; `running` while
- * any job is not terminal; once all are terminal, `completed` (all completed), `cancelled` (all
+ * Batch status, aggregated from its jobs' statuses as they show them (an extraction job's readiness):
+ * `pending` while every job is pending; `running` while any job is not terminal; once all are terminal, `completed` (all completed), `cancelled` (all
  * cancelled), `failed` (none completed) or `partial` (some completed, some not).
  */
 export type BatchStatus = 'pending' | 'running' | 'completed' | 'partial' | 'failed' | 'cancelled';
@@ -105,7 +105,16 @@ export interface BatchJob {
    * @format uri
    */
   url: string;
-  status: DataJobStatus;
+  /**
+   * The job's status as its request detail shows it: for an extraction job (`result_kind:
+   * extraction`) its readiness (`waiting_for_page`, `queued`, `running`, `completed`, `failed`),
+   * with the page's status in `page_status`.
+   */
+  status: DataVisibleStatus;
+  result_kind?: 'extraction';
+  page_status?: DataJobStatus;
+  /** An extraction job's page error (`error` is then the extraction's). */
+  page_error?: BatchJobError | null;
   route_mode: RouteMode;
   proxy_type?: ProxyNetworkType;
   token_state: DataTokenState;
@@ -137,7 +146,7 @@ export interface BatchJob {
   started_at: string | null;
   /** @format date-time */
   finished_at: string | null;
-  /** Set on failed and cancelled jobs only. */
+  /** Set on failed and cancelled jobs only (an extraction job: its failed extraction's). */
   error: BatchJobError | null;
 }
 
@@ -206,7 +215,10 @@ export interface CabinetBatchJob {
    * @format uri
    */
   url: string;
-  status: DataJobStatus;
+  /** As in a single submission's answer: an extraction job's readiness (`page_status` is the page's). */
+  status: DataVisibleStatus;
+  result_kind?: 'extraction';
+  page_status?: DataJobStatus;
   cached: boolean;
   protected: boolean;
   /**

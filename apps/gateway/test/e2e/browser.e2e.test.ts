@@ -1,5 +1,7 @@
 // Own fleet (not the shared one of ./shared/): it kills Chromium and the renderer mid-render.
 import { execFileSync } from 'node:child_process';
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { adminCommand, eventually, startFixtureSite, startFleet, type Fleet, type FixtureSite, internalAgent } from '@wdr/testkit';
@@ -418,4 +420,47 @@ describe('a renderer stopped during a deploy (SIGTERM)', () => {
     expect([d.status, d.token_state]).toEqual(['completed', 'settled']);
     await fleet.start('browser-renderer');
   }, 120_000);
+});
+
+describe("a page that takes Chromium's memory past twice BROWSER_MAX_RSS_MB", () => {
+  it('is killed by the memory watchdog while rendering: BROWSER_CRASHED, refunded, and the next page renders', async () => {
+    // A renderer with a 512 MB bound checked every 200 ms: past 1 GiB a busy browser is killed at once.
+    await fleet.kill('browser-renderer', 'SIGTERM');
+    await fleet.start('browser-renderer', { BROWSER_MAX_RSS_MB: '512', BROWSER_MEMORY_CHECK_MS: '200' });
+    // Touched typed arrays (counted in the tree's PSS): 32 MB every 100 ms, up to 3 GiB; the wait keeps the page busy meanwhile.
+    const hog = http.createServer((_req, res) =>
+      res
+        .writeHead(200, { 'content-type': 'text/html; charset=utf-8' })
+        .end(
+          '<!doctype html><html><body><p>hog</p><script>const held = []; const t = setInterval(() => { if (held.length >= 96) return clearInterval(t); held.push(new Uint8Array(32 * 1024 * 1024).fill(7)); }, 100);</script></body></html>',
+        ),
+    );
+    await new Promise<void>((resolve) => hog.listen(0, '127.0.0.1', resolve));
+    try {
+      const before = await balance();
+      const started = Date.now();
+      const s = await submit({
+        url: `http://127.0.0.1:${(hog.address() as AddressInfo).port}/hog`,
+        mode: 'browser',
+        wait_for_selector: '#never',
+        timeout_ms: 60_000,
+        skip_cache: true,
+      });
+      const d = await settledDetail(s.id, 120_000);
+      expect([d.status, d.token_state, d.user_error?.['code']]).toEqual(['failed', 'refunded', 'BROWSER_CRASHED']);
+      // Well before the 30 s wait would have ended: the watchdog ended each attempt.
+      const endedAfter = Date.now() - started;
+      process.stdout.write(`memory watchdog: request ended BROWSER_CRASHED ${endedAfter} ms after submission\n`);
+      expect(endedAfter).toBeLessThan(30_000);
+      expect(await balance()).toBe(before);
+      const metrics = (await request(fleet.metricsUrl('browser-renderer')).get('/metrics').expect(200)).text;
+      expect(
+        Number(/browser_renderer_browser_restarts_total\{[^}]*reason="recycle_memory"[^}]*\} (\d+)/.exec(metrics)?.[1]),
+      ).toBeGreaterThanOrEqual(1);
+      const next = await submit({ url: `${site.url}/js-page`, skip_cache: true });
+      expect((await settledDetail(next.id, 90_000)).status).toBe('completed');
+    } finally {
+      await new Promise((resolve) => hog.close(resolve));
+    }
+  }, 240_000);
 });

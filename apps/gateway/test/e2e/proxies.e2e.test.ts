@@ -326,11 +326,71 @@ describe('geo_country', () => {
     expect(Number(failed?.[1])).toBeGreaterThanOrEqual(2);
   });
 
-  it('with proxy off is refused: a direct route has no verified country', async () => {
-    const s = await submit({ url: `${site.url}/page`, mode: 'http', proxy: 'off', geo_country: 'DE' });
-    const d = await settled(s.id);
-    expect([d.status, d.token_state, d.user_error?.['code']]).toEqual(['failed', 'refunded', 'PROXY_GEO_VERIFICATION_FAILED']);
+  describe('in direct and auto (datacenter class: an exit of the class in the country)', () => {
+    let dcDe: ProxyExitServer;
+    beforeAll(async () => {
+      dcDe = await startProxyExit({ host: '127.0.0.8' });
+      await proxyAdmin(['proxy-add', '--label', 'dc-de', '--class', 'datacenter', '--country', 'DE', '--authoritative', '--url', dcDe.url]);
+      // The orchestrator reloads at the commit's NOTIFY; give it a moment to arrive.
+      await new Promise((r) => setTimeout(r, 500));
+    });
+    afterAll(async () => {
+      await proxyAdmin(['proxy-remove', '--label', 'dc-de']);
+      await new Promise((r) => setTimeout(r, 500));
+      await dcDe.close();
+    });
+
+    it.each(['direct', 'auto'])('%s goes through the datacenter exit of that country over HTTP; the result names it', async (mode) => {
+      const others = [exits.dc1, exits.dc2].map(sawTarget);
+      const before = sawTarget(dcDe);
+      const s = await submit({ url: `${site.url}/page`, mode, geo_country: 'de' });
+      const d = await settled(s.id);
+      expect([d.status, d.result_meta?.['stage'], d.result_meta?.['country']]).toEqual(['completed', 'http', 'DE']);
+      expect(sawTarget(dcDe)).toBe(before + 1);
+      // Not through an exit without a country (the class's other exits).
+      expect([exits.dc1, exits.dc2].map(sawTarget)).toEqual(others);
+    });
+
+    it("auto escalated to the browser keeps the country in both stages: the exit saw both, the page's clock is Berlin's", async () => {
+      const before = sawTarget(dcDe);
+      const s = await submit({ url: `${site.url}/geo`, mode: 'auto', geo_country: 'DE' });
+      const d = await settled(s.id, key, 90_000);
+      expect([d.status, d.result_meta?.['stage'], d.result_meta?.['country']]).toEqual(['completed', 'browser', 'DE']);
+      // The HTTP stage's fetch and the browser's document, both through the German exit.
+      expect(sawTarget(dcDe)).toBeGreaterThanOrEqual(before + 2);
+      const text = (await gw().get(`/api/v1/data/requests/${s.id}/result?format=text`).set('X-API-Key', key).expect(200)).text;
+      expect(text).toContain('tz Europe/Berlin');
+    }, 120_000);
+
+    it.each(['direct', 'auto'])(
+      '%s fails PROXY_GEO_VERIFICATION_FAILED, refunded, the target untouched, when no exit of the class is in the country',
+      async (mode) => {
+        const path = mode === 'direct' ? '/status/201' : '/status/202';
+        const s = await submit({ url: `${site.url}${path}`, mode, geo_country: 'JP' });
+        const d = await settled(s.id);
+        expect([d.status, d.token_state, d.user_error?.['code']]).toEqual(['failed', 'refunded', 'PROXY_GEO_VERIFICATION_FAILED']);
+        expect(await charged(s.id)).toBe(0);
+        expect(site.hits.get(path)).toBeUndefined();
+      },
+    );
   });
+
+  it.each(['http', 'direct', 'auto', 'browser'])(
+    'with proxy off is refused at validation in %s (a direct route has no verified country), nothing reserved',
+    async (mode) => {
+      const tenantOf = await tenant(100);
+      const res = await gw()
+        .post('/api/v1/data/requests')
+        .set('X-API-Key', tenantOf.key)
+        .send({ url: `${site.url}/page`, mode, proxy: 'off', geo_country: 'DE' });
+      expect([res.status, res.body.code]).toEqual([422, 'VALIDATION_FAILED']);
+      expect(res.body.details).toEqual([{ field: 'geo_country', issue: expect.stringContaining('proxy off') }]);
+      const balance = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger')
+        .get(`/internal/v1/accounts/${tenantOf.id}/balance`)
+        .expect(200);
+      expect((balance.body as { balance_tokens: number }).balance_tokens).toBe(100);
+    },
+  );
 });
 
 describe('networks without a usable exit', () => {

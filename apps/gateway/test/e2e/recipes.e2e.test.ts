@@ -1,4 +1,4 @@
-// Own fleet (not the shared one of ./shared/): recipe-extractor reaches Kafka through a proxy this file cuts.
+// Own fleet (not the shared one of ./shared/): recipe-extractor reaches Kafka through a proxy this file cuts; it pauses the orchestrator and SIGKILLs recipe-extractor.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { randomUUID } from 'node:crypto';
 import { createServer, type Server, type ServerResponse } from 'node:http';
@@ -14,7 +14,9 @@ import {
   type FixtureSite,
   type Fleet,
   type TcpProxy,
+  withDatabase,
 } from '@wdr/testkit';
+import { setTimeout as sleep } from 'node:timers/promises';
 
 /**
  * Recipes and structured extraction through the public API on the real fleet: recipe writes and
@@ -110,6 +112,8 @@ beforeAll(async () => {
 }, 180_000);
 
 afterAll(async () => {
+  const orchestratorPid = fleet?.pid('fetch-orchestrator');
+  if (orchestratorPid) process.kill(orchestratorPid, 'SIGCONT');
   extractorKafka?.restore();
   await fleet?.stop();
   await site?.close();
@@ -589,4 +593,113 @@ describe('extraction', () => {
       extractorKafka.restore();
     }
   }, 180_000);
+});
+
+type Db = Parameters<Parameters<typeof withDatabase>[1]>[0];
+const extractorDb = <T>(fn: (c: Db) => Promise<T>) => withDatabase(fleet.databases['recipe-extractor'].url, fn);
+const orchestratorDb = <T>(fn: (c: Db) => Promise<T>) => withDatabase(fleet.databases['fetch-orchestrator'].url, fn);
+
+/**
+ * The end of an extraction run reaches the request's history exactly once, whatever happens to
+ * recipe-extractor after the run's end committed (issue 23): the announcement
+ * (`extraction.run_ended` on extraction.events) is an outbox row written in the transaction that
+ * ends the run. Here the extractor commits that end while it cannot reach Kafka, is SIGKILLed with
+ * the announcement unpublished, and is started again: its relay publishes the row and the
+ * orchestrator appends `extraction.completed` once. The gap is made deterministic by pausing the
+ * orchestrator (SIGSTOP) while the extractor reads the page from it: the run is provably mid-flight
+ * (`running`) when the extractor's Kafka is cut, then the orchestrator resumes and the run ends with
+ * the broker out of reach.
+ */
+describe('the extraction end announcement', () => {
+  let endRecipeId: string;
+  beforeAll(async () => {
+    const r = await gw()
+      .post('/api/v1/client/recipes')
+      .set(client())
+      .send({ name: 'Announced', sample_url: `${site.url}/product`, definition: PRODUCT_RULES, activate: true });
+    expect(r.status).toBe(201);
+    endRecipeId = r.body.id as string;
+  });
+
+  it('survives a SIGKILL of recipe-extractor between the commit of the run and its announcement: appended once after the restart', async () => {
+    // 1. The extractor cannot take the job yet.
+    extractorKafka.cut();
+    const sub = await gw()
+      .post('/api/v1/data/requests')
+      .set(data())
+      .send({ url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: endRecipeId } });
+    expect(sub.status).toBe(202);
+    const id = sub.body.id as string;
+    const current = async () => (await gw().get(`/api/v1/data/requests/${id}`).set(data()).expect(200)).body as Record<string, unknown>;
+    // 2. The page completed and its extraction job is on Kafka (published from the orchestrator's outbox).
+    await eventually(current, (d) => d['page_status'] === 'completed', 60_000, 150);
+    await eventually(
+      () =>
+        orchestratorDb(
+          async (c) =>
+            (
+              await c.query(
+                `SELECT count(*)::int AS n FROM outbox_messages WHERE message_key = $1 AND envelope->>'type' = 'extraction.job_requested' AND published_at IS NOT NULL`,
+                [id],
+              )
+            ).rows[0].n as number,
+        ),
+      (n) => n === 1,
+      30_000,
+      100,
+    );
+    const runStatus = () =>
+      extractorDb(async (c) => (await c.query('SELECT status FROM extraction_runs WHERE request_id = $1', [id])).rows[0]?.status as string);
+    const announcement = () =>
+      extractorDb(
+        async (c) =>
+          (
+            await c.query<{ published: boolean; status: string }>(
+              `SELECT published_at IS NOT NULL AS published, envelope->'data'->>'status' AS status FROM outbox_messages
+                WHERE message_key = $1 AND envelope->>'type' = 'extraction.run_ended'`,
+              [id],
+            )
+          ).rows,
+      );
+    const historyEnds = async () =>
+      ((await gw().get(`/api/v1/data/requests/${id}/events`).set(data()).expect(200)).body as { data: { type: string }[] }).data.filter(
+        (e) => e.type.startsWith('extraction.'),
+      );
+
+    // 3. Pause the orchestrator, let the extractor take the job: it marks the run running, then waits for the page.
+    const orchestratorPid = fleet.pid('fetch-orchestrator')!;
+    process.kill(orchestratorPid, 'SIGSTOP');
+    try {
+      extractorKafka.restore();
+      await eventually(runStatus, (s) => s === 'running', 60_000, 50);
+      // 4. Mid-run: the extractor's Kafka goes away; the page arrives; the run ends with no broker.
+      extractorKafka.cut();
+    } finally {
+      process.kill(orchestratorPid, 'SIGCONT');
+    }
+    await eventually(runStatus, (s) => s === 'completed', 60_000, 100);
+    // The end and its announcement committed together; the announcement cannot be published.
+    expect(await announcement()).toEqual([{ published: false, status: 'completed' }]);
+    await sleep(1_500);
+    expect(await announcement()).toEqual([{ published: false, status: 'completed' }]);
+    expect(await historyEnds()).toEqual([]);
+    // The detail already reads the run (its readiness), but the history has not heard of its end.
+    expect((await current())['status']).toBe('completed');
+
+    // 5. The crash: the announcement is committed and unpublished.
+    await fleet.kill('recipe-extractor', 'SIGKILL');
+    extractorKafka.restore();
+    await fleet.start('recipe-extractor');
+
+    // 6. After the restart the relay publishes it; the orchestrator appends the end once.
+    const ends = await eventually(historyEnds, (e) => e.length > 0, 60_000, 150);
+    expect(ends.map((e) => e.type)).toEqual(['extraction.completed']);
+    await eventually(announcement, (rows) => rows.length === 1 && rows[0]!.published, 30_000, 100);
+    // A redelivered job (its offset was never committed) changes nothing: still one end, one announcement.
+    await sleep(2_000);
+    expect((await historyEnds()).map((e) => e.type)).toEqual(['extraction.completed']);
+    expect(await announcement()).toHaveLength(1);
+    const out = await gw().get(`/api/v1/data/requests/${id}/extraction`).set(data()).expect(200);
+    expect(out.body).toMatchObject({ status: 'completed', data: { title: 'Trail Shoe X' } });
+  }, 240_000);
 });

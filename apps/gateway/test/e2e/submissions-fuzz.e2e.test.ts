@@ -228,8 +228,13 @@ const validBody = fc
     { requiredKeys: ['url'] },
   )
   .filter(
-    // A residential route with proxy off breaks a rule (issue 23: refused at validation, field proxy_type or mode).
-    (b) => !(b.proxy === 'off' && (b.proxy_type === 'residential' || b.mode === 'residential' || b.mode === 'residential_browser')),
+    // A residential route or a country with proxy off breaks a rule (issue 23: refused at validation, field
+    // proxy_type, mode or geo_country).
+    (b) =>
+      !(
+        b.proxy === 'off' &&
+        (b.proxy_type === 'residential' || b.mode === 'residential' || b.mode === 'residential_browser' || b.geo_country !== undefined)
+      ),
   );
 
 /** Values that break a rule, or are of the wrong kind altogether. */

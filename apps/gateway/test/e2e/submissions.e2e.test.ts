@@ -107,6 +107,7 @@ describe('the body table', () => {
     ['proxy unknown', { proxy: 'on' }, 'proxy'],
     ['proxy_type unknown', { proxy_type: 'mobile' }, 'proxy_type'],
     ['premium with proxy off', { proxy: 'off', proxy_type: 'premium' }, 'proxy_type'],
+    ['geo_country with proxy off', { proxy: 'off', geo_country: 'DE' }, 'geo_country'],
     ['headers not an object', { headers: 'Host: x' }, 'headers'],
     ['headers an array', { headers: ['X-A'] }, 'headers'],
     ['header value not a string', { headers: { 'X-A': 1 } }, 'headers.X-A'],

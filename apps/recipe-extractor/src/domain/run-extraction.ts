@@ -3,7 +3,7 @@ import { orchestratorApi, type ExtractionJobRequested, type RecipeDefinition } f
 import { callInternal } from '@wdr/kit/internal-call';
 import { PublicError, type FieldIssue } from '@wdr/kit/errors';
 import type { ServiceClient } from '@wdr/kit/http-client';
-import type { HandlerContext } from '@wdr/kit/kafka';
+import { enqueue, makeEnvelope, type HandlerContext } from '@wdr/kit/kafka';
 import type { Logger } from '@wdr/kit/log';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
 import type { z } from 'zod';
@@ -49,15 +49,11 @@ export async function runExtraction(
   job: z.infer<typeof ExtractionJobRequested>,
   ctx: HandlerContext<Tx>,
 ): Promise<void> {
-  if (await ctx.alreadyProcessed()) {
-    // A redelivery after the run ended (its announcement may be what failed): announce it again.
-    await announceEnd(deps, tenantId, job.request_id);
-    return;
-  }
+  // A redelivery after the run ended: its end (and the announcement written with it) committed already.
+  if (await ctx.alreadyProcessed()) return;
   const run = await runFor(deps, tenantId, job);
   if (!run || (TERMINAL_RUN_STATUSES as readonly string[]).includes(run.status)) {
     await ctx.transaction(async () => {});
-    if (run) await announceEnd(deps, tenantId, job.request_id);
     return;
   }
   const pageStatus = job.page_status ?? 'completed';
@@ -79,12 +75,13 @@ export async function runExtraction(
       },
     });
     endedHere = ended.count === 1;
+    // The announcement commits with the end, or neither does: the relay publishes it however this
+    // process fares after the commit, and the orchestrator appends the request's extraction end once.
+    if (endedHere) await announceEnd(tx, tenantId, job.request_id, end);
     if (endedHere && end.status === 'failed' && (DRIFT_ERROR_CODES as readonly string[]).includes(end.error?.code ?? '')) {
       await requestRepairIfDrifting(tx, deps.repair, deps.metrics, run);
     }
   });
-  // Whichever delivery ended it (this one or a concurrent one), the run is terminal now.
-  await announceEnd(deps, tenantId, job.request_id);
   if (!endedHere) return;
   deps.metrics
     .counter('extraction_runs_total', 'Extraction runs ended, by outcome.', ['outcome'])
@@ -92,26 +89,22 @@ export async function runExtraction(
 }
 
 /**
- * Tell the orchestrator the run of the request ended: the request's history gets its
- * `extraction.completed` / `extraction.failed` event (webhooks, SSE; idempotent there). Called after
- * the run's end committed, and again on every redelivery of the job: a failed call fails the
- * handler, so the job is delivered again and the announcement repeated until it lands.
+ * Announce the run's end to the orchestrator (`extraction.run_ended` on extraction.events), in the
+ * transaction that ends the run: written to this service's outbox, published by its relay after
+ * the commit (again after a crash between publish and mark; the orchestrator appends once). Only
+ * the delivery whose update ended the run writes it, so each run is announced by one row.
  */
-async function announceEnd(deps: Pick<RunDeps, 'db' | 'orchestrator'>, tenantId: string, requestId: string): Promise<void> {
-  const run = await deps.db.extractionRun.findUnique({ where: { requestId } });
-  if (!run || run.tenantId !== tenantId || (run.status !== 'completed' && run.status !== 'failed')) return;
-  const error = run.error as { code?: unknown; message?: unknown } | null;
-  await callInternal(deps.orchestrator, orchestratorApi.extractionEnded, {
-    params: { id: requestId },
-    body: {
-      tenant_id: tenantId,
-      status: run.status,
-      error:
-        error && typeof error.code === 'string'
-          ? { code: error.code, message: typeof error.message === 'string' ? error.message.slice(0, 2000) : '' }
-          : null,
-    },
-  });
+async function announceEnd(tx: Tx, tenantId: string, requestId: string, end: RunEnd): Promise<void> {
+  await enqueue(
+    tx,
+    'extractionEvents',
+    requestId,
+    makeEnvelope('extractionEvents', 'extraction.run_ended', tenantId, {
+      request_id: requestId,
+      status: end.status,
+      error: end.error ? { code: end.error.code.slice(0, 100), message: end.error.message.slice(0, 2000) } : null,
+    }),
+  );
 }
 
 /**

@@ -36,6 +36,14 @@ describe('event catalog', () => {
       false,
     );
     expect(eventSpecOf('billingCommands', 'fetch.job_requested')).toBeUndefined();
+    const ended = eventSpecOf('extractionEvents', 'extraction.run_ended')!;
+    expect(ended.schema.parse({ request_id: randomUUID(), status: 'completed' })).toMatchObject({ status: 'completed', error: null });
+    expect(ended.schema.safeParse({ request_id: randomUUID(), status: 'running' }).success).toBe(false);
+  });
+
+  it('carries the end of an extraction run from recipe-extractor to the orchestrator', () => {
+    expect(topicsProducedBy('recipe-extractor')).toEqual(expect.arrayContaining(['extractionEvents']));
+    expect(topicsConsumedBy('fetch-orchestrator')).toContain('extractionEvents');
   });
 
   it('accepts only well-formed envelopes', () => {

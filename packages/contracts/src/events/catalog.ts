@@ -139,6 +139,21 @@ export const RecipeRepairRequested = z.object({
   request_id: requestId,
 });
 
+/**
+ * recipe-extractor ended the run of an extraction request (written in its outbox in the transaction
+ * that ends the run, so it is published exactly when the end commits, however the process dies
+ * after). fetch-orchestrator appends `extraction.completed` / `extraction.failed` to the request's
+ * history once (a repeat finds it there), mirrored on request.lifecycle like every event.
+ */
+export const ExtractionRunEnded = z.object({
+  request_id: requestId,
+  status: z.enum(['completed', 'failed']),
+  error: z
+    .object({ code: z.string().min(1).max(100), message: z.string().max(2000) })
+    .nullable()
+    .default(null),
+});
+
 const defaultRetry = { maxAttempts: 5, backoffMs: 200 } as const;
 
 export const TOPICS = {
@@ -240,6 +255,22 @@ export const TOPICS = {
         schema: RecipeRepairRequested,
         description:
           'An active recipe version keeps failing on live pages; repair it from the failing page (recipe-extractor to itself, keyed by that request id).',
+      },
+    },
+  },
+  extractionEvents: {
+    name: 'extraction.events',
+    key: 'request_id',
+    partitions: 6,
+    producers: ['recipe-extractor'],
+    consumers: ['fetch-orchestrator'],
+    retry: defaultRetry,
+    events: {
+      'extraction.run_ended': {
+        version: 1,
+        schema: ExtractionRunEnded,
+        description:
+          "The run of an extraction request ended (written with the run's end); the request's history gets its extraction end event.",
       },
     },
   },

@@ -27,7 +27,6 @@ const expected: [string, AnyInternalEndpoint, string][] = [
   ['orchestrator.createRequest', orchestratorApi.createRequest, '/internal/v1/requests'],
   ['orchestrator.readRequest', orchestratorApi.readRequest, `/internal/v1/requests/${ID}`],
   ['orchestrator.listRequests', orchestratorApi.listRequests, '/internal/v1/requests'],
-  ['orchestrator.extractionEnded', orchestratorApi.extractionEnded, `/internal/v1/requests/${ID}/extraction-ended`],
   ['orchestrator.requestEvents', orchestratorApi.requestEvents, `/internal/v1/requests/${ID}/events`],
   ['orchestrator.requestResult', orchestratorApi.requestResult, `/internal/v1/requests/${ID}/result`],
   ['orchestrator.cancelRequest', orchestratorApi.cancelRequest, `/internal/v1/requests/${ID}/cancel`],
@@ -119,12 +118,6 @@ describe('orchestrator schemas', () => {
     // The list filter is DataJobStatus: the waiting statuses of a detail are not filters.
     expect(orchestratorApi.listRequests.query.safeParse({ tenant_id: TENANT, status: 'queued' }).success).toBe(false);
     expect(orchestratorApi.requestEvents.query.parse({ tenant_id: TENANT })).toEqual({ tenant_id: TENANT, after: 0 });
-    expect(orchestratorApi.extractionEnded.body.parse({ tenant_id: TENANT, status: 'completed' })).toEqual({
-      tenant_id: TENANT,
-      status: 'completed',
-      error: null,
-    });
-    expect(orchestratorApi.extractionEnded.body.safeParse({ tenant_id: TENANT, status: 'running' }).success).toBe(false);
     expect(orchestratorApi.requestEvents.query.safeParse({ tenant_id: TENANT, after: '-1' }).success).toBe(false);
     expect(orchestratorApi.requestResult.query.safeParse({ tenant_id: TENANT, format: 'pdf' }).success).toBe(false);
     expect(orchestratorApi.activeRequests.query.shape.limit.parse(undefined)).toBe(1000);

@@ -142,19 +142,8 @@ export interface StoredEventHistory {
   events: StoredRequestEvent[];
 }
 
-/** The kinds that end an extraction request's history: its run ended (recipe-extractor tells the orchestrator). */
+/** The kinds that end an extraction request's history: its run ended (recipe-extractor's `extraction.run_ended`). */
 export const EXTRACTION_END_KINDS = ['extraction.completed', 'extraction.failed'] as const;
-
-/** Body of POST /internal/v1/requests/:id/extraction-ended: recipe-extractor's run of the request ended. */
-export const ExtractionEndedBody = z.object({
-  tenant_id: uuid,
-  status: z.enum(['completed', 'failed']),
-  error: z
-    .object({ code: z.string().min(1).max(100), message: z.string().max(2000) })
-    .nullable()
-    .default(null),
-});
-export type ExtractionEndedBody = z.infer<typeof ExtractionEndedBody>;
 
 /** A stored result; JSON keeps the internal client one shape (results are capped at MAX_RESULT_BYTES). */
 export interface StoredResultBody {
@@ -186,18 +175,6 @@ export const orchestratorApi = {
     route: '/internal/v1/requests',
     params: {},
     query: ListRequestsQuery,
-  }),
-  /**
-   * recipe-extractor: the run of an extraction request ended. The request's history gets its
-   * `extraction.completed` / `extraction.failed` event once (repeats answer `appended: false`),
-   * mirrored on request.lifecycle like every event (webhooks, SSE).
-   */
-  extractionEnded: endpoint<{ appended: boolean }>()({
-    method: 'POST',
-    callers: ['recipe-extractor'],
-    route: `${requestPath}/extraction-ended`,
-    params: { id: uuid },
-    body: ExtractionEndedBody,
   }),
   requestEvents: endpoint<StoredEventHistory>()({
     method: 'GET',

@@ -1146,7 +1146,17 @@ export interface components {
              * @description Target origin only.
              */
             url: string;
-            status: components["schemas"]["DataJobStatus"];
+            /**
+             * @description The job's status as its request detail shows it: for an extraction job (`result_kind:
+             *     extraction`) its readiness (`waiting_for_page`, `queued`, `running`, `completed`, `failed`),
+             *     with the page's status in `page_status`.
+             */
+            status: components["schemas"]["DataVisibleStatus"];
+            /** @enum {string} */
+            result_kind?: "extraction";
+            page_status?: components["schemas"]["DataJobStatus"];
+            /** @description An extraction job's page error (`error` is then the extraction's). */
+            page_error?: components["schemas"]["BatchJobError"] | null;
             route_mode: components["schemas"]["RouteMode"];
             proxy_type?: components["schemas"]["ProxyNetworkType"];
             token_state: components["schemas"]["DataTokenState"];
@@ -1166,7 +1176,7 @@ export interface components {
             started_at: string | null;
             /** Format: date-time */
             finished_at: string | null;
-            /** @description Set on failed and cancelled jobs only. */
+            /** @description Set on failed and cancelled jobs only (an extraction job: its failed extraction's). */
             error: components["schemas"]["BatchJobError"] | null;
         };
         /** @description Redacted error of a failed or cancelled batch job: a stable code and a tenant-facing message. */
@@ -1175,8 +1185,8 @@ export interface components {
             message: string;
         };
         /**
-         * @description Batch status, aggregated from its jobs: `pending` while every job is pending; `running` while
-         *     any job is not terminal; once all are terminal, `completed` (all completed), `cancelled` (all
+         * @description Batch status, aggregated from its jobs' statuses as they show them (an extraction job's readiness):
+         *     `pending` while every job is pending; `running` while any job is not terminal; once all are terminal, `completed` (all completed), `cancelled` (all
          *     cancelled), `failed` (none completed) or `partial` (some completed, some not).
          * @enum {string}
          */
@@ -1192,7 +1202,11 @@ export interface components {
              * @description Target origin only.
              */
             url: string;
-            status: components["schemas"]["DataJobStatus"];
+            /** @description As in a single submission's answer: an extraction job's readiness (`page_status` is the page's). */
+            status: components["schemas"]["DataVisibleStatus"];
+            /** @enum {string} */
+            result_kind?: "extraction";
+            page_status?: components["schemas"]["DataJobStatus"];
             cached: boolean;
             protected: boolean;
             /** Format: int32 */

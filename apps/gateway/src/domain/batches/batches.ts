@@ -1,13 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { orchestratorApi, type CreateBatchBody } from '@wdr/contracts';
+import {
+  batchStatusOf,
+  extractorApi,
+  orchestratorApi,
+  TERMINAL_REQUEST_STATUSES,
+  type CreateBatchBody,
+  type ExtractionRunView,
+} from '@wdr/contracts';
 import { PublicError, type FieldIssue } from '@wdr/kit/errors';
 import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../deps.js';
-import type { Batch, CabinetBatchResponse } from '../../models/reads.js';
+import type { DataJobStatus } from '../../models/index.js';
+import type { Batch, BatchJob, CabinetBatchJob, CabinetBatchResponse } from '../../models/reads.js';
 import { takeSubmissionRate } from '../limits/admission.js';
 import { inputHashOf, requestIdFor, resolveRouteMode, validateIdempotencyKey, type SubmissionContext } from '../requests/data-requests.js';
 import { normalizeSubmission } from '../validation/submission-body.js';
-import { createExtractionRun, validateExtraction, type ExtractionOptions } from '../extraction/extraction-runs.js';
+import { createExtractionRun, validateExtraction, visibleRunStatus, type ExtractionOptions } from '../extraction/extraction-runs.js';
 import { requireUuid } from '../reads/request-reads.js';
 
 /** At least the spec's "up to 1,000 jobs": admitted all together or not at all. */
@@ -77,8 +85,9 @@ export async function submitBatch(
     },
     timeoutMs: 60_000,
   });
-  await createJobRuns(deps, tenantId, jobs, created);
-  return created;
+  const runs = await createJobRuns(deps, tenantId, jobs, created);
+  const shown = created.jobs.map((j) => showJob(j, runs.get(j.id)));
+  return { ...created, status: batchStatusOf(shown.map(aggregateStatusOf)), jobs: shown.map(({ job }) => job) };
 }
 
 const extractionOf = (job: BatchJobCommand): ExtractionOptions | undefined => {
@@ -131,17 +140,86 @@ async function createJobRuns(
   tenantId: string,
   jobs: BatchJobCommand[],
   created: CabinetBatchResponse,
-): Promise<void> {
+): Promise<Map<string, ExtractionRunView>> {
+  const runs = new Map<string, ExtractionRunView>();
   const todo: (() => Promise<unknown>)[] = [];
   jobs.forEach((job, i) => {
     const e = extractionOf(job);
     const id = created.jobs[i]?.id;
-    if (e && id) todo.push(() => createExtractionRun(deps, tenantId, id, e, { pageOrigin: new URL(job.url).origin }));
+    if (e && id)
+      todo.push(async () => {
+        const run = await createExtractionRun(deps, tenantId, id, e, { pageOrigin: new URL(job.url).origin });
+        if (run) runs.set(id, run);
+      });
   });
   // A few at a time: a batch of 1,000 extraction jobs must not open 1,000 connections at once.
   for (let k = 0; k < todo.length; k += 20) await Promise.all(todo.slice(k, k + 20).map((run) => run()));
+  return runs;
 }
 
-export async function getBatch(deps: Pick<GatewayDeps, 'orchestrator'>, tenantId: string, id: string): Promise<Batch> {
-  return callInternal(deps.orchestrator, orchestratorApi.readBatch, { params: { id: requireUuid(id) }, query: { tenant_id: tenantId } });
+/**
+ * GET /api/v1/data/batches/{id}: the orchestrator's view (the pages), with every extraction job
+ * shown as its request detail shows it (its readiness on top, the page's status and error beside),
+ * and the batch's status, counts and end aggregated from what the jobs show: a batch is not
+ * `completed` while an extraction of it still runs.
+ */
+export async function getBatch(deps: Pick<GatewayDeps, 'extractor' | 'orchestrator'>, tenantId: string, id: string): Promise<Batch> {
+  const batch = await callInternal(deps.orchestrator, orchestratorApi.readBatch, {
+    params: { id: requireUuid(id) },
+    query: { tenant_id: tenantId },
+  });
+  const ids = batch.jobs.filter((j) => j.result_kind === 'extraction').map((j) => j.id);
+  if (ids.length === 0) return batch;
+  const runs = new Map<string, ExtractionRunView>();
+  // The lookup takes a page's worth of ids at a time.
+  for (let k = 0; k < ids.length; k += 100) {
+    const { items } = await callInternal(deps.extractor, extractorApi.lookupRuns, {
+      body: { tenant_id: tenantId, request_ids: ids.slice(k, k + 100) },
+    });
+    for (const r of items) runs.set(r.request_id, r);
+  }
+  const shown = batch.jobs.map((j) => showJob(j, runs.get(j.id)));
+  const jobs = shown.map(({ job }) => job);
+  const statuses = jobs.map((j) => j.status);
+  const allEnded = statuses.every((s) => ENDED.has(s));
+  const lastEnd = shown.reduce<string | null>((max, { endedAt }) => (endedAt && (!max || endedAt > max) ? endedAt : max), null);
+  return {
+    ...batch,
+    status: batchStatusOf(shown.map(aggregateStatusOf)),
+    completed_jobs: statuses.filter((s) => s === 'completed').length,
+    failed_jobs: statuses.filter((s) => s === 'failed').length,
+    finished_at: allEnded ? lastEnd : null,
+    jobs,
+  };
+}
+
+const ENDED: ReadonlySet<string> = new Set(TERMINAL_REQUEST_STATUSES);
+
+interface ShownJob<J> {
+  job: J;
+  /** Not started: a page still pending (an extraction job waiting for it included). */
+  notStarted: boolean;
+  endedAt: string | null;
+}
+
+/** The status a job counts with in its batch's status: `pending` until its page started, then what it shows. */
+const aggregateStatusOf = ({ job, notStarted }: ShownJob<{ status: string }>): string => (notStarted ? 'pending' : job.status);
+
+/**
+ * One batch job as its detail shows it: an extraction job's top-level status is its run's
+ * readiness (visibleRunStatus, as for single requests), `page_status` the page's; in a batch read
+ * its `error` is the extraction's and `page_error` the page's.
+ */
+function showJob<J extends CabinetBatchJob | BatchJob>(job: J, run: ExtractionRunView | undefined): ShownJob<J> {
+  const pageEnded = (job as { finished_at?: string | null }).finished_at ?? null;
+  if (job.result_kind !== 'extraction') return { job, notStarted: job.status === 'pending', endedAt: pageEnded };
+  const pageStatus = job.status as DataJobStatus;
+  const status = visibleRunStatus(run, pageStatus);
+  const shown = { ...job, status, page_status: pageStatus };
+  if ('error' in job) {
+    const runError =
+      status === 'failed' ? (run?.error ?? { code: 'PAGE_NOT_COMPLETED', message: 'The page fetch did not complete.' }) : null;
+    Object.assign(shown, { error: runError ? { code: runError.code, message: runError.message } : null, page_error: job.error });
+  }
+  return { job: shown, notStarted: pageStatus === 'pending', endedAt: ENDED.has(status) ? (run?.finished_at ?? pageEnded) : null };
 }

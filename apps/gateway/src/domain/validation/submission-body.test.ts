@@ -105,6 +105,8 @@ describe('normalizeSubmission', () => {
     [{ url, proxy: 'off', proxy_type: 'residential' }, 'proxy_type'],
     [{ url, proxy: 'off', mode: 'residential' }, 'mode'],
     [{ url, proxy: 'off', mode: 'residential_browser' }, 'mode'],
+    [{ url, proxy: 'off', geo_country: 'DE' }, 'geo_country'],
+    [{ url, proxy: 'off', mode: 'direct', geo_country: 'fr' }, 'geo_country'],
   ])('%j is refused at %s', (body, field) => {
     expect(fieldsOf(body)).toContain(field);
   });

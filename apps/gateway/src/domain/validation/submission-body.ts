@@ -219,6 +219,14 @@ export const submissionBodySchema = z
     if ((body.mode === 'residential' || body.mode === 'residential_browser') && body.proxy === 'off') {
       ctx.addIssue({ code: 'custom', path: ['mode'], message: `${body.mode} cannot be combined with proxy off` });
     }
+    // A country is verified through the exit it leaves by: without a proxy there is none to verify.
+    if (body.geo_country !== undefined && body.proxy === 'off') {
+      ctx.addIssue({
+        code: 'custom',
+        path: ['geo_country'],
+        message: 'cannot be combined with proxy off: a country is verified through a proxy exit',
+      });
+    }
   });
 
 /** The body after validation, with the spec's defaults applied and geo_country upper-cased. */

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { get as httpGet, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
-import { connect, createServer, type Socket } from 'node:net';
+import { createServer as createHttpServer, get as httpGet, type ClientRequest, type IncomingHttpHeaders } from 'node:http';
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { adminCommand, eventually, sharedFleet, type Fleet } from '@wdr/testkit';
@@ -330,4 +330,104 @@ describe('event streams, capped per tenant', () => {
       await new Promise<void>((resolve) => silent.close(() => resolve()));
     }
   }, 60_000);
+});
+
+describe('a recipe that expands past its budget (a DSL bomb)', () => {
+  /** Nested `div.n`, each with a span: a `multiple` object scope of `div.n` inside another matches every deeper div again. */
+  const DEPTH = 300;
+  const BOMB = `<!doctype html><html><body>${'<div class="n"><span>xxxxxxxxxxxxxxxx</span>'.repeat(DEPTH)}${'</div>'.repeat(DEPTH)}</body></html>`;
+  const PRODUCT = '<!doctype html><html><body><h1 class="title">Trail Shoe X</h1><p class="price">129.90</p></body></html>';
+  const BOMB_RECIPE = {
+    dsl_version: 1,
+    fields: [
+      {
+        name: 'a',
+        type: 'object',
+        multiple: true,
+        scope: 'div.n',
+        fields: [
+          {
+            name: 'b',
+            type: 'object',
+            multiple: true,
+            scope: 'div.n',
+            fields: [{ name: 'c', type: 'string', multiple: true, selectors: ['span'] }],
+          },
+        ],
+      },
+    ],
+  };
+  const PRODUCT_RECIPE = {
+    dsl_version: 1,
+    fields: [
+      { name: 'title', type: 'string', required: true, selectors: ['h1.title'] },
+      { name: 'price', type: 'number', required: true, selectors: ['.price'] },
+    ],
+  };
+
+  async function tenantWithRecipe(name: string, pageUrl: string, definition: unknown): Promise<{ key: string; recipeId: string }> {
+    const t = await adminCommand(fleet, ['create-tenant', '--name', name, '--credits', '1000']);
+    const cabinet = (await adminCommand(fleet, ['issue-cabinet-token', '--tenant', t['tenant_id'] as string]))['cabinet_token'] as string;
+    const r = await gw()
+      .post('/api/v1/client/recipes')
+      .set('Authorization', `Bearer ${cabinet}`)
+      .send({ name, sample_url: pageUrl, definition, activate: true });
+    expect(r.status).toBe(201);
+    return { key: t['api_key'] as string, recipeId: r.body.id as string };
+  }
+
+  it("ends the bomb's run EXTRACTION_BUDGET_EXCEEDED, once, while another tenant's extraction at the same time completes", async () => {
+    const pages = createHttpServer((req, res) =>
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(req.url?.startsWith('/bomb') ? BOMB : PRODUCT),
+    );
+    await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
+    try {
+      const attacker = await tenantWithRecipe(`bomb-${randomUUID()}`, `${origin}/bomb`, BOMB_RECIPE);
+      const victim = await tenantWithRecipe(`victim-${randomUUID()}`, `${origin}/product`, PRODUCT_RECIPE);
+      const submitAs = async (who: { key: string; recipeId: string }, path: string) => {
+        const res = await gw()
+          .post('/api/v1/data/requests')
+          .set('X-API-Key', who.key)
+          .send({ url: `${origin}${path}?n=${randomUUID()}`, mode: 'http', skip_cache: true, extraction: { recipe_id: who.recipeId } });
+        expect(res.status).toBe(202);
+        return res.body.id as string;
+      };
+      // Three bombs and the other tenant's page, submitted together.
+      const [victimId, ...bombIds] = await Promise.all([
+        submitAs(victim, '/product'),
+        submitAs(attacker, '/bomb'),
+        submitAs(attacker, '/bomb'),
+        submitAs(attacker, '/bomb'),
+      ]);
+      const extraction = async (who: { key: string }, id: string) =>
+        (await gw().get(`/api/v1/data/requests/${id}/extraction`).set('X-API-Key', who.key)).body as Record<string, unknown>;
+      const done = (x: Record<string, unknown>) => x['status'] === 'completed' || x['status'] === 'failed';
+      const started = Date.now();
+      const victimOut = await eventually(() => extraction(victim, victimId!), done, 60_000, 150);
+      const victimMs = Date.now() - started;
+      expect(victimOut).toMatchObject({ status: 'completed', data: { title: 'Trail Shoe X', price: 129.9 } });
+      for (const id of bombIds) {
+        const out = await eventually(() => extraction(attacker, id), done, 60_000, 150);
+        expect(out).toMatchObject({ status: 'failed', error: { code: 'EXTRACTION_BUDGET_EXCEEDED' } });
+        // Ended once: one extraction.failed in its history, the request itself completed (its page was fetched).
+        const events = await eventually(
+          async () =>
+            ((await gw().get(`/api/v1/data/requests/${id}/events`).set('X-API-Key', attacker.key)).body as { data: { type: string }[] })
+              .data,
+          (e) => e.some((x) => x.type === 'extraction.failed'),
+          30_000,
+          150,
+        );
+        expect(events.filter((e) => e.type.startsWith('extraction.')).map((e) => e.type)).toEqual(['extraction.failed']);
+      }
+      // The victim's extraction was not held behind the bombs for anything near their budget (EXTRACTION_MAX_MS 5 s each).
+      process.stdout.write(
+        `dsl bomb: the other tenant's extraction ended ${victimMs} ms after the submissions, the bombs ended and checked after ${Date.now() - started} ms\n`,
+      );
+      expect(victimMs).toBeLessThan(15_000);
+    } finally {
+      await new Promise((resolve) => pages.close(resolve));
+    }
+  }, 120_000);
 });

@@ -24,6 +24,13 @@ const SPA = `<!doctype html><html><body><p id="where"></p>
 <script>const where = () => { document.getElementById('where').textContent = 'at ' + location.pathname + location.search + location.hash; };
 setInterval(where, 20); history.replaceState({}, '', '/spa?loaded=1'); where();</script></body></html>`;
 const ARTICLE = `<!doctype html><html><head><title>Article</title></head><body><article><h1>An article</h1><p>${'Plain text served by the server. '.repeat(20)}</p></article><script>setTimeout(() => { const p = document.createElement('p'); p.id = 'added'; p.textContent = 'Added by script'; document.body.appendChild(p); }, 50);</script></body></html>`;
+/** A gallery: an article (no JavaScript shell) with 12 images, and a script adding the element an `auto` wait asks for. */
+const GALLERY = (tag: string) =>
+  ARTICLE.replace('</article>', `${Array.from({ length: 12 }, (_, i) => `<img src="/img/${tag}/${i}.png" alt="">`).join('')}</article>`);
+/** A 1x1 transparent PNG. */
+const PNG = Buffer.from('iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII=', 'base64');
+/** Image requests the article server answered, by gallery tag. */
+const imageHits = new Map<string, number>();
 let site: FixtureSite;
 let apiKey: string;
 let token: string;
@@ -55,9 +62,20 @@ async function accepted(body: Record<string, unknown>): Promise<string> {
 
 beforeAll(async () => {
   site = await startFixtureSite();
-  article = http.createServer((req, res) =>
-    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(req.url?.startsWith('/spa') ? SPA : ARTICLE),
-  );
+  article = http.createServer((req, res) => {
+    const image = /^\/img\/([\w-]+)\/\d+\.png$/.exec(req.url ?? '');
+    if (image) {
+      imageHits.set(image[1]!, (imageHits.get(image[1]!) ?? 0) + 1);
+      res.writeHead(200, { 'content-type': 'image/png' }).end(PNG);
+      return;
+    }
+    const gallery = /^\/gallery\/([\w-]+)$/.exec(req.url ?? '');
+    if (gallery) {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(GALLERY(gallery[1]!));
+      return;
+    }
+    res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' }).end(req.url?.startsWith('/spa') ? SPA : ARTICLE);
+  });
   await new Promise<void>((resolve) => article.listen(0, '127.0.0.1', resolve));
   articleUrl = `http://127.0.0.1:${(article.address() as AddressInfo).port}`;
   fleet = sharedFleet();
@@ -175,6 +193,26 @@ describe('base_tokens of a cache hit', () => {
       150,
     );
     expect(d).toMatchObject({ status: 'completed', cached: true, base_tokens: 1 });
+  }, 120_000);
+});
+
+describe("resource_policy in auto's browser stage", () => {
+  it('adaptive blocks the images of an escalated page before they reach the server; compatible loads them all', async () => {
+    // The wait is unmet over HTTP (the element is added by script), so auto escalates to the browser.
+    const [light, full] = [`light-${randomUUID()}`, `full-${randomUUID()}`];
+    const ids = await Promise.all([
+      accepted({ url: `${articleUrl}/gallery/${light}`, mode: 'auto', wait_for_selector: '#added' }),
+      accepted({ url: `${articleUrl}/gallery/${full}`, mode: 'auto', wait_for_selector: '#added', resource_policy: 'compatible' }),
+    ]);
+    const [dl, df] = await Promise.all(ids.map((id) => ended(id, 90_000)));
+    for (const d of [dl!, df!])
+      expect(d).toMatchObject({ status: 'completed', request: { route_mode: 'auto' }, result_meta: { stage: 'browser' } });
+    expect(dl!['result_meta']).toMatchObject({
+      resource_policy: { requested: 'adaptive', applied: 'site-light', blocked_requests: { image: 12 } },
+    });
+    expect(imageHits.get(light)).toBeUndefined();
+    expect(df!['result_meta']).toMatchObject({ resource_policy: { requested: 'compatible', applied: 'full', blocked_requests: {} } });
+    expect(imageHits.get(full)).toBe(12);
   }, 120_000);
 });
 
@@ -349,5 +387,56 @@ describe('batches and extraction', () => {
     expect(out.status).toBe(200);
     expect(out.body).toMatchObject({ status: 'completed', recipe_id: recipeId, data: { title: expect.any(String) } });
     expect((await detail(plain!.id))['result_kind']).toBeUndefined();
+  }, 90_000);
+
+  it("shows each batch job's status as its detail does: an extraction job's readiness, the batch aggregated from it", async () => {
+    const res = await gw()
+      .post('/api/v1/data/batches')
+      .set(data())
+      .send({
+        jobs: [
+          { url: `${site.url}/product`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } },
+          // The page completes; the recipe finds no title there: the extraction fails.
+          { url: `${site.url}/page`, mode: 'http', skip_cache: true, extraction: { recipe_id: recipeId } },
+          { url: `${site.url}/page`, mode: 'http', skip_cache: true },
+        ],
+      });
+    expect(res.status).toBe(202);
+    // The submission answers as single submissions do: the extraction jobs wait for their pages.
+    expect(res.body.jobs).toEqual([
+      expect.objectContaining({ status: 'waiting_for_page', result_kind: 'extraction', page_status: 'pending' }),
+      expect.objectContaining({ status: 'waiting_for_page', result_kind: 'extraction', page_status: 'pending' }),
+      expect.objectContaining({ status: 'pending' }),
+    ]);
+    expect(res.body.jobs[2].result_kind).toBeUndefined();
+    const batchId = res.body.batch_id as string;
+    const read = async () => (await gw().get(`/api/v1/data/batches/${batchId}`).set(data()).expect(200)).body as Record<string, unknown>;
+    const seen = new Set<string>();
+    const ended = await eventually(
+      async () => {
+        const b = await read();
+        seen.add(`${b['status'] as string}:${(b['jobs'] as { status: string }[]).map((j) => j.status).join(',')}`);
+        return b;
+      },
+      (b) => b['finished_at'] !== null,
+      60_000,
+      100,
+    );
+    const [good, missing, plain] = ended['jobs'] as Record<string, unknown>[];
+    expect(good).toMatchObject({ status: 'completed', result_kind: 'extraction', page_status: 'completed', error: null, page_error: null });
+    expect(missing).toMatchObject({
+      status: 'failed',
+      result_kind: 'extraction',
+      page_status: 'completed',
+      error: { code: 'REQUIRED_FIELDS_MISSING' },
+      page_error: null,
+    });
+    expect(plain).toMatchObject({ status: 'completed', error: null });
+    // The page statuses would say completed; the extractions say partial.
+    expect(ended).toMatchObject({ status: 'partial', total_jobs: 3, completed_jobs: 2, failed_jobs: 1 });
+    // Each job's status is its detail's.
+    for (const job of ended['jobs'] as { id: string; status: string }[]) expect((await detail(job.id))['status']).toBe(job.status);
+    // Never `completed` on the way (a batch shown done while an extraction ran).
+    expect([...seen].some((x) => x.startsWith('completed:'))).toBe(false);
   }, 90_000);
 });
