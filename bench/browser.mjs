@@ -24,7 +24,9 @@ import { createLogger } from '@wdr/kit/log';
 import { createMetrics } from '@wdr/kit/metrics';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { RenderOptions } from '@wdr/contracts';
+import { benchReport } from './lib/report.mjs';
 import { BrowserPool, treeRss } from '../apps/browser-renderer/dist/domain/browser-pool.js';
+import { EgressGate } from '../apps/browser-renderer/dist/domain/egress-gate.js';
 import { renderJob, SETTLE_IDLE_MS } from '../apps/browser-renderer/dist/domain/render-job.js';
 
 const PAGES = Number(process.env.BENCH_PAGES ?? 40);
@@ -111,6 +113,10 @@ async function engineLoop(site, path, resourcePolicy) {
     healthIntervalMs: 10_000,
     log: createLogger('bench', 'silent'),
     metrics: createMetrics('browser-renderer'),
+    // As the service runs it: every connection through the egress gate (the renderer's deps).
+    gate: new EgressGate({ log: createLogger('bench', 'silent') }),
+    // As a development machine runs it (./dev, the test fleet): Chromium as `nobody` when this is root.
+    allowNoSandbox: process.env.CHROMIUM_ALLOW_NO_SANDBOX === 'true',
   });
   await pool.start();
   const policy = new TargetPolicy(['127.0.0.1']);
@@ -161,23 +167,39 @@ async function throughApi(site) {
       const res = await fetch(`${gw}/api/v1/data/requests`, {
         method: 'POST',
         headers,
-        body: JSON.stringify({ url: `${site.url}${PAGE}`, mode: 'browser' }),
+        // Every page is the same URL: without skip_cache every page after the first would be a
+        // result-cache answer (the cache is not what this bench measures).
+        body: JSON.stringify({ url: `${site.url}${PAGE}`, mode: 'browser', skip_cache: true }),
       });
       if (res.status !== 202) throw new Error(`submission answered ${res.status}: ${await res.text()}`);
       return (await res.json()).id;
     };
     // One list call per poll (the tenant has only these requests), not one detail call per
-    // request: polling must not become the load it measures.
+    // request: polling must not become the load it measures. Timed until every request is
+    // terminal; its tokens are then awaited (untimed) for the checks.
+    const list = async () => (await (await fetch(`${gw}/api/v1/data/requests?limit=100`, { headers })).json()).data;
     const untilTerminal = async (ids) => {
       const wanted = new Set(ids);
       for (;;) {
-        const page = await (await fetch(`${gw}/api/v1/data/requests?limit=100`, { headers })).json();
-        const done = page.data.filter((d) => wanted.has(d.id) && ['completed', 'failed', 'cancelled'].includes(d.status));
+        const done = (await list()).filter((d) => wanted.has(d.id) && ['completed', 'failed', 'cancelled'].includes(d.status));
         if (done.length === wanted.size) return done.map((d) => d.status);
         await new Promise((r) => setTimeout(r, 500));
       }
     };
-    await untilTerminal([await submit()]); // warm-up: the first page of a fresh pool
+    const untilSettled = async (ids) => {
+      const wanted = new Set(ids);
+      const deadline = performance.now() + 120_000;
+      for (;;) {
+        const rows = (await list()).filter((d) => wanted.has(d.id));
+        if (rows.every((d) => d.token_state === 'settled' || d.token_state === 'refunded') || performance.now() > deadline) return rows;
+        await new Promise((r) => setTimeout(r, 500));
+      }
+    };
+    const balance = async () => (await fetch(`${gw}/api/v1/data/balance`, { headers })).json();
+    const warmId = await submit();
+    await untilTerminal([warmId]); // warm-up: the first page of a fresh pool
+    await untilSettled([warmId]);
+    const balanceBefore = await balance();
     const pid = fleet.pid('browser-renderer');
     let peakTree = 0;
     let peakNode = 0;
@@ -195,9 +217,18 @@ async function throughApi(site) {
     clearInterval(sampler);
     const cpuAfter = await fleetCpu(fleet);
     const ok = statuses.filter((s) => s === 'completed').length;
+    const rows = await untilSettled(ids);
+    const balanceAfter = await balance();
+    const checks = {
+      settled: rows.filter((d) => d.status === 'completed' && d.token_state === 'settled').length,
+      notCached: rows.filter((d) => d.cached === false).length,
+      price: rows.reduce((n, d) => n + (d.base_tokens ?? 0), 0),
+      charged: balanceBefore.balance_tokens - balanceAfter.balance_tokens,
+      held: balanceAfter.reserved_tokens,
+    };
     // CPU of each service's node process per page (Chromium's own CPU is not in these figures).
     const cpuPerPage = Object.fromEntries(Object.keys(cpuAfter).map((k) => [k, ((cpuAfter[k] - cpuBefore[k]) * 1000) / Math.max(1, ok)]));
-    return { pagesPerSecond: ok / seconds, ok, seconds, peakTree, peakNode, cpuPerPage };
+    return { pagesPerSecond: ok / seconds, ok, seconds, peakTree, peakNode, cpuPerPage, checks };
   } finally {
     await fleet.stop();
   }
@@ -243,6 +274,45 @@ try {
       .join(', ')}`,
   );
   console.log(`site-light / full on ${IMAGES}: ${fmt(light.pagesPerSecond / full.pagesPerSecond)}x faster (target >= 1.3x)`);
+  const report = benchReport('browser');
+  report.check('bare loop: every page loaded', bare.ok === PAGES, `${bare.ok}/${PAGES}`);
+  report.check(
+    'engine: every page rendered',
+    engine.ok === PAGES && full.ok === PAGES && light.ok === PAGES,
+    `${engine.ok}, ${full.ok}, ${light.ok} of ${PAGES}`,
+  );
+  report.check('API: every page completed and settled', api.checks.settled === PAGES, `${api.checks.settled}/${PAGES}`);
+  report.check(
+    'API: no result from the cache (skip_cache)',
+    api.checks.notCached === PAGES,
+    `${PAGES - api.checks.notCached} not cached: false`,
+  );
+  report.check(
+    'API: charge equal to the price, nothing held',
+    api.checks.charged === api.checks.price && api.checks.held === 0,
+    `balance down by ${api.checks.charged}, price ${api.checks.price}, held ${api.checks.held}`,
+  );
+  const fleetMs = Object.values(api.cpuPerPage).reduce((a, b) => a + b, 0);
+  report.figure('browser: pages/s through the API', api.pagesPerSecond, {
+    reference: bare.pagesPerSecond,
+    referenceName: 'bare puppeteer-core loop',
+    target: { op: '>=', value: 0.8, of: 'ratio' },
+  });
+  report.figure('browser: renderer engine pages/s', engine.pagesPerSecond, {
+    reference: bare.pagesPerSecond,
+    referenceName: 'bare puppeteer-core loop',
+  });
+  report.figure('browser: fleet CPU per page (node)', fleetMs, { unit: 'ms', target: { op: '<=', value: 30, of: 'value' } });
+  report.figure('browser: site-light pages/s (/images)', light.pagesPerSecond, {
+    reference: full.pagesPerSecond,
+    referenceName: 'full (compatible)',
+    target: { op: '>=', value: 1.3, of: 'ratio' },
+  });
+  report.figure('browser: renderer memory, PSS with Chromium', api.peakTree / MB, {
+    unit: 'MB',
+    target: { op: '<', value: 1536, of: 'value' },
+  });
+  report.finish();
   console.log(
     `renderer memory at concurrency ${CONCURRENCY} (peak during the API run): ${fmt(api.peakTree / MB, 0)} MB with Chromium (PSS of the process tree), ${fmt(api.peakNode / MB, 0)} MB node alone (RSS) (target < 1536 MB)`,
   );

@@ -8,6 +8,7 @@
 import { load } from 'cheerio/slim';
 import { cpus, loadavg } from 'node:os';
 import { extract } from '../apps/recipe-extractor/dist/domain/dsl/extract.js';
+import { benchReport } from './lib/report.mjs';
 
 const arg = (name, fallback) => {
   const i = process.argv.indexOf(`--${name}`);
@@ -163,3 +164,12 @@ console.log(
   `| cheerio alone | ${cheerio.toFixed(1)} | ${(1000 / cheerio).toFixed(2)} | ${rows.map((r) => r.cheerio.toFixed(1)).join(', ')} |`,
 );
 console.log(`ratio engine/cheerio: ${(engine / cheerio).toFixed(2)}x (target >= 0.5x)`);
+const report = benchReport('extraction');
+// Checked before timing (a throw ends the bench): the engine's run clean, both found the same things.
+report.check('engine and cheerio found the same selections, the engine run clean', true);
+report.figure('extraction: DSL engine runs/s', engine, {
+  reference: cheerio,
+  referenceName: 'cheerio alone',
+  target: { op: '>=', value: 0.5, of: 'ratio' },
+});
+report.finish();

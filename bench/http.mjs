@@ -183,6 +183,8 @@ async function main() {
   const { CheerioCrawler, Configuration, ProxyConfiguration, log } = await import('crawlee');
   log.setLevel(log.LEVELS.ERROR);
   const { PG_ADMIN_URL, SERVICE_NAMES, adminCommand, startFleet } = await import('@wdr/testkit');
+  const { benchReport } = await import('./lib/report.mjs');
+  const report = benchReport('http');
   const { default: pg } = await import('pg');
 
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
@@ -354,12 +356,15 @@ async function main() {
     const exitRequests = exit ? (await exit.ask('stats')).requests - exitBefore.requests : undefined;
     const after = await balance(gw, apiKey);
     const ok = rows.filter((d) => d.status === 'completed' && d.token_state === 'settled').length;
+    // skip_cache: true, so no row may be a cache answer (`cached` must be present and false).
+    const cachedOrUnknown = rows.filter((d) => d.cached !== false).length;
     const baseTokens = rows.reduce((n, d) => n + (d.base_tokens ?? 0), 0);
     const failures = new Map();
     for (const d of rows)
       if (d.status !== 'completed') failures.set(d.error?.code ?? d.status, (failures.get(d.error?.code ?? d.status) ?? 0) + 1);
     return {
       ok,
+      cachedOrUnknown,
       failed: rows.length - ok,
       refused,
       failures,
@@ -510,8 +515,71 @@ async function main() {
         )}), Postgres backends ${fmt(perPage((x) => x.pgMsPerPage))}; Crawlee's process ${fmt(sum(r.crawlee.runs, (x) => x.cpuMsPerPage * x.ok) / Math.max(1, crawleeOk))}`,
     );
   }
+  // What the figures stand on: every page fetched once, completed, settled, charged its price, no cache answer.
+  for (const r of results) {
+    const scenario = r.name;
+    if (!r.platform) {
+      const crawled = sum(r.runs, (x) => x.ok);
+      report.check(
+        `${scenario}: every page crawled`,
+        crawled === PAGES * REPEAT && sum(r.runs, (x) => x.failed) === 0,
+        `${crawled} of ${PAGES * REPEAT}`,
+      );
+      report.check(
+        `${scenario}: every page fetched once`,
+        sum(r.runs, (x) => x.siteHits) === PAGES * REPEAT,
+        `${sum(r.runs, (x) => x.siteHits)} site hits`,
+      );
+      continue;
+    }
+    const proxied = r.runs[0].exitRequests !== undefined;
+    const n = PAGES * REPEAT;
+    report.check(`${scenario}: every page completed and settled`, sum(r.runs, (x) => x.ok) === n, `${sum(r.runs, (x) => x.ok)} of ${n}`);
+    report.check(
+      `${scenario}: no result from the cache`,
+      sum(r.runs, (x) => x.cachedOrUnknown) === 0,
+      `${sum(r.runs, (x) => x.cachedOrUnknown)} not cached: false`,
+    );
+    report.check(
+      `${scenario}: every page fetched from the target once`,
+      sum(r.runs, (x) => x.siteHits) === n,
+      `${sum(r.runs, (x) => x.siteHits)} site hits for ${n} pages`,
+    );
+    if (proxied)
+      report.check(
+        `${scenario}: every page through the exit`,
+        sum(r.runs, (x) => x.exitRequests) === n,
+        `${sum(r.runs, (x) => x.exitRequests)} exit requests`,
+      );
+    // The price: the base tariff, plus through the exit one token of datacenter traffic per page (200 tokens/GiB, rounded up per request).
+    const price = sum(r.runs, (x) => x.baseTokens) + (proxied ? n : 0);
+    report.check(
+      `${scenario}: charge equal to the price, nothing held`,
+      sum(r.runs, (x) => x.charged) === price && sum(r.runs, (x) => x.heldAfter) === 0,
+      `balance down by ${sum(r.runs, (x) => x.charged)}, price ${price}, held ${sum(r.runs, (x) => x.heldAfter)}`,
+    );
+    const ok = sum(r.runs, (x) => x.ok);
+    const perPage = (f) => sum(r.runs, (x) => f(x) * x.ok) / Math.max(1, ok);
+    const fleetMs = SERVICE_NAMES.reduce((a, s) => a + perPage((x) => x.cpuMsPerPage[s]), 0);
+    report.figure(`http: platform pages/s, ${proxied ? 'through a proxy' : 'direct'}`, r.median.pagesPerSecond, {
+      reference: r.crawlee.median.pagesPerSecond,
+      referenceName: 'Crawlee CheerioCrawler',
+      target: { op: '>=', value: 0.5, of: 'ratio' },
+    });
+    report.figure(`http: fleet + Postgres CPU per page, ${proxied ? 'proxy' : 'direct'}`, fleetMs + perPage((x) => x.pgMsPerPage), {
+      unit: 'ms',
+      reference:
+        sum(r.crawlee.runs, (x) => x.cpuMsPerPage * x.ok) /
+        Math.max(
+          1,
+          sum(r.crawlee.runs, (x) => x.ok),
+        ),
+      referenceName: "Crawlee's process",
+      target: { op: '<=', value: 10, of: 'value' },
+    });
+  }
   console.log(`\nload average after the run: ${load()}`);
   if (CPU_PROF_DIR) console.log(`CPU profiles: ${CPU_PROF_DIR} (summarise with: node bench/profile-top.mjs ${CPU_PROF_DIR})`);
   // Crawlee's event manager may keep a timer: every server and process of ours is stopped, so leave.
-  process.exit(0);
+  process.exit(report.finish() ? 0 : 1);
 }

@@ -22,6 +22,9 @@ import { loadLedgerEnv } from '../apps/billing-ledger/dist/env.js';
 import { fund } from '../apps/billing-ledger/dist/domain/funding.js';
 import { reserve, reserveBatch, reservePaths } from '../apps/billing-ledger/dist/domain/reservations.js';
 import { settle } from '../apps/billing-ledger/dist/domain/settlement.js';
+import { benchReport } from './lib/report.mjs';
+
+const report = benchReport('ledger');
 
 const { values } = parseArgs({
   options: {
@@ -132,6 +135,20 @@ try {
     }),
   );
 
+  // What was measured: every reservation made, and every one of them settled (none left held).
+  const states = await db.$queryRawUnsafe(
+    'SELECT state, count(*)::int AS n FROM reservations WHERE request_id = ANY($1::uuid[]) GROUP BY state',
+    reserved.map((r) => r.request_id),
+  );
+  const left = states.filter((x) => x.state === 'reserved').reduce((n, x) => n + x.n, 0);
+  const resolved = states.filter((x) => x.state !== 'reserved').reduce((n, x) => n + x.n, 0);
+  report.check(
+    'every reservation of the reserve run stored',
+    reserved.length === OPS && left + resolved === OPS,
+    `${left + resolved} of ${OPS}`,
+  );
+  report.check('every one of them settled', resolved === OPS, `${resolved} resolved, ${left} still reserved`);
+
   if (values.kafka) {
     // End to end: reserve, then N commands on billing.commands, timed until the consumer resolved them all.
     service = createLedgerService(deps);
@@ -191,8 +208,24 @@ for (const r of results) {
     `${pad(r.name, 52)}${pad(num(r.perSecond, 0), 10)}${pad(num(r.p50, 2), 9)}${pad(num(r.p99, 2), 9)}${(r.perSecond / baseline).toFixed(2)}x`,
   );
 }
+const find = (prefix) => results.find((r) => r.name.startsWith(prefix));
+report.figure(`ledger: reserve (${TENANTS} tenants) ops/s`, find('reserve (').perSecond, {
+  reference: baseline,
+  referenceName: 'bare INSERT',
+});
+report.figure('ledger: reserve (1 hot tenant) ops/s', find('reserve (1 tenant').perSecond, {
+  reference: baseline,
+  referenceName: 'bare INSERT',
+});
+report.figure('ledger: settle (consumer transaction) ops/s', find('settle (consumer').perSecond, {
+  reference: baseline,
+  referenceName: 'bare INSERT',
+  target: { op: '>=', value: 0.3, of: 'ratio' },
+});
 // Which way the single reservations went (one statement for a known account, or the transaction).
 console.log(`\nreservations: ${reservePaths.oneStatement} in one statement, ${reservePaths.transaction} through the transaction`);
+
+report.finish();
 
 async function serverVersion() {
   const c = new pg.Client({ connectionString: 'postgresql://postgres@127.0.0.1:5432/postgres' });

@@ -12,6 +12,7 @@
 import { parseArgs } from 'node:util';
 import { createTestDatabase, pgRawSql } from '@wdr/testkit';
 import { purgeProcessed } from '@wdr/kit/kafka';
+import { benchReport } from './lib/report.mjs';
 
 const { values } = parseArgs({
   options: {
@@ -50,7 +51,14 @@ try {
   const deleted = await purgeProcessed(db, RETAIN_HOURS, batch);
   const seconds = (performance.now() - t0) / 1000;
   const left = Number((await query('SELECT count(*) AS n FROM processed_messages'))[0].n);
-  if (deleted !== rows || left !== keep) throw new Error(`purged ${deleted} (expected ${rows}), left ${left} (expected ${keep})`);
+  const report = benchReport('processed-retention');
+  report.check(
+    'every row past the retention purged, every recent one kept',
+    deleted === rows && left === keep,
+    `purged ${deleted} of ${rows}, left ${left} of ${keep}`,
+  );
+  report.figure('processed-retention: purge rows/s', deleted / seconds, { unit: 'rows/s' });
+  process.once('beforeExit', () => report.finish());
   // A purge right after, with nothing left past the retention (before autovacuum has cleaned the
   // index entries of the deleted rows, which it still walks).
   const t1 = performance.now();

@@ -17,11 +17,14 @@ import express from 'express';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { KAFKA_BROKERS, PG_ADMIN_URL, SERVICE_NAMES, adminCommand, startFixtureSite, startFleet, withDatabase } from '@wdr/testkit';
+import { benchReport } from './lib/report.mjs';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 12);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 32);
-const MODES = (process.env.BENCH_RUNS ?? 'pipeline,admission').split(',');
+const MODES = (process.env.BENCH_RUNS ?? 'pipeline,admission,hot').split(',');
+/** Tenants the spread admission load goes round (the hot-tenant run puts the same load on one). */
+const TENANTS = Number(process.env.BENCH_TENANTS ?? 64);
 /** Seconds of an idle fleet measured before the load (0 skips it). */
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 60);
 /** Write a V8 CPU profile of every service to this directory (read with bench/profile-top.mjs). */
@@ -33,6 +36,8 @@ const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
  * write to the end of the response body.
  */
 async function load({ url, headers, body, seconds, acceptedStatus }) {
+  // `headers` may be a function: each request asks it (the spread load goes round its tenants).
+  const headersOf = typeof headers === 'function' ? headers : () => headers;
   const agent = new http.Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const target = new URL(url);
   const payload = Buffer.from(JSON.stringify(body));
@@ -51,7 +56,7 @@ async function load({ url, headers, body, seconds, acceptedStatus }) {
           port: target.port,
           path: target.pathname,
           method: 'POST',
-          headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headers },
+          headers: { 'content-type': 'application/json', 'content-length': payload.length, ...headersOf() },
         },
         (res) => {
           res.resume();
@@ -90,7 +95,7 @@ async function load({ url, headers, body, seconds, acceptedStatus }) {
 }
 
 async function measure(name, opts, cpuOf) {
-  if (WARMUP_S > 0) await load({ ...opts, seconds: WARMUP_S });
+  const warm = WARMUP_S > 0 ? await load({ ...opts, seconds: WARMUP_S }) : { accepted: 0, statuses: {}, errors: 0 };
   const before = cpuOf ? cpuOf() : undefined;
   const r = await load({ ...opts, seconds: DURATION_S });
   const drainedIn = opts.drained ? await waitUntil(opts.drained) : 0;
@@ -101,7 +106,11 @@ async function measure(name, opts, cpuOf) {
   const cpu = before && Object.fromEntries(Object.keys(after).map((s) => [s, ((after[s] - before[s]) * 1000) / Math.max(1, r.accepted)]));
   // With a drain, throughput counts the time until the last accepted request was finished too.
   const completedPerSecond = opts.drained ? r.accepted / (DURATION_S + drainedIn) : undefined;
-  return { name, ...r, cpu, completedPerSecond };
+  // Every answer of the warm-up and the run, for the checks (all accepted, every accepted one stored).
+  const answers = { accepted: warm.accepted + r.accepted, other: { ...warm.statuses }, errors: warm.errors + r.errors };
+  for (const [status, n] of Object.entries(r.statuses)) answers.other[status] = (answers.other[status] ?? 0) + n;
+  delete answers.other[opts.acceptedStatus];
+  return { name, ...r, cpu, completedPerSecond, answers };
 }
 
 /** Seconds until `check()` resolves true (polled every 250 ms, at most 10 minutes). */
@@ -245,6 +254,16 @@ try {
   await baseline.stop();
 }
 
+const report = benchReport('submissions');
+/** Every answer was the accepted status (limits are lifted: anything else is a fault of the run). */
+const checkAnswers = (r) =>
+  report.check(
+    `${r.name}: every submission answered 202`,
+    r.errors === 0 && Object.keys(r.answers.other).length === 0,
+    `${r.answers.accepted} accepted; other answers ${JSON.stringify(r.answers.other)}, connection errors ${r.answers.errors}`,
+  );
+checkAnswers(results[0]);
+
 const site = await startFixtureSite();
 const fleet = await startFleet({
   env: {
@@ -271,51 +290,124 @@ if (CPU_PROF_DIR) {
   mkdirSync(CPU_PROF_DIR, { recursive: true });
   writeFileSync(`${CPU_PROF_DIR}/services.json`, JSON.stringify(Object.fromEntries(SERVICE_NAMES.map((s) => [fleet.pid(s), s]))));
 }
+const CREDITS = 100_000_000;
+/** A tenant with CREDITS credits (an admin command, as an operator makes one). */
+const newTenant = async (name) => {
+  const t = await adminCommand(fleet, ['create-tenant', '--name', name, '--credits', String(CREDITS)]);
+  return { id: t.tenant_id, key: t.api_key };
+};
+const balanceOf = async (tenant) => {
+  const res = await fetch(`${fleet.url('gateway')}/api/v1/data/balance`, { headers: { 'x-api-key': tenant.key } });
+  if (res.status !== 200) throw new Error(`balance answered ${res.status}`);
+  return res.json();
+};
+/** The orchestrator's rows of these tenants: count, states, cache answers and the base price summed. */
+const requestsOf = async (tenants) =>
+  (
+    await withDatabase(fleet.databases['fetch-orchestrator'].url, (c) =>
+      c.query(
+        `SELECT count(*)::int AS n,
+                count(*) FILTER (WHERE status = 'completed' AND token_state = 'settled')::int AS settled,
+                count(*) FILTER (WHERE status = 'pending' AND token_state = 'reserved')::int AS queued,
+                count(*) FILTER (WHERE cached)::int AS cached,
+                coalesce(sum(base_tokens), 0)::bigint AS base_tokens
+         FROM data_requests WHERE tenant_id = ANY($1::uuid[])`,
+        [tenants.map((t) => t.id)],
+      ),
+    )
+  ).rows[0];
 try {
-  const tenant = await adminCommand(fleet, ['create-tenant', '--name', 'bench', '--credits', '100000000']);
+  const tenant = await newTenant('bench');
+  const hot = await newTenant('bench-hot');
+  // The spread load's tenants, created a few at a time (each is an admin process).
+  const spread = [];
+  for (let i = 0; i < TENANTS; i += 8) {
+    spread.push(...(await Promise.all(Array.from({ length: Math.min(8, TENANTS - i) }, (_, k) => newTenant(`bench-spread-${i + k}`)))));
+  }
   if (IDLE_S > 0) {
     console.error(`  idle: ${IDLE_S} s with no traffic`);
     await new Promise((r) => setTimeout(r, 5_000)); // let start-up work (joins, first polls) pass
     idleFigures = await idle(fleet, IDLE_S);
   }
-  const open = async () => {
-    const [requests, holds] = await Promise.all([
-      withDatabase(fleet.databases['fetch-orchestrator'].url, (c) =>
-        c.query(`SELECT count(*)::int AS n FROM data_requests WHERE status IN ('queued', 'running')`),
-      ),
-      withDatabase(fleet.databases['billing-ledger'].url, (c) =>
-        c.query(`SELECT count(*)::int AS n FROM reservations WHERE state = 'reserved'`),
-      ),
-    ]);
-    return requests.rows[0].n + holds.rows[0].n;
+  // Drained: no request queued or running, none whose tokens are not settled or refunded yet.
+  const open = async () =>
+    (
+      await withDatabase(fleet.databases['fetch-orchestrator'].url, (c) =>
+        c.query(
+          `SELECT count(*)::int AS n FROM data_requests WHERE status NOT IN ('completed', 'failed', 'cancelled') OR token_state NOT IN ('settled', 'refunded')`,
+        ),
+      )
+    ).rows[0].n;
+  const submit = (mode, tenants) => {
+    let next = 0;
+    return {
+      url: `${fleet.url('gateway')}/api/v1/data/requests`,
+      headers: () => ({ 'x-api-key': tenants[next++ % tenants.length].key }),
+      // The cache is not the subject: skip_cache (never answered from the cache) and
+      // cache_ttl_seconds 0 (no entry written either), so every submission really runs.
+      body: { url: `${site.url}/page`, mode, skip_cache: true, cache_ttl_seconds: 0 },
+      acceptedStatus: 202,
+    };
   };
-  const submit = (mode) => ({
-    url: `${fleet.url('gateway')}/api/v1/data/requests`,
-    headers: { 'x-api-key': tenant.api_key },
-    // cache_ttl_seconds 0: every submission really runs (no cache read or fill), as before the cache.
-    body: { url: `${site.url}/page`, mode, cache_ttl_seconds: 0 },
-    acceptedStatus: 202,
-  });
   if (MODES.includes('pipeline')) {
-    results.push(
-      await measure(
-        'fleet: full pipeline (http mode: accepted, fetched, settled)',
-        { ...submit('http'), drained: async () => (await open()) === 0 },
-        () => fleetCpu(fleet),
-      ),
+    const r = await measure(
+      'fleet: full pipeline (http mode: accepted, fetched, settled)',
+      { ...submit('http', [tenant]), drained: async () => (await open()) === 0 },
+      () => fleetCpu(fleet),
+    );
+    results.push(r);
+    checkAnswers(r);
+    const rows = await requestsOf([tenant]);
+    const b = await balanceOf(tenant);
+    report.check(
+      `${r.name}: every accepted request stored`,
+      rows.n === r.answers.accepted,
+      `${rows.n} rows, ${r.answers.accepted} accepted`,
+    );
+    report.check(`${r.name}: every request completed and settled`, rows.settled === rows.n, `${rows.settled} of ${rows.n}`);
+    report.check(`${r.name}: no result from the cache`, rows.cached === 0, `${rows.cached} cached: true`);
+    report.check(
+      `${r.name}: charge equal to the price`,
+      CREDITS - Number(b.balance_tokens) === Number(rows.base_tokens) && Number(b.reserved_tokens) === 0,
+      `balance down by ${CREDITS - Number(b.balance_tokens)}, base price of the requests ${rows.base_tokens}, ${b.reserved_tokens} still held`,
     );
   }
-  if (MODES.includes('admission')) {
+  const admissionRun = async (name, tenants) => {
+    const cpu = () => ({ ...fleetCpu(fleet), 'browser-renderer': 0 });
+    const r = await measure(name, submit('browser', tenants), cpu);
+    results.push(r);
+    checkAnswers(r);
+    // Nothing runs (the renderer is stopped): every accepted request is stored, queued, its base price held.
+    const rows = await requestsOf(tenants);
+    const held = (await Promise.all(tenants.map(balanceOf))).reduce((n, b) => n + Number(b.reserved_tokens), 0);
+    report.check(
+      `${r.name}: every accepted request stored and queued`,
+      rows.n === r.answers.accepted && rows.queued === rows.n,
+      `${rows.n} rows (${rows.queued} queued), ${r.answers.accepted} accepted`,
+    );
+    report.check(
+      `${r.name}: the price of every admitted request held`,
+      held === Number(rows.base_tokens),
+      `${held} held, base price ${rows.base_tokens}`,
+    );
+    return r;
+  };
+  let spreadRun;
+  let hotRun;
+  if (MODES.includes('admission') || MODES.includes('hot')) {
     // Admission alone: browser-mode requests whose render jobs nobody takes (the renderer is
     // stopped), so each is authenticated, limited, reserved, stored and announced, not executed.
     process.kill(fleet.pid('browser-renderer'), 'SIGSTOP');
     try {
-      const cpu = () => ({ ...fleetCpu(fleet), 'browser-renderer': 0 });
-      results.push(await measure('fleet: admission alone (browser mode, renderer paused)', submit('browser'), cpu));
+      if (MODES.includes('admission'))
+        spreadRun = await admissionRun(`fleet: admission alone (${TENANTS} tenants, renderer paused)`, spread);
+      if (MODES.includes('hot')) hotRun = await admissionRun('fleet: admission alone (one hot tenant, renderer paused)', [hot]);
     } finally {
       process.kill(fleet.pid('browser-renderer'), 'SIGCONT');
     }
   }
+  results.spreadRun = spreadRun;
+  results.hotRun = hotRun;
 } finally {
   // The renderer would render the admission run's backlog on the way out: it is stopped hard.
   await fleet.kill('browser-renderer', 'SIGKILL');
@@ -332,11 +424,45 @@ for (const r of results.slice(1)) {
     `  accepted/s vs baseline: ${(r.perSecond / base.perSecond).toFixed(2)}x${r.completedPerSecond !== undefined ? `; completed/s (until the last was settled) ${r.completedPerSecond.toFixed(1)} = ${(r.completedPerSecond / base.perSecond).toFixed(2)}x` : ''}; p99 ${(r.p99 / base.p99).toFixed(1)}x the baseline's`,
   );
   const total = Object.values(r.cpu).reduce((a, b) => a + b, 0);
+  r.cpuTotal = total;
   console.log(
     `  CPU per accepted submission: ${total.toFixed(1)} ms (${Object.entries(r.cpu)
       .map(([s, ms]) => `${s} ${ms.toFixed(1)}`)
       .join(', ')})`,
   );
+}
+const pipeline = results.find((r) => r.completedPerSecond !== undefined);
+if (pipeline) {
+  report.figure('submissions: full pipeline accepted/s', pipeline.perSecond, {
+    reference: base.perSecond,
+    referenceName: 'bare express + insert + produce',
+    target: { op: '>=', value: 0.25, of: 'ratio' },
+  });
+  report.figure('submissions: full pipeline completed/s', pipeline.completedPerSecond, {
+    reference: base.perSecond,
+    referenceName: 'bare accepted/s',
+  });
+  report.figure('submissions: full pipeline p99 ms', pipeline.p99, { unit: 'ms', reference: base.p99, referenceName: 'bare p99' });
+  report.figure('submissions: fleet CPU per submission', pipeline.cpuTotal, { unit: 'ms', target: { op: '<=', value: 6, of: 'value' } });
+}
+const { spreadRun, hotRun } = results;
+if (spreadRun) {
+  report.figure(`submissions: admission alone (${TENANTS} tenants) accepted/s`, spreadRun.perSecond, {
+    reference: base.perSecond,
+    referenceName: 'bare express + insert + produce',
+    target: { op: '>=', value: 0.4, of: 'ratio' },
+  });
+  report.figure('submissions: admission alone CPU per submission', spreadRun.cpuTotal, { unit: 'ms' });
+}
+if (hotRun && spreadRun) {
+  console.log(
+    `\none hot tenant: ${hotRun.perSecond.toFixed(1)} accepted/s against ${spreadRun.perSecond.toFixed(1)} spread over ${TENANTS} tenants = ${(hotRun.perSecond / spreadRun.perSecond).toFixed(2)}x (target >= 0.8x)`,
+  );
+  report.figure('submissions: one hot tenant accepted/s', hotRun.perSecond, {
+    reference: spreadRun.perSecond,
+    referenceName: `spread over ${TENANTS} tenants`,
+    target: { op: '>=', value: 0.8, of: 'ratio' },
+  });
 }
 if (idleFigures) {
   const total = Object.values(idleFigures.cpu).reduce((a, b) => a + b, 0);
@@ -344,5 +470,10 @@ if (idleFigures) {
     `\nidle over ${IDLE_S} s: ${total.toFixed(2)} % of one core for the fleet (${SERVICE_NAMES.map((s) => `${s} ${idleFigures.cpu[s].toFixed(2)}`).join(', ')})`,
   );
   console.log(`idle RSS (MB, node process): ${SERVICE_NAMES.map((s) => `${s} ${idleFigures.rss[s].toFixed(0)}`).join(', ')}`);
+  report.figure(`idle fleet CPU over ${IDLE_S} s (% of a core)`, total, { unit: '%', target: { op: '<', value: 1, of: 'value' } });
+  report.figure('idle webhook-dispatcher CPU (% of a core)', idleFigures.cpu['webhook-dispatcher'], { unit: '%' });
+  const [biggest, mb] = Object.entries(idleFigures.rss).sort((a, b) => b[1] - a[1])[0];
+  report.figure(`idle RSS, largest service (${biggest})`, mb, { unit: 'MB', target: { op: '<', value: 150, of: 'value' } });
 }
 if (CPU_PROF_DIR) console.log(`\nCPU profiles: ${CPU_PROF_DIR} (summarise with: node bench/profile-top.mjs ${CPU_PROF_DIR})`);
+report.finish();

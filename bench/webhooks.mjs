@@ -38,7 +38,15 @@ import { createServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
 import { KafkaBus, makeEnvelope } from '@wdr/kit/kafka';
 import { createLogger } from '@wdr/kit/log';
-import { createTestDatabase, KAFKA_BROKERS, startServiceProcess, testCallerCredentials, uniqueTopicPrefix } from '@wdr/testkit';
+import {
+  createTestDatabase,
+  KAFKA_BROKERS,
+  startServiceProcess,
+  testCallerCredentials,
+  uniqueTopicPrefix,
+  withDatabase,
+} from '@wdr/testkit';
+import { benchReport } from './lib/report.mjs';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 4);
@@ -207,7 +215,8 @@ for (const rate of RATES) steadyResults.push(await steady(rate));
 
 // ---------------------------------------------------------------------------- a tenant without endpoints
 const idleCpu0 = cpuSeconds();
-await produce(randomUUID(), EVENTS);
+const idleTenant = randomUUID();
+await produce(idleTenant, EVENTS);
 // The consumer's progress is not visible from outside without endpoints: wait until its lag is gone.
 const admin = bus.kafka.admin();
 await admin.connect();
@@ -228,6 +237,11 @@ while ((await lagOf()) > 0) {
 }
 const idleCpu = cpuSeconds() - idleCpu0;
 await admin.disconnect();
+const messageCount = async (tenant) =>
+  (await withDatabase(database.url, (c) => c.query('SELECT count(*)::int AS n FROM webhook_messages WHERE tenant_id = $1::uuid', [tenant])))
+    .rows[0].n;
+const idleMessages = await messageCount(idleTenant);
+const tenantMessages = await messageCount(tenantId);
 
 // ---------------------------------------------------------------------------- bare loops
 /**
@@ -363,9 +377,41 @@ for (const r of steadyResults) {
 console.log(`events of a tenant without endpoints: dispatcher CPU ${((idleCpu * 1e6) / EVENTS).toFixed(0)} us/event (${EVENTS} events)`);
 console.log(`duplicate webhook-ids received from the dispatcher: ${duplicates}`);
 
+const report = benchReport('webhooks');
+const expected = (20 + EVENTS + RATES.reduce((n, r) => n + r * LATENCY_S, 0)) * ENDPOINTS;
+report.check(
+  'one message per event and endpoint, nothing more',
+  tenantMessages === expected,
+  `${tenantMessages} messages, ${expected} expected`,
+);
+report.check('no duplicate webhook-id received', duplicates === 0, `${duplicates} duplicates`);
+report.check(
+  'bare loops post the same header names',
+  bareHeaders.size === dispatcherHeaders.size && [...bareHeaders].every((h) => dispatcherHeaders.has(h)),
+);
+report.check(
+  "bare loops post the dispatcher's own deliveries",
+  bareItems.length === EVENTS * ENDPOINTS,
+  `${bareItems.length} of ${EVENTS * ENDPOINTS}`,
+);
+report.check('no message for the tenant without endpoints', idleMessages === 0, `${idleMessages} messages`);
+report.figure('webhooks: deliveries/s', dispatcherRate, {
+  reference: bareRate,
+  referenceName: 'fastest bare signed-post loop',
+  target: { op: '>=', value: 0.5, of: 'ratio' },
+});
+for (const r of steadyResults) {
+  report.figure(`webhooks: p99 ms at ${r.deliveriesPerS} deliveries/s offered`, pct(r.latencies, 99), {
+    unit: 'ms',
+    target: { op: '<', value: 1000, of: 'value' },
+  });
+}
+report.figure('webhooks: dispatcher CPU per event of a tenant without endpoints', (idleCpu * 1e6) / EVENTS, { unit: 'us' });
+
 if (process.env.BENCH_SHOW_LOGS) console.log(dispatcher.logs().slice(-3000));
 await dispatcher.kill('SIGTERM');
 await bus.disconnect();
 receiver.closeAllConnections();
 receiver.close();
 await database.drop();
+report.finish();

@@ -84,8 +84,8 @@ export function createDispatcherService(deps: DispatcherDeps) {
         handlers: {
           'request.event_appended': onRequestEventAppended({ fanOut, subscribers: deps.subscribers }),
           'batch.completed': onBatchCompleted({ fanOut, subscribers: deps.subscribers }),
-          'billing.balance_low': onBalanceAlert,
-          'billing.balance_exhausted': onBalanceAlert,
+          'billing.balance_low': onBalanceAlert({ subscribers: deps.subscribers }),
+          'billing.balance_exhausted': onBalanceAlert({ subscribers: deps.subscribers }),
         },
         // The fan-out is idempotent by itself (one message per endpoint and event) and skipped
         // events have no effect: recording them as processed would only cost an insert each.
@@ -97,6 +97,10 @@ export function createDispatcherService(deps: DispatcherDeps) {
         // Webhooks tolerate 50 ms more latency; in exchange a busy fleet's events arrive in a few
         // large fetches instead of one fetch (and offset commit) per handful of messages.
         fetch: { minBytes: 64 * 1024, maxWaitMs: 50 },
+        // Most lifecycle events concern nobody here (tenants without endpoints): a batch of nothing
+        // but skipped events commits its offset within a few seconds, not at once (after a crash
+        // they are read again and skipped again).
+        lazySkipCommitMs: 5_000,
       },
     ],
     routes: () => internalRoutes(deps),

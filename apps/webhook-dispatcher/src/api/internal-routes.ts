@@ -32,7 +32,8 @@ export function internalRoutes(deps: DispatcherDeps): Router {
   r.post(api.updateEndpoint.route, async (req, res) => {
     const cmd = parse(api.updateEndpoint.body, req.body);
     const updated = await updateEndpoint(deps, endpointIdOf(req), cmd);
-    if (updated.status === 'enabled') deps.subscribers.add(cmd.tenant_id);
+    // Types or scope may have changed: read again (the others hear the endpoint's notification).
+    deps.subscribers.add(cmd.tenant_id);
     res.json(updated);
   });
   r.post(api.disableEndpoint.route, async (req, res) => {

@@ -13,15 +13,25 @@ import type { ServiceMetrics } from '../metrics.js';
 import { REQUEST_ID_HEADER, validRequestId, withRequestId } from '../request-context.js';
 import type { KafkaBus } from './bus.js';
 import { deadLetterer } from './dead-letter.js';
-import { handlerOf, type EventHandlers, type HandlerContext } from './handlers.js';
+import { handlerOf, SKIPPED, type EventHandlers, type HandlerContext } from './handlers.js';
 import { trackHealth, type ConsumerHandle } from './health.js';
 import { exportLag } from './lag.js';
 import { BatchProgress, Semaphore } from './progress.js';
 import { dependencyBackoffMs, failureVerdict, maxAttemptsOf, retryBackoffMs } from './retry-policy.js';
 import { decode, heartbeatFor } from './transport.js';
 
-export { PoisonMessageError, type EventHandler, type EventHandlers, type HandlerContext } from './handlers.js';
+export {
+  PoisonMessageError,
+  SKIPPED,
+  type EventHandler,
+  type EventHandlers,
+  type HandlerContext,
+  type HandlerOutcome,
+} from './handlers.js';
 export type { ConsumerHandle, ConsumerLiveness } from './health.js';
+
+/** A message that had no effect here (no handler, or its handler answered SKIPPED). */
+const NO_EFFECT = Symbol('no effect');
 
 /**
  * Idempotent consumer: each envelope id is processed once per consumer name, recorded in
@@ -69,6 +79,15 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
    * `maxWaitMs` of latency for far fewer fetch round trips and offset commits under load.
    */
   fetch?: { minBytes: number; maxWaitMs: number };
+  /**
+   * Commit the offsets of batches whose every message had no effect (no handler, or the handler
+   * answered SKIPPED, nothing to record) at most this often, instead of once per batch: a busy
+   * topic whose events mostly concern nobody here then costs a commit every few seconds, not one
+   * per fetch. Any batch with an effect commits at once as before (covering the skipped ones
+   * behind it). After a crash the skipped events since the last commit are read again and skipped
+   * again: at-least-once is kept, nothing is lost. Default off (every batch commits).
+   */
+  lazySkipCommitMs?: number;
   sessionTimeoutMs?: number;
   /** Called after each offset commit (e.g. to nudge the outbox relay). */
   afterCommit?: () => void;
@@ -115,16 +134,20 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
    * Decode and handle one message (with retries and the DLQ). Returns the envelope id to record as
    * processed when the handler did not record it in a transaction of its own.
    */
-  const processMessage = (topic: TopicKey, partition: number, message: KafkaMessage): Promise<string | undefined> =>
+  const processMessage = (topic: TopicKey, partition: number, message: KafkaMessage): Promise<string | undefined | typeof NO_EFFECT> =>
     // The handler's log lines, internal calls and produced messages carry the producer's request id.
     withRequestId(validRequestId(message.headers?.[REQUEST_ID_HEADER]?.toString()), () => handleMessage(topic, partition, message));
 
-  const handleMessage = async (topic: TopicKey, partition: number, message: KafkaMessage): Promise<string | undefined> => {
+  const handleMessage = async (
+    topic: TopicKey,
+    partition: number,
+    message: KafkaMessage,
+  ): Promise<string | undefined | typeof NO_EFFECT> => {
     const topicLabel = TOPICS[topic].name;
     const headerType = message.headers?.['event-type']?.toString();
     if (headerType !== undefined && !handlerOf(opts.handlers, headerType)) {
       consumed.inc({ topic: topicLabel, outcome: 'ignored' });
-      return undefined;
+      return NO_EFFECT;
     }
     const decoded = decode(topic, message);
     if (typeof decoded === 'string') {
@@ -137,7 +160,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     const handler = handlerOf(opts.handlers, envelope.type);
     if (!handler) {
       consumed.inc({ topic: topicLabel, outcome: 'ignored' });
-      return undefined;
+      return NO_EFFECT;
     }
     const maxAttempts = maxAttemptsOf(topic, opts.maxAttempts);
     const backoffMs = TOPICS[topic].retry.backoffMs;
@@ -169,7 +192,11 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
               );
             },
           };
-          await handler(envelope, ctx);
+          const outcome = await handler(envelope, ctx);
+          if (outcome === SKIPPED && !ran) {
+            consumed.inc({ topic: topicLabel, outcome: 'skipped' });
+            return NO_EFFECT;
+          }
           consumed.inc({ topic: topicLabel, outcome: 'processed' });
           log.debug(
             { topic: topicLabel, partition, offset: message.offset, type: envelope.type, event_id: envelope.id },
@@ -209,6 +236,36 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     }
   };
 
+  /**
+   * Offsets of skip-only batches waiting for their lazy commit, by topic and partition; a batch with
+   * an effect commits at once and drops its partition's entry (its offset is further on). A flush
+   * that lands after such a commit could only move the committed offset back to where messages
+   * were already handled: they would be read again, never lost.
+   */
+  const deferred = new Map<string, { topic: string; partition: number; offset: string }>();
+  let deferTimer: NodeJS.Timeout | undefined;
+  const flushDeferred = async () => {
+    if (deferTimer) clearTimeout(deferTimer);
+    deferTimer = undefined;
+    if (deferred.size === 0) return;
+    const offsets = [...deferred.values()];
+    deferred.clear();
+    try {
+      await consumer.commitOffsets(offsets);
+      opts.afterCommit?.();
+    } catch (err) {
+      // A rebalance in between (the partition moved): its new owner reads the skipped events again.
+      log.debug({ err, group: opts.group }, 'lazy offset commit of skipped events failed');
+    }
+  };
+  const defer = (topic: string, partition: number, offset: string) => {
+    deferred.set(`${topic}:${partition}`, { topic, partition, offset });
+    if (!deferTimer) {
+      deferTimer = setTimeout(() => void flushDeferred(), opts.lazySkipCommitMs);
+      deferTimer.unref();
+    }
+  };
+
   const slots = new Semaphore(Math.max(1, opts.inFlight ?? 1));
   const ordered = (opts.inFlight ?? 1) <= 1;
   await consumer.run({
@@ -222,9 +279,18 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
       // One heartbeat timer per batch keeps the membership through long handlers (a 5-minute fetch).
       const beat = setInterval(() => void heartbeat().catch(() => undefined), heartbeatEveryMs);
       beat.unref();
+      // Whether any message of the batch had an effect (only skip-only batches commit lazily).
+      let effect = false;
       const progress = new BatchProgress(
         batch.messages.map((m) => m.offset),
         async (offset, ids) => {
+          const next = (BigInt(offset) + 1n).toString();
+          if (opts.lazySkipCommitMs !== undefined && !effect && ids.length === 0) {
+            resolveOffset(offset);
+            defer(batch.topic, batch.partition, next);
+            return;
+          }
+          deferred.delete(`${batch.topic}:${batch.partition}`);
           // Handlers without a transaction are recorded before the offset that covers them moves.
           for (let failures = 1; ids.length > 0; failures++) {
             try {
@@ -236,7 +302,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
             }
           }
           resolveOffset(offset);
-          await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: (BigInt(offset) + 1n).toString() }]);
+          await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
           opts.afterCommit?.();
         },
       );
@@ -245,7 +311,9 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
         if (ordered) {
           for (const message of batch.messages) {
             if (!isRunning() || isStale()) break;
-            progress.done(message.offset, await processMessage(topic, batch.partition, message));
+            const result = await processMessage(topic, batch.partition, message);
+            if (result !== NO_EFFECT) effect = true;
+            progress.done(message.offset, result === NO_EFFECT ? undefined : result);
           }
           await progress.commit();
         } else {
@@ -259,8 +327,9 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
             if (!isRunning() || isStale() || failure !== undefined) break;
             await slots.acquire();
             const task = processMessage(topic, batch.partition, message)
-              .then((id) => {
-                progress.done(message.offset, id);
+              .then((result) => {
+                if (result !== NO_EFFECT) effect = true;
+                progress.done(message.offset, result === NO_EFFECT ? undefined : result);
                 return progress.commit();
               })
               .catch((err: unknown) => {
@@ -288,6 +357,8 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     ready: () => health.ready() && dependencyWaits === 0,
     liveness: health.liveness,
     stop: async () => {
+      // Skipped events not yet committed: committed now (one a batch still handles is read again after the restart).
+      await flushDeferred();
       await consumer.disconnect();
       await stopLag();
     },

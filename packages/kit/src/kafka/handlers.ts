@@ -21,11 +21,19 @@ export interface HandlerContext<Tx extends RawSql = RawSql> {
   alreadyProcessed: () => Promise<boolean>;
 }
 
+/**
+ * What a handler may answer: nothing (it did its work), or `SKIPPED`: the event concerns nothing
+ * here (no write, no call, nothing to record), so its offset may be committed lazily (a consumer's
+ * `lazySkipCommitMs`): after a crash such events are read again and skipped again.
+ */
+export const SKIPPED = 'skipped' as const;
+export type HandlerOutcome = void | typeof SKIPPED;
+
 /** Handles the events of type E (any catalog type by default): their payload arrives parsed and typed. */
 export type EventHandler<Tx extends RawSql = RawSql, E extends EventType = EventType> = (
   envelope: CatalogEnvelope<E>,
   ctx: HandlerContext<Tx>,
-) => Promise<void>;
+) => Promise<HandlerOutcome>;
 
 /**
  * A consumer's handlers by event type: the handler of a type receives that type's payload, and a

@@ -5,10 +5,12 @@ export {
   startBroadcastConsumer,
   startConsumer,
   PoisonMessageError,
+  SKIPPED,
   type ConsumerHandle,
   type EventHandler,
   type EventHandlers,
   type HandlerContext,
+  type HandlerOutcome,
 } from './consumer.js';
 export {
   createKafkaService,

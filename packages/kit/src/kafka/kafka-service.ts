@@ -25,6 +25,8 @@ export interface ConsumerSpec<Tx extends RawSql> {
   recordUntransacted?: boolean;
   /** Batched fetches (see startConsumer): up to `maxWaitMs` of latency for fewer round trips. */
   fetch?: { minBytes: number; maxWaitMs: number };
+  /** Skip-only batches commit their offsets at most this often (see startConsumer). */
+  lazySkipCommitMs?: number;
 }
 
 type ConnectableDb = { $connect: () => Promise<void>; $disconnect: () => Promise<void> };
@@ -217,6 +219,7 @@ export function createKafkaService<Tx extends RawSql>(
           ...(spec.inFlight !== undefined ? { inFlight: spec.inFlight } : {}),
           ...(spec.recordUntransacted !== undefined ? { recordUntransacted: spec.recordUntransacted } : {}),
           ...(spec.fetch ? { fetch: spec.fetch } : {}),
+          ...(spec.lazySkipCommitMs !== undefined ? { lazySkipCommitMs: spec.lazySkipCommitMs } : {}),
           ...(env.KAFKA_CONSUMER_MAX_ATTEMPTS !== undefined ? { maxAttempts: env.KAFKA_CONSUMER_MAX_ATTEMPTS } : {}),
           sessionTimeoutMs: env.KAFKA_SESSION_TIMEOUT_MS,
           afterCommit: () => relay.nudge(),

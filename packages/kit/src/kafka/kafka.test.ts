@@ -8,7 +8,7 @@ import type { Envelope } from '@wdr/contracts';
 import { createLogger } from '../log.js';
 import { createMetrics } from '../metrics.js';
 import { KafkaBus } from './bus.js';
-import { PoisonMessageError, startConsumer, type ConsumerHandle } from './consumer.js';
+import { PoisonMessageError, SKIPPED, startConsumer, type ConsumerHandle } from './consumer.js';
 import { makeEnvelope } from './envelope.js';
 import { enqueue, OutboxRelay } from './outbox.js';
 
@@ -267,6 +267,92 @@ describe('batches', () => {
     await c.stop();
     await b.disconnect();
   }, 60_000);
+
+  it('commits the offset of a batch of skipped events lazily, and at once for a batch with an effect', async () => {
+    const b = new KafkaBus({ clientId: 'kit-test-lazy', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
+    await b.ensureTopics(['renderJobs']);
+    await b.connect();
+    const handled: string[] = [];
+    const effect = new Set<string>();
+    const metrics = createMetrics('kit_test_lazy');
+    const c = await startConsumer({
+      bus: b,
+      db,
+      log,
+      metrics,
+      group: 'kit-test-lazy',
+      topics: ['renderJobs'],
+      recordUntransacted: false,
+      lazySkipCommitMs: 4_000,
+      handlers: {
+        'render.job_requested': async (e) => {
+          handled.push(e.id);
+          return effect.has(e.id) ? undefined : SKIPPED;
+        },
+      },
+    });
+    const send = (jobs: ReturnType<typeof renderJob>[]) =>
+      b.send(
+        b.topic('renderJobs'),
+        jobs.map((envelope) => ({ key: 'one-partition', envelope })),
+      );
+    const first = renderJob();
+    effect.add(first.id);
+    await send([first]);
+    await eventually(
+      () => committedOffset(b, 'kit-test-lazy', 'renderJobs'),
+      (o) => o === 1,
+      30_000,
+    );
+    // Skipped only: handled, and the offset stays until the lazy commit.
+    await send([renderJob(), renderJob()]);
+    await eventually(
+      async () => handled.length,
+      (n) => n === 3,
+      30_000,
+      50,
+    );
+    const handledAt = Date.now();
+    expect(await committedOffset(b, 'kit-test-lazy', 'renderJobs')).toBe(1);
+    await eventually(
+      () => committedOffset(b, 'kit-test-lazy', 'renderJobs'),
+      (o) => o === 3,
+      30_000,
+      100,
+    );
+    expect(Date.now() - handledAt).toBeGreaterThanOrEqual(3_000);
+    expect(await metrics.registry.getSingleMetricAsString('kit_test_lazy_kafka_messages_total')).toMatch(/outcome="skipped"[^\n]* 2/);
+    // A skipped event and one with an effect behind it: committed at once, both covered.
+    const effective = renderJob();
+    effect.add(effective.id);
+    await send([renderJob(), effective]);
+    await eventually(
+      async () => handled.length,
+      (n) => n === 5,
+      30_000,
+      50,
+    );
+    const at = Date.now();
+    await eventually(
+      () => committedOffset(b, 'kit-test-lazy', 'renderJobs'),
+      (o) => o === 5,
+      30_000,
+      100,
+    );
+    expect(Date.now() - at).toBeLessThan(3_000);
+    // Stopping commits what is still deferred.
+    await send([renderJob()]);
+    await eventually(
+      async () => handled.length,
+      (n) => n === 6,
+      30_000,
+      50,
+    );
+    await new Promise((r) => setTimeout(r, 300)); // its batch's commit deferred
+    await c.stop();
+    expect(await committedOffset(b, 'kit-test-lazy', 'renderJobs')).toBe(6);
+    await b.disconnect();
+  }, 90_000);
 
   it("records untransacted handlers' events as processed by default, and not with recordUntransacted: false", async () => {
     const b = new KafkaBus({ clientId: 'kit-test-untransacted', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });

@@ -1,8 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { createRequire } from 'node:module';
 import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Kafka, logLevel } from 'kafkajs';
-import { KAFKA_BROKERS } from '@wdr/testkit';
+import { eventually, KAFKA_BROKERS } from '@wdr/testkit';
 import { applyKafkajsIdleLoopFix, idleLoopFixApplied } from './kafkajs-idle-fix.js';
 
 /**
@@ -108,4 +109,64 @@ describe('kafkajs request queue fix', () => {
       await admin.disconnect();
     }
   }, 20_000);
+
+  it('a batched consumer stops asking a quiet topic 20 times a second, and a message after the quiet spell still arrives at once', async () => {
+    const kafka = new Kafka({ clientId: 'idle-fix-fetch', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
+    const topic = `idle-fix-fetch-${randomUUID()}`;
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+    // webhook-dispatcher's setting: 64 KB or 50 ms.
+    const consumer = kafka.consumer({ groupId: `idle-fix-fetch-${randomUUID()}`, minBytes: 64 * 1024, maxWaitTimeInMs: 50 });
+    const producer = kafka.producer();
+    let fetches = 0;
+    consumer.on(consumer.events.FETCH, () => {
+      fetches++;
+    });
+    const arrived: number[] = [];
+    try {
+      await consumer.connect();
+      await consumer.subscribe({ topic, fromBeginning: true });
+      await consumer.run({
+        eachMessage: async () => {
+          arrived.push(Date.now());
+        },
+      });
+      await producer.connect();
+      // A first message once the consumer fetches: then the quiet spell.
+      await eventually(
+        async () => fetches,
+        (n) => n > 0,
+        30_000,
+        50,
+      );
+      await producer.send({ topic, messages: [{ value: 'first' }] });
+      await eventually(
+        async () => arrived.length,
+        (n) => n === 1,
+        30_000,
+        20,
+      );
+      await new Promise((r) => setTimeout(r, 500));
+      const quietFrom = fetches;
+      await new Promise((r) => setTimeout(r, 3_000));
+      // Unpatched: about 60 fetches in these 3 s (one per 50 ms); now one long-waiting fetch at a time.
+      expect(fetches - quietFrom).toBeLessThanOrEqual(3);
+      const sentAt = Date.now();
+      await producer.send({ topic, messages: [{ value: 'after the quiet spell' }] });
+      await eventually(
+        async () => arrived.length,
+        (n) => n === 2,
+        30_000,
+        10,
+      );
+      // The broker answers the waiting fetch with its first byte: far sooner than its 5 s wait.
+      expect(arrived[1]! - sentAt).toBeLessThan(2_000);
+    } finally {
+      await producer.disconnect();
+      await consumer.disconnect();
+      await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      await admin.disconnect();
+    }
+  }, 60_000);
 });

@@ -16,11 +16,29 @@ import { createRequire } from 'node:module';
  * is still in flight, cleared when the last answer arrives: a connection wakes when a request could have
  * timed out, not ten times a second. A request still times out at its deadline (within a few ms).
  *
+ * 3. A consumer configured for batched fetches (`minBytes` above 1, a short `maxWaitTimeInMs`, as
+ * webhook-dispatcher's 64 KB or 50 ms) asks the broker again every `maxWaitTimeInMs` while the
+ * topics are quiet: 20 fetch round trips a second at rest, most of an idle dispatcher's CPU. After a
+ * fetch that brought nothing, the next asks for any byte (`minBytes` 1) and waits up to
+ * IDLE_FETCH_WAIT_MS (kafkajs's own default): the broker answers as soon as one message is there,
+ * so the first event after a quiet spell arrives no later than before, and once messages flow the
+ * configured batching is back from the next fetch on.
+ *
  * Applied once per process, and only to the version it was written against: another version is
  * left alone (and `idleLoopFixApplied` says so, which a test checks).
  */
 const FIXED_VERSION = '2.2.4';
 const CHECK_PENDING_REQUESTS_INTERVAL = 10;
+/** How long a fetch after an empty one may wait for its first byte (kafkajs's default maxWaitTimeInMs). */
+export const IDLE_FETCH_WAIT_MS = 5_000;
+
+interface ConsumerGroupLike {
+  minBytes: number;
+  maxWaitTime: number;
+  /** The configured values, kept while an idle fetch has them replaced. */
+  wdrBatchedFetch?: { minBytes: number; maxWaitTime: number };
+  fetch(nodeId: string): Promise<{ isEmpty(): boolean }[]>;
+}
 
 interface InflightRequest {
   sentAt: number | null;
@@ -114,6 +132,19 @@ export function applyKafkajsIdleLoopFix(): boolean {
     this.destroy();
     if (!(this.inflight instanceof DeadlineMap)) this.inflight = new DeadlineMap(this, this.inflight);
     armDeadline(this);
+  };
+  const ConsumerGroup = require('kafkajs/src/consumer/consumerGroup.js') as { prototype: ConsumerGroupLike };
+  // eslint-disable-next-line typescript/unbound-method -- kept to be called with the group as `this` (fetch.call below)
+  const fetch = ConsumerGroup.prototype.fetch;
+  ConsumerGroup.prototype.fetch = async function fetchAdaptively(this: ConsumerGroupLike, nodeId: string) {
+    this.wdrBatchedFetch ??= { minBytes: this.minBytes, maxWaitTime: this.maxWaitTime };
+    const batched = this.wdrBatchedFetch;
+    if (batched.minBytes <= 1) return fetch.call(this, nodeId);
+    const batches = await fetch.call(this, nodeId);
+    const quiet = batches.every((b) => b.isEmpty());
+    this.minBytes = quiet ? 1 : batched.minBytes;
+    this.maxWaitTime = quiet ? Math.max(batched.maxWaitTime, IDLE_FETCH_WAIT_MS) : batched.maxWaitTime;
+    return batches;
   };
   // eslint-disable-next-line typescript/unbound-method -- kept to be called with the queue as `this` (destroy.call below)
   const destroy = RequestQueue.prototype.destroy;
