@@ -160,8 +160,19 @@ describe('readEvents and readResult', () => {
     });
     const asHtml = await readResult(db, tenant, done.id, 'html');
     expect([asHtml.content_type, asHtml.body.toString()]).toEqual(['text/html; charset=utf-8', html]);
-    const asText = await readResult(db, tenant, done.id, 'text');
+    let derived = 0;
+    const derivations = { inc: () => void derived++ };
+    expect((await db.requestResult.findUniqueOrThrow({ where: { requestId: done.id } })).text).toBeNull();
+    const asText = await readResult(db, tenant, done.id, 'text', new Date(), derivations);
     expect([asText.content_type, asText.body.toString()]).toEqual(['text/plain; charset=utf-8', 'Hello\na b\nc']);
+    // Derived once and stored: later reads are served from the row, without parsing the page again.
+    expect((await db.requestResult.findUniqueOrThrow({ where: { requestId: done.id } })).text).toBe('Hello\na b\nc');
+    for (let i = 0; i < 3; i++)
+      expect((await readResult(db, tenant, done.id, 'text', new Date(), derivations)).body.toString()).toBe('Hello\na b\nc');
+    expect(derived).toBe(1);
+    // What is served is the stored text (a row changed behind it shows).
+    await db.requestResult.update({ where: { requestId: done.id }, data: { text: 'stored' } });
+    expect((await readResult(db, tenant, done.id, 'text')).body.toString()).toBe('stored');
     expect((await errorOf(readResult(db, randomUUID(), done.id, 'html'))).code).toBe('NOT_FOUND');
     expect((await errorOf(readResult(db, tenant, done.id, 'html', new Date(Date.now() + 120_000)))).code).toBe('RESULT_EXPIRED');
   });

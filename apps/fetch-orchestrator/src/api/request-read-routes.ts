@@ -26,9 +26,17 @@ export function requestReadRoutes(deps: OrchestratorDeps, onCommitted: () => voi
   r.get(api.requestResult.route, async (req, res) => {
     const id = parse(api.requestResult.params.id, req.params['id']);
     const q = parse(api.requestResult.query, req.query);
-    const result = await readResult(deps.db, q.tenant_id, id, q.format);
-    // JSON keeps the internal client one shape; results are capped at MAX_RESULT_BYTES.
-    res.json({ content_type: result.content_type, body_base64: result.body.toString('base64') });
+    const derived = deps.metrics.counter(
+      'result_texts_derived_total',
+      'Result texts derived from a stored page (once per result, at its first format=text read; later reads are served stored).',
+      [],
+    );
+    const result = await readResult(deps.db, q.tenant_id, id, q.format, new Date(), derived);
+    // The bytes themselves (a BytesAnswer): never base64 in JSON, so no copy of the page as a string.
+    res.status(200);
+    res.setHeader('Content-Type', result.content_type);
+    res.setHeader('Content-Length', String(result.body.length));
+    res.end(result.body);
   });
   r.post(api.cancelRequest.route, async (req, res) => {
     const id = parse(api.cancelRequest.params.id, req.params['id']);

@@ -54,9 +54,20 @@ export interface ResultBody {
   body: Buffer;
 }
 
+/** Told each time a result's text is derived from its page (once per stored result). */
+export interface TextDerivations {
+  inc(): void;
+}
+
 /**
  * The stored page of a completed request (the claim-check of the HTTP or browser stage), as
  * fetched (or rendered) or as readable text, until it expires.
+ *
+ * The text is derived once: a rendered page's was taken from the live DOM by the browser stage and
+ * stored with it; an HTTP page's is derived from its body at the first `text` read (cheerio, of the
+ * elements result_text_selector names when it was given) and stored in the same row, so every later
+ * read (and every cache copy made after it) is served from the row without parsing the page again.
+ * A `text` read of a stored text never loads the page's bytes.
  */
 export async function readResult(
   db: PrismaClient,
@@ -64,6 +75,7 @@ export async function readResult(
   id: string,
   format: ResultFormat,
   now = new Date(),
+  derivations?: TextDerivations,
 ): Promise<ResultBody> {
   const request = await db.dataRequest.findUnique({ where: { id }, select: { tenantId: true, status: true, options: true } });
   if (!request || request.tenantId !== tenantId) throw notFound();
@@ -73,16 +85,30 @@ export async function readResult(
   if (request.status !== 'completed') {
     throw new PublicError('CONFLICT', `The request ${request.status === 'failed' ? 'failed' : 'was cancelled'}; it has no result.`);
   }
-  const result = await db.requestResult.findUnique({ where: { requestId: id } });
-  // Purged by retention, or past its expiry and not yet purged: gone either way.
-  if (!result || result.expiresAt <= now) throw new PublicError('RESULT_EXPIRED', 'The result of this request has expired.');
-  const body = Buffer.from(result.body);
+  const expired = () => new PublicError('RESULT_EXPIRED', 'The result of this request has expired.');
+  const live = (r: { expiresAt: Date } | null) => r !== null && r.expiresAt > now;
   if (format === 'text') {
-    // A rendered page's text was taken from the live DOM by the browser stage; an HTTP page's is
-    // derived from its body, of the elements result_text_selector names when it was given.
-    const selector = (request.options as { result_text_selector?: string }).result_text_selector;
-    const text = result.text ?? textOfPage(body, result.contentType, selector);
-    return { content_type: 'text/plain; charset=utf-8', body: Buffer.from(text, 'utf8') };
+    const stored = await db.requestResult.findUnique({ where: { requestId: id }, select: { text: true, expiresAt: true } });
+    // Purged by retention, or past its expiry and not yet purged: gone either way.
+    if (!stored || !live(stored)) throw expired();
+    if (stored.text !== null) return textBody(stored.text);
   }
-  return { content_type: result.contentType ?? 'application/octet-stream', body };
+  const result = await db.requestResult.findUnique({
+    where: { requestId: id },
+    select: { contentType: true, body: true, text: true, expiresAt: true },
+  });
+  if (!result || !live(result)) throw expired();
+  const body = Buffer.from(result.body);
+  if (format === 'html') return { content_type: result.contentType ?? 'application/octet-stream', body };
+  if (result.text !== null) return textBody(result.text);
+  const selector = (request.options as { result_text_selector?: string }).result_text_selector;
+  const text = textOfPage(body, result.contentType, selector);
+  // Stored once: two first reads at once both derive it, and the first write stays.
+  await db.requestResult.updateMany({ where: { requestId: id, text: null }, data: { text } });
+  derivations?.inc();
+  return textBody(text);
+}
+
+function textBody(text: string): ResultBody {
+  return { content_type: 'text/plain; charset=utf-8', body: Buffer.from(text, 'utf8') };
 }

@@ -138,12 +138,25 @@ export class RequestReadsController extends Controller {
   public async getResult(@Request() req: ExRequest, @Path() id: string, @Query() format?: 'html' | 'text'): Promise<Readable> {
     const result = await readRequestResult(this.deps, tenantOf(req).tenantId, id, format);
     this.setHeader('Content-Type', result.contentType);
-    this.setHeader('Content-Length', String(result.body.length));
+    if (result.contentLength !== undefined) this.setHeader('Content-Length', String(result.contentLength));
     // The page is the target's, not ours: never let a browser run it on the API's origin.
     this.setHeader('Content-Security-Policy', "sandbox; default-src 'none'");
     this.setHeader('X-Content-Type-Options', 'nosniff');
     this.setHeader('Cache-Control', 'private, no-store');
-    return Readable.from([result.body]);
+    // tsoa pipes the returned stream into the answer as it arrives from the orchestrator (paced by
+    // the tenant's reading). pipe() alone neither ends the answer when the orchestrator's stream
+    // fails nor stops that stream when the tenant goes away: both are tied here.
+    const res = req.res;
+    if (res) {
+      result.body.once('error', (err: unknown) => {
+        this.deps.log.warn({ err }, 'result stream from the orchestrator failed');
+        res.destroy();
+      });
+      res.once('close', () => {
+        if (!result.body.destroyed) result.body.destroy();
+      });
+    }
+    return result.body;
   }
 
   /**

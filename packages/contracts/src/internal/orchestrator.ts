@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { components } from '../openapi/types.js';
 import { PROXY_NETWORK_TYPES, REQUEST_STATUSES, RESULT_FORMATS, ROUTE_MODES } from '../vocabulary.js';
-import { endpoint } from './endpoint.js';
+import { endpoint, type BytesAnswer } from './endpoint.js';
 import {
   RenderCaptchaBody,
   RenderCaptchaSolvedBody,
@@ -156,12 +156,6 @@ export const ExtractionEndedBody = z.object({
 });
 export type ExtractionEndedBody = z.infer<typeof ExtractionEndedBody>;
 
-/** A stored result; JSON keeps the internal client one shape (results are capped at MAX_RESULT_BYTES). */
-export interface StoredResultBody {
-  content_type: string;
-  body_base64: string;
-}
-
 const requestPath = '/internal/v1/requests/:id';
 
 export const orchestratorApi = {
@@ -206,12 +200,18 @@ export const orchestratorApi = {
     params: { id: uuid },
     query: RequestEventsQuery,
   }),
-  requestResult: endpoint<StoredResultBody>()({
+  /**
+   * The stored page of a completed request as bytes (`format=html`: as fetched, with its stored
+   * Content-Type; `format=text`: its readable text, `text/plain; charset=utf-8`, derived once and
+   * stored), with Content-Length: never base64 in JSON, so neither end holds it as a string.
+   */
+  requestResult: endpoint<BytesAnswer>()({
     method: 'GET',
     callers: ['gateway', 'recipe-extractor'],
     route: `${requestPath}/result`,
     params: { id: uuid },
     query: RequestResultQuery,
+    answerKind: 'bytes',
   }),
   cancelRequest: endpoint<Schemas['RequestDetail']>()({
     method: 'POST',
