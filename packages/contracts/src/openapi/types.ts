@@ -5296,6 +5296,25 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: the ledger or the database is unreachable; retry shortly */
             503: {
                 headers: {
@@ -5449,6 +5468,25 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListDataRecipes: {
@@ -5486,6 +5524,25 @@ export interface operations {
             /** @description VALIDATION_FAILED: bad limit or offset */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5531,6 +5588,25 @@ export interface operations {
             /** @description VALIDATION_FAILED: bad limit, status or cursor */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5694,6 +5770,25 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     CancelRequest: {
@@ -5804,6 +5899,25 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListEvents: {
@@ -5847,6 +5961,25 @@ export interface operations {
             /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5912,6 +6045,25 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED: the read rate; CONCURRENCY_LIMITED: the open event streams (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     GetExtraction: {
@@ -5964,6 +6116,25 @@ export interface operations {
             /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6035,6 +6206,25 @@ export interface operations {
             /** @description VALIDATION_FAILED: the id is not a uuid or the format is unknown */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6172,6 +6362,25 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: the ledger or the database is unreachable; retry shortly */
             503: {
                 headers: {
@@ -6204,6 +6413,25 @@ export interface operations {
             /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
