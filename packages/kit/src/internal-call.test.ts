@@ -110,6 +110,22 @@ describe('streamInternal (a bytes answer)', () => {
     }
   });
 
+  it('fails the body when no byte moves for idleTimeoutMs (a reader that stopped reading)', async () => {
+    const s = await serving(Buffer.alloc(32 * 1024 * 1024, 1), 'application/octet-stream');
+    try {
+      const answer = await streamInternal(s.client, orchestratorApi.requestResult, {
+        params: { id: ID },
+        query: { tenant_id: TENANT, format: 'html' },
+        idleTimeoutMs: 300,
+      });
+      // Nothing reads it: the connection fills, stops, and is cut after the idle bound.
+      const failed = await new Promise<Error>((resolve) => answer.body.once('error', resolve));
+      expect(failed.message).toMatch(/timeout|timed out/i);
+    } finally {
+      await s.close();
+    }
+  }, 20_000);
+
   it("throws the callee's PublicError, and refuses the wrong kind of endpoint either way", async () => {
     const s = await serving(Buffer.from('x'), 'text/plain');
     try {

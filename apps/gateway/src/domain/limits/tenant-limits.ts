@@ -9,8 +9,8 @@ import type { GatewayDeps } from '../../deps.js';
  *
  * Several limits may apply to one answer (a read's rate and its concurrency, an event stream's rate
  * and its stream cap): `RateLimit-Policy` lists each (`<quota>;w=<window>[;name="…"]`), and
- * `RateLimit-Limit` / `-Remaining` / `-Reset` are those of the limit with the fewest units left (the
- * refused one on a refusal).
+ * `RateLimit-Limit` / `-Remaining` / `-Reset` are those of the limit closest to exhaustion (the
+ * smallest share of its quota left; the refused one on a refusal). A concurrency limit's Reset is 1.
  */
 
 /** Where the headers go: an Express response (which can read back what was set) or a plain setter. */
@@ -30,12 +30,15 @@ interface LimitReport {
 /** Adds one limit's report to the answer's RateLimit headers (see above). */
 export function reportLimit(sink: LimitHeaderSink, r: LimitReport, refused = false): void {
   const policies = sink.getHeader?.('RateLimit-Policy');
-  const current = Number(sink.getHeader?.('RateLimit-Remaining'));
+  const share = (remaining: number, limit: number) => Math.max(0, remaining) / limit;
+  const current = share(Number(sink.getHeader?.('RateLimit-Remaining')), Number(sink.getHeader?.('RateLimit-Limit')));
   sink.setHeader('RateLimit-Policy', typeof policies === 'string' && policies.length > 0 ? `${policies}, ${r.policy}` : r.policy);
-  if (!refused && Number.isFinite(current) && policies !== undefined && current < r.remaining) return;
+  // Another limit already reported is closer to exhaustion (a smaller share left): it stays.
+  if (!refused && policies !== undefined && Number.isFinite(current) && current <= share(r.remaining, r.limit)) return;
   sink.setHeader('RateLimit-Limit', String(r.limit));
   sink.setHeader('RateLimit-Remaining', String(Math.max(0, r.remaining)));
-  if (r.resetSeconds !== undefined) sink.setHeader('RateLimit-Reset', String(Math.max(0, r.resetSeconds)));
+  // A concurrency limit has no window: a place may free at any moment (Retry-After: 1 says when to look).
+  sink.setHeader('RateLimit-Reset', String(r.resetSeconds !== undefined ? Math.max(0, r.resetSeconds) : 1));
 }
 
 export interface RatePolicy {
