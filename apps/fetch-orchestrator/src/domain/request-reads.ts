@@ -114,14 +114,29 @@ export async function readResult(
     if (stored?.text == null) throw expired();
     return textBody(stored.text);
   }
-  const result = await db.requestResult.findUnique({ where: { requestId: id }, select: { contentType: true, body: true } });
-  if (!result) throw expired();
   const selector = (request.options as { result_text_selector?: string }).result_text_selector;
+  // First reads at once on this replica share one derivation (one parse of the page, not one each).
+  let pending = deriving.get(id);
+  if (!pending) {
+    pending = deriveText(db, id, selector, derivations).finally(() => deriving.delete(id));
+    deriving.set(id, pending);
+  }
+  return textBody(await pending);
+}
+
+/** Derivations in progress on this replica, by request id. */
+const deriving = new Map<string, Promise<string>>();
+
+async function deriveText(db: PrismaClient, id: string, selector: string | undefined, derivations?: TextDerivations): Promise<string> {
+  const result = await db.requestResult.findUnique({ where: { requestId: id }, select: { contentType: true, body: true, text: true } });
+  if (!result) throw expired();
+  // Stored since this read looked (a derivation that just ended): nothing to parse.
+  if (result.text !== null) return result.text;
   const text = textOfPage(Buffer.from(result.body), result.contentType, selector);
-  // Stored once: two first reads at once both derive it, and the first write stays.
+  // Stored once: first reads on two replicas at once both derive it, and the first write stays.
   await db.requestResult.updateMany({ where: { requestId: id, text: null }, data: { text } });
   derivations?.inc();
-  return textBody(text);
+  return text;
 }
 
 async function* slicesOf(db: PrismaClient, id: string, length: number): AsyncGenerator<Buffer> {
