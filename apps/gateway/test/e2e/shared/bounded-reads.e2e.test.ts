@@ -16,8 +16,8 @@ let target: Server;
 let targetUrl: string;
 /** The large page the target serves, and its type. */
 const PAGE_TYPE = 'application/pdf';
-/** Reads of it at once. */
-const READS = Number(process.env['BOUNDED_READS_N'] ?? 8);
+/** Reads of it at once (the default READ_CONCURRENCY_LIMIT: all admitted). */
+const READS = 16;
 let page: Buffer;
 let pageSha: string;
 
@@ -149,10 +149,11 @@ describe('results stream as stored bytes', () => {
       `gateway RSS ${mb(before)} MB before, peak +${mb(peak - before)} MB during ${READS} parallel reads of a ${(page.length / 1048576).toFixed(1)} MB result`,
     );
     // Streamed, the gateway holds what is in flight; the chunks that passed through are garbage
-    // until the next collection, which V8 runs well before they add up to the pages. As base64 in
-    // JSON, each read held the JSON text, the parsed string and the decoded page at once before its
-    // first byte went out (about 33 MB per read: over 260 MB for eight).
-    expect(peak - before).toBeLessThan(READS * page.length);
+    // until the next collection, which V8 runs long before they add up to the pages (measured: about
+    // +60 MB whether 4, 8 or 16 reads, for 40 to 160 MB carried). As base64 in JSON, each read held
+    // the JSON text, the parsed string and the decoded page at once before its first byte went out
+    // (measured +285 MB for eight; about 35 MB per read).
+    expect(peak - before).toBeLessThan(96 * 1024 * 1024);
   }, 60_000);
 
   it('derives format=text once, stores it, and serves the stored text afterwards', async () => {
