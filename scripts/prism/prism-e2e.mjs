@@ -98,6 +98,17 @@ try {
     await c(key, 'GET', `/api/v1/data/batches/${missing}`);
     // (No call without any key: Prism answers that itself from the security scheme, it never reaches the gateway.)
     await c('wdr_wrong', 'GET', '/api/v1/data/balance');
+    // A read past the tenant's read rate: the 429 and its headers as documented.
+    const limited = await adminCommand(fleet, ['create-tenant', '--name', `prism-reads-${out.length}-${Date.now()}`, '--credits', '1']);
+    await adminCommand(fleet, ['set-limits', '--tenant', String(limited.tenant_id), '--read-rate', '1']);
+    let refused;
+    // The new limit reaches the gateway's credential cache a moment after the command's commit.
+    for (let i = 0; i < 50 && !refused; i++) {
+      const r = await call(base, String(limited.api_key), 'GET', '/api/v1/data/balance');
+      if (r.status === 429) refused = r;
+      else await new Promise((resolve) => setTimeout(resolve, 50));
+    }
+    out.push(refused ?? { method: 'GET', path: '/api/v1/data/balance', status: 0, flagged: 'no 429 past the read rate', text: '' });
     return out;
   };
 

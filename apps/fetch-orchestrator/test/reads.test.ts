@@ -1,4 +1,4 @@
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, withDatabase, type TestDatabase } from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
@@ -10,7 +10,7 @@ import { ProxyPool } from '../src/domain/proxies/pool.js';
 import { PrismaClient, type Prisma } from '../src/generated/prisma/client.js';
 import { cancelRequest } from '../src/domain/cancel.js';
 import { listRequests } from '../src/domain/request-list.js';
-import { readEvents, readResult } from '../src/domain/request-reads.js';
+import { bytesOf, readEvents, readResult, RESULT_CHUNK_BYTES } from '../src/domain/request-reads.js';
 import { appendEvent } from '../src/domain/requests/events.js';
 import { finish } from '../src/domain/requests/finish.js';
 import { purgeExpired } from '../src/domain/retention.js';
@@ -159,11 +159,59 @@ describe('readEvents and readResult', () => {
       },
     });
     const asHtml = await readResult(db, tenant, done.id, 'html');
-    expect([asHtml.content_type, asHtml.body.toString()]).toEqual(['text/html; charset=utf-8', html]);
-    const asText = await readResult(db, tenant, done.id, 'text');
-    expect([asText.content_type, asText.body.toString()]).toEqual(['text/plain; charset=utf-8', 'Hello\na b\nc']);
+    expect([asHtml.content_type, asHtml.length, (await bytesOf(asHtml)).toString()]).toEqual([
+      'text/html; charset=utf-8',
+      html.length,
+      html,
+    ]);
+    let derived = 0;
+    const derivations = { inc: () => void derived++ };
+    expect((await db.requestResult.findUniqueOrThrow({ where: { requestId: done.id } })).text).toBeNull();
+    // Three first reads at once share one derivation.
+    const [asText] = await Promise.all([0, 1, 2].map(() => readResult(db, tenant, done.id, 'text', new Date(), derivations)));
+    expect([asText!.content_type, (await bytesOf(asText!)).toString()]).toEqual(['text/plain; charset=utf-8', 'Hello\na b\nc']);
+    // Derived once and stored: later reads are served from the row, without parsing the page again.
+    expect((await db.requestResult.findUniqueOrThrow({ where: { requestId: done.id } })).text).toBe('Hello\na b\nc');
+    for (let i = 0; i < 3; i++)
+      expect((await bytesOf(await readResult(db, tenant, done.id, 'text', new Date(), derivations))).toString()).toBe('Hello\na b\nc');
+    expect(derived).toBe(1);
+    // What is served is the stored text (a row changed behind it shows).
+    await db.requestResult.update({ where: { requestId: done.id }, data: { text: 'stored' } });
+    expect((await bytesOf(await readResult(db, tenant, done.id, 'text'))).toString()).toBe('stored');
     expect((await errorOf(readResult(db, randomUUID(), done.id, 'html'))).code).toBe('NOT_FOUND');
     expect((await errorOf(readResult(db, tenant, done.id, 'html', new Date(Date.now() + 120_000)))).code).toBe('RESULT_EXPIRED');
+  });
+
+  it('reads a large page from its row a slice at a time, and ends with RESULT_EXPIRED when the row goes meanwhile', async () => {
+    const tenant = randomUUID();
+    const done = await storedRequest(tenant, { status: 'completed' });
+    const page = randomBytes(2 * RESULT_CHUNK_BYTES + 12345);
+    await db.requestResult.create({
+      data: {
+        requestId: done.id,
+        statusCode: 200,
+        contentType: 'application/pdf',
+        body: new Uint8Array(page),
+        bytes: page.length,
+        expiresAt: new Date(Date.now() + 60_000),
+      },
+    });
+    const result = await readResult(db, tenant, done.id, 'html');
+    expect([result.content_type, result.length]).toEqual(['application/pdf', page.length]);
+    const sizes: number[] = [];
+    const parts: Buffer[] = [];
+    for await (const part of result.chunks) {
+      sizes.push(part.length);
+      parts.push(part);
+    }
+    expect(sizes).toEqual([RESULT_CHUNK_BYTES, RESULT_CHUNK_BYTES, 12345]);
+    expect(Buffer.concat(parts).equals(page)).toBe(true);
+
+    const again = await readResult(db, tenant, done.id, 'html');
+    const it = again.chunks[Symbol.asyncIterator]();
+    expect((await it.next()).value).toHaveLength(RESULT_CHUNK_BYTES);
+    await db.requestResult.delete({ where: { requestId: done.id } });
+    expect((await errorOf(it.next())).code).toBe('RESULT_EXPIRED');
   });
 });
 

@@ -7,7 +7,7 @@ import type { ServiceClient } from '@wdr/kit/http-client';
 import type { RenderMeta } from '@wdr/contracts';
 import { PrismaClient, type Prisma } from '../src/generated/prisma/client.js';
 import { cancelRequest } from '../src/domain/cancel.js';
-import { readEvents, readResult } from '../src/domain/request-reads.js';
+import { bytesOf, readEvents, readResult } from '../src/domain/request-reads.js';
 import { acceptRenderResult, startRenderJob } from '../src/domain/render-jobs.js';
 import { appendEvent } from '../src/domain/requests/events.js';
 import { detailView } from '../src/domain/requests/views.js';
@@ -142,8 +142,8 @@ describe('render jobs', () => {
       text_matches: 1,
       resource_policy: { applied: 'site-light' },
     });
-    expect((await readResult(db, tenant, r.id, 'text')).body.toString()).toBe('rendered');
-    expect((await readResult(db, tenant, r.id, 'html')).body.toString()).toContain('<p class="x">rendered</p>');
+    expect((await bytesOf(await readResult(db, tenant, r.id, 'text'))).toString()).toBe('rendered');
+    expect((await bytesOf(await readResult(db, tenant, r.id, 'html'))).toString()).toContain('<p class="x">rendered</p>');
     const settlements = await settlementsOf(r.id);
     expect(settlements).toEqual([expect.objectContaining({ outcome: 'completed', route_mode: 'browser', terminal_stage: 'browser' })]);
     expect((await readEvents(db, tenant, r.id)).events.filter((e) => e.kind === 'request.completed')).toHaveLength(1);

@@ -38,7 +38,8 @@ const usage = `usage: admin <command> [options]
   seed-demo [--credits N]
   issue-cabinet-token --tenant ID [--label LABEL] [--expires-in-days N]
   revoke-cabinet-token (--token-id ID | --token TOKEN)
-  set-limits --tenant ID [--rate N|default] [--window SECONDS|default] [--concurrency N|default]`;
+  set-limits --tenant ID [--rate N|default] [--window SECONDS|default] [--concurrency N|default]
+             [--read-rate N|default] [--read-concurrency N|default]`;
 
 const commands = [
   'create-tenant',
@@ -68,6 +69,8 @@ const { command, values } = parseCommandLine(usage, commands, {
   rate: { type: 'string' },
   window: { type: 'string' },
   concurrency: { type: 'string' },
+  'read-rate': { type: 'string' },
+  'read-concurrency': { type: 'string' },
 });
 const env = commandEnv(() => loadGatewayEnv());
 
@@ -263,6 +266,8 @@ try {
         ...limitOption('submissionsPerWindow', '--rate', values.rate),
         ...limitOption('windowSeconds', '--window', values.window),
         ...limitOption('maxConcurrentRequests', '--concurrency', values.concurrency),
+        ...limitOption('readsPerWindow', '--read-rate', values['read-rate']),
+        ...limitOption('maxConcurrentReads', '--read-concurrency', values['read-concurrency']),
       };
       const limits = await setTenantLimits(db, values.tenant, change);
       console.log(
@@ -271,6 +276,8 @@ try {
           submissions_per_window: limits.submissionsPerWindow ?? null,
           window_seconds: limits.windowSeconds ?? null,
           max_concurrent_requests: limits.maxConcurrentRequests ?? null,
+          reads_per_window: limits.readsPerWindow ?? null,
+          max_concurrent_reads: limits.maxConcurrentReads ?? null,
         }),
       );
       break;

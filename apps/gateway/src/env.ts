@@ -43,6 +43,14 @@ export const gatewayEnv = {
   /** Default ceiling on a tenant's non-terminal requests; a tenant_limits row overrides it. */
   CONCURRENCY_LIMIT: positiveInt(100, 10_000_000),
   /**
+   * Default read rate per tenant: READ_RATE_LIMIT reads (every GET of the data API, event streams
+   * included) per READ_RATE_WINDOW_SECONDS (GCRA, burst = the whole quota); a tenant_limits row overrides the count.
+   */
+  READ_RATE_LIMIT: positiveInt(6_000, 10_000_000),
+  READ_RATE_WINDOW_SECONDS: positiveInt(60, 86_400),
+  /** Default reads of one tenant in progress at once on one gateway replica (a result holds its place while it streams); a tenant_limits row overrides it. */
+  READ_CONCURRENCY_LIMIT: positiveInt(16, 100_000),
+  /**
    * How long a verified API key or cabinet token is answered from memory. Changes still take effect
    * at once (the database notifies every replica, see domain/auth/credential-cache.ts); 0 turns the
    * cache off.

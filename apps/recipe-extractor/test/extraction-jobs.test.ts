@@ -60,9 +60,9 @@ function startOrchestrator(): Promise<Server> {
     const id = m[1]!;
     if (m[2]) {
       resultReads.set(id, (resultReads.get(id) ?? 0) + 1);
-      res
-        .writeHead(200, { 'content-type': 'application/json' })
-        .end(JSON.stringify({ content_type: 'text/html', body_base64: Buffer.from(r.html).toString('base64') }));
+      // A bytes answer (orchestratorApi.requestResult): the page itself with its type and length.
+      const page = Buffer.from(r.html);
+      res.writeHead(200, { 'content-type': 'text/html', 'content-length': String(page.length) }).end(page);
       return;
     }
     res.writeHead(200, { 'content-type': 'application/json' }).end(

@@ -1,4 +1,5 @@
 import http from 'node:http';
+import type { Readable } from 'node:stream';
 import got, { type Method } from 'got';
 import CircuitBreaker from 'opossum';
 import { DependencyUnavailableError, PublicError } from './errors.js';
@@ -13,9 +14,32 @@ export interface CallOptions {
   timeoutMs?: number;
 }
 
+/** A bytes answer (an endpoint answering BytesAnswer), still arriving: read `body` as a stream. */
+export interface StreamedAnswer {
+  /** The callee's Content-Type (application/octet-stream when it sent none). */
+  contentType: string;
+  /** The callee's Content-Length, when it sent one. */
+  contentLength: number | undefined;
+  /** The bytes as they arrive; fails (and is destroyed) when the callee stalls or the connection breaks. */
+  body: Readable;
+}
+
+export interface StreamOptions extends CallOptions {
+  /**
+   * The longest the connection may sit without a byte moving once the answer began (a reader that
+   * stopped reading stops it too): then the body fails. Default 30 s.
+   */
+  idleTimeoutMs?: number;
+}
+
 export interface ServiceClient {
   get<T>(path: string, opts?: CallOptions): Promise<T>;
   post<T>(path: string, body: unknown, opts?: CallOptions): Promise<T>;
+  /**
+   * GET a bytes answer as a stream: resolves once the callee's status and headers arrived (an error
+   * status is thrown like `get`'s), so nothing of a large body is held whole by the caller.
+   */
+  stream(path: string, opts?: StreamOptions): Promise<StreamedAnswer>;
   readonly breaker: CircuitBreaker<[CallSpec], unknown>;
 }
 
@@ -23,7 +47,9 @@ interface CallSpec {
   method: Method;
   path: string;
   body?: unknown;
-  opts: CallOptions;
+  opts: StreamOptions;
+  /** Answer the body as a stream (StreamedAnswer) instead of parsed JSON. */
+  stream?: boolean;
   /** The caller's request id, taken when the call is made (sent as X-Request-Id). */
   requestId: string | undefined;
 }
@@ -53,8 +79,35 @@ export function createServiceClient(opts: {
   // (internal calls are plain HTTP inside the cluster); the callee's Keep-Alive timeout hint closes idle ones.
   const agent = new http.Agent({ keepAlive: true, keepAliveMsecs: 1_000, maxSockets: 128, maxFreeSockets: 32 });
 
+  const headersOf = async (spec: CallSpec): Promise<Record<string, string>> => ({
+    ...(spec.requestId !== undefined ? { [REQUEST_ID_HEADER]: spec.requestId } : {}),
+    ...(spec.opts.headers ?? {}),
+    ...(opts.identity ? { authorization: `Bearer ${await opts.identity.tokenFor(opts.name)}` } : {}),
+  });
+
+  /** An answer of status >= 400, mapped: the callee's PublicError, or a platform fault. */
+  const failure = (statusCode: number, headers: http.IncomingHttpHeaders, text: string): Error => {
+    const body = (text.length > 0 ? safeJson(text) : undefined) as { code?: unknown; message?: unknown; details?: unknown } | undefined;
+    // The callee refused this service's identity (no internal route answers 401 or 403 otherwise): a
+    // platform fault (a key or a route's callers misconfigured), never the tenant's to see as such.
+    if (statusCode === 401 || statusCode === 403) {
+      return new PublicError('INTERNAL', `${opts.name} refused this service's identity (${statusCode}: ${String(body?.message ?? '')})`);
+    }
+    if (statusCode < 500 && body && PublicError.isCode(body.code)) {
+      const retryAfter = Number(headers['retry-after']);
+      return new PublicError(body.code, typeof body.message === 'string' ? body.message : body.code, {
+        ...(Array.isArray(body.details) ? { details: body.details } : {}),
+        // A refusal the callee asked to be retried later (429) keeps its Retry-After on the way out.
+        ...(Number.isInteger(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}),
+      });
+    }
+    if (statusCode < 500) return new PublicError('INTERNAL', `${opts.name} rejected an internal call (${statusCode})`);
+    return new DependencyUnavailableError(`${opts.name} answered ${statusCode}`);
+  };
+
   const call = async (spec: CallSpec): Promise<unknown> => {
-    const authorization = opts.identity ? { authorization: `Bearer ${await opts.identity.tokenFor(opts.name)}` } : {};
+    if (spec.stream) return openStream(spec);
+    const headers = await headersOf(spec);
     let response;
     try {
       response = await got(`${base}${spec.path}`, {
@@ -62,11 +115,7 @@ export function createServiceClient(opts: {
         agent: { http: agent },
         ...(spec.body !== undefined ? { json: spec.body } : {}),
         ...(spec.opts.searchParams ? { searchParams: spec.opts.searchParams } : {}),
-        headers: {
-          ...(spec.requestId !== undefined ? { [REQUEST_ID_HEADER]: spec.requestId } : {}),
-          ...(spec.opts.headers ?? {}),
-          ...authorization,
-        },
+        headers,
         timeout: { request: spec.opts.timeoutMs ?? defaultTimeout },
         retry: { limit: 0 },
         throwHttpErrors: false,
@@ -75,29 +124,58 @@ export function createServiceClient(opts: {
     } catch (err) {
       throw new DependencyUnavailableError(`${opts.name} is unreachable`, err);
     }
-    const parsed = response.body.length > 0 ? safeJson(response.body) : undefined;
-    if (response.statusCode < 400) return parsed;
-    const body = parsed as { code?: unknown; message?: unknown; details?: unknown } | undefined;
-    // The callee refused this service's identity (no internal route answers 401 or 403 otherwise): a
-    // platform fault (a key or a route's callers misconfigured), never the tenant's to see as such.
-    if (response.statusCode === 401 || response.statusCode === 403) {
-      throw new PublicError(
-        'INTERNAL',
-        `${opts.name} refused this service's identity (${response.statusCode}: ${String(body?.message ?? '')})`,
-      );
-    }
-    if (response.statusCode < 500 && body && PublicError.isCode(body.code)) {
-      const retryAfter = Number(response.headers['retry-after']);
-      throw new PublicError(body.code, typeof body.message === 'string' ? body.message : body.code, {
-        ...(Array.isArray(body.details) ? { details: body.details } : {}),
-        // A refusal the callee asked to be retried later (429) keeps its Retry-After on the way out.
-        ...(Number.isInteger(retryAfter) && retryAfter > 0 ? { retryAfterSeconds: retryAfter } : {}),
+    if (response.statusCode < 400) return response.body.length > 0 ? safeJson(response.body) : undefined;
+    throw failure(response.statusCode, response.headers, response.body);
+  };
+
+  /**
+   * A bytes answer: resolved when the status and headers arrived; the body is the got stream, read
+   * (and paced) by whoever pipes it. The status and headers must come within the call's timeout; after
+   * that the body fails only when no byte moves for `idleTimeoutMs`.
+   */
+  const openStream = async (spec: CallSpec): Promise<StreamedAnswer> => {
+    const headers = await headersOf(spec);
+    const stream = got.stream(`${base}${spec.path}`, {
+      method: 'GET',
+      agent: { http: agent },
+      ...(spec.opts.searchParams ? { searchParams: spec.opts.searchParams } : {}),
+      headers,
+      timeout: { response: spec.opts.timeoutMs ?? defaultTimeout, socket: spec.opts.idleTimeoutMs ?? 30_000 },
+      retry: { limit: 0 },
+      throwHttpErrors: false,
+    });
+    let response: http.IncomingMessage;
+    try {
+      response = await new Promise<http.IncomingMessage>((resolve, reject) => {
+        stream.once('response', resolve);
+        stream.once('error', reject);
       });
+    } catch (err) {
+      stream.destroy();
+      throw new DependencyUnavailableError(`${opts.name} is unreachable`, err);
     }
-    if (response.statusCode < 500) {
-      throw new PublicError('INTERNAL', `${opts.name} rejected an internal call (${response.statusCode})`);
+    const statusCode = response.statusCode ?? 0;
+    if (statusCode >= 400) {
+      // An error answer is a small PublicError body: read at most 64 KiB of it.
+      let text = '';
+      try {
+        for await (const chunk of stream) {
+          text += (chunk as Buffer).toString('utf8');
+          if (text.length > 65_536) break;
+        }
+      } catch {
+        // The status decides; a body cut short maps like an unreadable one.
+      } finally {
+        stream.destroy();
+      }
+      throw failure(statusCode, response.headers, text);
     }
-    throw new DependencyUnavailableError(`${opts.name} answered ${response.statusCode}`);
+    const length = Number(response.headers['content-length']);
+    return {
+      contentType: response.headers['content-type'] ?? 'application/octet-stream',
+      contentLength: Number.isSafeInteger(length) && length >= 0 ? length : undefined,
+      body: stream,
+    };
   };
 
   const breaker = new CircuitBreaker<[CallSpec], unknown>(call, {
@@ -132,6 +210,7 @@ export function createServiceClient(opts: {
   return {
     get: (path, o = {}) => fire({ method: 'GET', path, opts: o, requestId: currentRequestId() }),
     post: (path, body, o = {}) => fire({ method: 'POST', path, body, opts: o, requestId: currentRequestId() }),
+    stream: (path, o = {}) => fire({ method: 'GET', path, opts: o, requestId: currentRequestId(), stream: true }),
     breaker,
   };
 }

@@ -1,7 +1,10 @@
+import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
 import { ledgerApi, orchestratorApi } from '@wdr/contracts';
-import type { CallOptions, ServiceClient } from './http-client.js';
-import { callInternal } from './internal-call.js';
+import express from 'express';
+import { PublicError } from './errors.js';
+import { createServiceClient, type CallOptions, type ServiceClient } from './http-client.js';
+import { callInternal, readStreamed, streamInternal } from './internal-call.js';
 
 const ID = '0b4f5a4e-8d1c-4c3e-9f65-1a2b3c4d5e6f';
 const TENANT = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
@@ -49,5 +52,102 @@ describe('callInternal', () => {
       { method: 'GET', path: `/internal/v1/accounts/${TENANT}/balance`, opts: {} },
       { method: 'POST', path: `/internal/v1/render-jobs/${ID}/start`, body: {}, opts: {} },
     ]);
+  });
+});
+
+describe('streamInternal (a bytes answer)', () => {
+  /** An orchestrator stand-in: the result route answers `page` as bytes, or a PublicError. */
+  async function serving(page: Buffer, contentType: string) {
+    const app = express();
+    let queries: unknown[] = [];
+    app.get(orchestratorApi.requestResult.route, (req, res) => {
+      queries.push(req.query);
+      if (req.params['id'] !== ID) return void res.status(404).json({ code: 'NOT_FOUND', message: 'No such request.' });
+      res.setHeader('Content-Type', contentType);
+      res.setHeader('Content-Length', String(page.length));
+      // In pieces, as a large body arrives.
+      let at = 0;
+      const more = () => {
+        if (at >= page.length) return void res.end();
+        const piece = page.subarray(at, (at += 256 * 1024));
+        if (res.write(piece)) setImmediate(more);
+        else res.once('drain', more);
+      };
+      more();
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const client = createServiceClient({
+      name: 'fetch-orchestrator',
+      baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}`,
+    });
+    return {
+      client,
+      queries: () => queries,
+      close: async () => {
+        client.breaker.shutdown();
+        queries = [];
+        await new Promise((r) => server.close(r));
+      },
+    };
+  }
+
+  it('answers the bytes as a stream with their content type and length, before reading them', async () => {
+    const page = Buffer.alloc(3 * 1024 * 1024 + 7);
+    for (let i = 0; i < page.length; i++) page[i] = (i * 31) % 251;
+    const s = await serving(page, 'application/pdf');
+    try {
+      const answer = await streamInternal(s.client, orchestratorApi.requestResult, {
+        params: { id: ID },
+        query: { tenant_id: TENANT, format: 'html' },
+      });
+      expect([answer.contentType, answer.contentLength]).toEqual(['application/pdf', page.length]);
+      const read = await readStreamed(answer);
+      expect(read.body.equals(page)).toBe(true);
+      expect(s.queries()).toEqual([{ tenant_id: TENANT, format: 'html' }]);
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('fails the body when no byte moves for idleTimeoutMs (a reader that stopped reading)', async () => {
+    const s = await serving(Buffer.alloc(32 * 1024 * 1024, 1), 'application/octet-stream');
+    try {
+      const answer = await streamInternal(s.client, orchestratorApi.requestResult, {
+        params: { id: ID },
+        query: { tenant_id: TENANT, format: 'html' },
+        idleTimeoutMs: 300,
+      });
+      // Nothing reads it: the connection fills, stops, and is cut after the idle bound.
+      const failed = await new Promise<Error>((resolve) => answer.body.once('error', resolve));
+      expect(failed.message).toMatch(/timeout|timed out/i);
+    } finally {
+      await s.close();
+    }
+  }, 20_000);
+
+  it("throws the callee's PublicError, and refuses the wrong kind of endpoint either way", async () => {
+    const s = await serving(Buffer.from('x'), 'text/plain');
+    try {
+      const missing = await streamInternal(s.client, orchestratorApi.requestResult, {
+        params: { id: TENANT },
+        query: { tenant_id: TENANT, format: 'text' },
+      }).catch((e: unknown) => e);
+      expect(missing).toBeInstanceOf(PublicError);
+      expect((missing as PublicError).code).toBe('NOT_FOUND');
+      // A JSON endpoint is never streamed, a bytes endpoint never parsed as JSON.
+      expect(() =>
+        streamInternal(s.client, orchestratorApi.readRequest as never, { params: { id: ID }, query: { tenant_id: TENANT } } as never),
+      ).toThrow(/answers JSON/);
+      expect(() =>
+        callInternal(
+          s.client,
+          orchestratorApi.requestResult as never,
+          { params: { id: ID }, query: { tenant_id: TENANT, format: 'html' } } as never,
+        ),
+      ).toThrow(/answers bytes/);
+    } finally {
+      await s.close();
+    }
   });
 });

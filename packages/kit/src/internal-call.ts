@@ -1,5 +1,5 @@
-import type { AnyInternalEndpoint, InternalAnswer, InternalCallArgs } from '@wdr/contracts';
-import type { CallOptions, ServiceClient } from './http-client.js';
+import type { AnyInternalEndpoint, BytesAnswer, InternalAnswer, InternalCallArgs } from '@wdr/contracts';
+import type { CallOptions, ServiceClient, StreamedAnswer, StreamOptions } from './http-client.js';
 
 /**
  * One typed call of an internal endpoint described in `@wdr/contracts` (`orchestratorApi`,
@@ -11,15 +11,58 @@ import type { CallOptions, ServiceClient } from './http-client.js';
  */
 export function callInternal<E extends AnyInternalEndpoint>(
   client: Pick<ServiceClient, 'get' | 'post'>,
-  endpoint: E,
+  // A bytes endpoint is read with streamInternal, never parsed as JSON.
+  endpoint: E & ([InternalAnswer<E>] extends [BytesAnswer] ? never : unknown),
   args: InternalCallArgs<E>,
 ): Promise<InternalAnswer<E>> {
-  const a = args as { params?: Record<string, string>; body?: unknown; query?: Record<string, unknown>; timeoutMs?: number };
-  const path = endpoint.path(a.params ?? {});
+  if (endpoint.answerKind === 'bytes') throw new TypeError(`${endpoint.route} answers bytes: read it with streamInternal`);
+  const { path, opts } = callOf(endpoint, args);
+  return endpoint.method === 'GET'
+    ? client.get<InternalAnswer<E>>(path, opts)
+    : client.post<InternalAnswer<E>>(path, a(args).body ?? {}, opts);
+}
+
+/**
+ * One call of an internal endpoint that answers bytes (`BytesAnswer`: its body is the bytes, with
+ * Content-Type and Content-Length): resolves once the status and headers arrived, with the body as a
+ * stream, so a large page passes through without being held whole. Error answers are thrown as by
+ * callInternal. Pipe `body` on (stream.pipeline) or read it; whoever holds it must end or destroy it.
+ *
+ *   const page = await streamInternal(deps.orchestrator, orchestratorApi.requestResult, { params: { id }, query: { tenant_id, format } });
+ */
+export function streamInternal<E extends AnyInternalEndpoint & { answer?: BytesAnswer; method: 'GET' }>(
+  client: Pick<ServiceClient, 'stream'>,
+  endpoint: E,
+  args: InternalCallArgs<E> & Pick<StreamOptions, 'idleTimeoutMs'>,
+): Promise<StreamedAnswer> {
+  if (endpoint.answerKind !== 'bytes') throw new TypeError(`${endpoint.route} answers JSON: call it with callInternal`);
+  const { path, opts } = callOf(endpoint, args);
+  return client.stream(path, { ...opts, ...(args.idleTimeoutMs !== undefined ? { idleTimeoutMs: args.idleTimeoutMs } : {}) });
+}
+
+/** A bytes answer read whole (for callers that need the page in memory anyway, bounded by MAX_RESULT_BYTES). */
+export async function readStreamed(answer: StreamedAnswer): Promise<{ contentType: string; body: Buffer }> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of answer.body) chunks.push(chunk as Buffer);
+  return { contentType: answer.contentType, body: Buffer.concat(chunks) };
+}
+
+interface LooseArgs {
+  params?: Record<string, string>;
+  body?: unknown;
+  query?: Record<string, unknown>;
+  timeoutMs?: number;
+}
+
+const a = (args: unknown) => args as LooseArgs;
+
+function callOf(endpoint: AnyInternalEndpoint, args: unknown): { path: string; opts: CallOptions } {
+  const { params, query, timeoutMs } = a(args);
+  const path = endpoint.path(params ?? {});
   const opts: CallOptions = {};
-  if (a.query !== undefined) opts.searchParams = searchParamsOf(a.query);
-  if (a.timeoutMs !== undefined) opts.timeoutMs = a.timeoutMs;
-  return endpoint.method === 'GET' ? client.get<InternalAnswer<E>>(path, opts) : client.post<InternalAnswer<E>>(path, a.body ?? {}, opts);
+  if (query !== undefined) opts.searchParams = searchParamsOf(query);
+  if (timeoutMs !== undefined) opts.timeoutMs = timeoutMs;
+  return { path, opts };
 }
 
 /** Query values as the URL takes them; absent (undefined) ones are left out. */

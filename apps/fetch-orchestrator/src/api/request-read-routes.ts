@@ -1,3 +1,5 @@
+import { Readable } from 'node:stream';
+import { pipeline } from 'node:stream/promises';
 import { Router } from 'express';
 import { orchestratorApi as api } from '@wdr/contracts';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
@@ -25,9 +27,26 @@ export function requestReadRoutes(deps: OrchestratorDeps, onCommitted: () => voi
   r.get(api.requestResult.route, async (req, res) => {
     const id = parse(api.requestResult.params.id, req.params['id']);
     const q = parse(api.requestResult.query, req.query);
-    const result = await readResult(deps.db, q.tenant_id, id, q.format);
-    // JSON keeps the internal client one shape; results are capped at MAX_RESULT_BYTES.
-    res.json({ content_type: result.content_type, body_base64: result.body.toString('base64') });
+    const derived = deps.metrics.counter(
+      'result_texts_derived_total',
+      'Result texts derived from a stored page (once per result, at its first format=text read; later reads are served stored).',
+      [],
+    );
+    const result = await readResult(deps.db, q.tenant_id, id, q.format, new Date(), derived);
+    // The bytes themselves (a BytesAnswer): never base64 in JSON, read from the row a slice at a
+    // time as the caller takes them (pipeline: paced by the socket; a caller gone stops the reads).
+    res.status(200);
+    res.setHeader('Content-Type', result.content_type);
+    res.setHeader('Content-Length', String(result.length));
+    try {
+      await pipeline(Readable.from(result.chunks, { objectMode: false }), res);
+    } catch (err) {
+      // The headers are out: the only way to tell the caller is to cut the answer short (a caller
+      // that went away is not worth a warning).
+      if ((err as { code?: unknown }).code !== 'ERR_STREAM_PREMATURE_CLOSE')
+        deps.log.warn({ err, requestId: id }, 'result stream ended early');
+      res.destroy();
+    }
   });
   r.post(api.cancelRequest.route, async (req, res) => {
     const id = parse(api.cancelRequest.params.id, req.params['id']);

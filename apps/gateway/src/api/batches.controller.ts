@@ -17,7 +17,7 @@ import {
 import type { GatewayDeps } from '../deps.js';
 import { getBatch, submitBatch } from '../domain/batches/batches.js';
 import { submissionContext, tenantOf } from './authentication.js';
-import type { PublicErrorBody } from '../models/index.js';
+import type { PublicErrorBody, RateLimitedHeaders } from '../models/index.js';
 import type { Batch, CabinetBatchResponse, CreateBatchBody } from '../models/reads.js';
 import { createCabinetBatchExample, createDataBatchExample, getDataBatchExample } from '../models/examples/batches.js';
 
@@ -64,6 +64,10 @@ export class DataBatchesController extends Controller {
    * @summary Read one batch and its jobs
    */
   @Get('{id}')
+  @Response<PublicErrorBody, RateLimitedHeaders>(
+    429,
+    'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+  )
   @Example<Batch>(getDataBatchExample)
   @Response<PublicErrorBody>(404, "NOT_FOUND: no such batch (or another tenant's)")
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid')

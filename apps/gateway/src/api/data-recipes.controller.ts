@@ -3,7 +3,7 @@ import { Controller, Example, Get, Query, Request, Response, Route, Security, Ta
 import type { GatewayDeps } from '../deps.js';
 import { listRecipes } from '../domain/recipes/recipe-reads.js';
 import { tenantOf } from './authentication.js';
-import type { DataRecipeList, PublicErrorBody } from '../models/index.js';
+import type { DataRecipeList, PublicErrorBody, RateLimitedHeaders } from '../models/index.js';
 import { listDataRecipesExample } from '../models/examples/data-recipes.js';
 
 @Route('api/v1/data/recipes')
@@ -28,6 +28,10 @@ export class DataRecipesController extends Controller {
    * @maximum offset 10000
    */
   @Get()
+  @Response<PublicErrorBody, RateLimitedHeaders>(
+    429,
+    'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+  )
   @Example<DataRecipeList>(listDataRecipesExample)
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or offset')
   public async listDataRecipes(

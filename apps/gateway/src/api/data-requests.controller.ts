@@ -85,6 +85,10 @@ export class DataRequestsController extends Controller {
    * @summary Read one request
    */
   @Get('{id}')
+  @Response<PublicErrorBody, RateLimitedHeaders>(
+    429,
+    'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+  )
   @Example<RequestDetail>(getRequestExample)
   @Response<PublicErrorBody>(404, "NOT_FOUND: no such request (or another tenant's)")
   public async getRequest(@Request() req: ExRequest, @Path() id: string): Promise<RequestDetail> {

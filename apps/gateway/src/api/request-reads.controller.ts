@@ -25,7 +25,7 @@ import {
 } from '../domain/reads/request-reads.js';
 import { readDebugArtifact } from '../domain/reads/debug-artifacts.js';
 import { submissionContext, tenantOf } from './authentication.js';
-import type { DataJobStatus, ExtractionResult, PublicErrorBody, RequestDetail } from '../models/index.js';
+import type { DataJobStatus, ExtractionResult, PublicErrorBody, RateLimitedHeaders, RequestDetail } from '../models/index.js';
 import { getExtractionResult } from '../domain/requests/data-requests.js';
 import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../models/reads.js';
 import {
@@ -62,6 +62,10 @@ export class RequestReadsController extends Controller {
    * @maximum limit 100
    */
   @Get()
+  @Response<PublicErrorBody, RateLimitedHeaders>(
+    429,
+    'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+  )
   @Example<RequestPage>(listRequestsExample)
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit, status or cursor')
   public async listRequests(
@@ -79,6 +83,10 @@ export class RequestReadsController extends Controller {
    * @summary List a request's events
    */
   @Get('{id}/events')
+  @Response<PublicErrorBody, RateLimitedHeaders>(
+    429,
+    'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+  )
   @Example<RequestEventList>(listEventsExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request')
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid')
@@ -104,6 +112,10 @@ export class RequestReadsController extends Controller {
    * @minimum lastEventId 0
    */
   @Get('{id}/events/stream')
+  @Response<PublicErrorBody, RateLimitedHeaders>(
+    429,
+    'RATE_LIMITED: the read rate; CONCURRENCY_LIMITED: the open event streams (see Retry-After and the RateLimit headers)',
+  )
   @SuccessResponse(200, 'An event stream', 'text/event-stream')
   // One literal: tsoa reads the decorator's argument statically and cannot evaluate a concatenation.
   @Example<string>(streamEventsExample)
@@ -125,6 +137,10 @@ export class RequestReadsController extends Controller {
    * @param format `html` (default) or `text`.
    */
   @Get('{id}/result')
+  @Response<PublicErrorBody, RateLimitedHeaders>(
+    429,
+    'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+  )
   @SuccessResponse(200, 'The page (format=html) or its text (format=text)', ['text/html', 'text/plain'])
   @Example<string>(getResultExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request')
@@ -138,12 +154,25 @@ export class RequestReadsController extends Controller {
   public async getResult(@Request() req: ExRequest, @Path() id: string, @Query() format?: 'html' | 'text'): Promise<Readable> {
     const result = await readRequestResult(this.deps, tenantOf(req).tenantId, id, format);
     this.setHeader('Content-Type', result.contentType);
-    this.setHeader('Content-Length', String(result.body.length));
+    if (result.contentLength !== undefined) this.setHeader('Content-Length', String(result.contentLength));
     // The page is the target's, not ours: never let a browser run it on the API's origin.
     this.setHeader('Content-Security-Policy', "sandbox; default-src 'none'");
     this.setHeader('X-Content-Type-Options', 'nosniff');
     this.setHeader('Cache-Control', 'private, no-store');
-    return Readable.from([result.body]);
+    // tsoa pipes the returned stream into the answer as it arrives from the orchestrator (paced by
+    // the tenant's reading). pipe() alone neither ends the answer when the orchestrator's stream
+    // fails nor stops that stream when the tenant goes away: both are tied here.
+    const res = req.res;
+    if (res) {
+      result.body.once('error', (err: unknown) => {
+        this.deps.log.warn({ err }, 'result stream from the orchestrator failed');
+        res.destroy();
+      });
+      res.once('close', () => {
+        if (!result.body.destroyed) result.body.destroy();
+      });
+    }
+    return result.body;
   }
 
   /**
@@ -154,6 +183,10 @@ export class RequestReadsController extends Controller {
    * @summary Read a request's extraction result
    */
   @Get('{id}/extraction')
+  @Response<PublicErrorBody, RateLimitedHeaders>(
+    429,
+    'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+  )
   @Example<ExtractionResult>(getExtractionExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request, or it did not ask for extraction')
   @Response<PublicErrorBody>(409, 'RESULT_NOT_READY while the run waits for its page, is queued or running')
@@ -171,6 +204,10 @@ export class RequestReadsController extends Controller {
    * @param name The artifact's name from the listing, e.g. `screenshot.png`.
    */
   @Get('{id}/debug-artifacts/{name}')
+  @Response<PublicErrorBody, RateLimitedHeaders>(
+    429,
+    'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+  )
   @SuccessResponse(200, 'The artifact', ['image/png', 'application/json'])
   @Example<string>(getDebugArtifactExample)
   @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request or artifact (or it expired)')

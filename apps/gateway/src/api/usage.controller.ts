@@ -3,7 +3,7 @@ import { Controller, Example, Get, Query, Request, Response, Route, Security, Ta
 import type { GatewayDeps } from '../deps.js';
 import { readBalance, readStatement, readUsage } from '../domain/billing/billing.js';
 import { tenantOf } from './authentication.js';
-import type { PublicErrorBody } from '../models/index.js';
+import type { PublicErrorBody, RateLimitedHeaders } from '../models/index.js';
 import type { ProxyTrafficUsage, StatementPage, TokenBalance } from '../models/billing.js';
 import { getBalanceExample, getStatementExample, getUsageExample } from '../models/examples/usage.js';
 
@@ -25,6 +25,10 @@ export class UsageController extends Controller {
    * @summary Proxy traffic of the last 30 days
    */
   @Get('usage')
+  @Response<PublicErrorBody, RateLimitedHeaders>(
+    429,
+    'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+  )
   @Example<ProxyTrafficUsage>(getUsageExample)
   public async getUsage(@Request() req: ExRequest): Promise<ProxyTrafficUsage> {
     return readUsage(this.deps, tenantOf(req).tenantId);
@@ -35,6 +39,10 @@ export class UsageController extends Controller {
    * @summary Token balance
    */
   @Get('balance')
+  @Response<PublicErrorBody, RateLimitedHeaders>(
+    429,
+    'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+  )
   @Example<TokenBalance>(getBalanceExample)
   public async getBalance(@Request() req: ExRequest): Promise<TokenBalance> {
     return readBalance(this.deps, tenantOf(req).tenantId);
@@ -52,6 +60,10 @@ export class UsageController extends Controller {
    * @maximum limit 100
    */
   @Get('statement')
+  @Response<PublicErrorBody, RateLimitedHeaders>(
+    429,
+    'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+  )
   @Example<StatementPage>(getStatementExample)
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
   public async getStatement(@Request() req: ExRequest, @Query() cursor?: string, @Query() limit: number = 50): Promise<StatementPage> {

@@ -4,6 +4,7 @@ import type { GatewayDeps } from '../deps.js';
 import { expressAuthentication } from '../api/authentication.js';
 import { publicEventOf, TERMINAL_STATUSES, type StoredRequestEvent } from '../domain/reads/request-events.js';
 import { requireUuid, storedEventsOf } from '../domain/reads/request-reads.js';
+import { openStreams } from '../domain/limits/reads.js';
 import type { LiveSubscriber } from './live-request-events.js';
 import { EXTRACTION_END_KINDS } from '@wdr/contracts';
 
@@ -201,30 +202,15 @@ export function requestEventStream(
   settings: StreamSettings,
 ): RequestHandler {
   // Open streams per tenant on this replica: each holds a connection, a subscription and timers.
-  const open = new Map<string, number>();
+  const streams = openStreams();
   return async (req: Request, res: Response, next) => {
     let session: StreamSession | undefined;
-    let held: string | undefined;
-    const release = () => {
-      if (held === undefined) return;
-      const n = (open.get(held) ?? 1) - 1;
-      if (n <= 0) open.delete(held);
-      else open.set(held, n);
-      held = undefined;
-    };
+    let release = () => undefined as void;
     try {
       const tenant = await expressAuthentication(req, 'api_key');
       const cap = settings.maxStreamsPerTenant;
       if (cap !== undefined) {
-        const n = open.get(tenant.tenantId) ?? 0;
-        res.setHeader('RateLimit-Limit', String(cap));
-        res.setHeader('RateLimit-Remaining', String(Math.max(0, cap - n - 1)));
-        res.setHeader('RateLimit-Policy', `${cap};w=0;name="streams"`);
-        if (n >= cap) {
-          throw new PublicError('CONCURRENCY_LIMITED', `Too many open event streams: at most ${cap} at once.`, { retryAfterSeconds: 1 });
-        }
-        open.set(tenant.tenantId, n + 1);
-        held = tenant.tenantId;
+        release = streams.enter(tenant.tenantId, cap, res);
         res.on('close', release);
       }
       const id = requireUuid(String(req.params['id']));

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { orchestratorApi, type ExtractionJobRequested, type RecipeDefinition } from '@wdr/contracts';
-import { callInternal } from '@wdr/kit/internal-call';
+import { callInternal, readStreamed, streamInternal } from '@wdr/kit/internal-call';
 import { PublicError, type FieldIssue } from '@wdr/kit/errors';
 import type { ServiceClient } from '@wdr/kit/http-client';
 import { enqueue, makeEnvelope, type HandlerContext } from '@wdr/kit/kafka';
@@ -184,17 +184,21 @@ async function extractPage(deps: RunDeps, run: ExtractionRun): Promise<RunEnd> {
 
   let html: string;
   try {
-    const page = await callInternal(deps.orchestrator, orchestratorApi.requestResult, {
+    const page = await streamInternal(deps.orchestrator, orchestratorApi.requestResult, {
       params: { id: run.requestId },
       query: { tenant_id: run.tenantId, format: 'html' },
     });
-    const body = Buffer.from(page.body_base64, 'base64');
-    if (body.length > deps.maxPageBytes) {
-      return {
-        status: 'failed',
-        error: { code: 'PAGE_TOO_LARGE', message: `The page is ${body.length} bytes; extraction takes at most ${deps.maxPageBytes}.` },
-      };
+    const tooLarge = (bytes: number): RunEnd => ({
+      status: 'failed',
+      error: { code: 'PAGE_TOO_LARGE', message: `The page is ${bytes} bytes; extraction takes at most ${deps.maxPageBytes}.` },
+    });
+    // Its length is known before a byte is read: a page too large is refused unread.
+    if (page.contentLength !== undefined && page.contentLength > deps.maxPageBytes) {
+      page.body.destroy();
+      return tooLarge(page.contentLength);
     }
+    const body = (await readStreamed(page)).body;
+    if (body.length > deps.maxPageBytes) return tooLarge(body.length);
     html = body.toString('utf8');
   } catch (err) {
     // The page expired or is gone: nothing will bring it back. Anything else (the orchestrator is

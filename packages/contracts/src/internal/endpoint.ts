@@ -10,6 +10,16 @@ import type { ServiceName } from '../events/catalog.js';
  */
 export type HttpMethod = 'GET' | 'POST';
 
+/**
+ * The answer of an endpoint that sends stored bytes as its body (`Content-Type` and
+ * `Content-Length` say what they are), never JSON: the caller reads it as a stream
+ * (`@wdr/kit/internal-call`'s `streamInternal`), so a large page is never held whole as text.
+ * Errors are PublicError JSON bodies as everywhere.
+ */
+export interface BytesAnswer {
+  readonly __bytes: true;
+}
+
 /** Names of the `:params` of an Express route pattern: `/a/:id/b/:name` -> `'id' | 'name'`. */
 export type RouteParamNames<R extends string> = R extends `${string}:${infer P}/${infer Rest}`
   ? P | RouteParamNames<`/${Rest}`>
@@ -41,6 +51,8 @@ export interface InternalEndpoint<
   readonly body: B;
   /** Schema of the query string, or undefined. */
   readonly query: Q;
+  /** `json` (the default): a JSON answer; `bytes`: the body is the bytes themselves (BytesAnswer). */
+  readonly answerKind: 'json' | 'bytes';
   /** The concrete path: `route` with each `:param` replaced by its (URI-encoded) value. */
   path(params: ParamValues<R>): string;
   /** Type only: what the callee answers. Never set at run time. */
@@ -57,20 +69,24 @@ export function endpoint<A>() {
     const R extends string,
     B extends z.ZodType | undefined = undefined,
     Q extends z.ZodType | undefined = undefined,
-  >(def: {
-    method: M;
-    callers: readonly ServiceName[];
-    route: R;
-    params: ParamSchemas<R>;
-    body?: B;
-    query?: Q;
-  }): InternalEndpoint<M, R, B, Q, A> => ({
+  >(
+    def: {
+      method: M;
+      callers: readonly ServiceName[];
+      route: R;
+      params: ParamSchemas<R>;
+      body?: B;
+      query?: Q;
+      // An endpoint answering BytesAnswer must say so (its body is the bytes, not JSON); no other may.
+    } & ([A] extends [BytesAnswer] ? { answerKind: 'bytes' } : { answerKind?: 'json' }),
+  ): InternalEndpoint<M, R, B, Q, A> => ({
     method: def.method,
     callers: Object.freeze([...def.callers]),
     route: def.route,
     params: def.params,
     body: def.body as B,
     query: def.query as Q,
+    answerKind: def.answerKind ?? 'json',
     path: (values) => buildPath(def.route, values as Record<string, string>),
   });
 }

@@ -1,7 +1,7 @@
 import { z } from 'zod';
 import type { components } from '../openapi/types.js';
 import { PROXY_NETWORK_TYPES, REQUEST_STATUSES, RESULT_FORMATS, ROUTE_MODES } from '../vocabulary.js';
-import { endpoint } from './endpoint.js';
+import { endpoint, type BytesAnswer } from './endpoint.js';
 import {
   RenderCaptchaBody,
   RenderCaptchaSolvedBody,
@@ -145,11 +145,6 @@ export interface StoredEventHistory {
 /** The kinds that end an extraction request's history: its run ended (recipe-extractor's `extraction.run_ended`). */
 export const EXTRACTION_END_KINDS = ['extraction.completed', 'extraction.failed'] as const;
 
-/** A stored result; JSON keeps the internal client one shape (results are capped at MAX_RESULT_BYTES). */
-export interface StoredResultBody {
-  content_type: string;
-  body_base64: string;
-}
 
 const requestPath = '/internal/v1/requests/:id';
 
@@ -183,12 +178,18 @@ export const orchestratorApi = {
     params: { id: uuid },
     query: RequestEventsQuery,
   }),
-  requestResult: endpoint<StoredResultBody>()({
+  /**
+   * The stored page of a completed request as bytes (`format=html`: as fetched, with its stored
+   * Content-Type; `format=text`: its readable text, `text/plain; charset=utf-8`, derived once and
+   * stored), with Content-Length: never base64 in JSON, so neither end holds it as a string.
+   */
+  requestResult: endpoint<BytesAnswer>()({
     method: 'GET',
     callers: ['gateway', 'recipe-extractor'],
     route: `${requestPath}/result`,
     params: { id: uuid },
     query: RequestResultQuery,
+    answerKind: 'bytes',
   }),
   cancelRequest: endpoint<Schemas['RequestDetail']>()({
     method: 'POST',

@@ -5443,6 +5443,25 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: the ledger or the database is unreachable; retry shortly */
             503: {
                 headers: {
@@ -5596,6 +5615,25 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListDataRecipes: {
@@ -5633,6 +5671,25 @@ export interface operations {
             /** @description VALIDATION_FAILED: bad limit or offset */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5678,6 +5735,25 @@ export interface operations {
             /** @description VALIDATION_FAILED: bad limit, status or cursor */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -5841,6 +5917,25 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     CancelRequest: {
@@ -5951,6 +6046,25 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListEvents: {
@@ -5994,6 +6108,25 @@ export interface operations {
             /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6059,6 +6192,25 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED: the read rate; CONCURRENCY_LIMITED: the open event streams (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     GetExtraction: {
@@ -6111,6 +6263,25 @@ export interface operations {
             /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6182,6 +6353,25 @@ export interface operations {
             /** @description VALIDATION_FAILED: the id is not a uuid or the format is unknown */
             422: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {
@@ -6319,6 +6509,25 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: the ledger or the database is unreachable; retry shortly */
             503: {
                 headers: {
@@ -6351,6 +6560,25 @@ export interface operations {
             /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
                 headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
+            429: {
+                headers: {
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Limit"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Remaining"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Reset"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "RateLimit-Policy"?: string;
+                    /** @description Headers on a 429: when to come back, plus the policy's. */
+                    "Retry-After"?: string;
                     [name: string]: unknown;
                 };
                 content: {

@@ -3,6 +3,7 @@ import type { ConcurrencyCeiling } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import type { GatewayDeps } from '../../deps.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';
+import { takeRate, type RatePolicy } from './tenant-limits.js';
 
 /**
  * Admission limits of submissions, per tenant:
@@ -45,7 +46,7 @@ export function effectiveLimits(deps: Pick<GatewayDeps, 'env'>, tenant: Authenti
 const rateKey = (deps: Pick<GatewayDeps, 'env'>, tenantId: string) => `${deps.env.REDIS_KEY_PREFIX}rate:submissions:${tenantId}`;
 const inflightKey = (deps: Pick<GatewayDeps, 'env'>, tenantId: string) => `${deps.env.REDIS_KEY_PREFIX}admissions:${tenantId}`;
 
-function limiterFailed(deps: Pick<GatewayDeps, 'log' | 'metrics'>, limiter: 'rate' | 'concurrency', err: unknown): void {
+export function limiterFailed(deps: Pick<GatewayDeps, 'log' | 'metrics'>, limiter: 'rate' | 'concurrency' | 'reads', err: unknown): void {
   deps.metrics
     .counter('admission_limiter_errors_total', 'Admission limiter calls that failed (Redis unavailable); admission failed open.', [
       'limiter',
@@ -67,23 +68,17 @@ export async function takeSubmissionRate(
   setHeader: SetHeader,
 ): Promise<void> {
   const limits = effectiveLimits(deps, tenant);
-  let verdict: [number, number, number, number];
+  const policy: RatePolicy = {
+    key: rateKey(deps, tenant.tenantId),
+    limit: limits.submissionsPerWindow,
+    windowSeconds: limits.windowSeconds,
+    what: 'submissions',
+  };
   try {
-    verdict = await deps.redis.gcra(rateKey(deps, tenant.tenantId), limits.submissionsPerWindow, limits.windowSeconds * 1000);
+    await takeRate(deps, policy, { setHeader }, (err) => limiterFailed(deps, 'rate', err));
   } catch (err) {
-    limiterFailed(deps, 'rate', err);
-    return;
-  }
-  const [allowed, remaining, retryAfterMs, resetMs] = verdict.map(Number) as [number, number, number, number];
-  setHeader('RateLimit-Limit', String(limits.submissionsPerWindow));
-  setHeader('RateLimit-Remaining', String(Math.max(0, remaining)));
-  setHeader('RateLimit-Reset', String(Math.max(0, Math.ceil(resetMs / 1000))));
-  setHeader('RateLimit-Policy', `${limits.submissionsPerWindow};w=${limits.windowSeconds}`);
-  if (allowed !== 1) {
-    refused(deps, 'rate_limited');
-    throw new PublicError('RATE_LIMITED', `Too many submissions: at most ${limits.submissionsPerWindow} per ${limits.windowSeconds} s.`, {
-      retryAfterSeconds: Math.max(1, Math.ceil(retryAfterMs / 1000)),
-    });
+    if (err instanceof PublicError && err.code === 'RATE_LIMITED') refused(deps, 'rate_limited');
+    throw err;
   }
 }
 

@@ -3,7 +3,12 @@ import { DebugArtifactBody, rendererApi } from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../deps.js';
 import { requireUuid } from './request-reads.js';
-import type { RequestResultBody } from './request-reads.js';
+
+/** An artifact (a screenshot or a report of at most a few MB), held whole. */
+export interface DebugArtifactBytes {
+  contentType: string;
+  body: Buffer;
+}
 
 const NAME_RE = /^[a-z0-9][a-z0-9._-]{0,63}$/;
 
@@ -17,7 +22,7 @@ export async function readDebugArtifact(
   tenantId: string,
   id: string,
   name: string,
-): Promise<RequestResultBody> {
+): Promise<DebugArtifactBytes> {
   const requestId = requireUuid(id);
   if (!NAME_RE.test(name)) {
     throw new PublicError('VALIDATION_FAILED', 'The artifact name is not valid.', {

@@ -1,6 +1,7 @@
 import { orchestratorApi, type ExtractionRunView, type RequestStatusName, type WorkflowOrigin } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
-import { callInternal } from '@wdr/kit/internal-call';
+import type { StreamedAnswer } from '@wdr/kit/http-client';
+import { callInternal, streamInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../deps.js';
 import type { DataJobStatus, RequestDetail } from '../../models/index.js';
 import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../../models/reads.js';
@@ -93,30 +94,29 @@ export async function listRequestEvents(deps: Pick<GatewayDeps, 'orchestrator'>,
 
 export type ResultFormat = 'html' | 'text';
 
-export interface RequestResultBody {
-  contentType: string;
-  body: Buffer;
-}
-
-/** The stored page (claim-check in the orchestrator), as fetched or reduced to its text. */
+/**
+ * The stored page (claim-check in the orchestrator), as fetched or reduced to its text (derived
+ * once and stored by the orchestrator), streamed: resolved once the orchestrator's status and
+ * headers arrived; the bytes pass through as they come, never held whole here.
+ */
 export async function readRequestResult(
   deps: Pick<GatewayDeps, 'orchestrator'>,
   tenantId: string,
   id: string,
   format: string | undefined,
-): Promise<RequestResultBody> {
+): Promise<StreamedAnswer> {
   const f = format ?? 'html';
   if (f !== 'html' && f !== 'text') {
     throw new PublicError('VALIDATION_FAILED', 'The request is not valid.', {
       details: [{ field: 'format', issue: 'must be one of html, text' }],
     });
   }
-  const r = await callInternal(deps.orchestrator, orchestratorApi.requestResult, {
+  return streamInternal(deps.orchestrator, orchestratorApi.requestResult, {
     params: { id: requireUuid(id) },
     query: { tenant_id: tenantId, format: f },
+    // Until the orchestrator's headers: it loads the row (and, at the first text read, derives the text).
     timeoutMs: 30_000,
   });
-  return { contentType: r.content_type, body: Buffer.from(r.body_base64, 'base64') };
 }
 
 /** Cancel a pending or running request of the tenant; cancelling a cancelled request answers it again. */

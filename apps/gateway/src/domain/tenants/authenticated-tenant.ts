@@ -5,6 +5,10 @@ export interface LimitOverrides {
   submissionsPerWindow?: number;
   windowSeconds?: number;
   maxConcurrentRequests?: number;
+  /** Reads per READ_RATE_WINDOW_SECONDS (domain/limits/reads.ts). */
+  readsPerWindow?: number;
+  /** Reads in progress at once on one replica. */
+  maxConcurrentReads?: number;
 }
 
 export interface AuthenticatedTenant {

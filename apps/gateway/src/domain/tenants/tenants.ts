@@ -13,6 +13,8 @@ export function limitsOf(row: TenantLimits | null): LimitOverrides {
     ...(row.submissionsPerWindow !== null ? { submissionsPerWindow: row.submissionsPerWindow } : {}),
     ...(row.windowSeconds !== null ? { windowSeconds: row.windowSeconds } : {}),
     ...(row.maxConcurrentRequests !== null ? { maxConcurrentRequests: row.maxConcurrentRequests } : {}),
+    ...(row.readsPerWindow !== null ? { readsPerWindow: row.readsPerWindow } : {}),
+    ...(row.maxConcurrentReads !== null ? { maxConcurrentReads: row.maxConcurrentReads } : {}),
   };
 }
 
@@ -146,7 +148,13 @@ export async function setTenantStatus(db: PrismaClient, tenantId: string, status
 export async function setTenantLimits(
   db: PrismaClient,
   tenantId: string,
-  change: { submissionsPerWindow?: number | null; windowSeconds?: number | null; maxConcurrentRequests?: number | null },
+  change: {
+    submissionsPerWindow?: number | null;
+    windowSeconds?: number | null;
+    maxConcurrentRequests?: number | null;
+    readsPerWindow?: number | null;
+    maxConcurrentReads?: number | null;
+  },
 ): Promise<LimitOverrides> {
   const row = await db.tenantLimits.upsert({
     where: { tenantId },

@@ -3,7 +3,7 @@ import https from 'node:https';
 import { orchestratorApi } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import type { ServiceClient } from '@wdr/kit/http-client';
-import { callInternal } from '@wdr/kit/internal-call';
+import { callInternal, readStreamed, streamInternal } from '@wdr/kit/internal-call';
 import type { TargetPolicy } from '@wdr/kit/target-policy';
 
 /**
@@ -34,11 +34,11 @@ export async function samplePage(
         params: { id: source.requestId },
         query: { tenant_id: tenantId },
       });
-      const page = await callInternal(deps.orchestrator, orchestratorApi.requestResult, {
+      const page = await streamInternal(deps.orchestrator, orchestratorApi.requestResult, {
         params: { id: source.requestId },
         query: { tenant_id: tenantId, format: 'html' },
       });
-      return { html: Buffer.from(page.body_base64, 'base64').toString('utf8'), url: detail.url };
+      return { html: (await readStreamed(page)).body.toString('utf8'), url: detail.url };
     } catch (err) {
       if (err instanceof PublicError && ['NOT_FOUND', 'RESULT_EXPIRED', 'RESULT_NOT_READY'].includes(err.code)) {
         throw unusable('is not a completed request of yours with a stored page', 'sample_request_id');
