@@ -791,9 +791,19 @@ export interface ExtractionSettings {
 /** Status of an extraction run: waiting for its page, queued, running, then completed or failed. */
 export type ExtractionRunStatus = 'waiting_for_page' | 'queued' | 'running' | 'completed' | 'failed';
 
+/** The codes of a failed extraction run (recipe-extractor, `domain/run-extraction.ts`). */
+export type ExtractionErrorCode =
+  | 'REQUIRED_FIELDS_MISSING'
+  | 'PAGE_NOT_COMPLETED'
+  | 'PAGE_UNAVAILABLE'
+  | 'PAGE_TOO_LARGE'
+  | 'RECIPE_VERSION_GONE'
+  | 'SCHEMA_VIOLATION'
+  | 'EXTRACTION_BUDGET_EXCEEDED';
+
 /** Why a run failed: `REQUIRED_FIELDS_MISSING` (details name each field), `PAGE_NOT_COMPLETED`, `PAGE_UNAVAILABLE`, `PAGE_TOO_LARGE`, `RECIPE_VERSION_GONE`, `SCHEMA_VIOLATION`, `EXTRACTION_BUDGET_EXCEEDED`. */
 export interface ExtractionError {
-  code: string;
+  code: ExtractionErrorCode;
   message: string;
   details?: FieldIssue[];
 }

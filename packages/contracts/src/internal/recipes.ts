@@ -206,6 +206,18 @@ export interface ExtractorCapabilities {
 export const EXTRACTION_RUN_STATUSES = ['waiting_for_page', 'queued', 'running', 'completed', 'failed'] as const;
 export type ExtractionRunStatus = (typeof EXTRACTION_RUN_STATUSES)[number];
 
+/** Why an extraction run failed (recipe-extractor writes these; the public document enumerates them, ExtractionError). */
+export const EXTRACTION_ERROR_CODES = [
+  'REQUIRED_FIELDS_MISSING',
+  'PAGE_NOT_COMPLETED',
+  'PAGE_UNAVAILABLE',
+  'PAGE_TOO_LARGE',
+  'RECIPE_VERSION_GONE',
+  'SCHEMA_VIOLATION',
+  'EXTRACTION_BUDGET_EXCEEDED',
+] as const;
+export type ExtractionErrorCode = (typeof EXTRACTION_ERROR_CODES)[number];
+
 export interface ExtractionRunView {
   run_id: string;
   request_id: string;
@@ -215,7 +227,7 @@ export interface ExtractionRunView {
   /** The page fetch's terminal status as the extraction job reported it; null before. */
   page_status: string | null;
   /** `{code, message, details?}` of a failed run. */
-  error: { code: string; message: string; details?: { field: string; issue: string }[] } | null;
+  error: { code: ExtractionErrorCode; message: string; details?: { field: string; issue: string }[] } | null;
   /** The extracted object, validated against the version's field schema; null unless completed. */
   data: Record<string, unknown> | null;
   /** Optional fields that were not found or could not be coerced (the run still completed). */

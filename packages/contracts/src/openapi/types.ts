@@ -1397,10 +1397,15 @@ export interface components {
         };
         /** @description Why a run failed: `REQUIRED_FIELDS_MISSING` (details name each field), `PAGE_NOT_COMPLETED`, `PAGE_UNAVAILABLE`, `PAGE_TOO_LARGE`, `RECIPE_VERSION_GONE`, `SCHEMA_VIOLATION`, `EXTRACTION_BUDGET_EXCEEDED`. */
         ExtractionError: {
-            code: string;
+            code: components["schemas"]["ExtractionErrorCode"];
             message: string;
             details?: components["schemas"]["FieldIssue"][];
         };
+        /**
+         * @description The codes of a failed extraction run (recipe-extractor, `domain/run-extraction.ts`).
+         * @enum {string}
+         */
+        ExtractionErrorCode: "REQUIRED_FIELDS_MISSING" | "PAGE_NOT_COMPLETED" | "PAGE_UNAVAILABLE" | "PAGE_TOO_LARGE" | "RECIPE_VERSION_GONE" | "SCHEMA_VIOLATION" | "EXTRACTION_BUDGET_EXCEEDED";
         /** @description Response of GET /api/v1/data/requests/{id}/extraction. */
         ExtractionResult: {
             /** Format: uuid */
@@ -2513,6 +2518,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: fetch-orchestrator is unreachable; retry shortly */
             503: {
                 headers: {
@@ -2570,6 +2584,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: bad limit or cursor */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2635,6 +2658,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: bad limit or cursor */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2750,6 +2782,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: a service this run needs is unreachable; retry shortly */
             503: {
                 headers: {
@@ -2845,6 +2886,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
@@ -2887,6 +2937,15 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such project */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2937,6 +2996,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     IssueBrowserProjectKey: {
@@ -2954,6 +3022,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "label": "ci-pipeline"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateProjectKeyBody"];
             };
         };
@@ -3012,6 +3085,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     RevokeBrowserProjectKey: {
@@ -3045,6 +3127,15 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such project, environment or key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3107,6 +3198,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
             503: {
                 headers: {
@@ -3133,6 +3233,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/wdr",
+                 *       "event_types": [
+                 *         "request.completed",
+                 *         "request.failed"
+                 *       ],
+                 *       "description": "Order pipeline"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateWebhookBody"];
             };
         };
@@ -3191,6 +3301,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
             503: {
                 headers: {
@@ -3235,6 +3354,15 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such project, environment or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3303,6 +3431,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
             503: {
                 headers: {
@@ -3330,6 +3467,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_types": [
+                 *         "request.completed"
+                 *       ],
+                 *       "enabled": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateWebhookBody"];
             };
         };
@@ -3381,6 +3526,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3453,6 +3607,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
             503: {
                 headers: {
@@ -3508,6 +3671,15 @@ export interface operations {
             };
             /** @description CONFLICT: the message is being delivered right now */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3578,6 +3750,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
             503: {
                 headers: {
@@ -3605,6 +3786,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "previous_valid_seconds": 3600
+                 *     }
+                 */
                 "application/json": components["schemas"]["RotateWebhookSecretBody"];
             };
         };
@@ -3656,6 +3842,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: previous_valid_seconds is not an integer 0..604800 */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3726,6 +3921,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     CreateBrowserWorkflow: {
@@ -3742,6 +3946,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Catalog snapshot"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateWorkflowBody"];
             };
         };
@@ -3800,6 +4009,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     UpdateBrowserWorkflowVersion: {
@@ -3816,6 +4034,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "revision": 1,
+                 *       "definition": {
+                 *         "url": "https://shop.example.com/catalog",
+                 *         "mode": "residential_browser",
+                 *         "geo_country": "DE",
+                 *         "wait_for_selector": "#products",
+                 *         "result_text_selector": "#products"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateWorkflowVersionBody"];
             };
         };
@@ -3874,6 +4104,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     PublishBrowserWorkflowVersion: {
@@ -3890,6 +4129,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "revision": 2
+                 *     }
+                 */
                 "application/json": components["schemas"]["PublishWorkflowVersionBody"];
             };
         };
@@ -3946,6 +4190,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     GetBrowserWorkflow: {
@@ -3986,6 +4239,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     CreateBrowserWorkflowVersion: {
@@ -4002,6 +4264,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "definition": {
+                 *         "url": "https://shop.example.com/catalog",
+                 *         "mode": "residential_browser",
+                 *         "geo_country": "DE",
+                 *         "wait_for_selector": "#products",
+                 *         "result_text_selector": "#products"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateWorkflowVersionBody"];
             };
         };
@@ -4060,6 +4333,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ActivateBrowserWorkflowVersion: {
@@ -4077,6 +4359,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "workflow_version": 2
+                 *     }
+                 */
                 "application/json": components["schemas"]["ActivateWorkflowVersionBody"];
             };
         };
@@ -4133,6 +4420,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListBrowserWorkspaces: {
@@ -4176,6 +4472,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     CreateBrowserWorkspace: {
@@ -4190,6 +4495,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Acme data team",
+                 *       "owner_user_id": 42
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateWorkspaceBody"];
             };
         };
@@ -4232,6 +4543,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: the body or the Idempotency-Key is not valid (one `details` entry per problem) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4293,6 +4613,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     PutBrowserMember: {
@@ -4309,6 +4638,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user_id": 43,
+                 *       "role": "member"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AddMemberBody"];
             };
         };
@@ -4358,6 +4693,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: user_id, role or the Idempotency-Key is not valid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4425,6 +4769,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListBrowserProjects: {
@@ -4479,6 +4832,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     CreateBrowserProject: {
@@ -4495,6 +4857,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Catalog monitor",
+                 *       "slug": "catalog-monitor",
+                 *       "budget_cap_tokens": 5000
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateProjectBody"];
             };
         };
@@ -4551,6 +4920,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListClientRecipes: {
@@ -4594,6 +4972,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
             503: {
                 headers: {
@@ -4617,6 +5004,34 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Product pages",
+                 *       "sample_url": "https://shop.example/p/trail-shoe-x",
+                 *       "definition": {
+                 *         "dsl_version": 1,
+                 *         "fields": [
+                 *           {
+                 *             "name": "title",
+                 *             "type": "string",
+                 *             "required": true,
+                 *             "selectors": [
+                 *               "h1.title"
+                 *             ]
+                 *           },
+                 *           {
+                 *             "name": "price",
+                 *             "type": "number",
+                 *             "required": true,
+                 *             "selectors": [
+                 *               ".price"
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "activate": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateRecipeBody"];
             };
         };
@@ -4666,6 +5081,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
             503: {
                 headers: {
@@ -4697,6 +5121,15 @@ export interface operations {
             };
             /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4755,6 +5188,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4821,6 +5263,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
             503: {
                 headers: {
@@ -4846,6 +5297,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Product pages (v2)",
+                 *       "auto_repair_enabled": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateRecipeBody"];
             };
         };
@@ -4904,6 +5361,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
             503: {
                 headers: {
@@ -4929,6 +5395,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "prompt": "the product's title and price",
+                 *       "sample_url": "https://shop.example/p/trail-shoe-x",
+                 *       "method": "auto",
+                 *       "activate": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["GenerateRecipeBody"];
             };
         };
@@ -4996,6 +5470,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
             503: {
                 headers: {
@@ -5021,6 +5504,32 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "definition": {
+                 *         "dsl_version": 1,
+                 *         "fields": [
+                 *           {
+                 *             "name": "title",
+                 *             "type": "string",
+                 *             "required": true,
+                 *             "selectors": [
+                 *               "h1.title"
+                 *             ]
+                 *           },
+                 *           {
+                 *             "name": "price",
+                 *             "type": "number",
+                 *             "required": true,
+                 *             "selectors": [
+                 *               ".price"
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "activate": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateRecipeVersionBody"];
             };
         };
@@ -5072,6 +5581,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5134,6 +5652,15 @@ export interface operations {
             };
             /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5258,6 +5785,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
@@ -5289,6 +5825,15 @@ export interface operations {
             };
             /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5391,6 +5936,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
@@ -5449,6 +6003,24 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListDataRecipes: {
@@ -5485,6 +6057,24 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: bad limit or offset */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5530,6 +6120,24 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: bad limit, status or cursor */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5645,6 +6253,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
@@ -5687,6 +6304,24 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such request (or another tenant's) */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5752,6 +6387,24 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     GetDebugArtifact: {
@@ -5804,6 +6457,24 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListEvents: {
@@ -5846,6 +6517,24 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5912,6 +6601,24 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     GetExtraction: {
@@ -5963,6 +6670,24 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6034,6 +6759,24 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: the id is not a uuid or the format is unknown */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6120,6 +6863,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
@@ -6172,6 +6924,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: the ledger or the database is unreachable; retry shortly */
             503: {
                 headers: {
@@ -6203,6 +6964,15 @@ export interface operations {
             };
             /** @description UNAUTHENTICATED: missing, unknown or revoked API key */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
