@@ -35,6 +35,7 @@ import {
   notFoundError,
   payloadTooLargeError,
   rateLimitedError,
+  validationFailedError,
 } from '../models/examples/errors.js';
 
 // Error descriptions name their codes (`CODE: when`); openapi-document.test.ts checks each code's status.
@@ -115,6 +116,7 @@ export class DataRequestsController extends Controller {
   @Get('{id}')
   @Example<RequestDetail>(getRequestExample)
   @Response<PublicErrorBody>(404, "NOT_FOUND: no such request (or another tenant's)", notFoundError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a UUID', validationFailedError)
   public async getRequest(@Request() req: ExRequest, @Path() id: string): Promise<RequestDetail> {
     return getDataRequest(this.deps, tenantOf(req).tenantId, id);
   }

@@ -6311,6 +6311,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description VALIDATION_FAILED: the id is not a UUID */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
             500: {
                 headers: {
