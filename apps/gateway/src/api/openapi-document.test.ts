@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from '@jest/globals';
 import { Ajv } from 'ajv';
-import { EXTRACTION_ERROR_CODES } from '@wdr/contracts';
+import { EXTRACTION_ERROR_CODES, REPAIR_ERROR_CODES } from '@wdr/contracts';
 import { ERROR_CODES, ERROR_STATUS, type ErrorCode } from '@wdr/kit/errors';
 
 // The committed OpenAPI document as tenants get it (GET /api/v1/openapi.json serves this file).
@@ -119,9 +119,9 @@ const GATEWAY_LOCAL =
 /**
  * Codes still typed as plain strings: a batch job's error carries the request's end reason (the
  * orchestrator's fetch failures and the renderer's RENDER_FAILURE_CODES, with no single list in
- * the contracts yet) and a repair's error whatever the failed attempt said. Left open (issue 22).
+ * the contracts yet). Left open (issue 22).
  */
-const KNOWN_PLAIN_CODES = new Set<string>(['BatchJobError.code', 'RecipeRepair.error.code']);
+const KNOWN_PLAIN_CODES = new Set<string>(['BatchJobError.code']);
 const GATEWAY_LOCAL_MODULES = ['workspaces.ts', 'project-keys.ts', 'workflows.ts'];
 
 /** Errors of an operation as a tool reads them: an example on every request body and error response, 500 everywhere, 503 where it calls a service. */
@@ -225,6 +225,8 @@ describe('the OpenAPI document', () => {
     expect(plainCodeFields().filter((f) => !KNOWN_PLAIN_CODES.has(f))).toEqual([]);
     const extraction = doc.components.schemas['ExtractionErrorCode'] as { enum?: string[] } | undefined;
     expect([...(extraction?.enum ?? [])].sort()).toEqual([...EXTRACTION_ERROR_CODES].sort());
+    const repair = doc.components.schemas['RepairErrorCode'] as { enum?: string[] } | undefined;
+    expect([...(repair?.enum ?? [])].sort()).toEqual([...REPAIR_ERROR_CODES].sort());
   });
 
   it("enumerates exactly the kit's error codes in the error body", () => {

@@ -123,6 +123,10 @@ export const RECIPE_REPAIR_STATUSES = ['queued', 'succeeded', 'failed'] as const
  * One automatic repair attempt (the audit trail beside the versions): triggered by the run that
  * crossed the failure threshold, ended with a new active version or a failure saying why.
  */
+/** Why a recipe repair failed (recipe-extractor, `domain/repairs/run-repair.ts`). */
+export const REPAIR_ERROR_CODES = ['REPAIR_FAILED', 'NOTHING_TO_REPAIR', 'PAGE_UNAVAILABLE', 'RECIPE_VERSION_GONE'] as const;
+export type RepairErrorCode = (typeof REPAIR_ERROR_CODES)[number];
+
 export interface RecipeRepairView {
   id: string;
   status: (typeof RECIPE_REPAIR_STATUSES)[number];
@@ -135,7 +139,7 @@ export interface RecipeRepairView {
   method: 'heuristic' | 'llm' | null;
   /** Beyond the per-window allowance, allowed by the recipe's continuous-repair confirmation. */
   continuous: boolean;
-  error: { code: string; message: string; details?: { field: string; issue: string }[] } | null;
+  error: { code: RepairErrorCode; message: string; details?: { field: string; issue: string }[] } | null;
   /** Tokens charged for LLM calls (0 for the heuristic). */
   charged_tokens: number;
   created_at: string;

@@ -1878,7 +1878,7 @@ export interface components {
             error: {
                 details?: components["schemas"]["FieldIssue"][];
                 message: string;
-                code: string;
+                code: components["schemas"]["RepairErrorCode"];
             } | null;
             /**
              * Format: int32
@@ -1932,6 +1932,11 @@ export interface components {
         "Record_string.unknown_": {
             [key: string]: unknown;
         };
+        /**
+         * @description Why a recipe repair failed (recipe-extractor, `domain/repairs/run-repair.ts`).
+         * @enum {string}
+         */
+        RepairErrorCode: "REPAIR_FAILED" | "NOTHING_TO_REPAIR" | "PAGE_UNAVAILABLE" | "RECIPE_VERSION_GONE";
         /** @description Response of GET /api/v1/data/requests/{id}. */
         RequestDetail: {
             /** Format: uuid */
