@@ -9,7 +9,7 @@
 // browser-workflow API with a project key) and the gateway's refusals are among the answers (401,
 // 402, 404, 409, 422, 429). Calls Prism would answer itself (no credentials, an invalid body) go
 // through a second Prism with --validate-request=false and a copy of the document without security
-// requirements, so they reach the gateway. Then a negative control: the same calls through a Prism given
+// requirements, so they reach the gateway (a body over 1 MB too: 413). Then a negative control: the same calls through a Prism given
 // a document whose error body requires one more field must be flagged.
 //   node scripts/prism/prism-e2e.mjs [--results file.json]      (KAFKA_BROKERS as for the tests)
 import { spawn } from 'node:child_process';
@@ -269,6 +269,7 @@ try {
     await c(null, 'GET', '/api/v1/client/recipes');
     await c(key, 'POST', '/api/v1/data/requests', { url: 'not a url', mode: 'warp' });
     await c(key, 'POST', '/api/v1/data/batches', { jobs: [] });
+    await c(key, 'POST', '/api/v1/data/requests', { url: `${site.url}/`, mode: 'http', user_agent: 'x'.repeat(1_100_000) });
     await c(key, 'GET', '/api/v1/data/requests/not-a-uuid');
     await c(cabinet, 'POST', '/api/v1/client/browser/workspaces', { name: '' });
     await c(cabinet, 'POST', '/api/v1/client/recipes', { name: 'x' });
