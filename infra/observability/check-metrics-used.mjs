@@ -12,9 +12,13 @@
 // default metrics (process_*, nodejs_*) are not counted. A call whose name is not a string literal
 // fails the check too: it could not be audited. A histogram is read through _bucket, _count or _sum.
 //
+// The other way round, every name under the fleet's prefixes (wdr_, gateway_, fetch_orchestrator_, ...)
+// that a rule or panel reads must be registered: a rename that forgets a reader fails here.
+//
 // Negative controls (each must come out as stated, or the check fails): a metric registered by a
 // made-up gateway source is reported unread; without the dashboard, a metric only a panel reads is
-// reported unread; a per-service call inside the kit is refused.
+// reported unread; a per-service call inside the kit is refused; a panel reading an old per-service
+// name (gateway_http_requests_total) is reported.
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { dirname, join, relative } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -148,9 +152,20 @@ const { metrics, problems } = registered(sources);
 const tokens = readTokens([...ruleExprs(alerts), ...dashboardExprs(dashboard)]);
 const missing = unread(metrics, tokens);
 
+/** Names a rule or panel reads under the fleet's prefixes that no service registers (a stale name after a rename). */
+const OWN_PREFIX = /^(wdr|gateway|fetch_orchestrator|billing_ledger|browser_renderer|recipe_extractor|webhook_dispatcher)_/;
+// Label names that share the prefixes (never metric names).
+const LABELS = new Set(['wdr_service']);
+function unregistered(metrics, tokens) {
+  const known = new Set([...metrics.keys()].flatMap((n) => [n, `${n}_bucket`, `${n}_count`, `${n}_sum`]));
+  return [...tokens].filter((t) => OWN_PREFIX.test(t) && !known.has(t) && !LABELS.has(t)).sort();
+}
+const stale = unregistered(metrics, tokens);
+
 const failures = [...problems];
 for (const { name, where } of missing)
   failures.push(`${name} (registered at ${where}) is read by no rule in alerts.yaml and no dashboard panel`);
+for (const name of stale) failures.push(`${name} is read by a rule or panel but registered by no service (renamed or removed?)`);
 
 // Negative controls.
 const controls = [];
@@ -176,13 +191,22 @@ const controls = [];
   const fake = { file: 'packages/kit/src/control.ts', owner: 'kit', text: "metrics.gauge('control_gauge', 'x', []);" };
   controls.push(['a per-service metric in the kit is refused', registered([fake]).problems.length === 1]);
 }
+{
+  const t = new Set([...tokens, 'gateway_http_requests_total']);
+  controls.push([
+    'a panel reading the old per-service name gateway_http_requests_total is reported',
+    unregistered(metrics, t).includes('gateway_http_requests_total'),
+  ]);
+}
 for (const [what, ok] of controls) if (!ok) failures.push(`negative control failed: ${what}`);
 
 if (failures.length > 0) {
   for (const f of failures) console.log(`FAILED: ${f}`);
-  console.log(`${metrics.size} metrics registered, ${missing.length} unread, ${problems.length} not auditable`);
+  console.log(
+    `${metrics.size} metrics registered, ${missing.length} unread, ${stale.length} read but not registered, ${problems.length} not auditable`,
+  );
   process.exit(1);
 }
 console.log(
-  `${metrics.size} metrics registered by the services, each read by a rule or a dashboard panel; ${controls.length} negative controls held`,
+  `${metrics.size} metrics registered by the services, each read by a rule or a dashboard panel, every name read registered; ${controls.length} negative controls held`,
 );
