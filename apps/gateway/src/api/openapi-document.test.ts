@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from '@jest/globals';
 import { Ajv } from 'ajv';
-import { EXTRACTION_ERROR_CODES, REPAIR_ERROR_CODES } from '@wdr/contracts';
+import { EXTRACTION_ERROR_CODES, REPAIR_ERROR_CODES, REQUEST_ERROR_CODES } from '@wdr/contracts';
 import { ERROR_CODES, ERROR_STATUS, type ErrorCode } from '@wdr/kit/errors';
 
 // The committed OpenAPI document as tenants get it (GET /api/v1/openapi.json serves this file).
@@ -116,12 +116,8 @@ function problemsOf(key: string, op: Operation): string[] {
  */
 const GATEWAY_LOCAL =
   /^(GET|POST|PATCH|DELETE) \/api\/v1\/client\/browser\/(workspaces|projects\/\{projectId\}(\/workflows|\/environments\/\{environmentId\}\/api-keys.*)?$|workflows|workflow-versions)/;
-/**
- * Codes still typed as plain strings: a batch job's error carries the request's end reason (the
- * orchestrator's fetch failures and the renderer's RENDER_FAILURE_CODES, with no single list in
- * the contracts yet). Left open (issue 22).
- */
-const KNOWN_PLAIN_CODES = new Set<string>(['BatchJobError.code']);
+/** Codes allowed to stay plain strings (none). */
+const KNOWN_PLAIN_CODES = new Set<string>([]);
 const GATEWAY_LOCAL_MODULES = ['workspaces.ts', 'project-keys.ts', 'workflows.ts'];
 
 /** Errors of an operation as a tool reads them: an example on every request body and error response, 500 everywhere, 503 where it calls a service. */
@@ -227,6 +223,8 @@ describe('the OpenAPI document', () => {
     expect([...(extraction?.enum ?? [])].sort()).toEqual([...EXTRACTION_ERROR_CODES].sort());
     const repair = doc.components.schemas['RepairErrorCode'] as { enum?: string[] } | undefined;
     expect([...(repair?.enum ?? [])].sort()).toEqual([...REPAIR_ERROR_CODES].sort());
+    const request = doc.components.schemas['RequestErrorCode'] as { enum?: string[] } | undefined;
+    expect([...(request?.enum ?? [])].sort()).toEqual([...REQUEST_ERROR_CODES, 'FAILED'].sort());
   });
 
   it("enumerates exactly the kit's error codes in the error body", () => {

@@ -1128,7 +1128,7 @@ export interface components {
         };
         /** @description Redacted error of a failed or cancelled batch job: a stable code and a tenant-facing message. */
         BatchJobError: {
-            code: string;
+            code: components["schemas"]["RequestErrorCode"];
             message: string;
         };
         /**
@@ -2012,6 +2012,13 @@ export interface components {
             /** @description Runs of a browser workflow only: what the run belongs to. */
             workflow_run?: components["schemas"]["WorkflowRunOrigin"];
         };
+        /**
+         * @description The code a failed or cancelled request ends with (REQUEST_ERROR_CODES in `@wdr/contracts`: the HTTP
+         *     stage's, the browser stage's, the proxy route's and the orchestrator's own), or `FAILED` for a failure
+         *     that recorded none.
+         * @enum {string}
+         */
+        RequestErrorCode: "TARGET_BLOCKED" | "TARGET_UNREACHABLE" | "TARGET_TIMEOUT" | "TARGET_SERVER_ERROR" | "TARGET_TOO_LARGE" | "WAIT_FOR_SELECTOR_TIMEOUT" | "WAIT_FOR_TEXT_TIMEOUT" | "INVALID_SELECTOR" | "BROWSER_ACTION_FAILED" | "PROTECTION_NOT_PASSED" | "BROWSER_CRASHED" | "BROWSER_UNAVAILABLE" | "CAPTCHA_NOT_SOLVED" | "BUDGET_EXHAUSTED" | "INSUFFICIENT_CREDITS" | "RENDER_FAILED" | "TOO_MANY_REDIRECTS" | "EXIT_FAILED" | "PROXY_UNAVAILABLE" | "PROXY_GEO_VERIFICATION_FAILED" | "TARGET_EXPIRED" | "INVALID_OPTIONS" | "CANCELLED" | "FAILED";
         /**
          * @description One entry of a request's append-only event history; the same object is the `data` of a
          *     Server-Sent Event. Payloads are provider-neutral: no vendor names, no internal hosts, no target
