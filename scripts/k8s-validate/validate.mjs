@@ -252,6 +252,21 @@ async function validate(dir) {
             errors.push(
               `PrometheusRule/${r.metadata?.name} ${rule.alert}: runbook_url "${rule.annotations?.runbook_url ?? ''}" is not an absolute https URL`,
             );
+    // The rules' namespace scope is the recording rule wdr:fleet_namespace, labelled by the overlay with the
+    // namespace the rules are installed in; no expression spells a namespace itself.
+    for (const r of byKind('PrometheusRule'))
+      for (const g of r.spec?.groups ?? [])
+        for (const rule of g.rules ?? []) {
+          if (rule.record === 'wdr:fleet_namespace' && rule.labels?.namespace !== r.metadata?.namespace)
+            errors.push(
+              `PrometheusRule/${r.metadata?.name}: wdr:fleet_namespace labels namespace ${rule.labels?.namespace}, but the rules are installed in ${r.metadata?.namespace}`,
+            );
+          const literal = /namespace\s*=~?\s*"[^"$]+"/.exec(String(rule.expr ?? ''));
+          if (literal)
+            errors.push(
+              `PrometheusRule/${r.metadata?.name} ${rule.alert ?? rule.record}: expr names a namespace literally (${literal[0]})`,
+            );
+        }
     for (const d of deployments) {
       const name = d.metadata?.name;
       const labels = d.spec?.template?.metadata?.labels;

@@ -26,7 +26,7 @@ it('boots against the real Postgres and Kafka, launches Chromium, reports ready 
   );
   expect(report.healthz).toBe(200);
   expect(report.readyBody.checks.find((c) => c.name === 'chromium')).toMatchObject({ ok: true });
-  expect(report.metricsText).toContain('browser_renderer_http_requests_total');
+  expect(report.metricsText).toMatch(/^wdr_http_requests_total\{[^}]*wdr_service="browser-renderer"/m);
   expect(report.metricsText).toMatch(/browser_renderer_pool_browsers\{[^}]*\} 1/);
   expect(report.metricsText).toContain('nodejs_eventloop_lag_seconds');
 }, 60_000);

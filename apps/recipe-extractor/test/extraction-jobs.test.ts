@@ -138,7 +138,7 @@ async function metric(name: string, labels: Record<string, string>): Promise<num
   }
   return sum;
 }
-const handled = () => metric('recipe_extractor_kafka_messages_total', { topic: 'extraction.jobs', outcome: 'processed' });
+const handled = () => metric('wdr_kafka_messages_total', { topic: 'extraction.jobs', outcome: 'processed' });
 const endedCount = (outcome: string) => metric('recipe_extractor_extraction_runs_total', { outcome });
 
 /** Send jobs and wait until the consumer handled every message (a skipped redelivery included) and recorded every envelope id. */

@@ -21,6 +21,6 @@ it('boots against the real Postgres and Kafka, reports ready with every check, e
   expect(report.readyAfterStart).toBe(200);
   expect(report.readyBody.checks.map((c) => c.name)).toEqual(expect.arrayContaining(['database', 'kafka_consumers', 'outbox_relay']));
   expect(report.healthz).toBe(200);
-  expect(report.metricsText).toContain('recipe_extractor_http_requests_total');
+  expect(report.metricsText).toMatch(/^wdr_http_requests_total\{[^}]*wdr_service="recipe-extractor"/m);
   expect(report.metricsText).toContain('nodejs_eventloop_lag_seconds');
 }, 60_000);

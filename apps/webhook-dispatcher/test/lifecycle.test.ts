@@ -24,6 +24,6 @@ it('boots against the real Postgres and Kafka, reports ready with every check, e
     expect.arrayContaining(['database', 'kafka_consumers', 'outbox_relay', 'delivery_sender']),
   );
   expect(report.healthz).toBe(200);
-  expect(report.metricsText).toContain('webhook_dispatcher_http_requests_total');
+  expect(report.metricsText).toMatch(/^wdr_http_requests_total\{[^}]*wdr_service="webhook-dispatcher"/m);
   expect(report.metricsText).toContain('nodejs_eventloop_lag_seconds');
 }, 60_000);

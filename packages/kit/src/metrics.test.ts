@@ -30,14 +30,14 @@ describe('service metrics', () => {
     const text = await metrics.registry.metrics();
     expect(text).not.toMatch(/[{,]service="/);
     expect(text).toContain(
-      'kit_test_http_http_requests_total{method="GET",route="/limited",outcome="client_error",status_class="4xx",wdr_service="kit-test-http"} 1',
+      'wdr_http_requests_total{method="GET",route="/limited",outcome="client_error",status_class="4xx",wdr_service="kit-test-http"} 1',
     );
     expect(text).toContain(
-      'kit_test_http_http_requests_total{method="GET",route="/ok",outcome="success",status_class="2xx",wdr_service="kit-test-http"} 1',
+      'wdr_http_requests_total{method="GET",route="/ok",outcome="success",status_class="2xx",wdr_service="kit-test-http"} 1',
     );
     expect(text).toContain('route="/stream",outcome="success",status_class="2xx"');
-    expect(text).toMatch(/kit_test_http_http_request_duration_seconds_count\{[^}]*route="\/ok"/);
-    expect(text).not.toMatch(/kit_test_http_http_request_duration_seconds_count\{[^}]*route="\/stream"/);
+    expect(text).toMatch(/wdr_http_request_duration_seconds_count\{[^}]*route="\/ok"/);
+    expect(text).not.toMatch(/wdr_http_request_duration_seconds_count\{[^}]*route="\/stream"/);
   });
 
   it("exports an internal client's breaker: failures, rejects while open, and its state", async () => {
@@ -46,21 +46,19 @@ describe('service metrics', () => {
     app.get('/fail', (_req, res) => void res.status(503).json({}));
     const s = await listen(app);
     const client = createServiceClient({ name: 'flaky', baseUrl: s.url, metrics, breaker: { volumeThreshold: 2, resetTimeout: 60_000 } });
-    const state = async () => await metrics.registry.getSingleMetricAsString('kit_test_breaker_breaker_state');
+    const state = async () => await metrics.registry.getSingleMetricAsString('wdr_breaker_state');
     let text: string;
     try {
-      expect(await state()).toContain('kit_test_breaker_breaker_state{dependency="flaky",wdr_service="kit-test-breaker"} 0');
+      expect(await state()).toContain('wdr_breaker_state{dependency="flaky",wdr_service="kit-test-breaker"} 0');
       for (let i = 0; i < 4; i++) await client.get('/fail').catch(() => undefined);
       text = await metrics.registry.metrics();
     } finally {
       await s.close();
       client.breaker.shutdown();
     }
-    expect(text).toContain('kit_test_breaker_breaker_state{dependency="flaky",wdr_service="kit-test-breaker"} 2');
-    expect(text).toMatch(
-      /kit_test_breaker_breaker_events_total\{dependency="flaky",event="failure",wdr_service="kit-test-breaker"\} [2-4]/,
-    );
-    expect(text).toMatch(/kit_test_breaker_breaker_events_total\{dependency="flaky",event="reject",wdr_service="kit-test-breaker"\} [1-2]/);
-    expect(text).toContain('kit_test_breaker_breaker_events_total{dependency="flaky",event="open",wdr_service="kit-test-breaker"} 1');
+    expect(text).toContain('wdr_breaker_state{dependency="flaky",wdr_service="kit-test-breaker"} 2');
+    expect(text).toMatch(/wdr_breaker_events_total\{dependency="flaky",event="failure",wdr_service="kit-test-breaker"\} [2-4]/);
+    expect(text).toMatch(/wdr_breaker_events_total\{dependency="flaky",event="reject",wdr_service="kit-test-breaker"\} [1-2]/);
+    expect(text).toContain('wdr_breaker_events_total{dependency="flaky",event="open",wdr_service="kit-test-breaker"} 1');
   });
 });

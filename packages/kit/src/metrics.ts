@@ -9,6 +9,20 @@ import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom
  */
 export const SERVICE_LABEL = 'wdr_service';
 
+/**
+ * The name prefix of the metrics every service exports alike (HTTP RED, breakers, Kafka consumers and
+ * producer, outbox relay, processed-event purge): one name for the fleet, told apart by SERVICE_LABEL,
+ * so rules and dashboards select `wdr_http_requests_total{wdr_service="gateway"}` and never need a
+ * `__name__` regex. A service's own metrics keep its prefix (`fetch_orchestrator_requests_finished_total`).
+ */
+export const SHARED_PREFIX = 'wdr';
+
+export interface MetricFactory {
+  counter<L extends string>(name: string, help: string, labels: readonly L[]): Counter<L>;
+  histogram<L extends string>(name: string, help: string, labels: readonly L[], buckets?: number[]): Histogram<L>;
+  gauge<L extends string>(name: string, help: string, labels: readonly L[]): Gauge<L>;
+}
+
 /** What `watchBreaker` reads of an opossum CircuitBreaker. */
 export interface WatchedBreaker {
   readonly opened: boolean;
@@ -16,9 +30,12 @@ export interface WatchedBreaker {
   on(event: 'success' | 'failure' | 'timeout' | 'reject' | 'open' | 'halfOpen' | 'close', listener: () => void): unknown;
 }
 
-export interface ServiceMetrics {
+export interface ServiceMetrics extends MetricFactory {
   registry: Registry;
+  /** The service's own prefix (`fetch_orchestrator`): `counter`, `histogram` and `gauge` name metrics `<prefix>_<name>`. */
   prefix: string;
+  /** The fleet's shared metrics, named `wdr_<name>` (SHARED_PREFIX) with the `wdr_service` label telling services apart. */
+  shared: MetricFactory;
   httpRequests: Counter<'method' | 'route' | 'outcome' | 'status_class'>;
   httpDuration: Histogram<'method' | 'route' | 'outcome'>;
   /**
@@ -28,14 +45,11 @@ export interface ServiceMetrics {
    */
   httpMiddleware: RequestHandler;
   /**
-   * Export an opossum breaker as `<prefix>_breaker_state{dependency}` (0 closed, 1 half-open,
-   * 2 open, read at scrape time) and `<prefix>_breaker_events_total{dependency, event}` (success,
+   * Export an opossum breaker as `wdr_breaker_state{dependency}` (0 closed, 1 half-open,
+   * 2 open, read at scrape time) and `wdr_breaker_events_total{dependency, event}` (success,
    * failure, timeout, reject: refused while open, open, half_open, close).
    */
   watchBreaker(dependency: string, breaker: WatchedBreaker): void;
-  counter<L extends string>(name: string, help: string, labels: readonly L[]): Counter<L>;
-  histogram<L extends string>(name: string, help: string, labels: readonly L[], buckets?: number[]): Histogram<L>;
-  gauge<L extends string>(name: string, help: string, labels: readonly L[]): Gauge<L>;
 }
 
 function outcomeOf(status: number): string {
@@ -60,8 +74,9 @@ const BREAKER_EVENTS = {
 } as const;
 
 /**
- * One registry per service; metric names are `<service>_<noun>_total` / `_duration_seconds`, and
- * every series carries `wdr_service="<service>"` (see SERVICE_LABEL).
+ * One registry per service; every series carries `wdr_service="<service>"` (see SERVICE_LABEL). What
+ * every service exports alike is named `wdr_<noun>` (SHARED_PREFIX: `wdr_http_requests_total`), what is
+ * the service's own `<service>_<noun>` (`billing_ledger_tokens_charged_total`).
  */
 export function createMetrics(service: string): ServiceMetrics {
   const prefix = service.replace(/-/g, '_');
@@ -74,21 +89,18 @@ export function createMetrics(service: string): ServiceMetrics {
   collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 500 });
 
   const httpRequests = new Counter({
-    name: `${prefix}_http_requests_total`,
+    name: `${SHARED_PREFIX}_http_requests_total`,
     help: 'HTTP requests served, by route template, outcome and status class (2xx..5xx).',
     labelNames: ['method', 'route', 'outcome', 'status_class'] as const,
     registers: [registry],
   });
   const httpDuration = new Histogram({
-    name: `${prefix}_http_request_duration_seconds`,
+    name: `${SHARED_PREFIX}_http_request_duration_seconds`,
     help: 'HTTP request latency, by route template and outcome (event streams are not observed).',
     labelNames: ['method', 'route', 'outcome'] as const,
     buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
     registers: [registry],
   });
-
-  // eslint-disable-next-line @typescript-eslint/no-explicit-any
-  const existing = (name: string): any => registry.getSingleMetric(name);
 
   const httpMiddleware: RequestHandler = (req, res, next) => {
     const end = process.hrtime.bigint();
@@ -107,13 +119,13 @@ export function createMetrics(service: string): ServiceMetrics {
 
   const breakers = new Map<string, WatchedBreaker>();
   const breakerEvents = new Counter({
-    name: `${prefix}_breaker_events_total`,
+    name: `${SHARED_PREFIX}_breaker_events_total`,
     help: 'Circuit breaker events of internal HTTP clients, by dependency and event (failure, reject = refused while open, open, ...).',
     labelNames: ['dependency', 'event'] as const,
     registers: [registry],
   });
   new Gauge({
-    name: `${prefix}_breaker_state`,
+    name: `${SHARED_PREFIX}_breaker_state`,
     help: 'Circuit breaker state of internal HTTP clients: 0 closed, 1 half-open, 2 open.',
     labelNames: ['dependency'] as const,
     registers: [registry],
@@ -137,7 +149,16 @@ export function createMetrics(service: string): ServiceMetrics {
     httpDuration,
     httpMiddleware,
     watchBreaker,
-    // Asking twice for one name (two consumers in one service) returns the same metric.
+    shared: factory(registry, SHARED_PREFIX),
+    ...factory(registry, prefix),
+  };
+}
+
+/** Metrics named `<prefix>_<name>` in `registry`; asking twice for one name (two consumers in one service) returns the same metric. */
+function factory(registry: Registry, prefix: string): MetricFactory {
+  // eslint-disable-next-line @typescript-eslint/no-explicit-any
+  const existing = (name: string): any => registry.getSingleMetric(name);
+  return {
     counter: (name, help, labels) =>
       existing(`${prefix}_${name}`) ?? new Counter({ name: `${prefix}_${name}`, help, labelNames: labels, registers: [registry] }),
     histogram: (name, help, labels, buckets) =>

@@ -2,7 +2,14 @@ import { createHash } from 'node:crypto';
 import { isUniqueViolation } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
-import { ledgerApi, type components, type ProxyNetworkTypeName, type RouteModeName } from '@wdr/contracts';
+import {
+  ledgerApi,
+  REQUEST_ERROR_CODES,
+  type components,
+  type ProxyNetworkTypeName,
+  type RequestErrorCode,
+  type RouteModeName,
+} from '@wdr/contracts';
 import { callInternal } from '@wdr/kit/internal-call';
 import { Prisma, type Batch as BatchRow, type DataRequest, type PrismaClient } from '../generated/prisma/client.js';
 import { refuseUnconnectedPremium, type AdmissionDeps } from './requests/create.js';
@@ -204,11 +211,14 @@ const extractionMark = (j: DataRequest): { result_kind?: 'extraction' } =>
   asksForExtraction(j.options) ? { result_kind: 'extraction' } : {};
 
 /** Failed and cancelled jobs show only the tenant-facing error (code + message), never internals. */
+const isRequestErrorCode = (c: unknown): c is RequestErrorCode => (REQUEST_ERROR_CODES as readonly unknown[]).includes(c);
+
 function redactedError(j: DataRequest): BatchJob['error'] {
   if (j.status !== 'failed' && j.status !== 'cancelled') return null;
   const e = (j.userError ?? null) as { code?: unknown; message?: unknown } | null;
   return {
-    code: typeof e?.code === 'string' ? e.code : j.status === 'cancelled' ? 'CANCELLED' : 'FAILED',
+    // Termination types the code (REQUEST_ERROR_CODES); a row without one (or from before) says FAILED.
+    code: isRequestErrorCode(e?.code) ? e.code : j.status === 'cancelled' ? 'CANCELLED' : 'FAILED',
     message: typeof e?.message === 'string' ? e.message : j.status === 'cancelled' ? 'The request was cancelled.' : 'The request failed.',
   };
 }

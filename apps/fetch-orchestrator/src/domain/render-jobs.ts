@@ -11,6 +11,7 @@ import {
   type RenderResult,
   type RenderResultAnswer,
   type RenderStartAnswer,
+  type RequestErrorCode,
 } from '@wdr/contracts';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { authorizedSolves } from './render-captcha.js';
@@ -259,7 +260,11 @@ async function captchaSolvesOf(tx: Tx | PrismaClient, requestId: string, result:
   return made > 0 ? Math.min(made, await authorizedSolves(tx, requestId)) : 0;
 }
 
-function failed(code: string, message: string, extra: Record<string, unknown>): Termination {
+function failed(
+  code: RequestErrorCode,
+  message: string,
+  extra: Record<string, unknown>,
+): Termination & { userError: NonNullable<Termination['userError']> } {
   return {
     status: 'failed',
     error: { code, message, stage: 'browser', ...extra },

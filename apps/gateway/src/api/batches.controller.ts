@@ -20,12 +20,32 @@ import { submissionContext, tenantOf } from './authentication.js';
 import type { PublicErrorBody, RateLimitedHeaders } from '../models/index.js';
 import type { Batch, CabinetBatchResponse, CreateBatchBody } from '../models/reads.js';
 import { createCabinetBatchExample, createDataBatchExample, getDataBatchExample } from '../models/examples/batches.js';
+import {
+  dependencyUnavailableError,
+  idempotencyConflictError,
+  insufficientCreditsError,
+  internalError,
+  notFoundError,
+  rateLimitedError,
+  unauthenticatedError,
+  validationFailedError,
+} from '../models/examples/errors.js';
 
 /** Data API batches. */
 @Route('api/v1/data/batches')
 @Tags('Data API: batches')
 @Security('api_key')
-@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, unknown or revoked API key')
+@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, unknown or revoked API key', unauthenticatedError)
+@Response<PublicErrorBody>(
+  500,
+  'INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs)',
+  internalError,
+)
+@Response<PublicErrorBody>(
+  503,
+  'DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly',
+  dependencyUnavailableError,
+)
 export class DataBatchesController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -43,11 +63,19 @@ export class DataBatchesController extends Controller {
   @Post()
   @SuccessResponse(202, 'Accepted')
   @Example<CabinetBatchResponse>(createDataBatchExample)
-  @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot reserve every job; nothing is created')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED (details name jobs.<index>.<field>), BUDGET_BELOW_BASE_PRICE')
-  @Response<PublicErrorBody>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly')
+  @Response<PublicErrorBody>(
+    402,
+    'INSUFFICIENT_CREDITS: the balance cannot reserve every job; nothing is created',
+    insufficientCreditsError,
+  )
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body', idempotencyConflictError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED (details name jobs.<index>.<field>), BUDGET_BELOW_BASE_PRICE', validationFailedError)
+  @Response<PublicErrorBody>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)', rateLimitedError)
+  @Response<PublicErrorBody>(
+    503,
+    'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly',
+    dependencyUnavailableError,
+  )
   public async createDataBatch(
     @Request() req: ExRequest,
     @Body() body: CreateBatchBody,
@@ -67,10 +95,11 @@ export class DataBatchesController extends Controller {
   @Response<PublicErrorBody, RateLimitedHeaders>(
     429,
     'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+    rateLimitedError,
   )
   @Example<Batch>(getDataBatchExample)
-  @Response<PublicErrorBody>(404, "NOT_FOUND: no such batch (or another tenant's)")
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid')
+  @Response<PublicErrorBody>(404, "NOT_FOUND: no such batch (or another tenant's)", notFoundError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid', validationFailedError)
   public async getDataBatch(@Request() req: ExRequest, @Path() id: string): Promise<Batch> {
     return getBatch(this.deps, tenantOf(req).tenantId, id);
   }
@@ -80,7 +109,12 @@ export class DataBatchesController extends Controller {
 @Route('api/v1/client/batches')
 @Tags('Client API: batches')
 @Security('bearer')
-@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token')
+@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token', unauthenticatedError)
+@Response<PublicErrorBody>(
+  500,
+  'INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs)',
+  internalError,
+)
 export class CabinetBatchesController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -98,11 +132,19 @@ export class CabinetBatchesController extends Controller {
   @Post()
   @SuccessResponse(202, 'Accepted')
   @Example<CabinetBatchResponse>(createCabinetBatchExample)
-  @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot reserve every job; nothing is created')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED (details name jobs.<index>.<field>), BUDGET_BELOW_BASE_PRICE')
-  @Response<PublicErrorBody>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly')
+  @Response<PublicErrorBody>(
+    402,
+    'INSUFFICIENT_CREDITS: the balance cannot reserve every job; nothing is created',
+    insufficientCreditsError,
+  )
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body', idempotencyConflictError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED (details name jobs.<index>.<field>), BUDGET_BELOW_BASE_PRICE', validationFailedError)
+  @Response<PublicErrorBody>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)', rateLimitedError)
+  @Response<PublicErrorBody>(
+    503,
+    'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly',
+    dependencyUnavailableError,
+  )
   public async createCabinetBatch(
     @Request() req: ExRequest,
     @Body() body: CreateBatchBody,

@@ -27,6 +27,16 @@ import {
   readWorkflowRunExample,
   runWorkflowExample,
 } from '../models/examples/browser-workflow.js';
+import {
+  conflictError,
+  dependencyUnavailableError,
+  insufficientCreditsError,
+  internalError,
+  notFoundError,
+  rateLimitedError,
+  unauthenticatedError,
+  validationFailedError,
+} from '../models/examples/errors.js';
 
 /**
  * SPEC "Browser workflow API": reads with a key scoped to one project and one environment
@@ -39,8 +49,17 @@ import {
 @Route('api/v1/browser/projects/{projectId}/environments/{environmentId}')
 @Tags('Browser workflow API')
 @Security('project_key')
-@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid or revoked project+environment key (a tenant key is not one)')
-@Response<PublicErrorBody>(404, "NOT_FOUND: not the key's project and environment, or no such webhook, workflow or run")
+@Response<PublicErrorBody>(
+  401,
+  'UNAUTHENTICATED: missing, invalid or revoked project+environment key (a tenant key is not one)',
+  unauthenticatedError,
+)
+@Response<PublicErrorBody>(404, "NOT_FOUND: not the key's project and environment, or no such webhook, workflow or run", notFoundError)
+@Response<PublicErrorBody>(
+  500,
+  'INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs)',
+  internalError,
+)
 export class BrowserWorkflowController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -57,8 +76,8 @@ export class BrowserWorkflowController extends Controller {
    */
   @Get('webhooks')
   @Example<WebhookEndpointPage>(listWebhookEndpointsExample)
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor', validationFailedError)
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly', dependencyUnavailableError)
   public async listWebhookEndpoints(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -82,8 +101,8 @@ export class BrowserWorkflowController extends Controller {
    */
   @Get('webhooks/{webhookId}/deliveries')
   @Example<WebhookDeliveryPage>(listWebhookDeliveriesExample)
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor', validationFailedError)
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly', dependencyUnavailableError)
   public async listWebhookDeliveries(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -107,14 +126,23 @@ export class BrowserWorkflowController extends Controller {
   @Post('workflows/{workflowId}/runs')
   @SuccessResponse<RateLimitHeaders>(202, 'Accepted')
   @Example<SubmissionResponse>(runWorkflowExample)
-  @Response<PublicErrorBody>(402, "INSUFFICIENT_CREDITS (the tenant's balance) or PROJECT_BUDGET_EXHAUSTED (the project's budget cap)")
-  @Response<PublicErrorBody>(409, 'CONFLICT: the workflow has no active version; or IDEMPOTENCY_CONFLICT')
+  @Response<PublicErrorBody>(
+    402,
+    "INSUFFICIENT_CREDITS (the tenant's balance) or PROJECT_BUDGET_EXHAUSTED (the project's budget cap)",
+    insufficientCreditsError,
+  )
+  @Response<PublicErrorBody>(409, 'CONFLICT: the workflow has no active version; or IDEMPOTENCY_CONFLICT', conflictError)
   @Response<PublicErrorBody>(
     422,
     "VALIDATION_FAILED: the Idempotency-Key is not valid; or BUDGET_BELOW_BASE_PRICE: the definition's max_credits_per_request is below the base price",
+    validationFailedError,
   )
-  @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: a service this run needs is unreachable; retry shortly')
+  @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)', rateLimitedError)
+  @Response<PublicErrorBody>(
+    503,
+    'DEPENDENCY_UNAVAILABLE: a service this run needs is unreachable; retry shortly',
+    dependencyUnavailableError,
+  )
   public async runWorkflow(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -134,7 +162,7 @@ export class BrowserWorkflowController extends Controller {
    */
   @Get('runs/{runId}')
   @Example<RequestDetail>(readWorkflowRunExample)
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: fetch-orchestrator is unreachable; retry shortly')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: fetch-orchestrator is unreachable; retry shortly', dependencyUnavailableError)
   public async readWorkflowRun(
     @Request() req: ExRequest,
     @Path() projectId: string,

@@ -5,6 +5,7 @@ import { listTenantKeys, revokeTenantKey } from '../domain/tenants/cabinet-keys.
 import { tenantOf } from './authentication.js';
 import type { PublicErrorBody, TenantApiKeyList } from '../models/index.js';
 import { listClientApiKeysExample } from '../models/examples/client-api-keys.js';
+import { internalError, notFoundError, unauthenticatedError } from '../models/examples/errors.js';
 
 /**
  * The tenant's data API keys (`X-API-Key: wdr_…`) in the cabinet: list them without their secrets
@@ -13,7 +14,12 @@ import { listClientApiKeysExample } from '../models/examples/client-api-keys.js'
 @Route('api/v1/client/api-keys')
 @Tags('Client API: API keys')
 @Security('bearer')
-@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token')
+@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token', unauthenticatedError)
+@Response<PublicErrorBody>(
+  500,
+  'INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs)',
+  internalError,
+)
 export class ClientApiKeysController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -38,7 +44,7 @@ export class ClientApiKeysController extends Controller {
    */
   @Delete('{keyId}')
   @SuccessResponse(204, 'Revoked')
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such key of this tenant')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such key of this tenant', notFoundError)
   public async revokeClientApiKey(@Request() req: ExRequest, @Path() keyId: string): Promise<void> {
     await revokeTenantKey(this.deps, tenantOf(req).tenantId, keyId);
     this.setStatus(204);

@@ -52,12 +52,27 @@ import {
   rotateBrowserWebhookSecretExample,
   updateBrowserWebhookExample,
 } from '../models/examples/client-browser.js';
+import {
+  conflictError,
+  dependencyUnavailableError,
+  idempotencyConflictError,
+  internalError,
+  malformedRequestError,
+  notFoundError,
+  unauthenticatedError,
+  validationFailedError,
+} from '../models/examples/errors.js';
 
 /** Browser workflows in the cabinet: the webhook endpoints of a project environment, and their deliveries. The conventions (Idempotency-Key, 204 writes, 404 for another tenant's ids) are ClientBrowserWorkspacesController's. */
 @Route('api/v1/client/browser')
 @Tags('Client API: browser workflows')
 @Security('bearer')
-@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token')
+@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token', unauthenticatedError)
+@Response<PublicErrorBody>(
+  500,
+  'INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs)',
+  internalError,
+)
 export class ClientBrowserWebhooksController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -69,18 +84,20 @@ export class ClientBrowserWebhooksController extends Controller {
    * metadata address is refused (422).
    * @summary Create a webhook endpoint
    * @param idempotencyKey Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`).
+   * @example body {"url": "https://hooks.example.com/wdr", "event_types": ["request.completed", "request.failed"], "description": "Order pipeline"}
    */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks')
   @SuccessResponse(201, 'Created')
   @Example<WebhookEndpointWithSecret>(createBrowserWebhookExample)
-  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON', malformedRequestError)
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment', notFoundError)
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write', idempotencyConflictError)
   @Response<PublicErrorBody>(
     422,
     'VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address)',
+    validationFailedError,
   )
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly', dependencyUnavailableError)
   public async createBrowserWebhook(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -111,9 +128,9 @@ export class ClientBrowserWebhooksController extends Controller {
    */
   @Get('projects/{projectId}/environments/{environmentId}/webhooks')
   @Example<WebhookEndpointPage>(listBrowserWebhooksExample)
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project or environment', notFoundError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor', validationFailedError)
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly', dependencyUnavailableError)
   public async listBrowserWebhooks(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -131,8 +148,8 @@ export class ClientBrowserWebhooksController extends Controller {
    */
   @Get('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}')
   @Example<WebhookEndpoint>(getBrowserWebhookExample)
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook', notFoundError)
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly', dependencyUnavailableError)
   public async getBrowserWebhook(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -147,17 +164,19 @@ export class ClientBrowserWebhooksController extends Controller {
    * Beyond the spec: change an endpoint's URL, event types or description; `enabled: true` re-enables it.
    * @summary Update or re-enable a webhook endpoint
    * @param idempotencyKey Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`).
+   * @example body {"event_types": ["request.completed"], "enabled": true}
    */
   @Patch('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}')
   @Example<WebhookEndpoint>(updateBrowserWebhookExample)
-  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON', malformedRequestError)
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook', notFoundError)
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write', idempotencyConflictError)
   @Response<PublicErrorBody>(
     422,
     'VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address)',
+    validationFailedError,
   )
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly', dependencyUnavailableError)
   public async updateBrowserWebhook(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -184,9 +203,9 @@ export class ClientBrowserWebhooksController extends Controller {
    */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/disable')
   @Example<WebhookEndpoint>(disableBrowserWebhookExample)
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook', notFoundError)
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write', idempotencyConflictError)
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly', dependencyUnavailableError)
   public async disableBrowserWebhook(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -211,9 +230,9 @@ export class ClientBrowserWebhooksController extends Controller {
    */
   @Delete('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}')
   @SuccessResponse(204, 'Deleted')
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook', notFoundError)
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write', idempotencyConflictError)
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly', dependencyUnavailableError)
   public async deleteBrowserWebhook(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -231,14 +250,15 @@ export class ClientBrowserWebhooksController extends Controller {
    * it for `previous_valid_seconds` (default a day; 0 revokes it at once).
    * @summary Rotate a webhook endpoint's signing secret
    * @param idempotencyKey Length 8..200. The same key with the same write replays its answer (a replayed create or rotation omits `secret`).
+   * @example body {"previous_valid_seconds": 3600}
    */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/rotate-secret')
   @Example<WebhookEndpointWithSecret>(rotateBrowserWebhookSecretExample)
-  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: previous_valid_seconds is not an integer 0..604800')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON', malformedRequestError)
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook', notFoundError)
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write', idempotencyConflictError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: previous_valid_seconds is not an integer 0..604800', validationFailedError)
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly', dependencyUnavailableError)
   public async rotateBrowserWebhookSecret(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -269,9 +289,9 @@ export class ClientBrowserWebhooksController extends Controller {
    */
   @Get('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/deliveries')
   @Example<WebhookDeliveryPage>(listBrowserWebhookDeliveriesExample)
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment or webhook', notFoundError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor', validationFailedError)
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly', dependencyUnavailableError)
   public async listBrowserWebhookDeliveries(
     @Request() req: ExRequest,
     @Path() projectId: string,
@@ -295,9 +315,9 @@ export class ClientBrowserWebhooksController extends Controller {
    */
   @Post('projects/{projectId}/environments/{environmentId}/webhooks/{webhookId}/deliveries/{messageId}/redeliver')
   @Example<WebhookMessage>(redeliverBrowserWebhookMessageExample)
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment, webhook or message')
-  @Response<PublicErrorBody>(409, 'CONFLICT: the message is being delivered right now')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such project, environment, webhook or message', notFoundError)
+  @Response<PublicErrorBody>(409, 'CONFLICT: the message is being delivered right now', conflictError)
+  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly', dependencyUnavailableError)
   public async redeliverBrowserWebhookMessage(
     @Request() req: ExRequest,
     @Path() projectId: string,

@@ -20,6 +20,13 @@ import { tenantOf } from './authentication.js';
 import type { CreateWorkspaceBody, Workspace, WorkspacePage } from '../models/browser.js';
 import type { PublicErrorBody } from '../models/index.js';
 import { createBrowserWorkspaceExample, listBrowserWorkspacesExample } from '../models/examples/client-browser.js';
+import {
+  idempotencyConflictError,
+  internalError,
+  malformedRequestError,
+  unauthenticatedError,
+  validationFailedError,
+} from '../models/examples/errors.js';
 
 /**
  * Browser workflows in the cabinet, split by sub-resource (client-browser-*.controller.ts); this one: the workspaces.
@@ -35,7 +42,12 @@ import { createBrowserWorkspaceExample, listBrowserWorkspacesExample } from '../
 @Route('api/v1/client/browser')
 @Tags('Client API: browser workflows')
 @Security('bearer')
-@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token')
+@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token', unauthenticatedError)
+@Response<PublicErrorBody>(
+  500,
+  'INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs)',
+  internalError,
+)
 export class ClientBrowserWorkspacesController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -45,13 +57,18 @@ export class ClientBrowserWorkspacesController extends Controller {
    * Beyond the spec: create a workspace with its first owner.
    * @summary Create a workspace
    * @param idempotencyKey Length 8..200.
+   * @example body {"name": "Acme data team", "owner_user_id": 42}
    */
   @Post('workspaces')
   @SuccessResponse(201, 'Created')
   @Example<Workspace>(createBrowserWorkspaceExample)
-  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the body or the Idempotency-Key is not valid (one `details` entry per problem)')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON', malformedRequestError)
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write', idempotencyConflictError)
+  @Response<PublicErrorBody>(
+    422,
+    'VALIDATION_FAILED: the body or the Idempotency-Key is not valid (one `details` entry per problem)',
+    validationFailedError,
+  )
   public async createBrowserWorkspace(
     @Request() req: ExRequest,
     @Body() body: CreateWorkspaceBody,
@@ -73,7 +90,7 @@ export class ClientBrowserWorkspacesController extends Controller {
    */
   @Get('workspaces')
   @Example<WorkspacePage>(listBrowserWorkspacesExample)
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor', validationFailedError)
   public async listBrowserWorkspaces(@Request() req: ExRequest, @Query() cursor?: string, @Query() limit?: number): Promise<WorkspacePage> {
     return listWorkspaces(this.deps, tenantOf(req).tenantId, { cursor, limit });
   }

@@ -50,6 +50,16 @@ import {
   listClientRecipesExample,
   updateClientRecipeExample,
 } from '../models/examples/client-recipes.js';
+import {
+  dependencyUnavailableError,
+  idempotencyConflictError,
+  insufficientCreditsError,
+  internalError,
+  malformedRequestError,
+  notFoundError,
+  unauthenticatedError,
+  validationFailedError,
+} from '../models/examples/errors.js';
 
 /**
  * The tenant's extraction recipes. The listing and the capabilities are the spec's; the writes
@@ -61,10 +71,16 @@ import {
 @Route('api/v1/client/recipes')
 @Tags('Client API: recipes')
 @Security('bearer')
-@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token')
+@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, invalid, expired or revoked bearer token', unauthenticatedError)
 @Response<PublicErrorBody>(
   503,
   'DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly',
+  dependencyUnavailableError,
+)
+@Response<PublicErrorBody>(
+  500,
+  'INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs)',
+  internalError,
 )
 export class ClientRecipesController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
@@ -84,7 +100,7 @@ export class ClientRecipesController extends Controller {
    */
   @Example<RecipeList>(listClientRecipesExample)
   @Get()
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: limit or offset out of range')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: limit or offset out of range', validationFailedError)
   public async listClientRecipes(@Request() req: ExRequest, @Query() limit: number = 20, @Query() offset: number = 0): Promise<RecipeList> {
     return listRecipes(this.deps, tenantOf(req).tenantId, { limit, offset }, 'client');
   }
@@ -105,13 +121,18 @@ export class ClientRecipesController extends Controller {
    * `activate: true` makes it active at once.
    * @param idempotencyKey Length 8..200.
    * @summary Create a recipe
+   * @example body {"name": "Product pages", "sample_url": "https://shop.example/p/trail-shoe-x", "definition": {"dsl_version": 1, "fields": [{"name": "title", "type": "string", "required": true, "selectors": ["h1.title"]}, {"name": "price", "type": "number", "required": true, "selectors": [".price"]}]}, "activate": true}
    */
   @Example<RecipeDetail>(createClientRecipeExample)
   @Post()
-  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON', malformedRequestError)
   @SuccessResponse(201, 'Created')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details')
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write', idempotencyConflictError)
+  @Response<PublicErrorBody>(
+    422,
+    'VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details',
+    validationFailedError,
+  )
   public async createClientRecipe(
     @Request() req: ExRequest,
     @Body() body: CreateRecipeBody,
@@ -129,8 +150,8 @@ export class ClientRecipesController extends Controller {
    */
   @Example<RecipeDetail>(getClientRecipeExample)
   @Get('{id}')
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe', notFoundError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid', validationFailedError)
   public async getClientRecipe(@Request() req: ExRequest, @Path() id: string): Promise<RecipeDetail> {
     return readRecipe(this.deps, tenantOf(req).tenantId, id);
   }
@@ -141,13 +162,18 @@ export class ClientRecipesController extends Controller {
    * the confirmation that allows repairs beyond `automatic_repairs_per_window` (false withdraws it).
    * @param idempotencyKey Length 8..200.
    * @summary Update a recipe's settings
+   * @example body {"name": "Product pages (v2)", "auto_repair_enabled": true}
    */
   @Example<RecipeDetail>(updateClientRecipeExample)
   @Patch('{id}')
-  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON', malformedRequestError)
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe', notFoundError)
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write', idempotencyConflictError)
+  @Response<PublicErrorBody>(
+    422,
+    'VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details',
+    validationFailedError,
+  )
   public async updateClientRecipe(
     @Request() req: ExRequest,
     @Path() id: string,
@@ -165,8 +191,8 @@ export class ClientRecipesController extends Controller {
    */
   @Delete('{id}')
   @SuccessResponse(204, 'Deleted')
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe', notFoundError)
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write', idempotencyConflictError)
   public async deleteClientRecipe(
     @Request() req: ExRequest,
     @Path() id: string,
@@ -180,14 +206,19 @@ export class ClientRecipesController extends Controller {
    * Add a version (the next number) with new rules; `activate: true` makes it the active one.
    * @param idempotencyKey Length 8..200.
    * @summary Add a recipe version
+   * @example body {"definition": {"dsl_version": 1, "fields": [{"name": "title", "type": "string", "required": true, "selectors": ["h1.title"]}, {"name": "price", "type": "number", "required": true, "selectors": [".price"]}]}, "activate": true}
    */
   @Example<RecipeVersion>(createClientRecipeVersionExample)
   @Post('{id}/versions')
-  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON', malformedRequestError)
   @SuccessResponse(201, 'Created')
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe', notFoundError)
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write', idempotencyConflictError)
+  @Response<PublicErrorBody>(
+    422,
+    'VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details',
+    validationFailedError,
+  )
   public async createClientRecipeVersion(
     @Request() req: ExRequest,
     @Path() id: string,
@@ -207,8 +238,8 @@ export class ClientRecipesController extends Controller {
    */
   @Example<RecipeDetail>(activateClientRecipeVersionExample)
   @Post('{id}/versions/{versionId}/activate')
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe or version')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe or version', notFoundError)
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write', idempotencyConflictError)
   public async activateClientRecipeVersion(
     @Request() req: ExRequest,
     @Path() id: string,
@@ -232,17 +263,19 @@ export class ClientRecipesController extends Controller {
    * `failed_operations_charged`. The heuristic (`method: heuristic`) is not charged.
    * @param idempotencyKey Length 8..200; a replay answers the saved generation without generating again.
    * @summary Generate a recipe version from a prompt
+   * @example body {"prompt": "the product's title and price", "sample_url": "https://shop.example/p/trail-shoe-x", "method": "auto", "activate": true}
    */
   @Example<RecipeGeneration>(generateClientRecipeVersionExample)
   @Post('{id}/generate')
-  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON', malformedRequestError)
   @SuccessResponse(201, 'Created')
-  @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance does not cover the LLM preflight')
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write')
+  @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance does not cover the LLM preflight', insufficientCreditsError)
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such recipe', notFoundError)
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write', idempotencyConflictError)
   @Response<PublicErrorBody>(
     422,
     'VALIDATION_FAILED: the body, the sample page could not be read, or no attempt worked (details per attempt)',
+    validationFailedError,
   )
   public async generateClientRecipeVersion(
     @Request() req: ExRequest,

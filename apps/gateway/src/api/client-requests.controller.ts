@@ -11,6 +11,16 @@ import type {
   RateLimitHeaders,
 } from '../models/index.js';
 import { createClientRequestExample } from '../models/examples/client-requests.js';
+import {
+  dependencyUnavailableError,
+  idempotencyConflictError,
+  insufficientCreditsError,
+  internalError,
+  malformedRequestError,
+  payloadTooLargeError,
+  rateLimitedError,
+  validationFailedError,
+} from '../models/examples/errors.js';
 
 /** Cabinet submissions: the body and rules of the data API's, answered with the cabinet's shape. */
 @Route('api/v1/client/requests')
@@ -21,6 +31,11 @@ import { createClientRequestExample } from '../models/examples/client-requests.j
   message: 'A valid bearer token is required.',
   request_id: '0b0c6f2e-3a41-4f7d-9a57-5f1d2c8e9b10',
 })
+@Response<PublicErrorBody>(
+  500,
+  'INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs)',
+  internalError,
+)
 export class ClientRequestsController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -37,13 +52,21 @@ export class ClientRequestsController extends Controller {
   @Post()
   @SuccessResponse<RateLimitHeaders>(202, 'Accepted')
   @Example<CabinetRequestResponse>(createClientRequestExample)
-  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
-  @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot cover the base price; nothing is created')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body')
-  @Response<PublicErrorBody>(413, 'PAYLOAD_TOO_LARGE: body larger than 1 MB')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED (one `details` entry per problem) or BUDGET_BELOW_BASE_PRICE')
-  @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON', malformedRequestError)
+  @Response<PublicErrorBody>(
+    402,
+    'INSUFFICIENT_CREDITS: the balance cannot cover the base price; nothing is created',
+    insufficientCreditsError,
+  )
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body', idempotencyConflictError)
+  @Response<PublicErrorBody>(413, 'PAYLOAD_TOO_LARGE: body larger than 1 MB', payloadTooLargeError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED (one `details` entry per problem) or BUDGET_BELOW_BASE_PRICE', validationFailedError)
+  @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)', rateLimitedError)
+  @Response<PublicErrorBody>(
+    503,
+    'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly',
+    dependencyUnavailableError,
+  )
   public async createClientRequest(
     @Request() req: ExRequest,
     @Body() body: CreateDataRequestBody,

@@ -5,11 +5,28 @@ import { listRecipes } from '../domain/recipes/recipe-reads.js';
 import { tenantOf } from './authentication.js';
 import type { DataRecipeList, PublicErrorBody, RateLimitedHeaders } from '../models/index.js';
 import { listDataRecipesExample } from '../models/examples/data-recipes.js';
+import {
+  dependencyUnavailableError,
+  internalError,
+  unauthenticatedError,
+  validationFailedError,
+  rateLimitedError,
+} from '../models/examples/errors.js';
 
 @Route('api/v1/data/recipes')
 @Tags('Data API: recipes')
 @Security('api_key')
-@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, unknown or revoked API key')
+@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, unknown or revoked API key', unauthenticatedError)
+@Response<PublicErrorBody>(
+  500,
+  'INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs)',
+  internalError,
+)
+@Response<PublicErrorBody>(
+  503,
+  'DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly',
+  dependencyUnavailableError,
+)
 export class DataRecipesController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -31,9 +48,10 @@ export class DataRecipesController extends Controller {
   @Response<PublicErrorBody, RateLimitedHeaders>(
     429,
     'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+    rateLimitedError,
   )
   @Example<DataRecipeList>(listDataRecipesExample)
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or offset')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or offset', validationFailedError)
   public async listDataRecipes(
     @Request() req: ExRequest,
     @Query() limit: number = 20,

@@ -26,6 +26,17 @@ import type {
   SubmissionResponse,
 } from '../models/index.js';
 import { createRequestExample, getRequestExample } from '../models/examples/data-requests.js';
+import {
+  dependencyUnavailableError,
+  idempotencyConflictError,
+  insufficientCreditsError,
+  internalError,
+  malformedRequestError,
+  notFoundError,
+  payloadTooLargeError,
+  rateLimitedError,
+  validationFailedError,
+} from '../models/examples/errors.js';
 
 // Error descriptions name their codes (`CODE: when`); openapi-document.test.ts checks each code's status.
 @Route('api/v1/data/requests')
@@ -36,6 +47,16 @@ import { createRequestExample, getRequestExample } from '../models/examples/data
   message: 'A valid X-API-Key header is required.',
   request_id: '0b0c6f2e-3a41-4f7d-9a57-5f1d2c8e9b10',
 })
+@Response<PublicErrorBody>(
+  500,
+  'INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs)',
+  internalError,
+)
+@Response<PublicErrorBody>(
+  503,
+  'DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly',
+  dependencyUnavailableError,
+)
 export class DataRequestsController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -55,10 +76,14 @@ export class DataRequestsController extends Controller {
   @Post()
   @SuccessResponse<RateLimitHeaders>(202, 'Accepted')
   @Example<SubmissionResponse>(createRequestExample)
-  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON')
-  @Response<PublicErrorBody>(402, 'INSUFFICIENT_CREDITS: the balance cannot cover the base price; nothing is created')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body')
-  @Response<PublicErrorBody>(413, 'PAYLOAD_TOO_LARGE: body larger than 1 MB')
+  @Response<PublicErrorBody>(400, 'MALFORMED_REQUEST: the body is not JSON', malformedRequestError)
+  @Response<PublicErrorBody>(
+    402,
+    'INSUFFICIENT_CREDITS: the balance cannot cover the base price; nothing is created',
+    insufficientCreditsError,
+  )
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with a different body', idempotencyConflictError)
+  @Response<PublicErrorBody>(413, 'PAYLOAD_TOO_LARGE: body larger than 1 MB', payloadTooLargeError)
   @Response<PublicErrorBody>(422, 'VALIDATION_FAILED (one `details` entry per problem) or BUDGET_BELOW_BASE_PRICE', {
     code: 'VALIDATION_FAILED',
     message: 'The request body is not valid.',
@@ -68,8 +93,12 @@ export class DataRequestsController extends Controller {
       { field: 'timeout_ms', issue: 'must be 5000..300000' },
     ],
   })
-  @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly')
+  @Response<PublicErrorBody, RateLimitedHeaders>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)', rateLimitedError)
+  @Response<PublicErrorBody>(
+    503,
+    'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly',
+    dependencyUnavailableError,
+  )
   public async createRequest(
     @Request() req: ExRequest,
     @Body() body: CreateDataRequestBody,
@@ -88,9 +117,11 @@ export class DataRequestsController extends Controller {
   @Response<PublicErrorBody, RateLimitedHeaders>(
     429,
     'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+    rateLimitedError,
   )
   @Example<RequestDetail>(getRequestExample)
-  @Response<PublicErrorBody>(404, "NOT_FOUND: no such request (or another tenant's)")
+  @Response<PublicErrorBody>(404, "NOT_FOUND: no such request (or another tenant's)", notFoundError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a UUID', validationFailedError)
   public async getRequest(@Request() req: ExRequest, @Path() id: string): Promise<RequestDetail> {
     return getDataRequest(this.deps, tenantOf(req).tenantId, id);
   }

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from '@jest/globals';
 import { Ajv } from 'ajv';
+import { EXTRACTION_ERROR_CODES, REPAIR_ERROR_CODES, REQUEST_ERROR_CODES } from '@wdr/contracts';
 import { ERROR_CODES, ERROR_STATUS, type ErrorCode } from '@wdr/kit/errors';
 
 // The committed OpenAPI document as tenants get it (GET /api/v1/openapi.json serves this file).
@@ -108,6 +109,52 @@ function problemsOf(key: string, op: Operation): string[] {
   return problems;
 }
 
+/**
+ * Operations that call no internal service (the gateway's own database only: browser workspaces, members,
+ * projects, project keys and workflows), so a 503 DEPENDENCY_UNAVAILABLE cannot happen; every other
+ * operation must document it. The domain modules behind them are checked below to use no internal client.
+ */
+const GATEWAY_LOCAL =
+  /^(GET|POST|PATCH|DELETE) \/api\/v1\/client\/(api-keys|browser\/(workspaces|projects\/\{projectId\}(\/workflows|\/environments\/\{environmentId\}\/api-keys.*)?$|workflows|workflow-versions))/;
+/** Codes allowed to stay plain strings (none). */
+const KNOWN_PLAIN_CODES = new Set<string>([]);
+const GATEWAY_LOCAL_MODULES = ['browser/workspaces.ts', 'browser/project-keys.ts', 'browser/workflows.ts', 'tenants/cabinet-keys.ts'];
+
+/** Errors of an operation as a tool reads them: an example on every request body and error response, 500 everywhere, 503 where it calls a service. */
+function errorProblemsOf(key: string, op: Operation): string[] {
+  const problems: string[] = [];
+  for (const [type, media] of Object.entries(op.requestBody?.content ?? {}))
+    if (examplesOf(media).length === 0) problems.push(`${key} request body ${type}: no example`);
+  for (const [status, response] of Object.entries(op.responses)) {
+    if (!/^[45]\d\d$/.test(status)) continue;
+    const media = Object.values(response.content ?? {});
+    const examples = media.flatMap(examplesOf) as { code?: string }[];
+    if (examples.length === 0) problems.push(`${key} ${status}: no example`);
+    for (const e of examples)
+      if (String(ERROR_STATUS[e.code as ErrorCode]) !== status)
+        problems.push(`${key} ${status}: example code ${e.code} is not a ${status}`);
+  }
+  if (!op.responses['500']) problems.push(`${key}: no 500`);
+  if (!GATEWAY_LOCAL.test(key) && !op.responses['503']) problems.push(`${key}: calls an internal service but documents no 503`);
+  return problems;
+}
+
+/** Every property named `code` (or `*_code`) of every schema: an enum, or a reference to one. */
+function plainCodeFields(): string[] {
+  const out: string[] = [];
+  const walk = (node: unknown, at: string): void => {
+    if (!node || typeof node !== 'object') return;
+    const props = (node as { properties?: Record<string, { type?: string; enum?: unknown[]; $ref?: string }> }).properties ?? {};
+    for (const [name, p] of Object.entries(props)) {
+      if (/(^|_)code$/.test(name) && p.type === 'string' && !p.enum && !p.$ref) out.push(`${at}.${name}`);
+      walk(p, `${at}.${name}`);
+    }
+    for (const [k, v] of Object.entries(node)) if (k !== 'properties' && typeof v === 'object') walk(v, `${at}.${k}`);
+  };
+  for (const [name, schema] of Object.entries(doc.components.schemas)) walk(schema, name);
+  return out;
+}
+
 describe('the OpenAPI document', () => {
   it('lists no operation as not yet documented that is documented already', () => {
     const done = operations.filter(({ key, op }) => NOT_YET_DOCUMENTED.has(key) && problemsOf(key, op).length === 0);
@@ -136,6 +183,48 @@ describe('the OpenAPI document', () => {
     }
     expect(count).toBeGreaterThan(15);
     expect(invalid).toEqual([]);
+  });
+
+  it('has an example on every request body and every error response, a 500 on every operation, a 503 where a service is called', () => {
+    expect(operations.length).toBeGreaterThan(50);
+    expect(operations.flatMap(({ key, op }) => errorProblemsOf(key, op))).toEqual([]);
+    const local = operations.filter(({ key }) => GATEWAY_LOCAL.test(key));
+    expect(local.length).toBe(20);
+    for (const f of GATEWAY_LOCAL_MODULES) {
+      const text = readFileSync(new URL(`../domain/${f}`, import.meta.url), 'utf8');
+      expect({ f, internal: text.match(/\b(orchestrator|ledger|renderer|extractor|webhooks)\b\s*\./g) }).toEqual({ f, internal: null });
+    }
+  });
+
+  it('finds what is missing (negative control): a body without example, an error without example, no 500, no 503, a wrong code', () => {
+    const { key, op } = operations.find((o) => o.key === 'POST /api/v1/data/requests')!;
+    const broken = structuredClone(op);
+    delete broken.requestBody!.content!['application/json']!.examples;
+    delete broken.requestBody!.content!['application/json']!.example;
+    delete broken.responses['500'];
+    delete broken.responses['503'];
+    const notFound = broken.responses['402']!.content!['application/json']!;
+    notFound.examples = { x: { value: { code: 'NOT_FOUND', message: 'x', request_id: 'x' } } };
+    delete broken.responses['409']!.content!['application/json']!.examples;
+    expect(errorProblemsOf(key, broken).sort()).toEqual(
+      [
+        `${key} request body application/json: no example`,
+        `${key}: no 500`,
+        `${key}: calls an internal service but documents no 503`,
+        `${key} 402: example code NOT_FOUND is not a 402`,
+        `${key} 409: no example`,
+      ].sort(),
+    );
+  });
+
+  it('types error code fields as enums (the public error body, extraction errors)', () => {
+    expect(plainCodeFields().filter((f) => !KNOWN_PLAIN_CODES.has(f))).toEqual([]);
+    const extraction = doc.components.schemas['ExtractionErrorCode'] as { enum?: string[] } | undefined;
+    expect([...(extraction?.enum ?? [])].sort()).toEqual([...EXTRACTION_ERROR_CODES].sort());
+    const repair = doc.components.schemas['RepairErrorCode'] as { enum?: string[] } | undefined;
+    expect([...(repair?.enum ?? [])].sort()).toEqual([...REPAIR_ERROR_CODES].sort());
+    const request = doc.components.schemas['RequestErrorCode'] as { enum?: string[] } | undefined;
+    expect([...(request?.enum ?? [])].sort()).toEqual([...REQUEST_ERROR_CODES, 'FAILED'].sort());
   });
 
   it("enumerates exactly the kit's error codes in the error body", () => {

@@ -38,12 +38,35 @@ import {
   retryRequestExample,
   streamEventsExample,
 } from '../models/examples/request-reads.js';
+import {
+  conflictError,
+  dependencyUnavailableError,
+  idempotencyConflictError,
+  insufficientCreditsError,
+  internalError,
+  notFoundError,
+  rateLimitedError,
+  resultExpiredError,
+  resultNotReadyError,
+  unauthenticatedError,
+  validationFailedError,
+} from '../models/examples/errors.js';
 
 /** Reading the tenant's requests, following their events, and the cancel and retry operations. */
 @Route('api/v1/data/requests')
 @Tags('Data API: requests')
 @Security('api_key')
-@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, unknown or revoked API key')
+@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, unknown or revoked API key', unauthenticatedError)
+@Response<PublicErrorBody>(
+  500,
+  'INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs)',
+  internalError,
+)
+@Response<PublicErrorBody>(
+  503,
+  'DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly',
+  dependencyUnavailableError,
+)
 export class RequestReadsController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -65,9 +88,10 @@ export class RequestReadsController extends Controller {
   @Response<PublicErrorBody, RateLimitedHeaders>(
     429,
     'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+    rateLimitedError,
   )
   @Example<RequestPage>(listRequestsExample)
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit, status or cursor')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit, status or cursor', validationFailedError)
   public async listRequests(
     @Request() req: ExRequest,
     @Query() cursor?: string,
@@ -86,10 +110,11 @@ export class RequestReadsController extends Controller {
   @Response<PublicErrorBody, RateLimitedHeaders>(
     429,
     'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+    rateLimitedError,
   )
   @Example<RequestEventList>(listEventsExample)
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request', notFoundError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid', validationFailedError)
   public async listEvents(@Request() req: ExRequest, @Path() id: string): Promise<RequestEventList> {
     return listRequestEvents(this.deps, tenantOf(req).tenantId, id);
   }
@@ -115,13 +140,14 @@ export class RequestReadsController extends Controller {
   @Response<PublicErrorBody, RateLimitedHeaders>(
     429,
     'RATE_LIMITED: the read rate; CONCURRENCY_LIMITED: the open event streams (see Retry-After and the RateLimit headers)',
+    rateLimitedError,
   )
   @SuccessResponse(200, 'An event stream', 'text/event-stream')
   // One literal: tsoa reads the decorator's argument statically and cannot evaluate a concatenation.
   @Example<string>(streamEventsExample)
   @Response(204, 'The request is terminal and nothing follows Last-Event-ID')
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid or Last-Event-ID is not an integer >= 0')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request', notFoundError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid or Last-Event-ID is not an integer >= 0', validationFailedError)
   public async streamEvents(@Request() req: ExRequest, @Path() id: string, @Header('Last-Event-ID') lastEventId?: number): Promise<string> {
     void req;
     void id;
@@ -140,17 +166,18 @@ export class RequestReadsController extends Controller {
   @Response<PublicErrorBody, RateLimitedHeaders>(
     429,
     'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+    rateLimitedError,
   )
   @SuccessResponse(200, 'The page (format=html) or its text (format=text)', ['text/html', 'text/plain'])
   @Example<string>(getResultExample)
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request', notFoundError)
   @Response<PublicErrorBody>(409, 'RESULT_NOT_READY while pending or running; CONFLICT when the request failed or was cancelled', {
     code: 'RESULT_NOT_READY',
     message: 'The request has no result yet; follow its events.',
     request_id: '0b0c6f2e-3a41-4f7d-9a57-5f1d2c8e9b10',
   })
-  @Response<PublicErrorBody>(410, 'RESULT_EXPIRED: the result passed its retention')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid or the format is unknown')
+  @Response<PublicErrorBody>(410, 'RESULT_EXPIRED: the result passed its retention', resultExpiredError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid or the format is unknown', validationFailedError)
   public async getResult(@Request() req: ExRequest, @Path() id: string, @Query() format?: 'html' | 'text'): Promise<Readable> {
     const result = await readRequestResult(this.deps, tenantOf(req).tenantId, id, format);
     this.setHeader('Content-Type', result.contentType);
@@ -186,11 +213,12 @@ export class RequestReadsController extends Controller {
   @Response<PublicErrorBody, RateLimitedHeaders>(
     429,
     'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+    rateLimitedError,
   )
   @Example<ExtractionResult>(getExtractionExample)
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request, or it did not ask for extraction')
-  @Response<PublicErrorBody>(409, 'RESULT_NOT_READY while the run waits for its page, is queued or running')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request, or it did not ask for extraction', notFoundError)
+  @Response<PublicErrorBody>(409, 'RESULT_NOT_READY while the run waits for its page, is queued or running', resultNotReadyError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid', validationFailedError)
   public async getExtraction(@Request() req: ExRequest, @Path() id: string): Promise<ExtractionResult> {
     return getExtractionResult(this.deps, tenantOf(req).tenantId, id);
   }
@@ -207,11 +235,12 @@ export class RequestReadsController extends Controller {
   @Response<PublicErrorBody, RateLimitedHeaders>(
     429,
     'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+    rateLimitedError,
   )
   @SuccessResponse(200, 'The artifact', ['image/png', 'application/json'])
   @Example<string>(getDebugArtifactExample)
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request or artifact (or it expired)')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid or the name is not an artifact name')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request or artifact (or it expired)', notFoundError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid or the name is not an artifact name', validationFailedError)
   public async getDebugArtifact(@Request() req: ExRequest, @Path() id: string, @Path() name: string): Promise<Readable> {
     const artifact = await readDebugArtifact(this.deps, tenantOf(req).tenantId, id, name);
     this.setHeader('Content-Type', artifact.contentType);
@@ -229,9 +258,9 @@ export class RequestReadsController extends Controller {
    */
   @Post('{id}/cancel')
   @Example<RequestDetail>(cancelRequestExample)
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request')
-  @Response<PublicErrorBody>(409, 'CONFLICT: the request is already completed or failed')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request', notFoundError)
+  @Response<PublicErrorBody>(409, 'CONFLICT: the request is already completed or failed', conflictError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid', validationFailedError)
   public async cancelRequest(@Request() req: ExRequest, @Path() id: string): Promise<RequestDetail> {
     return cancelDataRequest(this.deps, tenantOf(req).tenantId, id);
   }
@@ -249,12 +278,17 @@ export class RequestReadsController extends Controller {
   @Response<PublicErrorBody>(
     402,
     "INSUFFICIENT_CREDITS: the balance cannot cover the base price; PROJECT_BUDGET_EXHAUSTED: a workflow run's retry finds no room left in its project's budget cap",
+    insufficientCreditsError,
   )
-  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request')
-  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT, or CONFLICT when the request is not failed')
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid or the Idempotency-Key is invalid')
-  @Response<PublicErrorBody>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)')
-  @Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly')
+  @Response<PublicErrorBody>(404, 'NOT_FOUND: no such request', notFoundError)
+  @Response<PublicErrorBody>(409, 'IDEMPOTENCY_CONFLICT, or CONFLICT when the request is not failed', idempotencyConflictError)
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: the id is not a uuid or the Idempotency-Key is invalid', validationFailedError)
+  @Response<PublicErrorBody>(429, 'RATE_LIMITED or CONCURRENCY_LIMITED (see Retry-After)', rateLimitedError)
+  @Response<PublicErrorBody>(
+    503,
+    'DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly',
+    dependencyUnavailableError,
+  )
   public async retryRequest(
     @Request() req: ExRequest,
     @Path() id: string,

@@ -6,13 +6,29 @@ import { tenantOf } from './authentication.js';
 import type { PublicErrorBody, RateLimitedHeaders } from '../models/index.js';
 import type { ProxyTrafficUsage, StatementPage, TokenBalance } from '../models/billing.js';
 import { getBalanceExample, getStatementExample, getUsageExample } from '../models/examples/usage.js';
+import {
+  dependencyUnavailableError,
+  internalError,
+  unauthenticatedError,
+  validationFailedError,
+  rateLimitedError,
+} from '../models/examples/errors.js';
 
 /** The tenant's usage and money: proxy traffic, token balance and the itemised statement. */
 @Route('api/v1/data')
 @Tags('Data API: usage and balance')
 @Security('api_key')
-@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, unknown or revoked API key')
-@Response<PublicErrorBody>(503, 'DEPENDENCY_UNAVAILABLE: the ledger or the database is unreachable; retry shortly')
+@Response<PublicErrorBody>(401, 'UNAUTHENTICATED: missing, unknown or revoked API key', unauthenticatedError)
+@Response<PublicErrorBody>(
+  503,
+  'DEPENDENCY_UNAVAILABLE: the ledger or the database is unreachable; retry shortly',
+  dependencyUnavailableError,
+)
+@Response<PublicErrorBody>(
+  500,
+  'INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs)',
+  internalError,
+)
 export class UsageController extends Controller {
   constructor(private readonly deps: GatewayDeps) {
     super();
@@ -28,6 +44,7 @@ export class UsageController extends Controller {
   @Response<PublicErrorBody, RateLimitedHeaders>(
     429,
     'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+    rateLimitedError,
   )
   @Example<ProxyTrafficUsage>(getUsageExample)
   public async getUsage(@Request() req: ExRequest): Promise<ProxyTrafficUsage> {
@@ -42,6 +59,7 @@ export class UsageController extends Controller {
   @Response<PublicErrorBody, RateLimitedHeaders>(
     429,
     'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+    rateLimitedError,
   )
   @Example<TokenBalance>(getBalanceExample)
   public async getBalance(@Request() req: ExRequest): Promise<TokenBalance> {
@@ -63,9 +81,10 @@ export class UsageController extends Controller {
   @Response<PublicErrorBody, RateLimitedHeaders>(
     429,
     'RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers)',
+    rateLimitedError,
   )
   @Example<StatementPage>(getStatementExample)
-  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor')
+  @Response<PublicErrorBody>(422, 'VALIDATION_FAILED: bad limit or cursor', validationFailedError)
   public async getStatement(@Request() req: ExRequest, @Query() cursor?: string, @Query() limit: number = 50): Promise<StatementPage> {
     return readStatement(this.deps, tenantOf(req).tenantId, { cursor, limit });
   }

@@ -665,7 +665,7 @@ export interface RecipeRepair {
   method: 'heuristic' | 'llm' | null;
   /** Beyond `automatic_repairs_per_window`, allowed by `continuous_repair_confirmed_at`. */
   continuous: boolean;
-  error: { code: string; message: string; details?: FieldIssue[] } | null;
+  error: { code: RepairErrorCode; message: string; details?: FieldIssue[] } | null;
   /**
    * Tokens charged for the repair's LLM calls (0 for the heuristic).
    * @isInt
@@ -791,9 +791,22 @@ export interface ExtractionSettings {
 /** Status of an extraction run: waiting for its page, queued, running, then completed or failed. */
 export type ExtractionRunStatus = 'waiting_for_page' | 'queued' | 'running' | 'completed' | 'failed';
 
+/** Why a recipe repair failed (recipe-extractor, `domain/repairs/run-repair.ts`). */
+export type RepairErrorCode = 'REPAIR_FAILED' | 'NOTHING_TO_REPAIR' | 'PAGE_UNAVAILABLE' | 'RECIPE_VERSION_GONE';
+
+/** The codes of a failed extraction run (recipe-extractor, `domain/run-extraction.ts`). */
+export type ExtractionErrorCode =
+  | 'REQUIRED_FIELDS_MISSING'
+  | 'PAGE_NOT_COMPLETED'
+  | 'PAGE_UNAVAILABLE'
+  | 'PAGE_TOO_LARGE'
+  | 'RECIPE_VERSION_GONE'
+  | 'SCHEMA_VIOLATION'
+  | 'EXTRACTION_BUDGET_EXCEEDED';
+
 /** Why a run failed: `REQUIRED_FIELDS_MISSING` (details name each field), `PAGE_NOT_COMPLETED`, `PAGE_UNAVAILABLE`, `PAGE_TOO_LARGE`, `RECIPE_VERSION_GONE`, `SCHEMA_VIOLATION`, `EXTRACTION_BUDGET_EXCEEDED`. */
 export interface ExtractionError {
-  code: string;
+  code: ExtractionErrorCode;
   message: string;
   details?: FieldIssue[];
 }

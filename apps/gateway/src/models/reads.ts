@@ -90,9 +90,40 @@ export interface RetrySubmissionResponse extends SubmissionResponse {
  */
 export type BatchStatus = 'pending' | 'running' | 'completed' | 'partial' | 'failed' | 'cancelled';
 
+/**
+ * The code a failed or cancelled request ends with (REQUEST_ERROR_CODES in `@wdr/contracts`: the HTTP
+ * stage's, the browser stage's, the proxy route's and the orchestrator's own), or `FAILED` for a failure
+ * that recorded none.
+ */
+export type RequestErrorCode =
+  | 'TARGET_BLOCKED'
+  | 'TARGET_UNREACHABLE'
+  | 'TARGET_TIMEOUT'
+  | 'TARGET_SERVER_ERROR'
+  | 'TARGET_TOO_LARGE'
+  | 'WAIT_FOR_SELECTOR_TIMEOUT'
+  | 'WAIT_FOR_TEXT_TIMEOUT'
+  | 'INVALID_SELECTOR'
+  | 'BROWSER_ACTION_FAILED'
+  | 'PROTECTION_NOT_PASSED'
+  | 'BROWSER_CRASHED'
+  | 'BROWSER_UNAVAILABLE'
+  | 'CAPTCHA_NOT_SOLVED'
+  | 'BUDGET_EXHAUSTED'
+  | 'INSUFFICIENT_CREDITS'
+  | 'RENDER_FAILED'
+  | 'TOO_MANY_REDIRECTS'
+  | 'EXIT_FAILED'
+  | 'PROXY_UNAVAILABLE'
+  | 'PROXY_GEO_VERIFICATION_FAILED'
+  | 'TARGET_EXPIRED'
+  | 'INVALID_OPTIONS'
+  | 'CANCELLED'
+  | 'FAILED';
+
 /** Redacted error of a failed or cancelled batch job: a stable code and a tenant-facing message. */
 export interface BatchJobError {
-  code: string;
+  code: RequestErrorCode;
   message: string;
 }
 

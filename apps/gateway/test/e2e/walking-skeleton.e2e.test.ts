@@ -276,7 +276,7 @@ describe('fleet health', () => {
       const ready = await request(fleet.url(s)).get('/readyz');
       expect([s, ready.status]).toEqual([s, 200]);
       const metrics = await request(fleet.metricsUrl(s)).get('/metrics');
-      expect(metrics.text).toContain(`${s.replace(/-/g, '_')}_http_requests_total`);
+      expect(metrics.text).toMatch(new RegExp(`^wdr_http_requests_total\\{[^}]*wdr_service="${s}"`, 'm'));
       expect(metrics.text).toContain('process_cpu_seconds_total');
     }
   });

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { orchestratorApi, type ExtractionJobRequested, type RecipeDefinition } from '@wdr/contracts';
+import { orchestratorApi, type ExtractionErrorCode, type ExtractionJobRequested, type RecipeDefinition } from '@wdr/contracts';
 import { callInternal, readStreamed, streamInternal } from '@wdr/kit/internal-call';
 import { PublicError, type FieldIssue } from '@wdr/kit/errors';
 import type { ServiceClient } from '@wdr/kit/http-client';
@@ -28,7 +28,7 @@ export interface RunDeps {
 
 interface RunEnd {
   status: 'completed' | 'failed';
-  error?: { code: string; message: string; details?: FieldIssue[] };
+  error?: { code: ExtractionErrorCode; message: string; details?: FieldIssue[] };
   output?: Record<string, unknown>;
   warnings?: FieldIssue[];
 }

@@ -123,6 +123,10 @@ export const RECIPE_REPAIR_STATUSES = ['queued', 'succeeded', 'failed'] as const
  * One automatic repair attempt (the audit trail beside the versions): triggered by the run that
  * crossed the failure threshold, ended with a new active version or a failure saying why.
  */
+/** Why a recipe repair failed (recipe-extractor, `domain/repairs/run-repair.ts`). */
+export const REPAIR_ERROR_CODES = ['REPAIR_FAILED', 'NOTHING_TO_REPAIR', 'PAGE_UNAVAILABLE', 'RECIPE_VERSION_GONE'] as const;
+export type RepairErrorCode = (typeof REPAIR_ERROR_CODES)[number];
+
 export interface RecipeRepairView {
   id: string;
   status: (typeof RECIPE_REPAIR_STATUSES)[number];
@@ -135,7 +139,7 @@ export interface RecipeRepairView {
   method: 'heuristic' | 'llm' | null;
   /** Beyond the per-window allowance, allowed by the recipe's continuous-repair confirmation. */
   continuous: boolean;
-  error: { code: string; message: string; details?: { field: string; issue: string }[] } | null;
+  error: { code: RepairErrorCode; message: string; details?: { field: string; issue: string }[] } | null;
   /** Tokens charged for LLM calls (0 for the heuristic). */
   charged_tokens: number;
   created_at: string;
@@ -206,6 +210,18 @@ export interface ExtractorCapabilities {
 export const EXTRACTION_RUN_STATUSES = ['waiting_for_page', 'queued', 'running', 'completed', 'failed'] as const;
 export type ExtractionRunStatus = (typeof EXTRACTION_RUN_STATUSES)[number];
 
+/** Why an extraction run failed (recipe-extractor writes these; the public document enumerates them, ExtractionError). */
+export const EXTRACTION_ERROR_CODES = [
+  'REQUIRED_FIELDS_MISSING',
+  'PAGE_NOT_COMPLETED',
+  'PAGE_UNAVAILABLE',
+  'PAGE_TOO_LARGE',
+  'RECIPE_VERSION_GONE',
+  'SCHEMA_VIOLATION',
+  'EXTRACTION_BUDGET_EXCEEDED',
+] as const;
+export type ExtractionErrorCode = (typeof EXTRACTION_ERROR_CODES)[number];
+
 export interface ExtractionRunView {
   run_id: string;
   request_id: string;
@@ -215,7 +231,7 @@ export interface ExtractionRunView {
   /** The page fetch's terminal status as the extraction job reported it; null before. */
   page_status: string | null;
   /** `{code, message, details?}` of a failed run. */
-  error: { code: string; message: string; details?: { field: string; issue: string }[] } | null;
+  error: { code: ExtractionErrorCode; message: string; details?: { field: string; issue: string }[] } | null;
   /** The extracted object, validated against the version's field schema; null unless completed. */
   data: Record<string, unknown> | null;
   /** Optional fields that were not found or could not be coerced (the run still completed). */

@@ -175,6 +175,23 @@ export const RENDER_FAILURE_CODES = [
 ] as const;
 export type RenderFailureCode = (typeof RENDER_FAILURE_CODES)[number];
 
+/**
+ * The codes a failed or cancelled request ends with (its tenant-facing `user_error.code`, a batch job's
+ * `error.code`): the HTTP stage's failures, the browser stage's (RENDER_FAILURE_CODES), the proxy
+ * route's, and the orchestrator's own. fetch-orchestrator's Termination is typed by it.
+ */
+export const REQUEST_ERROR_CODES = [
+  ...RENDER_FAILURE_CODES,
+  'TOO_MANY_REDIRECTS',
+  'EXIT_FAILED',
+  'PROXY_UNAVAILABLE',
+  'PROXY_GEO_VERIFICATION_FAILED',
+  'TARGET_EXPIRED',
+  'INVALID_OPTIONS',
+  'CANCELLED',
+] as const;
+export type RequestErrorCode = (typeof REQUEST_ERROR_CODES)[number];
+
 export const RenderResult = z.discriminatedUnion('outcome', [
   z.object({
     outcome: z.literal('completed'),

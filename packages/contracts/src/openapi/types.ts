@@ -1181,7 +1181,7 @@ export interface components {
         };
         /** @description Redacted error of a failed or cancelled batch job: a stable code and a tenant-facing message. */
         BatchJobError: {
-            code: string;
+            code: components["schemas"]["RequestErrorCode"];
             message: string;
         };
         /**
@@ -1454,10 +1454,15 @@ export interface components {
         };
         /** @description Why a run failed: `REQUIRED_FIELDS_MISSING` (details name each field), `PAGE_NOT_COMPLETED`, `PAGE_UNAVAILABLE`, `PAGE_TOO_LARGE`, `RECIPE_VERSION_GONE`, `SCHEMA_VIOLATION`, `EXTRACTION_BUDGET_EXCEEDED`. */
         ExtractionError: {
-            code: string;
+            code: components["schemas"]["ExtractionErrorCode"];
             message: string;
             details?: components["schemas"]["FieldIssue"][];
         };
+        /**
+         * @description The codes of a failed extraction run (recipe-extractor, `domain/run-extraction.ts`).
+         * @enum {string}
+         */
+        ExtractionErrorCode: "REQUIRED_FIELDS_MISSING" | "PAGE_NOT_COMPLETED" | "PAGE_UNAVAILABLE" | "PAGE_TOO_LARGE" | "RECIPE_VERSION_GONE" | "SCHEMA_VIOLATION" | "EXTRACTION_BUDGET_EXCEEDED";
         /** @description Response of GET /api/v1/data/requests/{id}/extraction. */
         ExtractionResult: {
             /** Format: uuid */
@@ -1930,7 +1935,7 @@ export interface components {
             error: {
                 details?: components["schemas"]["FieldIssue"][];
                 message: string;
-                code: string;
+                code: components["schemas"]["RepairErrorCode"];
             } | null;
             /**
              * Format: int32
@@ -1984,6 +1989,11 @@ export interface components {
         "Record_string.unknown_": {
             [key: string]: unknown;
         };
+        /**
+         * @description Why a recipe repair failed (recipe-extractor, `domain/repairs/run-repair.ts`).
+         * @enum {string}
+         */
+        RepairErrorCode: "REPAIR_FAILED" | "NOTHING_TO_REPAIR" | "PAGE_UNAVAILABLE" | "RECIPE_VERSION_GONE";
         /** @description Response of GET /api/v1/data/requests/{id}. */
         RequestDetail: {
             /** Format: uuid */
@@ -2059,6 +2069,13 @@ export interface components {
             /** @description Runs of a browser workflow only: what the run belongs to. */
             workflow_run?: components["schemas"]["WorkflowRunOrigin"];
         };
+        /**
+         * @description The code a failed or cancelled request ends with (REQUEST_ERROR_CODES in `@wdr/contracts`: the HTTP
+         *     stage's, the browser stage's, the proxy route's and the orchestrator's own), or `FAILED` for a failure
+         *     that recorded none.
+         * @enum {string}
+         */
+        RequestErrorCode: "TARGET_BLOCKED" | "TARGET_UNREACHABLE" | "TARGET_TIMEOUT" | "TARGET_SERVER_ERROR" | "TARGET_TOO_LARGE" | "WAIT_FOR_SELECTOR_TIMEOUT" | "WAIT_FOR_TEXT_TIMEOUT" | "INVALID_SELECTOR" | "BROWSER_ACTION_FAILED" | "PROTECTION_NOT_PASSED" | "BROWSER_CRASHED" | "BROWSER_UNAVAILABLE" | "CAPTCHA_NOT_SOLVED" | "BUDGET_EXHAUSTED" | "INSUFFICIENT_CREDITS" | "RENDER_FAILED" | "TOO_MANY_REDIRECTS" | "EXIT_FAILED" | "PROXY_UNAVAILABLE" | "PROXY_GEO_VERIFICATION_FAILED" | "TARGET_EXPIRED" | "INVALID_OPTIONS" | "CANCELLED" | "FAILED";
         /**
          * @description One entry of a request's append-only event history; the same object is the `data` of a
          *     Server-Sent Event. Payloads are provider-neutral: no vendor names, no internal hosts, no target
@@ -2593,6 +2610,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: fetch-orchestrator is unreachable; retry shortly */
             503: {
                 headers: {
@@ -2650,6 +2676,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: bad limit or cursor */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2715,6 +2750,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: bad limit or cursor */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2830,6 +2874,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: a service this run needs is unreachable; retry shortly */
             503: {
                 headers: {
@@ -2868,6 +2921,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     RevokeClientApiKey: {
@@ -2899,6 +2961,15 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such key of this tenant */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -2992,6 +3063,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
@@ -3034,6 +3114,15 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such project */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3084,6 +3173,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     IssueBrowserProjectKey: {
@@ -3101,6 +3199,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "label": "ci-pipeline"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateProjectKeyBody"];
             };
         };
@@ -3159,6 +3262,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     RevokeBrowserProjectKey: {
@@ -3192,6 +3304,15 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such project, environment or key */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3254,6 +3375,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
             503: {
                 headers: {
@@ -3280,6 +3410,16 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "url": "https://hooks.example.com/wdr",
+                 *       "event_types": [
+                 *         "request.completed",
+                 *         "request.failed"
+                 *       ],
+                 *       "description": "Order pipeline"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateWebhookBody"];
             };
         };
@@ -3338,6 +3478,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
             503: {
                 headers: {
@@ -3382,6 +3531,15 @@ export interface operations {
             };
             /** @description NOT_FOUND: no such project, environment or webhook */
             404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3450,6 +3608,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
             503: {
                 headers: {
@@ -3477,6 +3644,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "event_types": [
+                 *         "request.completed"
+                 *       ],
+                 *       "enabled": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateWebhookBody"];
             };
         };
@@ -3528,6 +3703,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: the body is not valid, or the URL is refused (private, loopback, link-local or metadata address) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3600,6 +3784,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
             503: {
                 headers: {
@@ -3655,6 +3848,15 @@ export interface operations {
             };
             /** @description CONFLICT: the message is being delivered right now */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3725,6 +3927,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: webhook-dispatcher is unreachable; retry shortly */
             503: {
                 headers: {
@@ -3752,6 +3963,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "previous_valid_seconds": 3600
+                 *     }
+                 */
                 "application/json": components["schemas"]["RotateWebhookSecretBody"];
             };
         };
@@ -3803,6 +4019,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: previous_valid_seconds is not an integer 0..604800 */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3873,6 +4098,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     CreateBrowserWorkflow: {
@@ -3889,6 +4123,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Catalog snapshot"
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateWorkflowBody"];
             };
         };
@@ -3947,6 +4186,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     UpdateBrowserWorkflowVersion: {
@@ -3963,6 +4211,18 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "revision": 1,
+                 *       "definition": {
+                 *         "url": "https://shop.example.com/catalog",
+                 *         "mode": "residential_browser",
+                 *         "geo_country": "DE",
+                 *         "wait_for_selector": "#products",
+                 *         "result_text_selector": "#products"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateWorkflowVersionBody"];
             };
         };
@@ -4021,6 +4281,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     PublishBrowserWorkflowVersion: {
@@ -4037,6 +4306,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "revision": 2
+                 *     }
+                 */
                 "application/json": components["schemas"]["PublishWorkflowVersionBody"];
             };
         };
@@ -4093,6 +4367,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     GetBrowserWorkflow: {
@@ -4133,6 +4416,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     CreateBrowserWorkflowVersion: {
@@ -4149,6 +4441,17 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "definition": {
+                 *         "url": "https://shop.example.com/catalog",
+                 *         "mode": "residential_browser",
+                 *         "geo_country": "DE",
+                 *         "wait_for_selector": "#products",
+                 *         "result_text_selector": "#products"
+                 *       }
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateWorkflowVersionBody"];
             };
         };
@@ -4207,6 +4510,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ActivateBrowserWorkflowVersion: {
@@ -4224,6 +4536,11 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "workflow_version": 2
+                 *     }
+                 */
                 "application/json": components["schemas"]["ActivateWorkflowVersionBody"];
             };
         };
@@ -4280,6 +4597,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListBrowserWorkspaces: {
@@ -4323,6 +4649,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     CreateBrowserWorkspace: {
@@ -4337,6 +4672,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Acme data team",
+                 *       "owner_user_id": 42
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateWorkspaceBody"];
             };
         };
@@ -4379,6 +4720,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: the body or the Idempotency-Key is not valid (one `details` entry per problem) */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4440,6 +4790,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     PutBrowserMember: {
@@ -4456,6 +4815,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "user_id": 43,
+                 *       "role": "member"
+                 *     }
+                 */
                 "application/json": components["schemas"]["AddMemberBody"];
             };
         };
@@ -4505,6 +4870,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: user_id, role or the Idempotency-Key is not valid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4572,6 +4946,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListBrowserProjects: {
@@ -4626,6 +5009,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     CreateBrowserProject: {
@@ -4642,6 +5034,13 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Catalog monitor",
+                 *       "slug": "catalog-monitor",
+                 *       "budget_cap_tokens": 5000
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateProjectBody"];
             };
         };
@@ -4698,6 +5097,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListClientRecipes: {
@@ -4741,6 +5149,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
             503: {
                 headers: {
@@ -4764,6 +5181,34 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Product pages",
+                 *       "sample_url": "https://shop.example/p/trail-shoe-x",
+                 *       "definition": {
+                 *         "dsl_version": 1,
+                 *         "fields": [
+                 *           {
+                 *             "name": "title",
+                 *             "type": "string",
+                 *             "required": true,
+                 *             "selectors": [
+                 *               "h1.title"
+                 *             ]
+                 *           },
+                 *           {
+                 *             "name": "price",
+                 *             "type": "number",
+                 *             "required": true,
+                 *             "selectors": [
+                 *               ".price"
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "activate": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateRecipeBody"];
             };
         };
@@ -4813,6 +5258,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
             503: {
                 headers: {
@@ -4844,6 +5298,15 @@ export interface operations {
             };
             /** @description UNAUTHENTICATED: missing, invalid, expired or revoked bearer token */
             401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4902,6 +5365,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -4968,6 +5440,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
             503: {
                 headers: {
@@ -4993,6 +5474,12 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "name": "Product pages (v2)",
+                 *       "auto_repair_enabled": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["UpdateRecipeBody"];
             };
         };
@@ -5051,6 +5538,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
             503: {
                 headers: {
@@ -5076,6 +5572,14 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "prompt": "the product's title and price",
+                 *       "sample_url": "https://shop.example/p/trail-shoe-x",
+                 *       "method": "auto",
+                 *       "activate": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["GenerateRecipeBody"];
             };
         };
@@ -5143,6 +5647,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: recipe-extractor (or, for capabilities and generation, billing-ledger) is unreachable; retry shortly */
             503: {
                 headers: {
@@ -5168,6 +5681,32 @@ export interface operations {
         };
         requestBody: {
             content: {
+                /**
+                 * @example {
+                 *       "definition": {
+                 *         "dsl_version": 1,
+                 *         "fields": [
+                 *           {
+                 *             "name": "title",
+                 *             "type": "string",
+                 *             "required": true,
+                 *             "selectors": [
+                 *               "h1.title"
+                 *             ]
+                 *           },
+                 *           {
+                 *             "name": "price",
+                 *             "type": "number",
+                 *             "required": true,
+                 *             "selectors": [
+                 *               ".price"
+                 *             ]
+                 *           }
+                 *         ]
+                 *       },
+                 *       "activate": true
+                 *     }
+                 */
                 "application/json": components["schemas"]["CreateRecipeVersionBody"];
             };
         };
@@ -5219,6 +5758,15 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: a field, a rule of the definition or a capability limit, each named in details */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5281,6 +5829,15 @@ export interface operations {
             };
             /** @description IDEMPOTENCY_CONFLICT: the Idempotency-Key was used with another write */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -5405,6 +5962,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
@@ -5456,6 +6022,15 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Headers on a 429: when to come back, plus the policy's. */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5557,6 +6132,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
@@ -5634,6 +6218,24 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListDataRecipes: {
@@ -5690,6 +6292,24 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Headers on a 429: when to come back, plus the policy's. */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5754,6 +6374,24 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Headers on a 429: when to come back, plus the policy's. */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5868,6 +6506,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
@@ -5917,6 +6564,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description VALIDATION_FAILED: the id is not a UUID */
+            422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description RATE_LIMITED or CONCURRENCY_LIMITED: the read limits (see Retry-After and the RateLimit headers) */
             429: {
                 headers: {
@@ -5930,6 +6586,24 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Headers on a 429: when to come back, plus the policy's. */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -5987,6 +6661,24 @@ export interface operations {
             };
             /** @description VALIDATION_FAILED: the id is not a uuid */
             422: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -6065,6 +6757,24 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     ListEvents: {
@@ -6127,6 +6837,24 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Headers on a 429: when to come back, plus the policy's. */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6211,6 +6939,24 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     GetExtraction: {
@@ -6282,6 +7028,24 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Headers on a 429: when to come back, plus the policy's. */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {
@@ -6378,6 +7142,24 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description DEPENDENCY_UNAVAILABLE: a service this operation needs is unreachable; retry shortly */
+            503: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
         };
     };
     RetryRequest: {
@@ -6457,6 +7239,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: a service this request needs is unreachable; retry shortly */
             503: {
                 headers: {
@@ -6528,6 +7319,15 @@ export interface operations {
                     "application/json": components["schemas"]["PublicErrorBody"];
                 };
             };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
             /** @description DEPENDENCY_UNAVAILABLE: the ledger or the database is unreachable; retry shortly */
             503: {
                 headers: {
@@ -6579,6 +7379,15 @@ export interface operations {
                     "RateLimit-Policy"?: string;
                     /** @description Headers on a 429: when to come back, plus the policy's. */
                     "Retry-After"?: string;
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": components["schemas"]["PublicErrorBody"];
+                };
+            };
+            /** @description INTERNAL: an unexpected failure; the body says no more (the request_id finds it in the logs) */
+            500: {
+                headers: {
                     [name: string]: unknown;
                 };
                 content: {

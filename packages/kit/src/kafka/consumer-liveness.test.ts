@@ -126,7 +126,7 @@ async function startService(opts: { stallMs: number; brokers?: string[]; failCom
   };
   const gauge = async (name: string) => {
     const text = await (await fetch(`http://127.0.0.1:${portOf(metricsServer)}/metrics`)).text();
-    const line = text.split('\n').find((l) => l.startsWith(`${metrics.prefix}_${name}{`) && l.includes(`group="${group}"`));
+    const line = text.split('\n').find((l) => l.startsWith(`wdr_${name}{`) && l.includes(`group="${group}"`));
     return line === undefined ? undefined : Number(line.split(' ').pop());
   };
   await service.kafkaConnected();

@@ -93,8 +93,11 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   afterCommit?: () => void;
 }): Promise<ConsumerHandle> {
   const { bus, db, log } = opts;
-  const consumed = opts.metrics.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', ['topic', 'outcome']);
-  const waiting = opts.metrics.gauge(
+  const consumed = opts.metrics.shared.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', [
+    'topic',
+    'outcome',
+  ]);
+  const waiting = opts.metrics.shared.gauge(
     'kafka_dependency_waits',
     'Messages waiting out a dependency failure (database, broker, another service).',
     ['group'],
@@ -387,7 +390,10 @@ export async function startBroadcastConsumer(opts: {
   maxWaitTimeInMs?: number;
 }): Promise<ConsumerHandle> {
   const { bus, log } = opts;
-  const consumed = opts.metrics.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', ['topic', 'outcome']);
+  const consumed = opts.metrics.shared.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', [
+    'topic',
+    'outcome',
+  ]);
   const consumer = bus.kafka.consumer({
     groupId: `${bus.prefix}${opts.group}`,
     sessionTimeout: 30_000,

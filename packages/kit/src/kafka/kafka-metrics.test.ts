@@ -55,18 +55,18 @@ describe('outbox metrics', () => {
     });
     await db.$executeRawUnsafe("UPDATE outbox_messages SET created_at = now() - interval '90 seconds' WHERE published_at IS NULL");
     const relay = new OutboxRelay({ databaseUrl: database.url, bus, log, pollMs: 60_000, metrics });
-    expect(await sample(metrics, 'kit_test_outbox_outbox_unpublished_messages', { wdr_service: 'kit_test_outbox' })).toBe(2);
-    expect(await sample(metrics, 'kit_test_outbox_outbox_oldest_unpublished_age_seconds')).toBeGreaterThanOrEqual(90);
+    expect(await sample(metrics, 'wdr_outbox_unpublished_messages', { wdr_service: 'kit_test_outbox' })).toBe(2);
+    expect(await sample(metrics, 'wdr_outbox_oldest_unpublished_age_seconds')).toBeGreaterThanOrEqual(90);
     relay.start();
     await eventually(
-      () => sample(metrics, 'kit_test_outbox_outbox_published_total'),
+      () => sample(metrics, 'wdr_outbox_published_total'),
       (n) => n === 2,
       30_000,
     );
     await new Promise((r) => setTimeout(r, 1_100)); // the backlog query is shared for a second
-    expect(await sample(metrics, 'kit_test_outbox_outbox_unpublished_messages')).toBe(0);
-    expect(await sample(metrics, 'kit_test_outbox_outbox_oldest_unpublished_age_seconds')).toBe(0);
-    expect(await sample(metrics, 'kit_test_outbox_outbox_publish_failures_total')).toBe(0);
+    expect(await sample(metrics, 'wdr_outbox_unpublished_messages')).toBe(0);
+    expect(await sample(metrics, 'wdr_outbox_oldest_unpublished_age_seconds')).toBe(0);
+    expect(await sample(metrics, 'wdr_outbox_publish_failures_total')).toBe(0);
     await relay.stop();
   }, 60_000);
 });
@@ -98,14 +98,14 @@ describe('consumer lag', () => {
     );
     const series = { group: 'kit-test-lag', topic: 'render.jobs' };
     await eventually(
-      () => sample(metrics, 'kit_test_lag_kafka_consumer_lag', series),
+      () => sample(metrics, 'wdr_kafka_consumer_lag', series),
       (n) => n !== undefined && n >= 5,
       30_000,
     );
     expect(await sample(metrics, 'wdr_kafka_lag_query_success', {})).toBe(1);
     release();
     await eventually(
-      () => sample(metrics, 'kit_test_lag_kafka_consumer_lag', series),
+      () => sample(metrics, 'wdr_kafka_consumer_lag', series),
       (n) => n === 0,
       30_000,
     );

@@ -116,15 +116,19 @@ export function createKafkaService<Tx extends RawSql>(
   let stopping = false;
   let started = false;
   let connecting: Promise<void> | undefined;
-  const connectedGauge = metrics.gauge('kafka_connected', 'The producer is connected to Kafka (1) or still connecting (0).', [] as const);
-  const consumerGauge = metrics.gauge(
+  const connectedGauge = metrics.shared.gauge(
+    'kafka_connected',
+    'The producer is connected to Kafka (1) or still connecting (0).',
+    [] as const,
+  );
+  const consumerGauge = metrics.shared.gauge(
     'kafka_consumer_ready',
     'A consumer group member joined, not crashed, fetching within the last minute and not waiting on a dependency (1), or not (0).',
     ['group'] as const,
   );
   const consumersReady = () => running.size === parts.consumers.length && [...running.values()].every((c) => c.ready());
   const purge = processedPurger({ db, metrics, log, retainHours: env.PROCESSED_RETENTION_HOURS });
-  const wedgedGauge = metrics.gauge(
+  const wedgedGauge = metrics.shared.gauge(
     'kafka_consumer_wedged',
     'The consumer is wedged in a way a restart fixes, so liveness fails (1): kafkajs gave up on it, or no fetch or heartbeat for the stall time while the broker answers.',
     ['group'] as const,
@@ -139,7 +143,7 @@ export function createKafkaService<Tx extends RawSql>(
     },
   });
   // Every route but the probes needs a verified caller that the route's contract names (service-identity.ts).
-  const refusals = metrics.counter(
+  const refusals = metrics.shared.counter(
     'internal_calls_refused_total',
     'Internal calls refused by the caller gate: 401 (no valid service identity, by reason), 403 (a service the route does not name), 404 (no such route).',
     ['status', 'reason', 'caller'] as const,

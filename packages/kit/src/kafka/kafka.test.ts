@@ -102,7 +102,7 @@ describe('idempotent consumer', () => {
     const dlq = await readDlq('renderJobs', 1);
     expect(dlq[0]!.envelope.id).toBe(poison.id);
     expect(dlq[0]!.reason).toContain('always fails');
-    expect(await metrics.registry.getSingleMetricAsString('kit_test_a_kafka_messages_total')).toContain('outcome="dead_lettered"');
+    expect(await metrics.registry.getSingleMetricAsString('wdr_kafka_messages_total')).toContain('outcome="dead_lettered"');
   }, 60_000);
 
   it('dead-letters an undecodable message at once and a PoisonMessageError without retries', async () => {
@@ -263,7 +263,7 @@ describe('batches', () => {
     );
     const recorded = await db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM processed_messages WHERE consumer = $1', 'kit-test-skip');
     expect(recorded).toHaveLength(0);
-    expect(await metrics.registry.getSingleMetricAsString('kit_test_skip_kafka_messages_total')).toMatch(/outcome="ignored"[^\n]* 3/);
+    expect(await metrics.registry.getSingleMetricAsString('wdr_kafka_messages_total')).toMatch(/outcome="ignored"[^\n]* 3/);
     await c.stop();
     await b.disconnect();
   }, 60_000);

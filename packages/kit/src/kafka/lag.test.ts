@@ -38,8 +38,8 @@ describe('consumer lag collection while the broker does not answer', () => {
         const text = await metrics.registry.metrics();
         const took = Date.now() - started;
         expect(took).toBeLessThan(LAG_QUERY_TIMEOUT_MS + 1_000);
-        expect(text).toContain('# TYPE lag_test_kafka_consumer_lag gauge');
-        expect(text).not.toMatch(/^lag_test_kafka_consumer_lag\{/m);
+        expect(text).toContain('# TYPE wdr_kafka_consumer_lag gauge');
+        expect(text).not.toMatch(/^wdr_kafka_consumer_lag\{/m);
         // The shared gauge says why the series are missing: WdrKafkaUnreachable reads it.
         expect(text).toMatch(/^wdr_kafka_lag_query_success\{wdr_service="lag-test"\} 0$/m);
       }

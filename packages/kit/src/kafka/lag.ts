@@ -3,7 +3,7 @@ import type { Admin } from 'kafkajs';
 import { Gauge } from 'prom-client';
 import { TOPICS, type TopicKey } from '@wdr/contracts';
 import type { Logger } from '../log.js';
-import type { ServiceMetrics } from '../metrics.js';
+import { SHARED_PREFIX, type ServiceMetrics } from '../metrics.js';
 import type { KafkaBus } from './bus.js';
 
 /** The bound of one lag query, connect included (a scrape times out at 10 s; several groups run in parallel). */
@@ -28,7 +28,7 @@ export const LAG_QUERY_SUCCESS_METRIC = 'wdr_kafka_lag_query_success';
 const lagSources = new WeakMap<ServiceMetrics, Set<LagSource>>();
 
 /**
- * `<prefix>_kafka_consumer_lag{group, topic, partition}`: the partition's high watermark minus the
+ * `wdr_kafka_consumer_lag{group, topic, partition}`: the partition's high watermark minus the
  * group's committed offset, asked from the broker at scrape time (two admin requests per group,
  * LAG_QUERY_TIMEOUT_MS at most, connecting included; nothing when the broker does not answer). Asked from the broker rather than taken
  * from fetched batches, so a consumer stuck on a message still shows the backlog growing behind
@@ -46,7 +46,7 @@ export function exportLag(
     const all = new Set<LagSource>();
     sources = all;
     lagSources.set(metrics, all);
-    const name = `${metrics.prefix}_kafka_consumer_lag`;
+    const name = `${SHARED_PREFIX}_kafka_consumer_lag`;
     metrics.registry.removeSingleMetric(name);
     metrics.registry.removeSingleMetric(LAG_QUERY_SUCCESS_METRIC);
     // prom-client collects the metrics of one scrape in parallel: both gauges share one round of queries.

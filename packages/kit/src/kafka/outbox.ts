@@ -3,7 +3,7 @@ import pg from 'pg';
 import { Gauge } from 'prom-client';
 import type { RawSql } from '../db.js';
 import type { Logger } from '../log.js';
-import type { ServiceMetrics } from '../metrics.js';
+import { SHARED_PREFIX, type ServiceMetrics } from '../metrics.js';
 import { currentRequestId, REQUEST_ID_HEADER, withRequestId } from '../request-context.js';
 import { PgListener, pgConnectionFor } from '../pg-listen.js';
 import type { KafkaBus, OutgoingMessage } from './bus.js';
@@ -139,8 +139,8 @@ export class OutboxRelay {
   private publishFailures: { inc: () => void } | undefined;
 
   private exportMetrics(metrics: ServiceMetrics): void {
-    const published = metrics.counter('outbox_published_total', 'Outbox rows published to Kafka.', [] as const);
-    const failures = metrics.counter(
+    const published = metrics.shared.counter('outbox_published_total', 'Outbox rows published to Kafka.', [] as const);
+    const failures = metrics.shared.counter(
       'outbox_publish_failures_total',
       'Outbox relay rounds that failed (Kafka or the database unreachable); retried.',
       [] as const,
@@ -168,14 +168,21 @@ export class OutboxRelay {
         })
         .finally(() => setTimeout(() => (pending = undefined), 1_000).unref()));
     for (const [name, help, pick] of [
-      ['outbox_unpublished_messages', 'Outbox rows committed but not yet published (counted up to 100000).', (r: { n: number }) => r.n],
-      ['outbox_oldest_unpublished_age_seconds', 'Age of the oldest unpublished outbox row; 0 when none.', (r: { age: number }) => r.age],
+      [
+        `${SHARED_PREFIX}_outbox_unpublished_messages`,
+        'Outbox rows committed but not yet published (counted up to 100000).',
+        (r: { n: number }) => r.n,
+      ],
+      [
+        `${SHARED_PREFIX}_outbox_oldest_unpublished_age_seconds`,
+        'Age of the oldest unpublished outbox row; 0 when none.',
+        (r: { age: number }) => r.age,
+      ],
     ] as const) {
-      const full = `${metrics.prefix}_${name}`;
       // The newest relay of a registry reports (tests build several against one registry).
-      metrics.registry.removeSingleMetric(full);
+      metrics.registry.removeSingleMetric(name);
       new Gauge({
-        name: full,
+        name,
         help,
         registers: [metrics.registry],
         async collect() {

@@ -28,17 +28,17 @@ export async function purgeProcessed(db: RawSql, retainHours: number, batch = 5_
 
 /**
  * The hourly purge of a Kafka service (createKafkaService): purgeProcessed, counted as
- * `<prefix>_processed_messages_purged_total` (rows deleted) and
- * `<prefix>_processed_messages_purge_seconds_total` (time spent purging, failures included), so
+ * `wdr_processed_messages_purged_total` (rows deleted) and
+ * `wdr_processed_messages_purge_seconds_total` (time spent purging, failures included), so
  * the table's churn and the purge's cost are visible. A failure is logged and left to the next round.
  */
 export function processedPurger(opts: { db: RawSql; metrics: ServiceMetrics; log: Logger; retainHours: number }): () => Promise<number> {
-  const purged = opts.metrics.counter(
+  const purged = opts.metrics.shared.counter(
     'processed_messages_purged_total',
     'Processed-event records (idempotent consumers) deleted past PROCESSED_RETENTION_HOURS.',
     [] as const,
   );
-  const spent = opts.metrics.counter(
+  const spent = opts.metrics.shared.counter(
     'processed_messages_purge_seconds_total',
     'Time spent purging processed-event records past their retention.',
     [] as const,

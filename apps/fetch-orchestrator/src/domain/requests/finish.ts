@@ -1,6 +1,6 @@
 import { afterCommit } from '@wdr/kit/db';
 import { enqueue, makeEnvelope } from '@wdr/kit/kafka';
-import type { ProxyNetworkTypeName } from '@wdr/contracts';
+import type { ProxyNetworkTypeName, RequestErrorCode } from '@wdr/contracts';
 import { Prisma, type DataRequest } from '../../generated/prisma/client.js';
 import { announceBatchIfFinished } from '../batch-status.js';
 import { recordTerminal } from '../request-metrics.js';
@@ -12,7 +12,8 @@ type Tx = Prisma.TransactionClient;
 export interface Termination {
   status: 'completed' | 'failed' | 'cancelled';
   error?: Record<string, unknown>;
-  userError?: Record<string, unknown>;
+  /** What the tenant sees (`user_error`, a batch job's `error`): a code of REQUEST_ERROR_CODES and a message. */
+  userError?: { code: RequestErrorCode; message: string; reason?: 'budget_exhausted' };
   resultMeta?: Record<string, unknown>;
   resultExpiresAt?: Date;
   /** The stage execution ended in: what `auto` is billed at. */

@@ -1,4 +1,4 @@
-import type { FieldRule, GenerationAttemptView, RecipeDefinition } from '@wdr/contracts';
+import type { FieldRule, GenerationAttemptView, RecipeDefinition, RepairErrorCode } from '@wdr/contracts';
 import { PublicError, type FieldIssue } from '@wdr/kit/errors';
 import type { HandlerContext } from '@wdr/kit/kafka';
 import { Prisma, type PrismaClient, type RecipeRepair, type RecipeVersion } from '../../generated/prisma/client.js';
@@ -24,7 +24,7 @@ export interface RepairDeps extends AttemptDeps {
 
 interface RepairEnd {
   kept?: Kept;
-  error?: { code: string; message: string; details?: FieldIssue[] };
+  error?: { code: RepairErrorCode; message: string; details?: FieldIssue[] };
   attempts: GenerationAttemptView[];
   chargedTokens: number;
 }
