@@ -37,3 +37,37 @@ export type EventHandlers<Tx extends RawSql = RawSql> = { [E in EventType]?: Eve
 export function handlerOf<Tx extends RawSql>(handlers: EventHandlers<Tx>, type: string): EventHandler<Tx> | undefined {
   return (handlers as Partial<Record<string, EventHandler<Tx>>>)[type];
 }
+
+export interface BatchContext<Tx extends RawSql = RawSql, E extends EventType = EventType> {
+  topic: TopicKey;
+  /**
+   * Run `fn` in one database transaction together with recording every envelope of the batch as
+   * processed (one statement). `fn` receives the envelopes not processed before, in their order,
+   * each id once; when there are none it is not called. Returns what `fn` was given.
+   */
+  transaction: (fn: (tx: Tx, fresh: CatalogEnvelope<E>[]) => Promise<void>) => Promise<CatalogEnvelope<E>[]>;
+  /** The request id an envelope's message carried (`x-request-id`), for the rows its handling writes (enqueueMany's `requestId`). */
+  requestIdOf: (envelope: CatalogEnvelope<E>) => string | undefined;
+}
+
+/**
+ * Handles a run of consecutive messages of one event type at once (ordered consumers only). Its
+ * effects must be what the type's single handler would have done for each envelope in turn, and
+ * go through `ctx.transaction`: when a batch fails for any reason but a dependency failure, the
+ * consumer rolls it back whole and runs the single handler on each message instead (with its
+ * retries and its DLQ), so one bad message costs its batch the speed-up, never the others' effects.
+ */
+export type BatchHandler<Tx extends RawSql = RawSql, E extends EventType = EventType> = (
+  envelopes: CatalogEnvelope<E>[],
+  ctx: BatchContext<Tx, E>,
+) => Promise<void>;
+
+/** Batch handlers by event type; a type with a batch handler must have a single handler too (the fallback). */
+export type EventBatchHandlers<Tx extends RawSql = RawSql> = { [E in EventType]?: BatchHandler<Tx, E> };
+
+export function batchHandlerOf<Tx extends RawSql>(
+  handlers: EventBatchHandlers<Tx> | undefined,
+  type: string,
+): BatchHandler<Tx> | undefined {
+  return (handlers as Partial<Record<string, BatchHandler<Tx>>> | undefined)?.[type];
+}

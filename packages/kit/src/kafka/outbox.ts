@@ -34,16 +34,20 @@ const ROW_REQUEST_ID = '$request_id';
  * The `envelope` column's value for a message written now: the envelope, plus the current request
  * id for the relay. For services that insert outbox rows with their own SQL.
  */
-export function outboxJson(envelope: Envelope): string {
-  const requestId = currentRequestId();
+export function outboxJson(envelope: Envelope, requestId: string | undefined = currentRequestId()): string {
   return JSON.stringify(requestId === undefined ? envelope : { ...envelope, [ROW_REQUEST_ID]: requestId });
 }
 
 /**
  * `enqueue` for many messages (a batch admission writes thousands): one INSERT per 500 rows
- * instead of one per message, in the caller's transaction, in the given order.
+ * instead of one per message, in the caller's transaction, in the given order. A message's
+ * `requestId`, when the key is present, is the one its row carries instead of the current one (a
+ * batch of several requests' work).
  */
-export async function enqueueMany(tx: RawSql, messages: readonly { topic: TopicKey; key: string; envelope: Envelope }[]): Promise<void> {
+export async function enqueueMany(
+  tx: RawSql,
+  messages: readonly { topic: TopicKey; key: string; envelope: Envelope; requestId?: string | undefined }[],
+): Promise<void> {
   for (let i = 0; i < messages.length; i += 500) {
     const chunk = messages.slice(i, i + 500);
     await tx.$executeRawUnsafe(
@@ -51,7 +55,7 @@ export async function enqueueMany(tx: RawSql, messages: readonly { topic: TopicK
        SELECT t, k, e::jsonb FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS m(t, k, e, n) ORDER BY n`,
       chunk.map((m) => m.topic),
       chunk.map((m) => m.key),
-      chunk.map((m) => outboxJson(m.envelope)),
+      chunk.map((m) => ('requestId' in m ? outboxJson(m.envelope, m.requestId) : outboxJson(m.envelope))),
     );
   }
 }
