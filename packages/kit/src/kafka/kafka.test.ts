@@ -171,6 +171,54 @@ describe('outbox relay', () => {
   }, 60_000);
 });
 
+describe('outbox relays of one schema', () => {
+  it('take turns: two relays publish every committed row exactly once, without a transaction held across the produce', async () => {
+    const b = new KafkaBus({ clientId: 'kit-test-relays', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
+    await b.ensureTopics(['fetchJobs']);
+    await b.connect();
+    const received = new Map<string, number>();
+    const c = b.kafka.consumer({ groupId: `relays-reader-${randomUUID()}` });
+    await c.connect();
+    await c.subscribe({ topic: b.topic('fetchJobs'), fromBeginning: true });
+    await c.run({
+      eachMessage: async ({ message }) => {
+        const id = (JSON.parse(message.value!.toString()) as Envelope).id;
+        received.set(id, (received.get(id) ?? 0) + 1);
+      },
+    });
+    const relays = [1, 2].map(() => new OutboxRelay({ databaseUrl: database.url, bus: b, log, pollMs: 60_000, batchSize: 7 }));
+    for (const r of relays) r.start();
+    const ids: string[] = [];
+    // Commits keep arriving while both relays are woken by each of them.
+    for (let k = 0; k < 20; k++) {
+      const jobs = Array.from({ length: 5 }, () =>
+        makeEnvelope('fetchJobs', 'fetch.job_requested', randomUUID(), { request_id: randomUUID() }),
+      );
+      ids.push(...jobs.map((j) => j.id));
+      await db.$transaction(async (tx) => {
+        for (const j of jobs) await enqueue(tx, 'fetchJobs', 'k', j);
+      });
+      for (const r of relays) r.nudge();
+    }
+    try {
+      await eventually(async () => ids.every((id) => received.has(id)), Boolean, 30_000);
+      await new Promise((r) => setTimeout(r, 500));
+      expect([...received.entries()].filter(([id, n]) => ids.includes(id) && n !== 1)).toEqual([]);
+      const pending = await db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM outbox_messages WHERE published_at IS NULL');
+      expect(pending).toHaveLength(0);
+      // No relay holds the lock between batches.
+      const held = await db.$queryRawUnsafe<{ n: number }[]>(
+        "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+      );
+      expect(held[0]!.n).toBe(0);
+    } finally {
+      for (const r of relays) await r.stop();
+      await c.disconnect();
+      await b.disconnect();
+    }
+  }, 60_000);
+});
+
 describe('in-flight processing within a partition', () => {
   it('lets later messages of a partition finish while an earlier one is slow, and commits only the processed prefix', async () => {
     const finished: string[] = [];
