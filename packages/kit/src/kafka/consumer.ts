@@ -188,6 +188,21 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
               );
               return rows.length > 0;
             },
+            writes: async (statements) => {
+              ran = true;
+              // The record goes first and without ON CONFLICT: an event processed before (or by another
+              // member right now) fails it, rolling back the whole batch of statements.
+              const batch = (db as unknown as { $transaction: (s: PromiseLike<unknown>[]) => Promise<unknown[]> }).$transaction([
+                db.$executeRawUnsafe('INSERT INTO processed_messages (consumer, event_id) VALUES ($1, $2::uuid)', opts.group, envelope.id),
+                ...statements,
+              ]);
+              try {
+                return (await batch).slice(1);
+              } catch (err) {
+                if (await ctx.alreadyProcessed()) return undefined;
+                throw err;
+              }
+            },
             transaction: async (fn) => {
               ran = true;
               return transactionWithHooks(

@@ -17,6 +17,14 @@ export interface HandlerContext<Tx extends RawSql = RawSql> {
    * Returns false (and does not run `fn`) when the event was already processed.
    */
   transaction: (fn: (tx: Tx) => Promise<void>) => Promise<boolean>;
+  /**
+   * Record this event as processed and run `statements` with it in one transaction of the array
+   * form (`$transaction([...])`: statements sent in turn, no interactive transaction). They must be
+   * the service client's lazy statements (Prisma's `$queryRawUnsafe(...)` not yet awaited), each
+   * safe on its own to run after a crash (guarded by the state it changes). Returns their results,
+   * or undefined when the event was already processed (then nothing of them committed).
+   */
+  writes: (statements: PromiseLike<unknown>[]) => Promise<unknown[] | undefined>;
   /** Cheap check before doing expensive I/O for a redelivered event. */
   alreadyProcessed: () => Promise<boolean>;
 }
