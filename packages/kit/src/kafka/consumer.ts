@@ -277,6 +277,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
    */
   const processRun = async (
     topic: TopicKey,
+    partition: number,
     messages: { message: KafkaMessage; envelope: CatalogEnvelope }[],
     isRunning: () => boolean,
   ): Promise<boolean> => {
@@ -313,6 +314,17 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
           await withRequestId(undefined, () => handler(run, ctx));
           consumed.inc({ topic: topicLabel, outcome: 'processed' }, run.length);
           batches.inc({ topic: topicLabel, outcome: 'committed' });
+          // Each message's line, under its own request id, as the single path logs it.
+          if (log.isLevelEnabled('debug')) {
+            for (const { message, envelope } of messages) {
+              withRequestId(requestIds.get(envelope), () =>
+                log.debug(
+                  { topic: topicLabel, partition, offset: message.offset, type: envelope.type, event_id: envelope.id, batch: run.length },
+                  'message handled',
+                ),
+              );
+            }
+          }
           return true;
         } catch (err) {
           if (!isDependencyFailure(err)) {
@@ -379,7 +391,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
             const messages = run;
             run = [];
             if (messages.length === 0) return;
-            if (await processRun(topic, messages, isRunning)) {
+            if (await processRun(topic, batch.partition, messages, isRunning)) {
               for (const m of messages) progress.done(m.message.offset, undefined);
               return;
             }
