@@ -3,7 +3,7 @@ import { internalRoutes } from './api/internal-routes.js';
 import { expireStaleReservations } from './domain/expiry.js';
 import type { LedgerDeps } from './deps.js';
 import type { Prisma } from './generated/prisma/client.js';
-import { countSettlement, onSettlementRequested } from './kafka/handlers.js';
+import { countSettlement, onSettlementBatch, onSettlementRequested } from './kafka/handlers.js';
 import { tokenFlowMetrics } from './metrics.js';
 
 export function createLedgerService(deps: LedgerDeps) {
@@ -15,6 +15,8 @@ export function createLedgerService(deps: LedgerDeps) {
         group: 'billing-ledger',
         topics: ['billingCommands'],
         handlers: { 'billing.settlement_requested': onSettlementRequested(deps.metrics) },
+        // A run of commands settles in one transaction and announces in one outbox insert.
+        batchHandlers: { 'billing.settlement_requested': onSettlementBatch(deps.metrics) },
         concurrency: 3,
       },
     ],

@@ -13,6 +13,7 @@ import { listRequests } from '../src/domain/request-list.js';
 import { bytesOf, readEvents, readResult, RESULT_CHUNK_BYTES } from '../src/domain/request-reads.js';
 import { appendEvent } from '../src/domain/requests/events.js';
 import { finish } from '../src/domain/requests/finish.js';
+import { endStatements, runStatements, statusAfter, type MoveRow } from '../src/domain/requests/writes.js';
 import { purgeExpired } from '../src/domain/retention.js';
 import { runHttpStage } from '../src/domain/run-http-stage.js';
 import { createServiceClient } from '@wdr/kit/http-client';
@@ -259,6 +260,7 @@ describe('cancelRequest', () => {
         await db.$transaction(fn);
         return true;
       },
+      writes: async (statements) => (await db.$transaction(statements as Parameters<typeof db.$transaction>[0] & unknown[])) as unknown[],
     };
     // The ledger is never asked here (the job stops at the cancelled request): an unreachable one.
     const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: 'http://127.0.0.1:9' });
@@ -295,6 +297,50 @@ describe('cancelRequest', () => {
     expect(terminalEvents[0]!.status).toBe(row.status);
     if (row.status === 'completed') expect(cancelled.status === 'rejected' && (cancelled.reason as PublicError).code).toBe('CONFLICT');
     else expect(finished.status).toBe('fulfilled');
+  });
+});
+
+describe('terminal moves in one statement (requests/writes.ts)', () => {
+  it('a cancel and the one-statement terminal move race: exactly one wins, with one event, one settlement command and the page only if completed', async () => {
+    for (let round = 0; round < 5; round++) {
+      const tenant = randomUUID();
+      const r = await storedRequest(tenant, { status: 'running' });
+      const expiresAt = new Date(Date.now() + 3600_000);
+      const { statements } = endStatements(
+        { db, sealer, resultRetentionHours: 1 },
+        r,
+        { status: 'completed', resultExpiresAt: expiresAt, terminalStage: 'http' },
+        { result: { statusCode: 200, contentType: 'text/html', body: Buffer.from('<p>page</p>'), expiresAt } },
+      );
+      const [cancelled, moved] = await Promise.allSettled([cancelRequest(db, tenant, r.id), runStatements(db, statements)]);
+      const row = await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } });
+      const terminalEvents = (await readEvents(db, tenant, r.id)).events.filter((e) =>
+        ['request.completed', 'request.cancelled'].includes(e.kind),
+      );
+      expect(terminalEvents).toHaveLength(1);
+      expect(terminalEvents[0]!.status).toBe(row.status);
+      const outbox = await withDatabase(
+        database.url,
+        async (c) =>
+          (
+            await c.query<{ type: string; outcome: string | null }>(
+              `SELECT envelope->>'type' AS type, envelope->'data'->>'outcome' AS outcome FROM outbox_messages WHERE message_key = $1 ORDER BY id`,
+              [r.id],
+            )
+          ).rows,
+      );
+      expect(outbox.filter((m) => m.type === 'billing.settlement_requested').map((m) => m.outcome)).toEqual([row.status]);
+      const stored = await db.requestResult.findUnique({ where: { requestId: r.id } });
+      expect(stored !== null).toBe(row.status === 'completed');
+      const answer = moved.status === 'fulfilled' ? ((moved.value[0] as MoveRow[])[0] ?? null) : null;
+      if (row.status === 'completed') {
+        expect(answer).toMatchObject({ moved: true, status: 'completed' });
+        expect(cancelled.status === 'rejected' && (cancelled.reason as PublicError).code).toBe('CONFLICT');
+      } else {
+        expect(answer).toMatchObject({ moved: false });
+        expect(await statusAfter(db, r.id, answer!)).toBe('cancelled');
+      }
+    }
   });
 });
 

@@ -1,9 +1,9 @@
 import type { LedgerStepAnswer } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
-import { enqueue, makeEnvelope } from '@wdr/kit/kafka';
+import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
 import type { Prisma, PrismaClient, Reservation } from '../generated/prisma/client.js';
-import { createTransfer, debit, insertTransfers, credit, resolveHolds, REVENUE_ACCOUNT, tenantAccountId, type Hold } from './accounts.js';
-import { reviewBalanceAlert } from './balance-alerts.js';
+import { debit, insertTransfers, credit, REVENUE_ACCOUNT, tenantAccountId, type Hold, type TransferSpec } from './accounts.js';
+import { applyBalanceAlert, reviewBalanceAlert } from './balance-alerts.js';
 import {
   captchaPrice,
   costOf,
@@ -52,23 +52,14 @@ interface Locked {
   holds: Hold[];
 }
 
-/**
- * Lock a reservation for the rest of the transaction (settlement and step holds serialise on it),
- * and read with it its plan's price overrides and its open holds: one round trip.
- */
-async function lockReservation(tx: Tx, requestId: string): Promise<Locked | null> {
-  const rows = await tx.$queryRawUnsafe<(Record<string, unknown> & { overrides: unknown; holds: unknown })[]>(
-    `SELECT r.request_id, r.tenant_id, r.transfer_id, r.amount, r.held_tokens, r.route_mode, r.proxy_type, r.pricing_version, r.plan_id, r.policy,
+const LOCK_COLUMNS = `r.request_id, r.tenant_id, r.transfer_id, r.amount, r.held_tokens, r.route_mode, r.proxy_type, r.pricing_version, r.plan_id, r.policy,
             r.max_credits, r.state,
             COALESCE((SELECT json_agg(json_build_array(pp.network_class, pp.tariff, pp.tokens)) FROM plan_prices pp
                        WHERE pp.plan_id = r.plan_id AND pp.pricing_version = r.pricing_version), '[]'::json) AS overrides,
             COALESCE((SELECT json_agg(json_build_array(t.id, t.amount::text, t.credit_account_id) ORDER BY t.created_at, t.id) FROM transfers t
-                       WHERE t.request_id = r.request_id AND t.kind = 'pending' AND t.debit_account_id = 'tenant:' || r.tenant_id::text), '[]'::json) AS holds
-       FROM reservations r WHERE r.request_id = $1::uuid FOR UPDATE OF r`,
-    requestId,
-  );
-  const row = rows[0];
-  if (!row) return null;
+                       WHERE t.request_id = r.request_id AND t.kind = 'pending' AND t.debit_account_id = 'tenant:' || r.tenant_id::text), '[]'::json) AS holds`;
+
+function lockedOf(row: Record<string, unknown> & { overrides: unknown; holds: unknown }): Locked {
   const json = <T>(v: unknown): T => (typeof v === 'string' ? (JSON.parse(v) as T) : (v as T));
   const big = (v: unknown) => (v === null || v === undefined ? null : BigInt(v as bigint));
   const r = {
@@ -96,6 +87,27 @@ async function lockReservation(tx: Tx, requestId: string): Promise<Locked | null
   return { r, overrides: json(row.overrides), holds };
 }
 
+/**
+ * Lock a reservation for the rest of the transaction (settlement and step holds serialise on it),
+ * and read with it its plan's price overrides and its open holds: one round trip.
+ */
+async function lockReservation(tx: Tx, requestId: string): Promise<Locked | null> {
+  const rows = await tx.$queryRawUnsafe<(Record<string, unknown> & { overrides: unknown; holds: unknown })[]>(
+    `SELECT ${LOCK_COLUMNS} FROM reservations r WHERE r.request_id = $1::uuid FOR UPDATE OF r`,
+    requestId,
+  );
+  return rows[0] ? lockedOf(rows[0]) : null;
+}
+
+/** Lock many reservations at once, in request id order (two batches lock in the same order), by request id. */
+async function lockReservations(tx: Tx, requestIds: string[]): Promise<Map<string, Locked>> {
+  const rows = await tx.$queryRawUnsafe<(Record<string, unknown> & { overrides: unknown; holds: unknown })[]>(
+    `SELECT ${LOCK_COLUMNS} FROM reservations r WHERE r.request_id = ANY($1::uuid[]) ORDER BY r.request_id FOR UPDATE OF r`,
+    requestIds,
+  );
+  return new Map(rows.map((row) => [(row['request_id'] as string).toLowerCase(), lockedOf(row)]));
+}
+
 /** Base of the terminal stage, in the admitted network class; a price gone missing falls back to the admission base. */
 function basePrice(book: PriceBook, r: Reservation, cmd: SettlementCommand): bigint {
   let stage = cmd.terminal_stage;
@@ -103,114 +115,256 @@ function basePrice(book: PriceBook, r: Reservation, cmd: SettlementCommand): big
   return BigInt(priceOf(book, r.proxyType, terminalStageOf(r.routeMode, stage)) ?? Number(r.amount));
 }
 
+/** What settling one command came to: its outcome and, for a resolution, the tokens it moved. */
+export interface SettlementResult {
+  outcome: 'settled' | 'refunded' | 'duplicate';
+  flows: SettlementFlows;
+}
+
 /**
- * Resolve a reservation exactly once, inside the caller's transaction (the consumer's, which also
- * records the command as processed).
+ * Resolve a reservation exactly once, inside the caller's transaction: settleBatch() of one command.
+ * Returns what happened (`duplicate` when it was already resolved); `flows`, when given, receives
+ * the tokens charged and the held tokens released, for the caller to count once the transaction
+ * committed (src/metrics.ts).
+ */
+export async function settle(tx: Tx, cmd: SettlementCommand, flows?: SettlementFlows): Promise<'settled' | 'refunded' | 'duplicate'> {
+  const [result] = await settleBatch(tx, [cmd]);
+  if (flows && result!.outcome !== 'duplicate') Object.assign(flows, result!.flows);
+  return result!.outcome;
+}
+
+/** The per-account sums of a batch's movements. */
+interface Deltas {
+  debitsPending: bigint;
+  debitsPosted: bigint;
+  creditsPending: bigint;
+  creditsPosted: bigint;
+}
+
+/**
+ * Resolve many reservations exactly once, in the caller's transaction (the consumer's, which also
+ * records the commands as processed), in a fixed number of statements whatever the batch's size:
+ * lock the reservations (request id order) and the tenants' accounts (account id order), insert
+ * every resolution transfer, move every tenant's balance, mark the reservations, review the balance
+ * alerts, write the outbox events, and move the revenue account last (the hottest row, held for the
+ * shortest time). The result for each command is what settling them one by one, in order, gives;
+ * a command for a request already resolved (before, or earlier in the batch) is `duplicate`. A
+ * command without a reservation throws: the whole batch rolls back.
  *
  * The rule: a `completed` request, and one stopped at its ceiling (`budget_exhausted`, the
  * tenant's own limit), is charged base of its terminal stage + CAPTCHA solves + measured proxy
  * traffic, never more than max_credits_per_request. A `failed` or `cancelled` request is refunded
  * in full: the tenant pays nothing for a failure it did not cause. The charge is posted from the
  * request's holds and the rest released; a charge above the holds (deferred items) is debited from
- * the balance as far as it goes, and what it cannot cover is recorded as uncollected, never
- * overdrawn. Returns what happened (`duplicate` when it was already resolved); `flows`, when given,
- * receives the tokens charged and the held tokens released, for the caller to count once the
- * transaction committed (src/metrics.ts).
+ * the balance as far as it goes (the balance after every release of the batch), and what it cannot
+ * cover is recorded as uncollected, never overdrawn.
+ *
+ * `requestIds[i]`, when given, is the request id command i's outbox event carries (its message's).
  */
-export async function settle(tx: Tx, cmd: SettlementCommand, flows?: SettlementFlows): Promise<'settled' | 'refunded' | 'duplicate'> {
-  const locked = await lockReservation(tx, cmd.request_id);
-  if (!locked) throw new Error(`no reservation for request ${cmd.request_id}`);
-  const { r } = locked;
-  if (r.state !== 'reserved') return 'duplicate';
-
-  const book = await priceBookWith(tx, r.planId, r.pricingVersion, locked.overrides);
-  const charged = cmd.outcome === 'completed' || cmd.reason === 'budget_exhausted';
-  const traffic = cmd.traffic;
-  const trafficBytes = traffic?.measured ? BigInt(traffic.request_bytes) + BigInt(traffic.response_bytes) : 0n;
-  const captchaSolves = cmd.captcha_solves ?? 0;
-  const lines = charged
-    ? costOf(
-        {
-          base: basePrice(book, r, cmd),
-          captcha: cmd.captcha_solves === undefined ? BigInt(cmd.captcha_tokens) : BigInt(captchaSolves * captchaPrice(book)),
-          traffic: traffic ? trafficTokens(trafficBytes, trafficPricePerGib(book, traffic.proxy_type)) : 0n,
-        },
-        r.maxCredits,
-      )
-    : { base: 0n, captcha: 0n, traffic: 0n, total: 0n };
-
-  const accountId = tenantAccountId(r.tenantId);
-  const fromHolds = await resolveHolds(tx, locked.holds, lines.total, charged ? 'settlement' : 'refund');
-  let excessTaken = 0n;
-  let uncollected = 0n;
-  const excess = lines.total - fromHolds;
-  if (excess > 0n) {
-    // Deferred items beyond the holds: take what the balance has, record the rest.
-    const available = BigInt(
-      (
-        await tx.$queryRawUnsafe<{ a: bigint }[]>(
-          'SELECT credits_posted - debits_posted - debits_pending AS a FROM accounts WHERE id = $1 FOR UPDATE',
-          accountId,
-        )
-      )[0]?.a ?? 0n,
-    );
-    excessTaken = available <= 0n ? 0n : available < excess ? available : excess;
-    uncollected = excess - excessTaken;
-    if (excessTaken > 0n) {
-      await createTransfer(
-        tx,
-        {
-          id: `charge:${r.requestId}:deferred`,
-          debitAccountId: accountId,
-          creditAccountId: REVENUE_ACCOUNT,
-          amount: excessTaken,
-          code: 'deferred_charge',
-          requestId: r.requestId,
-        },
-        'posted',
-      );
+export async function settleBatch(tx: Tx, cmds: SettlementCommand[], requestIds?: (string | undefined)[]): Promise<SettlementResult[]> {
+  const keyOf = (cmd: SettlementCommand) => cmd.request_id.toLowerCase();
+  const locked = await lockReservations(tx, [...new Set(cmds.map(keyOf))]);
+  const results: SettlementResult[] = [];
+  const transfers: (TransferSpec & { kind: string })[] = [];
+  const deltas = new Map<string, Deltas>();
+  const delta = (accountId: string) => {
+    let d = deltas.get(accountId);
+    if (!d) deltas.set(accountId, (d = { debitsPending: 0n, debitsPosted: 0n, creditsPending: 0n, creditsPosted: 0n }));
+    return d;
+  };
+  interface Resolution {
+    index: number;
+    r: Reservation;
+    state: 'settled' | 'refunded';
+    cmd: SettlementCommand;
+    lines: { base: bigint; captcha: bigint; traffic: bigint; total: bigint };
+    fromHolds: bigint;
+    held: bigint;
+    excessTaken: bigint;
+    uncollected: bigint;
+  }
+  const resolutions: Resolution[] = [];
+  const resolved = new Set<string>();
+  for (const [index, cmd] of cmds.entries()) {
+    const l = locked.get(keyOf(cmd));
+    if (!l) throw new Error(`no reservation for request ${cmd.request_id}`);
+    const { r } = l;
+    if (r.state !== 'reserved' || resolved.has(keyOf(cmd))) {
+      results.push({ outcome: 'duplicate', flows: { charged: 0, released: 0 } });
+      continue;
     }
+    resolved.add(keyOf(cmd));
+    const book = await priceBookWith(tx, r.planId, r.pricingVersion, l.overrides);
+    const charged = cmd.outcome === 'completed' || cmd.reason === 'budget_exhausted';
+    const traffic = cmd.traffic;
+    const trafficBytes = traffic?.measured ? BigInt(traffic.request_bytes) + BigInt(traffic.response_bytes) : 0n;
+    const lines = charged
+      ? costOf(
+          {
+            base: basePrice(book, r, cmd),
+            captcha: cmd.captcha_solves === undefined ? BigInt(cmd.captcha_tokens) : BigInt(cmd.captcha_solves * captchaPrice(book)),
+            traffic: traffic ? trafficTokens(trafficBytes, trafficPricePerGib(book, traffic.proxy_type)) : 0n,
+          },
+          r.maxCredits,
+        )
+      : { base: 0n, captcha: 0n, traffic: 0n, total: 0n };
+    // Post up to the total across the holds, in order, and release the rest: one resolution each,
+    // `<hold id>:resolve`, so the primary key forbids a second.
+    let remaining = lines.total;
+    let held = 0n;
+    for (const h of l.holds) {
+      const posted = remaining < h.amount ? remaining : h.amount;
+      remaining -= posted;
+      held += h.amount;
+      transfers.push({
+        id: `${h.id}:resolve`,
+        debitAccountId: h.debitAccountId,
+        creditAccountId: h.creditAccountId,
+        amount: posted,
+        kind: posted === 0n ? 'void_pending' : 'post_pending',
+        pendingId: h.id,
+        requestId: h.requestId,
+        code: charged ? 'settlement' : 'refund',
+      });
+      const debit = delta(h.debitAccountId);
+      debit.debitsPending -= h.amount;
+      debit.debitsPosted += posted;
+      const credit = delta(h.creditAccountId);
+      credit.creditsPending -= h.amount;
+      credit.creditsPosted += posted;
+    }
+    const state = charged ? 'settled' : 'refunded';
+    resolutions.push({ index, r, state, cmd, lines, fromHolds: lines.total - remaining, held, excessTaken: 0n, uncollected: 0n });
+    results.push({ outcome: state, flows: { charged: 0, released: 0 } });
   }
-  const total = fromHolds + excessTaken;
-  const state = charged ? 'settled' : 'refunded';
-  await tx.$executeRawUnsafe(
-    `UPDATE reservations SET state = $2, end_reason = $3, charged_tokens = $4, charged_base_tokens = $5, captcha_solves = $6, captcha_tokens = $7,
-            traffic_proxy_type = $8, traffic_measured = $9, request_bytes = $10, response_bytes = $11, traffic_tokens = $12, uncollected_tokens = $13,
-            resolved_at = now()
-      WHERE request_id = $1::uuid`,
-    r.requestId,
-    state,
-    cmd.reason ?? (charged ? null : cmd.outcome),
-    total,
-    lines.base,
-    captchaSolves,
-    lines.captcha,
-    traffic?.proxy_type ?? null,
-    traffic ? traffic.measured : null,
-    traffic?.measured ? BigInt(traffic.request_bytes) : null,
-    traffic?.measured ? BigInt(traffic.response_bytes) : null,
-    lines.traffic,
-    uncollected,
+  if (resolutions.length === 0) return results;
+
+  // The tenants' accounts, locked in id order, with what is available before this batch.
+  const tenantAccounts = [...new Set(resolutions.map((x) => tenantAccountId(x.r.tenantId)))].sort();
+  const before = await tx.$queryRawUnsafe<{ id: string; available: bigint }[]>(
+    'SELECT id, credits_posted - debits_posted - debits_pending AS available FROM accounts WHERE id = ANY($1::text[]) ORDER BY id FOR UPDATE',
+    tenantAccounts,
   );
-  if (flows) {
-    flows.charged = Number(total);
-    flows.released = Number(locked.holds.reduce((sum, h) => sum + h.amount, 0n) - fromHolds);
+  // Deferred items beyond the holds: taken from what the balance has once the batch's holds are
+  // resolved (a release makes tokens available again), in command order; the rest is uncollected.
+  const available = new Map(
+    before.map((a) => [a.id, BigInt(a.available) - (deltas.get(a.id)?.debitsPending ?? 0n) - (deltas.get(a.id)?.debitsPosted ?? 0n)]),
+  );
+  for (const x of resolutions) {
+    const excess = x.lines.total - x.fromHolds;
+    if (excess <= 0n) continue;
+    const accountId = tenantAccountId(x.r.tenantId);
+    const room = available.get(accountId) ?? 0n;
+    x.excessTaken = room <= 0n ? 0n : room < excess ? room : excess;
+    x.uncollected = excess - x.excessTaken;
+    if (x.excessTaken === 0n) continue;
+    available.set(accountId, room - x.excessTaken);
+    transfers.push({
+      id: `charge:${x.r.requestId}:deferred`,
+      debitAccountId: accountId,
+      creditAccountId: REVENUE_ACCOUNT,
+      amount: x.excessTaken,
+      kind: 'posted',
+      code: 'deferred_charge',
+      requestId: x.r.requestId,
+    });
+    delta(accountId).debitsPosted += x.excessTaken;
+    delta(REVENUE_ACCOUNT).creditsPosted += x.excessTaken;
   }
-  await reviewBalanceAlert(tx, accountId);
-  await enqueue(
+
+  if (transfers.length > 0) {
+    await tx.$executeRawUnsafe(
+      `INSERT INTO transfers (id, debit_account_id, credit_account_id, amount, kind, code, request_id, pending_id)
+       SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::uuid[], $8::text[])`,
+      transfers.map((t) => t.id),
+      transfers.map((t) => t.debitAccountId),
+      transfers.map((t) => t.creditAccountId),
+      transfers.map((t) => t.amount.toString()),
+      transfers.map((t) => t.kind),
+      transfers.map((t) => t.code),
+      transfers.map((t) => t.requestId ?? null),
+      transfers.map((t) => t.pendingId ?? null),
+    );
+  }
+  // Tenants' balances in one statement; it answers what the balance alerts need.
+  const tenantDeltas = tenantAccounts.map((id) => [id, deltas.get(id)] as const).filter((e): e is readonly [string, Deltas] => !!e[1]);
+  const after = await tx.$queryRawUnsafe<{ id: string; tenant_id: string; available: bigint; balance_alert: string; threshold: number }[]>(
+    `UPDATE accounts a SET debits_pending = a.debits_pending + u.dpend, debits_posted = a.debits_posted + u.dpost
+       FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS u(id, dpend, dpost), plans p
+      WHERE a.id = u.id AND p.id = a.plan_id
+      RETURNING a.id, a.tenant_id::text AS tenant_id, a.credits_posted - a.debits_posted - a.debits_pending AS available, a.balance_alert,
+                p.low_balance_threshold_tokens AS threshold`,
+    tenantDeltas.map(([id]) => id),
+    tenantDeltas.map(([, d]) => d.debitsPending.toString()),
+    tenantDeltas.map(([, d]) => d.debitsPosted.toString()),
+  );
+  await tx.$executeRawUnsafe(
+    `UPDATE reservations r SET state = u.state, end_reason = u.end_reason, charged_tokens = u.charged, charged_base_tokens = u.base,
+            captcha_solves = u.solves, captcha_tokens = u.captcha, traffic_proxy_type = u.proxy_type, traffic_measured = u.measured,
+            request_bytes = u.req_bytes, response_bytes = u.res_bytes, traffic_tokens = u.traffic, uncollected_tokens = u.uncollected,
+            resolved_at = now()
+       FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::int[], $7::bigint[], $8::text[], $9::boolean[],
+                   $10::bigint[], $11::bigint[], $12::bigint[], $13::bigint[])
+            AS u(request_id, state, end_reason, charged, base, solves, captcha, proxy_type, measured, req_bytes, res_bytes, traffic, uncollected)
+      WHERE r.request_id = u.request_id`,
+    resolutions.map((x) => x.r.requestId),
+    resolutions.map((x) => x.state),
+    resolutions.map((x) => x.cmd.reason ?? (x.state === 'settled' ? null : x.cmd.outcome)),
+    resolutions.map((x) => (x.fromHolds + x.excessTaken).toString()),
+    resolutions.map((x) => x.lines.base.toString()),
+    resolutions.map((x) => x.cmd.captcha_solves ?? 0),
+    resolutions.map((x) => x.lines.captcha.toString()),
+    resolutions.map((x) => x.cmd.traffic?.proxy_type ?? null),
+    resolutions.map((x) => (x.cmd.traffic ? x.cmd.traffic.measured : null)),
+    resolutions.map((x) => (x.cmd.traffic?.measured ? String(x.cmd.traffic.request_bytes) : null)),
+    resolutions.map((x) => (x.cmd.traffic?.measured ? String(x.cmd.traffic.response_bytes) : null)),
+    resolutions.map((x) => x.lines.traffic.toString()),
+    resolutions.map((x) => x.uncollected.toString()),
+  );
+  for (const a of after) {
+    if (a.tenant_id) await applyBalanceAlert(tx, a.id, a.tenant_id, BigInt(a.available), a.balance_alert, a.threshold);
+  }
+  await enqueueMany(
     tx,
-    'billingEvents',
-    r.requestId,
-    makeEnvelope('billingEvents', 'billing.reservation_resolved', r.tenantId, {
-      request_id: r.requestId,
-      token_state: state,
-      charged_tokens: Number(total),
-      base_tokens: Number(lines.base),
-      captcha_tokens: Number(lines.captcha),
-      traffic_tokens: Number(lines.traffic),
+    resolutions.map((x) => {
+      const total = x.fromHolds + x.excessTaken;
+      return {
+        topic: 'billingEvents' as const,
+        key: x.r.requestId,
+        envelope: makeEnvelope('billingEvents', 'billing.reservation_resolved', x.r.tenantId, {
+          request_id: x.r.requestId,
+          token_state: x.state,
+          charged_tokens: Number(total),
+          base_tokens: Number(x.lines.base),
+          captcha_tokens: Number(x.lines.captcha),
+          traffic_tokens: Number(x.lines.traffic),
+        }),
+        ...(requestIds ? { requestId: requestIds[x.index] } : {}),
+      };
     }),
   );
-  return state;
+  // The other side of every movement (revenue:usage), last.
+  const others = [...deltas.entries()].filter(([id]) => !tenantAccounts.includes(id)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
+  if (others.length > 0) {
+    await tx.$executeRawUnsafe(
+      `UPDATE accounts a SET debits_pending = a.debits_pending + u.dpend, debits_posted = a.debits_posted + u.dpost,
+              credits_pending = a.credits_pending + u.cpend, credits_posted = a.credits_posted + u.cpost
+         FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) AS u(id, dpend, dpost, cpend, cpost)
+        WHERE a.id = u.id`,
+      others.map(([id]) => id),
+      others.map(([, d]) => d.debitsPending.toString()),
+      others.map(([, d]) => d.debitsPosted.toString()),
+      others.map(([, d]) => d.creditsPending.toString()),
+      others.map(([, d]) => d.creditsPosted.toString()),
+    );
+  }
+  for (const x of resolutions) {
+    results[x.index] = {
+      outcome: x.state,
+      flows: { charged: Number(x.fromHolds + x.excessTaken), released: Number(x.held - x.fromHolds) },
+    };
+  }
+  return results;
 }
 
 export interface StepCommand {

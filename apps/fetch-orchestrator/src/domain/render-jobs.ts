@@ -1,4 +1,3 @@
-import { transactionWithHooks } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import type { Sealer } from '@wdr/kit/sealing';
 import type { ServiceClient } from '@wdr/kit/http-client';
@@ -15,13 +14,12 @@ import {
 } from '@wdr/contracts';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { authorizedSolves } from './render-captcha.js';
-import { appendEvent } from './requests/events.js';
 import { openInputs } from './requests/sealed-inputs.js';
-import { addTraffic, finish, type Termination, type TrafficReport } from './requests/finish.js';
+import { addTraffic, type Termination, type TrafficReport } from './requests/finish.js';
+import { endStatements, moveStatement, runStatements, startSet, statusAfter, type MoveEvent, type MoveResult } from './requests/writes.js';
 import { hasCeiling } from './admission.js';
 import { TERMINAL } from './requests/terminal.js';
-import { fillResultCache, serveFromCache, type ResultCacheSettings } from './result-cache.js';
-import { lockRequest } from './run-http-stage.js';
+import { serveFromCache, type ResultCacheSettings } from './result-cache.js';
 import { browserRouteFor } from './proxies/browser-route.js';
 import type { RouteDeps } from './proxies/route.js';
 
@@ -47,181 +45,170 @@ const notFound = () => new PublicError('NOT_FOUND', 'No such request.');
  * browser-renderer claims the browser stage of a request: the request moves to `running` with a
  * `request.running` event (stage `browser`) and the renderer gets the full job. A request that is
  * already terminal (a redelivered job, a cancel) is skipped, so a repeated job repeats nothing.
+ *
+ * No interactive transaction: the row is read, the route chosen, the options checked, and then one
+ * statement moves it (requests/writes.ts), to running, or straight to failed (with the batch's end)
+ * when the stage cannot run; its condition on the status keeps a request cancelled meanwhile as it is.
  */
 export async function startRenderJob(deps: RenderJobDeps, requestId: string): Promise<RenderStartAnswer> {
   // An identical request of the tenant completed within its TTL: this one gets a copy, nothing to render.
   if (await serveFromCache(deps, requestId)) return { state: 'skip', status: 'completed' };
-  // The route is chosen (and a country verified through it) before the row is locked: network I/O.
-  const planned = await deps.db.dataRequest.findUnique({
-    where: { id: requestId },
-    select: { proxyType: true, options: true, status: true },
+  const row = await deps.db.dataRequest.findUnique({ where: { id: requestId } });
+  if (!row) throw notFound();
+  if (TERMINAL.has(row.status)) return { state: 'skip', status: row.status };
+  // The route is chosen (and a country verified through it) before anything is written: network I/O.
+  const route = await browserRouteFor(deps.routes, { proxyType: row.proxyType, options: row.options as Record<string, unknown> });
+  const fail = async (t: Termination): Promise<RenderStartAnswer> => {
+    const { statements, done } = endStatements(deps, row, t, { start: true });
+    const moved = done(await runStatements(deps.db, statements));
+    if (!moved) throw notFound();
+    return { state: 'skip', status: await statusAfter(deps.db, row.id, moved) };
+  };
+  if (!row.targetSealed) {
+    return fail({
+      status: 'failed',
+      error: { code: 'TARGET_EXPIRED', message: 'the target URL passed its retention before the request ran' },
+      userError: { code: 'TARGET_EXPIRED', message: 'The request expired before it could run.' },
+    });
+  }
+  const reason = row.routeMode === 'auto' ? 'escalated' : 'requested';
+  // Headers, cookies and actions are opened for the renderer's answer only (sealed at rest).
+  const o = openInputs(deps.sealer, row);
+  const options = RenderOptions.safeParse({
+    javascript: javascriptOf(o),
+    timeout_ms: o['timeout_ms'] ?? 45_000,
+    user_agent: o['user_agent'],
+    headers: o['headers'] ?? {},
+    cookies: o['cookies'] ?? {},
+    wait_for_selector: o['wait_for_selector'],
+    wait_for_text: o['wait_for_text'],
+    result_text_selector: o['result_text_selector'],
+    resource_policy: o['resource_policy'] ?? 'adaptive',
+    browser_actions: o['browser_actions'] ?? [],
+    debug_artifacts: o['debug_artifacts'] ?? false,
   });
-  const route =
-    planned && !TERMINAL.has(planned.status)
-      ? await browserRouteFor(deps.routes, { proxyType: planned.proxyType, options: planned.options as Record<string, unknown> })
-      : undefined;
-  return transactionWithHooks(deps.db, async (tx) => {
-    const locked = await lockRequest(tx, requestId);
-    if (!locked) throw notFound();
-    if (TERMINAL.has(locked.status)) return { state: 'skip', status: locked.status };
-    const before = await tx.dataRequest.findUniqueOrThrow({ where: { id: requestId }, select: { startedAt: true } });
-    const row = await tx.dataRequest.update({
-      where: { id: requestId },
-      data: { status: 'running', startedAt: before.startedAt ?? new Date(), attempts: { increment: 1 } },
+  if (!options.success) {
+    // Options stored under older rules (a retry of a request accepted before browser actions
+    // were typed): nothing the browser can run. Failed and refunded, never retried forever.
+    const message = 'The stored options of this request are not valid for the browser stage; submit it again.';
+    return fail({
+      status: 'failed',
+      error: { code: 'INVALID_OPTIONS', message: 'stored options do not parse as render options', stage: 'browser' },
+      userError: { code: 'INVALID_OPTIONS', message },
     });
-    if (!row.targetSealed) {
-      const done = await finish(tx, row, {
-        status: 'failed',
-        error: { code: 'TARGET_EXPIRED', message: 'the target URL passed its retention before the request ran' },
-        userError: { code: 'TARGET_EXPIRED', message: 'The request expired before it could run.' },
-      });
-      return { state: 'skip', status: done.status };
-    }
-    const reason = row.routeMode === 'auto' ? 'escalated' : 'requested';
-    // Headers, cookies and actions are opened for the renderer's answer only (sealed at rest).
-    const o = openInputs(deps.sealer, row);
-    const options = RenderOptions.safeParse({
-      javascript: javascriptOf(o),
-      timeout_ms: o['timeout_ms'] ?? 45_000,
-      user_agent: o['user_agent'],
-      headers: o['headers'] ?? {},
-      cookies: o['cookies'] ?? {},
-      wait_for_selector: o['wait_for_selector'],
-      wait_for_text: o['wait_for_text'],
-      result_text_selector: o['result_text_selector'],
-      resource_policy: o['resource_policy'] ?? 'adaptive',
-      browser_actions: o['browser_actions'] ?? [],
-      debug_artifacts: o['debug_artifacts'] ?? false,
+  }
+  if (!route.ok) {
+    // No usable exit of the class, or the country could not be verified: nothing reached the target.
+    const { code, message } = route.failure;
+    return fail({
+      status: 'failed',
+      error: { code, message, stage: 'browser' },
+      userError: { code, message },
+      terminalStage: 'browser',
     });
-    if (!options.success) {
-      // Options stored under older rules (a retry of a request accepted before browser actions
-      // were typed): nothing the browser can run. Failed and refunded, never retried forever.
-      const message = 'The stored options of this request are not valid for the browser stage; submit it again.';
-      const done = await finish(tx, row, {
-        status: 'failed',
-        error: { code: 'INVALID_OPTIONS', message: 'stored options do not parse as render options', stage: 'browser' },
-        userError: { code: 'INVALID_OPTIONS', message },
-      });
-      return { state: 'skip', status: done.status };
-    }
-    if (route && !route.ok) {
-      // No usable exit of the class, or the country could not be verified: nothing reached the target.
-      const { code, message } = route.failure;
-      const done = await finish(tx, row, {
-        status: 'failed',
-        error: { code, message, stage: 'browser' },
-        userError: { code, message },
-        terminalStage: 'browser',
-      });
-      return { state: 'skip', status: done.status };
-    }
-    await appendEvent(tx, row, 'request.running', 'running', {
-      stage: 'browser',
-      attempt: row.attempts,
-      ...(reason === 'escalated' ? { escalated: true } : {}),
-    });
-    const job: RenderJob = {
-      request_id: row.id,
-      tenant_id: row.tenantId,
-      attempt: row.attempts,
-      url: deps.sealer.open(row.targetSealed, row.id),
-      route_mode: row.routeMode as RenderJob['route_mode'],
-      reason,
-      options: options.data,
-      // The proxy layer fills the route (upstream exit and verified country); today it is direct.
-      route: route?.ok ? route.route : { proxy: null, country: null },
-      max_result_bytes: deps.maxResultBytes,
-    };
-    return { state: 'run', job };
+  }
+  const [moved] = await moveStatement(deps.db, row, {
+    set: startSet(),
+    events: [
+      {
+        kind: 'request.running',
+        status: 'running',
+        payload: { stage: 'browser', ...(reason === 'escalated' ? { escalated: true } : {}) },
+        withAttempt: true,
+      },
+    ],
   });
+  if (!moved) throw notFound();
+  if (!moved.moved) return { state: 'skip', status: await statusAfter(deps.db, row.id, moved) };
+  const attempt = moved.attempts ?? row.attempts + 1;
+  const job: RenderJob = {
+    request_id: row.id,
+    tenant_id: row.tenantId,
+    attempt,
+    url: deps.sealer.open(row.targetSealed, row.id),
+    route_mode: row.routeMode as RenderJob['route_mode'],
+    reason,
+    options: options.data,
+    // The proxy layer fills the route (upstream exit and verified country); today it is direct.
+    route: route.route,
+    max_result_bytes: deps.maxResultBytes,
+  };
+  return { state: 'run', job };
 }
 
 /**
  * browser-renderer hands a render's outcome back. The page is stored in the result store (the
  * claim-check; Kafka never carries it) and the request finishes, billed at the browser stage, in
- * one transaction. A result for a request that is already terminal is acknowledged and ignored.
+ * one transaction of statements (the terminal move with the page, the batch's end, the cache
+ * entry). A result for a request that is already terminal is acknowledged and ignored.
  */
 export async function acceptRenderResult(deps: RenderJobDeps, requestId: string, result: RenderResult): Promise<RenderResultAnswer> {
   const overBudget = await browserTrafficOverBudget(deps, requestId, result);
-  return transactionWithHooks(
-    deps.db,
-    async (tx) => {
-      const locked = await lockRequest(tx, requestId);
-      if (!locked) throw notFound();
-      if (TERMINAL.has(locked.status)) return { accepted: false, status: locked.status };
-      const row = await tx.dataRequest.findUniqueOrThrow({ where: { id: requestId } });
-      let termination: Termination;
-      if (result.outcome === 'completed' && overBudget) {
-        // The page's proxy traffic passed max_credits_per_request: not delivered, charged up to the
-        // ceiling (what ran), like the HTTP stage and a CAPTCHA solve refused at the ceiling.
-        const t = failed('BUDGET_EXHAUSTED', overBudget, { reason: 'budget_exhausted', status_code: result.status_code });
-        const solves = await captchaSolvesOf(tx, requestId, result);
-        termination = {
-          ...t,
-          userError: { ...t.userError, reason: 'budget_exhausted' },
-          reason: 'budget_exhausted',
-          resultMeta: { ...result.meta, stage: 'browser' },
-          protected: result.meta.challenge,
-          ...(solves > 0 ? { captchaSolves: solves } : {}),
-        };
-      } else if (result.outcome === 'completed') {
-        const body = Buffer.from(result.body_base64, 'base64');
-        if (body.length > deps.maxResultBytes) {
-          const message = `the page is larger than ${deps.maxResultBytes} bytes`;
-          termination = failed('TARGET_TOO_LARGE', message, { status_code: result.status_code });
-        } else {
-          const expiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
-          await tx.requestResult.upsert({
-            where: { requestId },
-            create: {
-              requestId,
-              statusCode: result.status_code,
-              contentType: result.content_type,
-              body: new Uint8Array(body),
-              bytes: body.length,
-              text: result.text,
-              expiresAt,
-            },
-            update: {},
-          });
-          if (result.meta.challenge) await appendEvent(tx, row, 'request.protected', 'running', { stage: 'browser' });
-          const solves = await captchaSolvesOf(tx, requestId, result);
-          termination = {
-            status: 'completed',
-            resultExpiresAt: expiresAt,
-            resultMeta: { ...result.meta, status_code: result.status_code, content_type: result.content_type, bytes: body.length },
-            terminalStage: 'browser',
-            protected: result.meta.challenge,
-            ...(solves > 0 ? { captchaSolves: solves } : {}),
-          };
-        }
-      } else {
-        // The ledger refused a CAPTCHA solve at max_credits_per_request: the tenant's own ceiling,
-        // so charged (what ran, solves already made included), capped, not refunded.
-        const budget = result.code === 'BUDGET_EXHAUSTED';
-        const solves = budget ? await captchaSolvesOf(tx, requestId, result) : 0;
-        const t = failed(result.code, result.message, {
-          caused_by: result.caused_by,
-          ...(result.status_code !== undefined ? { status_code: result.status_code } : {}),
-          ...(budget ? { reason: 'budget_exhausted' } : {}),
-        });
-        termination = {
-          ...t,
-          ...(budget ? { userError: { ...t.userError, reason: 'budget_exhausted' }, reason: 'budget_exhausted' as const } : {}),
-          ...(solves > 0 ? { captchaSolves: solves } : {}),
-          ...(result.meta ? { resultMeta: { stage: 'browser', ...result.meta } } : {}),
-          ...(result.debug_artifacts ? { debugArtifacts: result.debug_artifacts } : {}),
-          protected: result.meta?.challenge === true,
-        };
-      }
-      // Proxy traffic as the renderer measured it at the socket (unmeasured is passed on as such).
-      if (result.traffic && row.proxyType) termination.traffic = { proxy_type: row.proxyType as ProxyNetworkTypeName, ...result.traffic };
-      const done = await finish(tx, row, termination);
-      await fillResultCache(tx, deps, row);
-      return { accepted: true, status: done.status };
-    },
-    { timeout: 30_000, maxWait: 10_000 },
-  );
+  const row = await deps.db.dataRequest.findUnique({ where: { id: requestId } });
+  if (!row) throw notFound();
+  if (TERMINAL.has(row.status)) return { accepted: false, status: row.status };
+  let termination: Termination;
+  let page: MoveResult | undefined;
+  const before: MoveEvent[] = [];
+  if (result.outcome === 'completed' && overBudget) {
+    // The page's proxy traffic passed max_credits_per_request: not delivered, charged up to the
+    // ceiling (what ran), like the HTTP stage and a CAPTCHA solve refused at the ceiling.
+    const t = failed('BUDGET_EXHAUSTED', overBudget, { reason: 'budget_exhausted', status_code: result.status_code });
+    const solves = await captchaSolvesOf(deps.db, requestId, result);
+    termination = {
+      ...t,
+      userError: { ...t.userError, reason: 'budget_exhausted' },
+      reason: 'budget_exhausted',
+      resultMeta: { ...result.meta, stage: 'browser' },
+      protected: result.meta.challenge,
+      ...(solves > 0 ? { captchaSolves: solves } : {}),
+    };
+  } else if (result.outcome === 'completed') {
+    const body = Buffer.from(result.body_base64, 'base64');
+    if (body.length > deps.maxResultBytes) {
+      const message = `the page is larger than ${deps.maxResultBytes} bytes`;
+      termination = failed('TARGET_TOO_LARGE', message, { status_code: result.status_code });
+    } else {
+      const expiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
+      page = { statusCode: result.status_code, contentType: result.content_type, body, text: result.text, expiresAt };
+      if (result.meta.challenge) before.push({ kind: 'request.protected', status: 'running', payload: { stage: 'browser' } });
+      const solves = await captchaSolvesOf(deps.db, requestId, result);
+      termination = {
+        status: 'completed',
+        resultExpiresAt: expiresAt,
+        resultMeta: { ...result.meta, status_code: result.status_code, content_type: result.content_type, bytes: body.length },
+        terminalStage: 'browser',
+        protected: result.meta.challenge,
+        ...(solves > 0 ? { captchaSolves: solves } : {}),
+      };
+    }
+  } else {
+    // The ledger refused a CAPTCHA solve at max_credits_per_request: the tenant's own ceiling,
+    // so charged (what ran, solves already made included), capped, not refunded.
+    const budget = result.code === 'BUDGET_EXHAUSTED';
+    const solves = budget ? await captchaSolvesOf(deps.db, requestId, result) : 0;
+    const t = failed(result.code, result.message, {
+      caused_by: result.caused_by,
+      ...(result.status_code !== undefined ? { status_code: result.status_code } : {}),
+      ...(budget ? { reason: 'budget_exhausted' } : {}),
+    });
+    termination = {
+      ...t,
+      ...(budget ? { userError: { ...t.userError, reason: 'budget_exhausted' }, reason: 'budget_exhausted' as const } : {}),
+      ...(solves > 0 ? { captchaSolves: solves } : {}),
+      ...(result.meta ? { resultMeta: { stage: 'browser', ...result.meta } } : {}),
+      ...(result.debug_artifacts ? { debugArtifacts: result.debug_artifacts } : {}),
+      protected: result.meta?.challenge === true,
+    };
+  }
+  // Proxy traffic as the renderer measured it at the socket (unmeasured is passed on as such).
+  if (result.traffic && row.proxyType) termination.traffic = { proxy_type: row.proxyType as ProxyNetworkTypeName, ...result.traffic };
+  const { statements, done } = endStatements(deps, row, termination, { before, ...(page ? { result: page } : {}), fillCache: true });
+  const moved = done(await runStatements(deps.db, statements));
+  if (!moved) throw notFound();
+  return moved.moved
+    ? { accepted: true, status: termination.status }
+    : { accepted: false, status: await statusAfter(deps.db, row.id, moved) };
 }
 
 /**

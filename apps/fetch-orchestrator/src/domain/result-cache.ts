@@ -245,11 +245,35 @@ export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataReq
  * cache. Then evict the tenant's oldest entries beyond its cap. One statement.
  */
 export async function fillResultCache(tx: Tx, deps: ResultCacheDeps, request: DataRequest): Promise<void> {
+  const fill = fillResultCacheSql(deps, request);
+  if (!fill) return;
+  countEvicted(deps, await tx.$executeRawUnsafe(...fill));
+}
+
+/**
+ * fillResultCache as a lazy statement of `db` for `$transaction([...])` after the completing move
+ * (it reads the row that move wrote), or undefined when the request makes no entry; `counted`
+ * takes its answer once the transaction committed.
+ */
+export function fillResultCacheStatement(
+  deps: ResultCacheDeps,
+  request: DataRequest,
+): { statement: PromiseLike<number>; counted: (evicted: unknown) => void } | undefined {
+  const fill = fillResultCacheSql(deps, request);
+  if (!fill) return undefined;
+  return { statement: deps.db.$executeRawUnsafe(...fill), counted: (evicted) => countEvicted(deps, Number(evicted)) };
+}
+
+function countEvicted(deps: ResultCacheDeps, evicted: number): void {
+  if (evicted > 0) deps.resultCache?.outcomes?.inc({ outcome: 'evicted' }, evicted);
+}
+
+function fillResultCacheSql(deps: ResultCacheDeps, request: DataRequest): [string, ...unknown[]] | undefined {
   const settings = deps.resultCache;
-  if (!settings) return;
+  if (!settings) return undefined;
   const k = keyFor(settings, deps.sealer, request, 'write');
-  if (!k) return;
-  const evicted = await tx.$executeRawUnsafe(
+  if (!k) return undefined;
+  return [
     `WITH src AS (
        SELECT r.id, r.tenant_id, x.bytes, LEAST(now() + make_interval(secs => $3::double precision), x.expires_at) AS expires_at
          FROM data_requests r JOIN request_results x ON x.request_id = r.id
@@ -273,8 +297,7 @@ export async function fillResultCache(tx: Tx, deps: ResultCacheDeps, request: Da
     request.tenantId,
     // The new entry is one of the cap.
     settings.maxEntriesPerTenant - 1,
-  );
-  if (evicted > 0) settings.outcomes?.inc({ outcome: 'evicted' }, evicted);
+  ];
 }
 
 /**

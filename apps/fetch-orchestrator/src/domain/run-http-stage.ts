@@ -1,7 +1,7 @@
 import { ledgerApi } from '@wdr/contracts';
 import type { ServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
-import { enqueue, PoisonMessageError, type HandlerContext } from '@wdr/kit/kafka';
+import { PoisonMessageError, type HandlerContext } from '@wdr/kit/kafka';
 import type { Logger } from '@wdr/kit/log';
 import type { Sealer } from '@wdr/kit/sealing';
 import type { TargetPolicy } from '@wdr/kit/target-policy';
@@ -12,13 +12,13 @@ import { proxyAgentsFor } from './proxies/transport.js';
 import { classifyHttpPage, type PageSignal } from './page-signals.js';
 import { unmetWait, type WaitOptions } from './http-waits.js';
 import { hasCeiling } from './admission.js';
-import { appendEvent } from './requests/events.js';
+import type { Termination } from './requests/finish.js';
+import { endStatements, moveStatement, startSet } from './requests/writes.js';
 import { openInputs } from './requests/sealed-inputs.js';
-import { finish, type Termination } from './requests/finish.js';
 import { TERMINAL } from './requests/terminal.js';
 import { recordHttpFetch } from './request-metrics.js';
 import { renderJobOf } from './stages.js';
-import { fillResultCache, serveFromCache, type ResultCacheSettings } from './result-cache.js';
+import { serveFromCache, type ResultCacheSettings } from './result-cache.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -40,6 +40,9 @@ export interface HttpStageDeps {
 /**
  * Run the HTTP stage of one request. Safe to run again after a crash: a request already terminal is
  * left alone, and the terminal write is one transaction with the consumer's processed-event record.
+ * No interactive transaction: the start is one statement, and every end is one statement (plus the
+ * batch's end and the cache entry) in the array form with the processed record (`ctx.writes`, see
+ * requests/writes.ts).
  */
 export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: HandlerContext<Tx>): Promise<void> {
   if (await ctx.alreadyProcessed()) return;
@@ -49,27 +52,27 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
   if (await serveFromCache(deps, request)) return;
 
   // Guarded: a request cancelled (or finished) since it was read must not come back to running.
-  const started = await deps.db.$transaction(async (tx) => {
-    const [row] = await tx.dataRequest.updateManyAndReturn({
-      where: { id: request.id, status: { notIn: [...TERMINAL] } },
-      data: { status: 'running', startedAt: request.startedAt ?? new Date(), attempts: { increment: 1 } },
-    });
-    if (!row) return null;
-    row.lastEventSeq = await appendEvent(tx, row, 'request.running', 'running', { stage: 'http', attempt: row.attempts });
-    return row;
+  // One statement: running, one more attempt, the `request.running` event and its mirror.
+  const [moved] = await moveStatement(deps.db, request, {
+    set: startSet(),
+    events: [{ kind: 'request.running', status: 'running', payload: { stage: 'http' }, withAttempt: true }],
   });
-  if (!started) {
-    await ctx.transaction(async () => undefined);
+  if (!moved?.moved) {
+    await ctx.writes([]);
     return;
   }
+  const started: DataRequest = {
+    ...request,
+    status: 'running',
+    attempts: moved.attempts ?? request.attempts + 1,
+    startedAt: moved.started_at,
+  };
 
   if (!started.targetSealed) {
-    await ctx.transaction(async (tx) => {
-      await finish(tx, started, {
-        status: 'failed',
-        error: { code: 'TARGET_EXPIRED', message: 'the target URL passed its retention before the request ran' },
-        userError: { code: 'TARGET_EXPIRED', message: 'The request expired before it could run.' },
-      });
+    await end(deps, ctx, started, {
+      status: 'failed',
+      error: { code: 'TARGET_EXPIRED', message: 'the target URL passed its retention before the request ran' },
+      userError: { code: 'TARGET_EXPIRED', message: 'The request expired before it could run.' },
     });
     return;
   }
@@ -112,15 +115,12 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
   if (!routed.ok) {
     recordHttpFetch(routed.failure.code, elapsedMs / 1000);
     const { code, message } = routed.failure;
-    await ctx.transaction(async (tx) => {
-      if (!(await lockUnlessTerminal(tx, started.id))) return;
-      await finish(tx, started, {
-        status: 'failed',
-        error: { code, message, stage: 'http' },
-        userError: { code, message },
-        terminalStage: 'http',
-        ...(routed.traffic ? { traffic: routed.traffic } : {}),
-      });
+    await end(deps, ctx, started, {
+      status: 'failed',
+      error: { code, message, stage: 'http' },
+      userError: { code, message },
+      terminalStage: 'http',
+      ...(routed.traffic ? { traffic: routed.traffic } : {}),
     });
     deps.log.warn({ requestId: started.id, code }, 'no route for the http stage');
     return;
@@ -161,35 +161,32 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
               : 'completed',
     elapsedMs / 1000,
   );
-  await ctx.transaction(async (tx) => {
-    // Cancelled while the page was being fetched: keep it cancelled and store nothing. The row lock
-    // orders this against a concurrent cancel.
-    if (!(await lockUnlessTerminal(tx, started.id))) return;
-    if (!outcome.ok) {
-      await finish(tx, started, {
-        status: 'failed',
-        error: {
-          code: outcome.code,
-          message: outcome.message,
-          stage: 'http',
-          ...(outcome.statusCode ? { status_code: outcome.statusCode } : {}),
-        },
-        userError: { code: outcome.code, message: outcome.message },
-        terminalStage: 'http',
-        ...(traffic ? { traffic } : {}),
-      });
-      return;
-    }
-    if (overBudget) {
-      await finish(tx, started, { ...overBudget, protected: isProtected });
-      return;
-    }
-    if (isProtected) {
-      // An anti-bot challenge or block page is not the page asked for: not delivered, so refunded.
-      // Plain HTTP cannot pass it (auto escalated above); the browser modes can try.
-      await appendEvent(tx, started, 'request.protected', 'running', { stage: 'http', protection: signal.vendor });
-      const message = `The target answered with an anti-bot challenge (${signal.vendor}) that plain HTTP cannot pass; nothing was charged. Use mode auto or browser.`;
-      await finish(tx, started, {
+  // Cancelled while the page was being fetched: the move's condition keeps it cancelled and stores
+  // nothing (the UPDATE waits for a concurrent cancel's row lock and re-checks).
+  if (!outcome.ok) {
+    await end(deps, ctx, started, {
+      status: 'failed',
+      error: {
+        code: outcome.code,
+        message: outcome.message,
+        stage: 'http',
+        ...(outcome.statusCode ? { status_code: outcome.statusCode } : {}),
+      },
+      userError: { code: outcome.code, message: outcome.message },
+      terminalStage: 'http',
+      ...(traffic ? { traffic } : {}),
+    });
+  } else if (overBudget) {
+    await end(deps, ctx, started, { ...overBudget, protected: isProtected });
+  } else if (isProtected) {
+    // An anti-bot challenge or block page is not the page asked for: not delivered, so refunded.
+    // Plain HTTP cannot pass it (auto escalated above); the browser modes can try.
+    const message = `The target answered with an anti-bot challenge (${signal.vendor}) that plain HTTP cannot pass; nothing was charged. Use mode auto or browser.`;
+    await end(
+      deps,
+      ctx,
+      started,
+      {
         status: 'failed',
         error: {
           code: 'PROTECTION_NOT_PASSED',
@@ -201,63 +198,69 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
         terminalStage: 'http',
         protected: true,
         ...(traffic ? { traffic } : {}),
-      });
-      return;
-    }
-    if (outcome.statusCode >= 500) {
-      // Target 5xx answers fail the stage (refunded).
-      const message = `the target answered ${outcome.statusCode}`;
-      await finish(tx, started, {
-        status: 'failed',
-        error: { code: 'TARGET_SERVER_ERROR', message, stage: 'http', status_code: outcome.statusCode },
-        userError: { code: 'TARGET_SERVER_ERROR', message },
-        terminalStage: 'http',
-        ...(traffic ? { traffic } : {}),
-      });
-      return;
-    }
-    if (unmet) {
-      // Not the page asked for: not delivered, refunded (the browser's codes, caused by the tenant).
-      await finish(tx, started, {
-        status: 'failed',
-        error: { code: unmet.code, message: unmet.message, stage: 'http', status_code: outcome.statusCode, caused_by: 'tenant' },
-        userError: { code: unmet.code, message: unmet.message },
-        terminalStage: 'http',
-        ...(traffic ? { traffic } : {}),
-      });
-      return;
-    }
-    const expiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
-    await tx.requestResult.upsert({
-      where: { requestId: started.id },
-      create: {
-        requestId: started.id,
-        statusCode: outcome.statusCode,
-        contentType: outcome.contentType,
-        body: new Uint8Array(outcome.body),
-        bytes: outcome.body.length,
-        expiresAt,
       },
-      update: {},
-    });
-    await finish(tx, started, {
-      status: 'completed',
-      resultExpiresAt: expiresAt,
-      resultMeta: {
-        stage: 'http',
-        status_code: outcome.statusCode,
-        content_type: outcome.contentType,
-        bytes: outcome.body.length,
-        redirects: outcome.redirects,
-        elapsed_ms: elapsedMs,
-        ...routeMeta,
-      },
+      { before: [{ kind: 'request.protected', status: 'running', payload: { stage: 'http', protection: signal.vendor } }] },
+    );
+  } else if (outcome.statusCode >= 500) {
+    // Target 5xx answers fail the stage (refunded).
+    const message = `the target answered ${outcome.statusCode}`;
+    await end(deps, ctx, started, {
+      status: 'failed',
+      error: { code: 'TARGET_SERVER_ERROR', message, stage: 'http', status_code: outcome.statusCode },
+      userError: { code: 'TARGET_SERVER_ERROR', message },
       terminalStage: 'http',
       ...(traffic ? { traffic } : {}),
     });
-    await fillResultCache(tx, deps, started);
-  });
+  } else if (unmet) {
+    // Not the page asked for: not delivered, refunded (the browser's codes, caused by the tenant).
+    await end(deps, ctx, started, {
+      status: 'failed',
+      error: { code: unmet.code, message: unmet.message, stage: 'http', status_code: outcome.statusCode, caused_by: 'tenant' },
+      userError: { code: unmet.code, message: unmet.message },
+      terminalStage: 'http',
+      ...(traffic ? { traffic } : {}),
+    });
+  } else {
+    const expiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
+    await end(
+      deps,
+      ctx,
+      started,
+      {
+        status: 'completed',
+        resultExpiresAt: expiresAt,
+        resultMeta: {
+          stage: 'http',
+          status_code: outcome.statusCode,
+          content_type: outcome.contentType,
+          bytes: outcome.body.length,
+          redirects: outcome.redirects,
+          elapsed_ms: elapsedMs,
+          ...routeMeta,
+        },
+        terminalStage: 'http',
+        ...(traffic ? { traffic } : {}),
+      },
+      { result: { statusCode: outcome.statusCode, contentType: outcome.contentType, body: outcome.body, expiresAt }, fillCache: true },
+    );
+  }
   deps.log.info({ requestId: started.id, ok: outcome.ok, elapsedMs }, 'http stage finished');
+}
+
+/**
+ * End the request in the consumer's transaction of statements (the processed record first):
+ * the terminal move, the batch's end, the cache entry (requests/writes.ts endStatements).
+ */
+async function end(
+  deps: HttpStageDeps,
+  ctx: HandlerContext<Tx>,
+  request: DataRequest,
+  t: Termination,
+  opts: Parameters<typeof endStatements>[3] = {},
+): Promise<void> {
+  const { statements, done } = endStatements(deps, request, t, opts);
+  const results = await ctx.writes(statements);
+  if (results) done(results);
 }
 
 /** Lock the request row for the rest of the transaction; its status, or undefined when there is no such request. */
@@ -292,41 +295,46 @@ async function escalateToBrowser(
     body: { step_id: 'escalate:browser', stage: 'browser', traffic_bytes: trafficBytes },
   });
   const isProtected = signal.kind === 'challenge';
-  await ctx.transaction(async (tx) => {
-    if (!(await lockUnlessTerminal(tx, request.id))) return;
-    if (!step.allowed) {
-      const budget = step.reason === 'budget_exhausted';
-      const code = budget ? 'BUDGET_EXHAUSTED' : 'INSUFFICIENT_CREDITS';
-      const message = budget
-        ? `the page needs the browser stage (${step.projected_tokens} tokens), above max_credits_per_request (${step.max_credits})`
-        : 'the balance does not cover the browser stage the page needs';
-      await finish(tx, request, {
-        status: 'failed',
-        error: { code, message, stage: 'http', ...(budget ? { reason: 'budget_exhausted' } : {}) },
-        userError: { code, message, ...(budget ? { reason: 'budget_exhausted' } : {}) },
-        terminalStage: 'http',
-        protected: isProtected,
-        ...(budget ? { reason: 'budget_exhausted' as const } : {}),
-        ...(traffic ? { traffic } : {}),
-      });
-      return;
-    }
-    // The HTTP stage's proxy traffic rides along to the browser stage's settlement.
-    if (isProtected || traffic) {
-      await tx.dataRequest.update({
-        where: { id: request.id },
-        data: { ...(isProtected ? { protected: true } : {}), ...(traffic ? { trafficCarried: { ...traffic } } : {}) },
-      });
-    }
-    await appendEvent(tx, request, 'request.escalated', 'running', {
-      from: 'http',
-      to: 'browser',
-      reason: signal.kind,
-      ...(signal.kind === 'challenge' ? { protection: signal.vendor } : {}),
+  if (!step.allowed) {
+    const budget = step.reason === 'budget_exhausted';
+    const code = budget ? 'BUDGET_EXHAUSTED' : 'INSUFFICIENT_CREDITS';
+    const message = budget
+      ? `the page needs the browser stage (${step.projected_tokens} tokens), above max_credits_per_request (${step.max_credits})`
+      : 'the balance does not cover the browser stage the page needs';
+    await end(deps, ctx, request, {
+      status: 'failed',
+      error: { code, message, stage: 'http', ...(budget ? { reason: 'budget_exhausted' } : {}) },
+      userError: { code, message, ...(budget ? { reason: 'budget_exhausted' } : {}) },
+      terminalStage: 'http',
+      protected: isProtected,
+      ...(budget ? { reason: 'budget_exhausted' as const } : {}),
+      ...(traffic ? { traffic } : {}),
     });
-    const job = renderJobOf(request);
-    await enqueue(tx, job.topic, job.key, job.envelope);
-  });
+    return;
+  }
+  // One statement: the HTTP stage's proxy traffic rides along to the browser stage's settlement,
+  // the `request.escalated` event, the render job; none of it for a request ended meanwhile.
+  await ctx.writes([
+    moveStatement(deps.db, request, {
+      set: [
+        ...(isProtected ? [{ raw: 'protected = true' }] : []),
+        ...(traffic ? [{ column: 'traffic_carried', value: JSON.stringify(traffic), cast: 'jsonb' }] : []),
+      ],
+      events: [
+        {
+          kind: 'request.escalated',
+          status: 'running',
+          payload: {
+            from: 'http',
+            to: 'browser',
+            reason: signal.kind,
+            ...(signal.kind === 'challenge' ? { protection: signal.vendor } : {}),
+          },
+        },
+      ],
+      messages: [renderJobOf(request)],
+    }),
+  ]);
 }
 
 /**

@@ -448,10 +448,10 @@ describe("a page that takes Chromium's memory past twice BROWSER_MAX_RSS_MB", ()
       });
       const d = await settledDetail(s.id, 120_000);
       expect([d.status, d.token_state, d.user_error?.['code']]).toEqual(['failed', 'refunded', 'BROWSER_CRASHED']);
-      // Well before the 30 s wait would have ended: the watchdog ended each attempt.
-      const endedAfter = Date.now() - started;
-      process.stdout.write(`memory watchdog: request ended BROWSER_CRASHED ${endedAfter} ms after submission\n`);
-      expect(endedAfter).toBeLessThan(30_000);
+      // The watchdog ended each attempt (a wait that ran out would end WAIT_FOR_SELECTOR_TIMEOUT, and
+      // the restart counter below says why the browser went). Its time is printed, not bounded: a
+      // loaded machine stretches it.
+      process.stdout.write(`memory watchdog: request ended BROWSER_CRASHED ${Date.now() - started} ms after submission\n`);
       expect(await balance()).toBe(before);
       const metrics = (await request(fleet.metricsUrl('browser-renderer')).get('/metrics').expect(200)).text;
       expect(

@@ -13,7 +13,15 @@ import type { ServiceMetrics } from '../metrics.js';
 import { REQUEST_ID_HEADER, validRequestId, withRequestId } from '../request-context.js';
 import type { KafkaBus } from './bus.js';
 import { deadLetterer } from './dead-letter.js';
-import { handlerOf, SKIPPED, type EventHandlers, type HandlerContext } from './handlers.js';
+import {
+  batchHandlerOf,
+  handlerOf,
+  SKIPPED,
+  type BatchContext,
+  type EventBatchHandlers,
+  type EventHandlers,
+  type HandlerContext,
+} from './handlers.js';
 import { trackHealth, type ConsumerHandle } from './health.js';
 import { exportLag } from './lag.js';
 import { BatchProgress, Semaphore } from './progress.js';
@@ -23,6 +31,9 @@ import { decode, heartbeatFor } from './transport.js';
 export {
   PoisonMessageError,
   SKIPPED,
+  type BatchContext,
+  type BatchHandler,
+  type EventBatchHandlers,
   type EventHandler,
   type EventHandlers,
   type HandlerContext,
@@ -45,6 +56,11 @@ const NO_EFFECT = Symbol('no effect');
  * (ordered consumers) or, for `inFlight` consumers, up to the processed prefix, coalesced into one
  * commit at a time.
  *
+ * Ordered consumers may also take `batchHandlers`: a run of consecutive messages of a type that has
+ * one (up to `maxBatch`) is handled in one call and one transaction, recorded as processed in one
+ * statement; if that batch fails (other than on a dependency), it is rolled back and its messages
+ * go through the single handler one by one, so a bad message never takes the others with it.
+ *
  * A failing message is retried with backoff up to the topic's `retry.maxAttempts` (the catalog's
  * policy, unless `maxAttempts` overrides it) and then parked on the topic's DLQ; an undecodable one
  * goes there at once. A failure of a dependency (see isDependencyFailure) is retried without bound
@@ -59,6 +75,13 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   group: string;
   topics: readonly TopicKey[];
   handlers: EventHandlers<Tx>;
+  /**
+   * Handlers of whole runs of one event type (ordered consumers only: ignored with `inFlight` > 1).
+   * A type with a batch handler keeps its single handler: the fallback when a batch fails.
+   */
+  batchHandlers?: EventBatchHandlers<Tx>;
+  /** Most messages handed to one batch handler call (default 200). */
+  maxBatch?: number;
   concurrency?: number;
   /**
    * Messages processed at once across the consumer's partitions, several per partition (default
@@ -93,11 +116,8 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   afterCommit?: () => void;
 }): Promise<ConsumerHandle> {
   const { bus, db, log } = opts;
-  const consumed = opts.metrics.shared.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', [
-    'topic',
-    'outcome',
-  ]);
-  const waiting = opts.metrics.shared.gauge(
+  const consumed = opts.metrics.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', ['topic', 'outcome']);
+  const waiting = opts.metrics.gauge(
     'kafka_dependency_waits',
     'Messages waiting out a dependency failure (database, broker, another service).',
     ['group'],
@@ -111,6 +131,11 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     allowAutoTopicCreation: false,
     ...(opts.fetch ? { minBytes: opts.fetch.minBytes, maxWaitTimeInMs: opts.fetch.maxWaitMs } : {}),
   });
+  const batches = opts.metrics.counter(
+    'kafka_batches_total',
+    'Runs of messages given to a batch handler, by topic and outcome (committed in one transaction, or fell_back: handled one by one).',
+    ['topic', 'outcome'],
+  );
   const health = trackHealth(consumer, log);
   const stopLag = exportLag(opts.metrics, bus, opts.group, opts.topics, log);
   let dependencyWaits = 0;
@@ -182,6 +207,21 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
               );
               return rows.length > 0;
             },
+            writes: async (statements) => {
+              ran = true;
+              // The record goes first and without ON CONFLICT: an event processed before (or by another
+              // member right now) fails it, rolling back the whole batch of statements.
+              const batch = (db as unknown as { $transaction: (s: PromiseLike<unknown>[]) => Promise<unknown[]> }).$transaction([
+                db.$executeRawUnsafe('INSERT INTO processed_messages (consumer, event_id) VALUES ($1, $2::uuid)', opts.group, envelope.id),
+                ...statements,
+              ]);
+              try {
+                return (await batch).slice(1);
+              } catch (err) {
+                if (await ctx.alreadyProcessed()) return undefined;
+                throw err;
+              }
+            },
             transaction: async (fn) => {
               ran = true;
               return transactionWithHooks(
@@ -238,6 +278,101 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
       }
     }
   };
+
+  /**
+   * The envelope of a message a batch handler takes (its type has one, and a single handler to fall
+   * back on), else undefined: the message goes the single way (which also dead-letters what does
+   * not decode).
+   */
+  const batchable = (topic: TopicKey, message: KafkaMessage): CatalogEnvelope | undefined => {
+    if (!opts.batchHandlers) return undefined;
+    const headerType = message.headers?.['event-type']?.toString();
+    if (headerType !== undefined && !batchHandlerOf(opts.batchHandlers, headerType)) return undefined;
+    const decoded = decode(topic, message);
+    if (typeof decoded === 'string') return undefined;
+    return batchHandlerOf(opts.batchHandlers, decoded.type) && handlerOf(opts.handlers, decoded.type) ? decoded : undefined;
+  };
+
+  /**
+   * Handle a run of envelopes of one type with its batch handler, in one transaction. A dependency
+   * failure is waited out and the batch tried again; any other failure answers false (nothing of
+   * the batch committed) for the caller to handle its messages one by one.
+   */
+  const processRun = async (
+    topic: TopicKey,
+    partition: number,
+    messages: { message: KafkaMessage; envelope: CatalogEnvelope }[],
+    isRunning: () => boolean,
+  ): Promise<boolean> => {
+    const topicLabel = TOPICS[topic].name;
+    const run = messages.map((m) => m.envelope);
+    const requestIds = new Map(messages.map((m) => [m.envelope, validRequestId(m.message.headers?.[REQUEST_ID_HEADER]?.toString())]));
+    const handler = batchHandlerOf(opts.batchHandlers, run[0]!.type)!;
+    const ids = [...new Set(run.map((e) => e.id.toLowerCase()))];
+    const ctx: BatchContext<Tx> = {
+      topic,
+      transaction: (fn) =>
+        transactionWithHooks(
+          db,
+          async (tx) => {
+            const rows = await tx.$queryRawUnsafe<{ event_id: string }[]>(
+              'INSERT INTO processed_messages (consumer, event_id) SELECT $1, unnest($2::uuid[]) ON CONFLICT DO NOTHING RETURNING event_id::text',
+              opts.group,
+              ids,
+            );
+            const unseen = new Set(rows.map((r) => r.event_id));
+            const fresh = run.filter((e) => unseen.delete(e.id.toLowerCase()));
+            if (fresh.length > 0) await fn(tx, fresh);
+            return fresh;
+          },
+          { timeout: 20_000, maxWait: 10_000 },
+        ),
+      requestIdOf: (envelope) => requestIds.get(envelope),
+    };
+    let waitingOnDependency = false;
+    try {
+      for (let dependencyFailures = 1; ; dependencyFailures++) {
+        try {
+          // A batch is no one request's work: its log lines and messages carry no request id of their own.
+          await withRequestId(undefined, () => handler(run, ctx));
+          consumed.inc({ topic: topicLabel, outcome: 'processed' }, run.length);
+          batches.inc({ topic: topicLabel, outcome: 'committed' });
+          // Each message's line, under its own request id, as the single path logs it.
+          if (log.isLevelEnabled('debug')) {
+            for (const { message, envelope } of messages) {
+              withRequestId(requestIds.get(envelope), () =>
+                log.debug(
+                  { topic: topicLabel, partition, offset: message.offset, type: envelope.type, event_id: envelope.id, batch: run.length },
+                  'message handled',
+                ),
+              );
+            }
+          }
+          return true;
+        } catch (err) {
+          if (!isDependencyFailure(err)) {
+            log.warn({ err, topic: topicLabel, messages: run.length }, 'batch failed; handling its messages one by one');
+            batches.inc({ topic: topicLabel, outcome: 'fell_back' });
+            return false;
+          }
+          if (!isRunning()) throw err;
+          if (!waitingOnDependency) {
+            waitingOnDependency = true;
+            dependencyWaits++;
+            waiting.inc({ group: opts.group });
+          }
+          log.warn({ err, topic: topicLabel, messages: run.length, dependencyFailures }, 'a dependency failed, retrying the batch');
+          await sleep(dependencyBackoffMs(dependencyFailures));
+        }
+      }
+    } finally {
+      if (waitingOnDependency) {
+        dependencyWaits--;
+        waiting.dec({ group: opts.group });
+      }
+    }
+  };
+  const maxBatch = Math.max(1, opts.maxBatch ?? 200);
 
   /**
    * Offsets of skip-only batches waiting for their lazy commit, by topic and partition; a batch with
@@ -309,15 +444,46 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
           opts.afterCommit?.();
         },
       );
+      const done = (offset: string, result: string | undefined | typeof NO_EFFECT) => {
+        if (result !== NO_EFFECT) effect = true;
+        progress.done(offset, result === NO_EFFECT ? undefined : result);
+      };
       let failure: unknown;
       try {
         if (ordered) {
+          // Consecutive messages of a type with a batch handler gather into a run, handled at once.
+          let run: { message: KafkaMessage; envelope: CatalogEnvelope }[] = [];
+          const flush = async () => {
+            const messages = run;
+            run = [];
+            if (messages.length === 0) return;
+            if (await processRun(topic, batch.partition, messages, isRunning)) {
+              effect = true;
+              for (const m of messages) progress.done(m.message.offset, undefined);
+              return;
+            }
+            for (const m of messages) {
+              if (!isRunning() || isStale()) return;
+              done(m.message.offset, await processMessage(topic, batch.partition, m.message));
+            }
+          };
+          let stopped = false;
           for (const message of batch.messages) {
-            if (!isRunning() || isStale()) break;
-            const result = await processMessage(topic, batch.partition, message);
-            if (result !== NO_EFFECT) effect = true;
-            progress.done(message.offset, result === NO_EFFECT ? undefined : result);
+            if (!isRunning() || isStale()) {
+              stopped = true;
+              break;
+            }
+            const envelope = batchable(topic, message);
+            if (envelope && (run.length === 0 || run[0]!.envelope.type === envelope.type) && run.length < maxBatch) {
+              run.push({ message, envelope });
+              continue;
+            }
+            await flush();
+            if (envelope) run.push({ message, envelope });
+            else done(message.offset, await processMessage(topic, batch.partition, message));
           }
+          // A rebalance or a stop leaves a gathered run to the partition's next owner.
+          if (!stopped) await flush();
           await progress.commit();
         } else {
           // Up to `inFlight` messages at once across all partitions, several from one partition, so one
@@ -331,8 +497,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
             await slots.acquire();
             const task = processMessage(topic, batch.partition, message)
               .then((result) => {
-                if (result !== NO_EFFECT) effect = true;
-                progress.done(message.offset, result === NO_EFFECT ? undefined : result);
+                done(message.offset, result);
                 return progress.commit();
               })
               .catch((err: unknown) => {
@@ -390,10 +555,7 @@ export async function startBroadcastConsumer(opts: {
   maxWaitTimeInMs?: number;
 }): Promise<ConsumerHandle> {
   const { bus, log } = opts;
-  const consumed = opts.metrics.shared.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', [
-    'topic',
-    'outcome',
-  ]);
+  const consumed = opts.metrics.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', ['topic', 'outcome']);
   const consumer = bus.kafka.consumer({
     groupId: `${bus.prefix}${opts.group}`,
     sessionTimeout: 30_000,

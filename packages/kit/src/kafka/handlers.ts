@@ -17,6 +17,14 @@ export interface HandlerContext<Tx extends RawSql = RawSql> {
    * Returns false (and does not run `fn`) when the event was already processed.
    */
   transaction: (fn: (tx: Tx) => Promise<void>) => Promise<boolean>;
+  /**
+   * Record this event as processed and run `statements` with it in one transaction of the array
+   * form (`$transaction([...])`: statements sent in turn, no interactive transaction). They must be
+   * the service client's lazy statements (Prisma's `$queryRawUnsafe(...)` not yet awaited), each
+   * safe on its own to run after a crash (guarded by the state it changes). Returns their results,
+   * or undefined when the event was already processed (then nothing of them committed).
+   */
+  writes: (statements: PromiseLike<unknown>[]) => Promise<unknown[] | undefined>;
   /** Cheap check before doing expensive I/O for a redelivered event. */
   alreadyProcessed: () => Promise<boolean>;
 }
@@ -44,4 +52,38 @@ export type EventHandlers<Tx extends RawSql = RawSql> = { [E in EventType]?: Eve
 /** The handler of an event type named by a message (a string from the wire: any type, or none). */
 export function handlerOf<Tx extends RawSql>(handlers: EventHandlers<Tx>, type: string): EventHandler<Tx> | undefined {
   return (handlers as Partial<Record<string, EventHandler<Tx>>>)[type];
+}
+
+export interface BatchContext<Tx extends RawSql = RawSql, E extends EventType = EventType> {
+  topic: TopicKey;
+  /**
+   * Run `fn` in one database transaction together with recording every envelope of the batch as
+   * processed (one statement). `fn` receives the envelopes not processed before, in their order,
+   * each id once; when there are none it is not called. Returns what `fn` was given.
+   */
+  transaction: (fn: (tx: Tx, fresh: CatalogEnvelope<E>[]) => Promise<void>) => Promise<CatalogEnvelope<E>[]>;
+  /** The request id an envelope's message carried (`x-request-id`), for the rows its handling writes (enqueueMany's `requestId`). */
+  requestIdOf: (envelope: CatalogEnvelope<E>) => string | undefined;
+}
+
+/**
+ * Handles a run of consecutive messages of one event type at once (ordered consumers only). Its
+ * effects must be what the type's single handler would have done for each envelope in turn, and
+ * go through `ctx.transaction`: when a batch fails for any reason but a dependency failure, the
+ * consumer rolls it back whole and runs the single handler on each message instead (with its
+ * retries and its DLQ), so one bad message costs its batch the speed-up, never the others' effects.
+ */
+export type BatchHandler<Tx extends RawSql = RawSql, E extends EventType = EventType> = (
+  envelopes: CatalogEnvelope<E>[],
+  ctx: BatchContext<Tx, E>,
+) => Promise<void>;
+
+/** Batch handlers by event type; a type with a batch handler must have a single handler too (the fallback). */
+export type EventBatchHandlers<Tx extends RawSql = RawSql> = { [E in EventType]?: BatchHandler<Tx, E> };
+
+export function batchHandlerOf<Tx extends RawSql>(
+  handlers: EventBatchHandlers<Tx> | undefined,
+  type: string,
+): BatchHandler<Tx> | undefined {
+  return (handlers as Partial<Record<string, BatchHandler<Tx>>> | undefined)?.[type];
 }

@@ -8,7 +8,7 @@ import { callerGate, serviceIdentityFrom, type IdentityEnv, type ServiceIdentity
 import { KafkaBus } from './bus.js';
 import type { KafkaSecurityEnv, KafkaTopicsEnv } from './kafka-config.js';
 import { PROCESSED_PURGE_EVERY_MS, processedPurger } from './processed-retention.js';
-import { startConsumer, type ConsumerHandle, type EventHandlers } from './consumer.js';
+import { startConsumer, type ConsumerHandle, type EventBatchHandlers, type EventHandlers } from './consumer.js';
 import { ConsumerWatchdog } from './consumer-liveness.js';
 import { OutboxRelay } from './outbox.js';
 
@@ -17,6 +17,10 @@ export interface ConsumerSpec<Tx extends RawSql> {
   group: string;
   topics: readonly TopicKey[];
   handlers: EventHandlers<Tx>;
+  /** Handlers of runs of one type in one transaction (see startConsumer); ordered consumers only. */
+  batchHandlers?: EventBatchHandlers<Tx>;
+  /** Most messages per batch handler call (default 200). */
+  maxBatch?: number;
   /** Partitions consumed at once. */
   concurrency?: number;
   /** Messages processed at once, several per partition (see startConsumer); default 1 per partition. */
@@ -219,6 +223,8 @@ export function createKafkaService<Tx extends RawSql>(
           group: spec.group,
           topics: spec.topics,
           handlers: spec.handlers,
+          ...(spec.batchHandlers ? { batchHandlers: spec.batchHandlers } : {}),
+          ...(spec.maxBatch !== undefined ? { maxBatch: spec.maxBatch } : {}),
           concurrency: spec.concurrency ?? 1,
           ...(spec.inFlight !== undefined ? { inFlight: spec.inFlight } : {}),
           ...(spec.recordUntransacted !== undefined ? { recordUntransacted: spec.recordUntransacted } : {}),

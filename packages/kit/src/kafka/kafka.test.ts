@@ -171,6 +171,54 @@ describe('outbox relay', () => {
   }, 60_000);
 });
 
+describe('outbox relays of one schema', () => {
+  it('take turns: two relays publish every committed row exactly once, without a transaction held across the produce', async () => {
+    const b = new KafkaBus({ clientId: 'kit-test-relays', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
+    await b.ensureTopics(['fetchJobs']);
+    await b.connect();
+    const received = new Map<string, number>();
+    const c = b.kafka.consumer({ groupId: `relays-reader-${randomUUID()}` });
+    await c.connect();
+    await c.subscribe({ topic: b.topic('fetchJobs'), fromBeginning: true });
+    await c.run({
+      eachMessage: async ({ message }) => {
+        const id = (JSON.parse(message.value!.toString()) as Envelope).id;
+        received.set(id, (received.get(id) ?? 0) + 1);
+      },
+    });
+    const relays = [1, 2].map(() => new OutboxRelay({ databaseUrl: database.url, bus: b, log, pollMs: 60_000, batchSize: 7 }));
+    for (const r of relays) r.start();
+    const ids: string[] = [];
+    // Commits keep arriving while both relays are woken by each of them.
+    for (let k = 0; k < 20; k++) {
+      const jobs = Array.from({ length: 5 }, () =>
+        makeEnvelope('fetchJobs', 'fetch.job_requested', randomUUID(), { request_id: randomUUID() }),
+      );
+      ids.push(...jobs.map((j) => j.id));
+      await db.$transaction(async (tx) => {
+        for (const j of jobs) await enqueue(tx, 'fetchJobs', 'k', j);
+      });
+      for (const r of relays) r.nudge();
+    }
+    try {
+      await eventually(async () => ids.every((id) => received.has(id)), Boolean, 30_000);
+      await new Promise((r) => setTimeout(r, 500));
+      expect([...received.entries()].filter(([id, n]) => ids.includes(id) && n !== 1)).toEqual([]);
+      const pending = await db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM outbox_messages WHERE published_at IS NULL');
+      expect(pending).toHaveLength(0);
+      // No relay holds the lock between batches.
+      const held = await db.$queryRawUnsafe<{ n: number }[]>(
+        "SELECT count(*)::int AS n FROM pg_locks WHERE locktype = 'advisory' AND granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())",
+      );
+      expect(held[0]!.n).toBe(0);
+    } finally {
+      for (const r of relays) await r.stop();
+      await c.disconnect();
+      await b.disconnect();
+    }
+  }, 60_000);
+});
+
 describe('in-flight processing within a partition', () => {
   it('lets later messages of a partition finish while an earlier one is slow, and commits only the processed prefix', async () => {
     const finished: string[] = [];
@@ -464,6 +512,195 @@ describe('batches', () => {
       60_000,
     );
     expect(redelivered).toBeGreaterThan(0);
+    const rows = await effects();
+    expect(rows).toHaveLength(jobs.length);
+    expect(new Set(rows.map((r) => r.note))).toEqual(new Set(['first delivery']));
+    await c.stop();
+    await b.disconnect();
+  }, 120_000);
+
+  it('a batch handler applies a run in one transaction; a bad message falls back alone, the others applied once', async () => {
+    const b = new KafkaBus({ clientId: 'kit-test-batch', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
+    await b.ensureTopics(['renderJobs']);
+    await b.connect();
+    const good = Array.from({ length: 6 }, () => renderJob());
+    const bad = renderJob();
+    // One partition, everything there before the consumer starts: the first fetch holds the lot,
+    // a redelivered envelope (good[1] twice) among it.
+    const first = [good[0]!, good[1]!, good[2]!, bad, good[1]!, good[3]!, good[4]!, good[5]!];
+    await b.send(
+      b.topic('renderJobs'),
+      first.map((envelope) => ({ key: 'one-partition', envelope })),
+    );
+    const calls: { size: number; fresh: number; committed: boolean }[] = [];
+    const metrics = createMetrics('kit_test_batch');
+    const c = await startConsumer({
+      bus: b,
+      db,
+      log,
+      metrics,
+      group: 'kit-test-batch',
+      topics: ['renderJobs'],
+      maxAttempts: 2,
+      handlers: {
+        'render.job_requested': async (env, ctx) => {
+          if (env.id === bad.id) throw new PoisonMessageError('a bad job');
+          await ctx.transaction((tx) =>
+            tx.$executeRawUnsafe('INSERT INTO side_effects (event_id, note) VALUES ($1::uuid, $2)', env.id, 'single').then(() => undefined),
+          );
+        },
+      },
+      batchHandlers: {
+        'render.job_requested': async (envelopes, ctx) => {
+          const call = { size: envelopes.length, fresh: 0, committed: false };
+          calls.push(call);
+          await ctx.transaction(async (tx, fresh) => {
+            call.fresh = fresh.length;
+            await tx.$executeRawUnsafe(
+              'INSERT INTO side_effects (event_id, note) SELECT unnest($1::uuid[]), $2',
+              fresh.map((e) => e.id),
+              'batch',
+            );
+            if (fresh.some((e) => e.id === bad.id)) throw new Error('a bad job in the batch');
+          });
+          call.committed = true;
+        },
+      },
+    });
+    const committed = async () => {
+      const admin = b.kafka.admin();
+      await admin.connect();
+      try {
+        const offsets = await admin.fetchOffsets({ groupId: `${b.prefix}kit-test-batch`, topics: [b.topic('renderJobs')] });
+        return offsets[0]!.partitions.map((p) => Number(p.offset)).reduce((a, x) => Math.max(a, x), 0);
+      } finally {
+        await admin.disconnect();
+      }
+    };
+    const effects = (ids: string[]) =>
+      db.$queryRawUnsafe<{ event_id: string; note: string }[]>(
+        'SELECT event_id::text, note FROM side_effects WHERE event_id = ANY($1::uuid[]) ORDER BY note',
+        ids,
+      );
+    try {
+      await eventually(committed, (o) => o === first.length, 60_000);
+      // The batch holding the bad job rolled back whole; its jobs then ran one by one: each good job
+      // applied exactly once, the bad one dead-lettered, nothing of it applied.
+      const rows = await effects([...good, bad].map((e) => e.id));
+      expect(rows.map((r) => r.event_id).sort()).toEqual(good.map((e) => e.id).sort());
+      expect(calls.some((x) => !x.committed && x.fresh > 1)).toBe(true);
+      const admin = b.kafka.admin();
+      await admin.connect();
+      const dlq = await admin.fetchTopicOffsets(b.dlq('renderJobs'));
+      await admin.disconnect();
+      expect(dlq.map((p) => Number(p.high)).reduce((a, x) => a + x, 0)).toBe(1);
+      const counted = await metrics.registry.getSingleMetricAsString('kit_test_batch_kafka_batches_total');
+      expect(counted).toMatch(/outcome="fell_back"[^\n]* [1-9]/);
+
+      // Next: four new jobs and two redelivered ones, all good: one transaction per run, the
+      // redelivered ones left out of it.
+      const next = Array.from({ length: 4 }, () => renderJob());
+      const second = [next[0]!, good[0]!, next[1]!, next[2]!, good[5]!, next[3]!];
+      const callsBefore = calls.length;
+      await b.send(
+        b.topic('renderJobs'),
+        second.map((envelope) => ({ key: 'one-partition', envelope })),
+      );
+      await eventually(committed, (o) => o === first.length + second.length, 60_000);
+      const later = calls.slice(callsBefore);
+      expect(later.every((x) => x.committed)).toBe(true);
+      expect(later.reduce((n, x) => n + x.size, 0)).toBe(second.length);
+      expect(later.reduce((n, x) => n + x.fresh, 0)).toBe(next.length);
+      const nextRows = await effects(next.map((e) => e.id));
+      expect(nextRows).toHaveLength(next.length);
+      expect(new Set(nextRows.map((r) => r.note))).toEqual(new Set(['batch']));
+      expect((await effects(good.map((e) => e.id))).length).toBe(good.length);
+    } finally {
+      await c.stop();
+      await b.disconnect();
+    }
+  }, 120_000);
+
+  it('a crash after a batch handler committed its transaction but before the offset commit repeats no effect', async () => {
+    const b = new KafkaBus({ clientId: 'kit-test-crash-batch', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
+    await b.ensureTopics(['renderJobs']);
+    await b.connect();
+    const jobs = Array.from({ length: 8 }, () => renderJob());
+    const ids = jobs.map((j) => j.id);
+    await b.send(
+      b.topic('renderJobs'),
+      jobs.map((envelope) => ({ key: 'one-partition', envelope })),
+    );
+    const effects = () =>
+      db.$queryRawUnsafe<{ event_id: string; note: string }[]>(
+        'SELECT event_id::text, note FROM side_effects WHERE event_id = ANY($1::uuid[])',
+        ids,
+      );
+    const fixture = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures', 'crash-consumer.mjs');
+    const child = spawn(process.execPath, [fixture, database.url, b.prefix, 'kit-test-crash-batch', String(jobs.length), 'batch'], {
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    let atKill = 0;
+    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+    try {
+      // The batch's transaction committed; its handler never returned, so no offset was committed.
+      await eventually(effects, (rows) => rows.length === jobs.length, 30_000);
+      atKill = Math.max(0, await committedOffset(b, 'kit-test-crash-batch', 'renderJobs'));
+      expect(atKill).toBeLessThan(jobs.length);
+    } catch (err) {
+      throw new Error(`${String(err)}\nconsumer output:\n${output}`);
+    } finally {
+      const gone = new Promise((r) => child.once('exit', r));
+      child.kill('SIGKILL');
+      await gone;
+    }
+
+    // The next member gets the batch again: the batch handler is called, finds nothing fresh, applies nothing.
+    let redelivered = 0;
+    const c = await startConsumer({
+      bus: b,
+      db,
+      log,
+      metrics: createMetrics('kit_test_crash_batch'),
+      group: 'kit-test-crash-batch',
+      topics: ['renderJobs'],
+      sessionTimeoutMs: 6_000,
+      handlers: {
+        'render.job_requested': async (env, ctx) => {
+          if (
+            !(await ctx.transaction((tx) =>
+              tx
+                .$executeRawUnsafe('INSERT INTO side_effects (event_id, note) VALUES ($1::uuid, $2)', env.id, 'single')
+                .then(() => undefined),
+            ))
+          )
+            redelivered++;
+        },
+      },
+      batchHandlers: {
+        'render.job_requested': async (envelopes, ctx) => {
+          const fresh = await ctx.transaction((tx, todo) =>
+            tx
+              .$executeRawUnsafe(
+                'INSERT INTO side_effects (event_id, note) SELECT unnest($1::uuid[]), $2',
+                todo.map((e) => e.id),
+                'again',
+              )
+              .then(() => undefined),
+          );
+          redelivered += envelopes.length - fresh.length;
+        },
+      },
+    });
+    await eventually(
+      () => committedOffset(b, 'kit-test-crash-batch', 'renderJobs'),
+      (o) => o === jobs.length,
+      60_000,
+    );
+    // Everything past the offset committed before the kill came again, and none of it was applied again.
+    expect(redelivered).toBe(jobs.length - atKill);
     const rows = await effects();
     expect(rows).toHaveLength(jobs.length);
     expect(new Set(rows.map((r) => r.note))).toEqual(new Set(['first delivery']));

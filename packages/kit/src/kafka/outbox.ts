@@ -34,16 +34,20 @@ const ROW_REQUEST_ID = '$request_id';
  * The `envelope` column's value for a message written now: the envelope, plus the current request
  * id for the relay. For services that insert outbox rows with their own SQL.
  */
-export function outboxJson(envelope: Envelope): string {
-  const requestId = currentRequestId();
+export function outboxJson(envelope: Envelope, requestId: string | undefined = currentRequestId()): string {
   return JSON.stringify(requestId === undefined ? envelope : { ...envelope, [ROW_REQUEST_ID]: requestId });
 }
 
 /**
  * `enqueue` for many messages (a batch admission writes thousands): one INSERT per 500 rows
- * instead of one per message, in the caller's transaction, in the given order.
+ * instead of one per message, in the caller's transaction, in the given order. A message's
+ * `requestId`, when the key is present, is the one its row carries instead of the current one (a
+ * batch of several requests' work).
  */
-export async function enqueueMany(tx: RawSql, messages: readonly { topic: TopicKey; key: string; envelope: Envelope }[]): Promise<void> {
+export async function enqueueMany(
+  tx: RawSql,
+  messages: readonly { topic: TopicKey; key: string; envelope: Envelope; requestId?: string | undefined }[],
+): Promise<void> {
   for (let i = 0; i < messages.length; i += 500) {
     const chunk = messages.slice(i, i + 500);
     await tx.$executeRawUnsafe(
@@ -51,7 +55,7 @@ export async function enqueueMany(tx: RawSql, messages: readonly { topic: TopicK
        SELECT t, k, e::jsonb FROM unnest($1::text[], $2::text[], $3::text[]) WITH ORDINALITY AS m(t, k, e, n) ORDER BY n`,
       chunk.map((m) => m.topic),
       chunk.map((m) => m.key),
-      chunk.map((m) => outboxJson(m.envelope)),
+      chunk.map((m) => ('requestId' in m ? outboxJson(m.envelope, m.requestId) : outboxJson(m.envelope))),
     );
   }
 }
@@ -87,8 +91,10 @@ export const OUTBOX_CHANNEL = 'wdr_outbox';
  * batch; with nothing to publish it costs nothing but the slow poll.
  *
  * It reads and marks rows with node-postgres on a pool of its own (two connections: one drains, one
- * listens) rather than through Prisma: the relay's three statements per batch are the fleet's most
- * frequent, and the listening connection needs a plain driver anyway.
+ * listens) rather than through Prisma: the relay's statements are the fleet's most frequent, and the
+ * listening connection needs a plain driver anyway. A batch is two statements and no transaction
+ * (drainOnce): replicas of a service take turns through an advisory lock instead of holding rows
+ * locked in a transaction open across the produce.
  */
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
@@ -98,6 +104,10 @@ export class OutboxRelay {
   private lastSuccessAt = Date.now();
   private readonly pool: pg.Pool;
   private readonly listener: PgListener;
+  /** The advisory lock one relay of the schema holds while it drains (hashed in SQL). */
+  private readonly lockKey: string;
+  /** The last drain found another replica's relay draining. */
+  private busy = false;
 
   constructor(
     private readonly opts: {
@@ -119,6 +129,7 @@ export class OutboxRelay {
     },
   ) {
     const { schema, config } = pgConnectionFor(opts.databaseUrl);
+    this.lockKey = `wdr_outbox_relay:${schema}`;
     this.pool = new pg.Pool({ ...config, max: 1 });
     this.listener = new PgListener({
       connection: config,
@@ -257,7 +268,10 @@ export class OutboxRelay {
     const again = published > 0 || this.wakeRequested;
     this.wakeRequested = false;
     // After a failure, retry within a second rather than at the slow poll.
-    if (again && !failed) this.schedule(0);
+    const busy = this.busy;
+    this.busy = false;
+    if (busy && !failed) this.schedule(50);
+    else if (again && !failed) this.schedule(0);
     else if (failed) this.schedule(Math.min(1_000, this.opts.pollMs));
     else this.schedule(this.opts.pollMs, true);
   }
@@ -271,41 +285,72 @@ export class OutboxRelay {
     return rows.length === 0 ? 0 : this.drainOnce();
   }
 
-  /** Publish one batch; returns how many rows were published. */
+  /**
+   * Publish one batch; returns how many rows were published (0 also when another replica's relay
+   * is draining this schema right now: it picks up what is there, see below).
+   *
+   * Two statements, no transaction: the first takes the schema's relay lock (a session-level
+   * advisory lock, so one relay of a service drains at a time) and reads the oldest unpublished
+   * rows; after the produce, the second marks them published and releases the lock. A crash
+   * between the two republishes the rows (at-least-once, as before; consumers deduplicate), and
+   * the lock goes with the dead connection.
+   *
+   * The lock is released inside the marking statement, before it commits, and the next holder's
+   * read takes its snapshot before it gets the lock: so the read locks its rows (`FOR UPDATE SKIP
+   * LOCKED`, released at the statement's end), which skips rows whose marking is still uncommitted
+   * and re-checks the others against their latest committed version, so a row just marked is
+   * never read again (two relays on one schema publish every row once: kafka.test.ts).
+   */
   async drainOnce(): Promise<number> {
     const batch = this.opts.batchSize ?? 500;
     const client = await this.pool.connect();
     let broken = false;
     // A checked-out client has no pool listener: a socket that breaks between queries (say while the
     // batch is being produced) would emit an unhandled 'error' and end the process. Record it; the next
-    // query fails and the connection is discarded on release.
+    // query fails and the connection is discarded on release (which also drops the lock).
     const onError = (err: Error) => {
       broken = true;
       this.opts.log.warn({ err }, 'outbox: database connection lost mid-batch');
     };
     client.on('error', onError);
+    let locked = false;
     try {
-      await client.query('BEGIN');
-      try {
-        const { rows } = await client.query<OutboxRow>(
-          `SELECT id::text, topic, message_key, envelope FROM outbox_messages
-            WHERE published_at IS NULL ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`,
-          [batch],
-        );
-        if (rows.length > 0) {
-          // One produce request for the whole batch, whatever its topics, in table order per topic.
-          await this.opts.bus.sendBatch(rows.map((r) => messageOf(this.opts.bus.topic(r.topic as TopicKey), r)));
-          await client.query('UPDATE outbox_messages SET published_at = now() WHERE id = ANY($1::bigint[])', [rows.map((r) => r.id)]);
-        }
-        await client.query('COMMIT');
-        return rows.length;
-      } catch (err) {
-        await client.query('ROLLBACK').catch(() => {
+      const { rows } = await client.query<OutboxRow & { locked: boolean }>(
+        `WITH l AS MATERIALIZED (SELECT pg_try_advisory_lock(hashtext($2)) AS locked)
+         SELECT l.locked, o.id::text AS id, o.topic, o.message_key, o.envelope
+           FROM l LEFT JOIN LATERAL (
+             SELECT id, topic, message_key, envelope FROM outbox_messages WHERE l.locked AND published_at IS NULL ORDER BY id LIMIT $1
+              FOR UPDATE SKIP LOCKED
+           ) o ON true`,
+        [batch, this.lockKey],
+      );
+      locked = rows[0]?.locked === true;
+      if (!locked) {
+        // Another replica drains: it keeps going while it finds rows; look again shortly in case
+        // its last round had already read before this nudge's rows committed.
+        this.wakeRequested = true;
+        this.busy = true;
+        return 0;
+      }
+      const messages = rows.filter((r) => r.id !== null);
+      if (messages.length > 0) {
+        // One produce request for the whole batch, whatever its topics, in table order per topic.
+        await this.opts.bus.sendBatch(messages.map((r) => messageOf(this.opts.bus.topic(r.topic as TopicKey), r)));
+      }
+      await client.query(
+        `WITH m AS (UPDATE outbox_messages SET published_at = now() WHERE id = ANY($1::bigint[]) RETURNING 1)
+         SELECT pg_advisory_unlock(hashtext($2)), (SELECT count(*) FROM m)::int AS n`,
+        [messages.map((r) => r.id), this.lockKey],
+      );
+      locked = false;
+      return messages.length;
+    } finally {
+      if (locked) {
+        // The produce failed: give the lock back now (or with the connection, if that fails too).
+        await client.query('SELECT pg_advisory_unlock(hashtext($1))', [this.lockKey]).catch(() => {
           broken = true;
         });
-        throw err;
       }
-    } finally {
       client.removeListener('error', onError);
       client.release(broken);
     }

@@ -1,0 +1,255 @@
+import type { Envelope, TopicKey } from '@wdr/contracts';
+import { makeEnvelope, outboxJson } from '@wdr/kit/kafka';
+import type { DataRequest, PrismaClient } from '../../generated/prisma/client.js';
+import { announceBatchStatements } from '../batch-status.js';
+import { recordTerminal } from '../request-metrics.js';
+import { fillResultCacheStatement, type ResultCacheDeps } from '../result-cache.js';
+import { lifecycleEnvelope } from './events.js';
+import { addTraffic, type Termination, type TrafficReport } from './finish.js';
+import { TERMINAL } from './terminal.js';
+
+/**
+ * A request's execution writes without an interactive transaction: each move of a request (its
+ * stage started, handed on, finished) is one SQL statement, built here, which the caller runs
+ * alone or in the array form of `$transaction` with the statements that go with it (the
+ * consumer's processed record, the batch's end, the result cache entry: `ctx.writes`).
+ *
+ * The statement moves the row only while it is not terminal (the `UPDATE`'s condition is
+ * re-checked against a concurrent cancel once its lock is granted, which is what the explicit row
+ * lock did before), appends its events with numbers from the row's counter, stores the result
+ * page, and writes the events' lifecycle mirrors and the other messages to the outbox, all or
+ * nothing. It answers whether it moved the row (and its new status).
+ */
+
+/** One event of a move: stored in `request_events` and mirrored on `request.lifecycle`. */
+export interface MoveEvent {
+  kind: string;
+  status: string;
+  payload: Record<string, unknown>;
+  /** Add `attempt` (the row's attempt counter after the move) to the payload. */
+  withAttempt?: boolean;
+}
+
+/** The page stored with a completing move (`request_results`, the claim-check). */
+export interface MoveResult {
+  statusCode: number;
+  contentType: string | null;
+  body: Buffer;
+  text?: string | null;
+  expiresAt: Date;
+}
+
+export interface Move {
+  /** Column assignments, the value a parameter (`keep`: only where the column is null), or SQL without parameters (`raw`). */
+  set: ({ column: string; value: unknown; cast?: string; keep?: boolean } | { raw: string })[];
+  events: MoveEvent[];
+  /** Messages besides the events' mirrors, to the outbox after them. */
+  messages?: { topic: TopicKey; key: string; envelope: Envelope }[];
+  result?: MoveResult;
+}
+
+export interface MoveRow {
+  moved: boolean;
+  /**
+   * The row's status after the move; when it did not move, the status the statement started from
+   * (a cancel it waited for is not in it: read the row again for the status that stopped it).
+   */
+  status: string;
+  attempts: number | null;
+  started_at: Date | null;
+}
+
+/** The statement of a move (Prisma's lazy query: run it alone or inside `$transaction([...])`). */
+export function moveStatement(
+  db: PrismaClient,
+  request: { id: string; tenantId: string; projectId?: string | null; environmentId?: string | null },
+  move: Move,
+) {
+  const params: unknown[] = [];
+  const p = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  const id = p(request.id);
+  const terminal = p([...TERMINAL]);
+  const sets = move.set.map((s) => {
+    if ('raw' in s) return s.raw;
+    const value = `${p(s.value)}${s.cast ? `::${s.cast}` : ''}`;
+    return `${s.column} = ${s.keep ? `COALESCE(${s.column}, ${value})` : value}`;
+  });
+  const n = move.events.length;
+  const createdAt = new Date();
+  const events = move.events.map((e) => ({
+    ...e,
+    mirror: outboxJson(lifecycleEnvelope(request, { seq: 1, kind: e.kind, status: e.status, payload: e.payload, createdAt })),
+  }));
+  const messages = move.messages ?? [];
+  const result = move.result;
+  const sql = `WITH u AS (
+      UPDATE data_requests SET ${[...sets, `last_event_seq = last_event_seq + ${p(n)}::int`].join(', ')}
+       WHERE id = ${id}::uuid AND status <> ALL(${terminal}::text[])
+      RETURNING id, status, attempts, last_event_seq, started_at
+    ), ev AS (
+      SELECT u.id, (u.last_event_seq - ${p(n)}::int + e.n)::int AS seq, e.kind, e.status, e.n,
+             CASE WHEN e.with_attempt THEN e.payload::jsonb || jsonb_build_object('attempt', u.attempts) ELSE e.payload::jsonb END AS payload,
+             e.mirror::jsonb AS mirror
+        FROM u, unnest(${p(events.map((e) => e.kind))}::text[], ${p(events.map((e) => e.status))}::text[],
+                       ${p(events.map((e) => JSON.stringify(e.payload)))}::text[], ${p(events.map((e) => e.mirror))}::text[],
+                       ${p(events.map((e) => e.withAttempt === true))}::boolean[])
+             WITH ORDINALITY AS e(kind, status, payload, mirror, with_attempt, n)
+    ), ie AS (
+      INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
+      SELECT id, seq, kind, status, payload, ${p(createdAt)}::timestamptz FROM ev
+    )${
+      result
+        ? `, res AS (
+      INSERT INTO request_results (request_id, status_code, content_type, body, bytes, text, expires_at)
+      SELECT u.id, ${p(result.statusCode)}::int, ${p(result.contentType)}, ${p(new Uint8Array(result.body))}::bytea, ${p(result.body.length)}::int,
+             ${p(result.text ?? null)}, ${p(result.expiresAt)}::timestamptz FROM u
+      ON CONFLICT (request_id) DO NOTHING
+    )`
+        : ''
+    }, o AS (
+      INSERT INTO outbox_messages (topic, message_key, envelope)
+      SELECT topic, message_key, envelope FROM (
+        SELECT 'requestLifecycle' AS topic, ev.id::text AS message_key,
+               jsonb_set(jsonb_set(ev.mirror, '{data,event_id}', to_jsonb(ev.seq)), '{data,payload}', ev.payload) AS envelope, ev.n
+          FROM ev
+        UNION ALL
+        SELECT m.topic, m.message_key, m.envelope::jsonb, ${p(n)}::int + m.n
+          FROM u, unnest(${p(messages.map((m) => m.topic))}::text[], ${p(messages.map((m) => m.key))}::text[],
+                         ${p(messages.map((m) => outboxJson(m.envelope)))}::text[]) WITH ORDINALITY AS m(topic, message_key, envelope, n)
+      ) x ORDER BY n
+    )
+    SELECT u.id IS NOT NULL AS moved, COALESCE(u.status, cur.status) AS status, u.attempts, u.started_at
+      FROM (SELECT status FROM data_requests WHERE id = ${id}::uuid) cur LEFT JOIN u ON true`;
+  return db.$queryRawUnsafe<MoveRow[]>(sql, ...params);
+}
+
+/** The assignments that start a stage: running, one more attempt, started (if not already). */
+export function startSet(now = new Date()): Move['set'] {
+  return [
+    { column: 'status', value: 'running' },
+    { raw: 'attempts = attempts + 1' },
+    { column: 'started_at', value: now, cast: 'timestamptz', keep: true },
+  ];
+}
+
+/**
+ * The move that ends a request: what `finish` writes (status, the event, the settlement command
+ * through the outbox, extraction's job), as one statement. `before` are events to append ahead of
+ * the terminal one (the HTTP stage's `request.protected`); `start` also counts an attempt and sets
+ * `started_at` (a stage that ends as it starts).
+ */
+export function terminalMove(
+  request: DataRequest,
+  t: Termination,
+  opts: { before?: MoveEvent[]; result?: MoveResult; start?: boolean } = {},
+): Move {
+  const now = new Date();
+  const json = (v: unknown) => (v === undefined ? null : JSON.stringify(v));
+  const set: Move['set'] = [
+    ...(opts.start ? startSet(now).filter((s) => !('column' in s && s.column === 'status')) : []),
+    { column: 'status', value: t.status },
+    { column: 'finished_at', value: now, cast: 'timestamptz' },
+    { raw: `token_state = 'settlement_pending'` },
+    { column: 'error', value: json(t.error), cast: 'jsonb' },
+    { column: 'user_error', value: json(t.userError), cast: 'jsonb' },
+    { column: 'result_meta', value: json(t.resultMeta), cast: 'jsonb' },
+    { column: 'result_expires_at', value: t.resultExpiresAt ?? null, cast: 'timestamptz' },
+    { column: 'proxy_used', value: t.status === 'completed' ? 'platform' : null },
+    ...(t.protected ? [{ raw: 'protected = true' }] : []),
+    ...(t.debugArtifacts ? [{ column: 'debug_artifacts', value: JSON.stringify(t.debugArtifacts), cast: 'jsonb' }] : []),
+    ...(t.captchaSolves ? [{ raw: `captcha_type = 'captcha'` }] : []),
+    ...(t.cached ? [{ raw: 'cached = true' }] : []),
+  ];
+  const traffic = addTraffic(request.trafficCarried as TrafficReport | null, t.traffic);
+  const messages: NonNullable<Move['messages']> = [
+    {
+      topic: 'billingCommands',
+      key: request.id,
+      envelope: makeEnvelope('billingCommands', 'billing.settlement_requested', request.tenantId, {
+        request_id: request.id,
+        outcome: t.status,
+        route_mode: request.routeMode,
+        captcha_tokens: request.captchaTokens,
+        ...(t.terminalStage ? { terminal_stage: t.terminalStage } : {}),
+        ...(t.reason ? { reason: t.reason } : {}),
+        ...(t.captchaSolves !== undefined ? { captcha_solves: t.captchaSolves } : {}),
+        ...(traffic ? { traffic } : {}),
+      }),
+    },
+  ];
+  // A request that asked for extraction hands its page over to recipe-extractor (see finish).
+  const extraction = (request.options as { extraction?: { recipe_id?: string; version_id?: string } | null }).extraction;
+  if (extraction?.recipe_id) {
+    messages.push({
+      topic: 'extractionJobs',
+      key: request.id,
+      envelope: makeEnvelope('extractionJobs', 'extraction.job_requested', request.tenantId, {
+        request_id: request.id,
+        recipe_id: extraction.recipe_id,
+        ...(extraction.version_id ? { version_id: extraction.version_id } : {}),
+        page_status: t.status,
+      }),
+    });
+  }
+  return {
+    set,
+    events: [
+      ...(opts.before ?? []),
+      {
+        kind: `request.${t.status}`,
+        status: t.status,
+        payload: { ...(t.userError ? { error: t.userError } : {}), ...(t.resultMeta ? { result: t.resultMeta } : {}) },
+      },
+    ],
+    messages,
+    ...(opts.result ? { result: opts.result } : {}),
+  };
+}
+
+/** After a terminal move committed: count it (requests_finished_total, request_terminal_seconds) when it moved the row. */
+export function countTerminal(request: DataRequest, t: Termination, row: MoveRow | undefined): void {
+  if (row?.moved) recordTerminal(request, t);
+}
+
+/**
+ * A terminal move with what goes with it in the same transaction: the batch's end (when the request
+ * is a batch job) and, when `fillCache`, the result cache entry of a completed request. `done`
+ * takes the transaction's results for these statements once it committed (counting the move) and
+ * answers the move's row.
+ */
+export function endStatements(
+  deps: ResultCacheDeps,
+  request: DataRequest,
+  t: Termination,
+  opts: { before?: MoveEvent[]; result?: MoveResult; start?: boolean; fillCache?: boolean } = {},
+): { statements: PromiseLike<unknown>[]; done: (results: unknown[]) => MoveRow | undefined } {
+  const fill = opts.fillCache ? fillResultCacheStatement(deps, request) : undefined;
+  const statements: PromiseLike<unknown>[] = [
+    moveStatement(deps.db, request, terminalMove(request, t, opts)),
+    ...(request.batchId ? announceBatchStatements(deps.db, request.batchId, request.tenantId) : []),
+    ...(fill ? [fill.statement] : []),
+  ];
+  return {
+    statements,
+    done: (results) => {
+      const row = (results[0] as MoveRow[] | undefined)?.[0];
+      countTerminal(request, t, row);
+      if (fill) fill.counted(results[results.length - 1]);
+      return row;
+    },
+  };
+}
+
+/** Run lazy statements of `db` in one transaction of the array form; their results in order. */
+export async function runStatements(db: PrismaClient, statements: PromiseLike<unknown>[]): Promise<unknown[]> {
+  return (await db.$transaction(statements as Parameters<PrismaClient['$transaction']>[0] & unknown[])) as unknown[];
+}
+
+/** The status a move that did not happen found: read after it (the statement's own answer predates a cancel it waited for). */
+export async function statusAfter(db: PrismaClient, requestId: string, row: MoveRow): Promise<string> {
+  if (row.moved) return row.status;
+  return (await db.dataRequest.findUnique({ where: { id: requestId }, select: { status: true } }))?.status ?? row.status;
+}
