@@ -28,7 +28,7 @@ const count = (url: string, sql: string, params: unknown[] = []) =>
 
 async function metric(h: { service: { metricsApp: unknown } } & LedgerHarness, name: string, label: string): Promise<number> {
   const text = await h.deps.metrics.registry.metrics();
-  const line = text.split('\n').find((l) => l.startsWith(`billing_ledger_${name}{`) && l.includes(label));
+  const line = text.split('\n').find((l) => l.startsWith(`${name}{`) && l.includes(label));
   return line ? Number(line.split(' ').pop()) : 0;
 }
 
@@ -63,7 +63,7 @@ describe('batch settlement', () => {
       captcha_tokens: 0,
     });
     const burst: Envelope[] = [...good.slice(0, 5), bad, good[2]!, replay, ...good.slice(5), good[7]!];
-    const fellBack = await metric(h as never, 'kafka_batches_total', 'outcome="fell_back"');
+    const fellBack = await metric(h as never, 'wdr_kafka_batches_total', 'outcome="fell_back"');
     await h.deps.bus.send(
       h.deps.bus.topic('billingCommands'),
       burst.map((envelope) => ({ key: 'one-partition', envelope })),
@@ -94,7 +94,7 @@ describe('batch settlement', () => {
     );
     await admin.disconnect();
     expect(await count(h.database.url, 'SELECT count(*)::int AS n FROM processed_messages WHERE event_id = $1::uuid', [bad.id])).toBe(0);
-    expect(await metric(h as never, 'kafka_batches_total', 'outcome="fell_back"')).toBeGreaterThan(fellBack);
+    expect(await metric(h as never, 'wdr_kafka_batches_total', 'outcome="fell_back"')).toBeGreaterThan(fellBack);
 
     // 3 refunded (0, 4, 8), 9 charged 1 token each; good[1] completed (its replay came later).
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 1_000 - 9, reserved_tokens: 0 });
@@ -115,8 +115,8 @@ describe('batch settlement', () => {
     const tenant = await newTenant(h, 1_000);
     const bodies = Array.from({ length: 40 }, (_, i) => reserveBody(tenant, i % 2 ? { route_mode: 'browser' } : {}));
     for (const b of bodies) await h.api().post('/internal/v1/reservations').send(b).expect(201);
-    const committed = await metric(h as never, 'kafka_batches_total', 'outcome="committed"');
-    const fellBack = await metric(h as never, 'kafka_batches_total', 'outcome="fell_back"');
+    const committed = await metric(h as never, 'wdr_kafka_batches_total', 'outcome="committed"');
+    const fellBack = await metric(h as never, 'wdr_kafka_batches_total', 'outcome="fell_back"');
     const burst = bodies.map((b, i) =>
       settlementEnvelope(tenant, {
         request_id: b.request_id,
@@ -140,11 +140,11 @@ describe('batch settlement', () => {
       60_000,
       50,
     );
-    const batches = (await metric(h as never, 'kafka_batches_total', 'outcome="committed"')) - committed;
+    const batches = (await metric(h as never, 'wdr_kafka_batches_total', 'outcome="committed"')) - committed;
     // Fewer transactions than commands (the burst sat on one partition), and no fallback.
     expect(batches).toBeGreaterThan(0);
     expect(batches).toBeLessThan(burst.length);
-    expect(await metric(h as never, 'kafka_batches_total', 'outcome="fell_back"')).toBe(fellBack);
+    expect(await metric(h as never, 'wdr_kafka_batches_total', 'outcome="fell_back"')).toBe(fellBack);
     // The charge: completed http 1, browser 5, +10 per CAPTCHA solve; cancelled nothing.
     const expected = bodies.reduce((s, b, i) => s + (i % 5 === 0 ? 0 : (b.route_mode === 'browser' ? 5 : 1) + (i % 3 === 0 ? 10 : 0)), 0);
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 1_000 - expected, reserved_tokens: 0 });

@@ -70,10 +70,7 @@ afterAll(async () => {
 /** Events the dispatcher's consumer skipped (no endpoint takes them), from its /metrics. */
 async function skipped(): Promise<number> {
   const text = await (await fetch(`${dispatcher.metricsUrl}/metrics`)).text();
-  return [...text.matchAll(/^webhook_dispatcher_kafka_messages_total\{[^}]*outcome="skipped"[^}]*\} (\d+)$/gm)].reduce(
-    (n, m) => n + Number(m[1]),
-    0,
-  );
+  return [...text.matchAll(/^wdr_kafka_messages_total\{[^}]*outcome="skipped"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
 }
 
 const messagesOfTenant = (tenantId: string) =>

@@ -1,4 +1,3 @@
-import { batchStatusOf } from '@wdr/contracts';
 import type { RawSql } from '@wdr/kit/db';
 import { makeEnvelope, outboxJson } from '@wdr/kit/kafka';
 import { TERMINAL } from './requests/terminal.js';

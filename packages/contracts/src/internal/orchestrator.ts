@@ -145,7 +145,6 @@ export interface StoredEventHistory {
 /** The kinds that end an extraction request's history: its run ended (recipe-extractor's `extraction.run_ended`). */
 export const EXTRACTION_END_KINDS = ['extraction.completed', 'extraction.failed'] as const;
 
-
 const requestPath = '/internal/v1/requests/:id';
 
 export const orchestratorApi = {

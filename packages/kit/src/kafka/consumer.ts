@@ -116,8 +116,11 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   afterCommit?: () => void;
 }): Promise<ConsumerHandle> {
   const { bus, db, log } = opts;
-  const consumed = opts.metrics.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', ['topic', 'outcome']);
-  const waiting = opts.metrics.gauge(
+  const consumed = opts.metrics.shared.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', [
+    'topic',
+    'outcome',
+  ]);
+  const waiting = opts.metrics.shared.gauge(
     'kafka_dependency_waits',
     'Messages waiting out a dependency failure (database, broker, another service).',
     ['group'],
@@ -131,7 +134,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     allowAutoTopicCreation: false,
     ...(opts.fetch ? { minBytes: opts.fetch.minBytes, maxWaitTimeInMs: opts.fetch.maxWaitMs } : {}),
   });
-  const batches = opts.metrics.counter(
+  const batches = opts.metrics.shared.counter(
     'kafka_batches_total',
     'Runs of messages given to a batch handler, by topic and outcome (committed in one transaction, or fell_back: handled one by one).',
     ['topic', 'outcome'],
@@ -444,7 +447,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
           opts.afterCommit?.();
         },
       );
-      const done = (offset: string, result: string | undefined | typeof NO_EFFECT) => {
+      const record = (offset: string, result: string | undefined | typeof NO_EFFECT) => {
         if (result !== NO_EFFECT) effect = true;
         progress.done(offset, result === NO_EFFECT ? undefined : result);
       };
@@ -464,7 +467,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
             }
             for (const m of messages) {
               if (!isRunning() || isStale()) return;
-              done(m.message.offset, await processMessage(topic, batch.partition, m.message));
+              record(m.message.offset, await processMessage(topic, batch.partition, m.message));
             }
           };
           let stopped = false;
@@ -480,7 +483,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
             }
             await flush();
             if (envelope) run.push({ message, envelope });
-            else done(message.offset, await processMessage(topic, batch.partition, message));
+            else record(message.offset, await processMessage(topic, batch.partition, message));
           }
           // A rebalance or a stop leaves a gathered run to the partition's next owner.
           if (!stopped) await flush();
@@ -497,7 +500,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
             await slots.acquire();
             const task = processMessage(topic, batch.partition, message)
               .then((result) => {
-                done(message.offset, result);
+                record(message.offset, result);
                 return progress.commit();
               })
               .catch((err: unknown) => {
@@ -555,7 +558,10 @@ export async function startBroadcastConsumer(opts: {
   maxWaitTimeInMs?: number;
 }): Promise<ConsumerHandle> {
   const { bus, log } = opts;
-  const consumed = opts.metrics.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', ['topic', 'outcome']);
+  const consumed = opts.metrics.shared.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', [
+    'topic',
+    'outcome',
+  ]);
   const consumer = bus.kafka.consumer({
     groupId: `${bus.prefix}${opts.group}`,
     sessionTimeout: 30_000,

@@ -369,7 +369,7 @@ describe('batches', () => {
       100,
     );
     expect(Date.now() - handledAt).toBeGreaterThanOrEqual(3_000);
-    expect(await metrics.registry.getSingleMetricAsString('kit_test_lazy_kafka_messages_total')).toMatch(/outcome="skipped"[^\n]* 2/);
+    expect(await metrics.registry.getSingleMetricAsString('wdr_kafka_messages_total')).toMatch(/outcome="skipped"[^\n]* 2/);
     // A skipped event and one with an effect behind it: committed at once, both covered.
     const effective = renderJob();
     effect.add(effective.id);
@@ -594,7 +594,7 @@ describe('batches', () => {
       const dlq = await admin.fetchTopicOffsets(b.dlq('renderJobs'));
       await admin.disconnect();
       expect(dlq.map((p) => Number(p.high)).reduce((a, x) => a + x, 0)).toBe(1);
-      const counted = await metrics.registry.getSingleMetricAsString('kit_test_batch_kafka_batches_total');
+      const counted = await metrics.registry.getSingleMetricAsString('wdr_kafka_batches_total');
       expect(counted).toMatch(/outcome="fell_back"[^\n]* [1-9]/);
 
       // Next: four new jobs and two redelivered ones, all good: one transaction per run, the
