@@ -179,12 +179,16 @@ export interface Hold {
 }
 
 /**
- * Resolve pending transfers exactly once: post up to `amount` across them (in order) and release
- * the rest. Each resolution is the transfer `<pending id>:resolve`, so the primary key forbids a
- * second one. All holds must share their two accounts. Returns the amount posted.
+ * How pending transfers resolve: post up to `amount` across them (in order) and release the rest.
+ * Each resolution is the transfer `<pending id>:resolve` (its amount what it posts), so the primary
+ * key forbids a second one. `held` is what the holds held, `posted` what they post together.
  */
-export async function resolveHolds(tx: Tx, holds: Hold[], amount: bigint, code: string, memo: string | null = null): Promise<bigint> {
-  if (holds.length === 0) return 0n;
+export function holdResolutions(
+  holds: Hold[],
+  amount: bigint,
+  code: string,
+  memo: string | null = null,
+): { resolutions: (TransferSpec & { kind: string })[]; held: bigint; posted: bigint } {
   let remaining = amount;
   let held = 0n;
   const resolutions: (TransferSpec & { kind: string })[] = [];
@@ -204,7 +208,16 @@ export async function resolveHolds(tx: Tx, holds: Hold[], amount: bigint, code: 
       memo,
     });
   }
-  const posted = amount - remaining;
+  return { resolutions, held, posted: amount - remaining };
+}
+
+/**
+ * Resolve pending transfers exactly once (holdResolutions) and move the two accounts' pending and
+ * posted sums. All holds must share their two accounts. Returns the amount posted.
+ */
+export async function resolveHolds(tx: Tx, holds: Hold[], amount: bigint, code: string, memo: string | null = null): Promise<bigint> {
+  if (holds.length === 0) return 0n;
+  const { resolutions, held, posted } = holdResolutions(holds, amount, code, memo);
   const { debitAccountId, creditAccountId } = holds[0]!;
   await insertTransfers(tx, resolutions);
   await tx.$executeRawUnsafe(

@@ -2,7 +2,16 @@ import type { LedgerStepAnswer } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
 import type { Prisma, PrismaClient, Reservation } from '../generated/prisma/client.js';
-import { debit, insertTransfers, credit, REVENUE_ACCOUNT, tenantAccountId, type Hold, type TransferSpec } from './accounts.js';
+import {
+  debit,
+  holdResolutions,
+  insertTransfers,
+  credit,
+  REVENUE_ACCOUNT,
+  tenantAccountId,
+  type Hold,
+  type TransferSpec,
+} from './accounts.js';
 import { applyBalanceAlert, reviewBalanceAlert } from './balance-alerts.js';
 import {
   captchaPrice,
@@ -208,33 +217,21 @@ export async function settleBatch(tx: Tx, cmds: SettlementCommand[], requestIds?
           r.maxCredits,
         )
       : { base: 0n, captcha: 0n, traffic: 0n, total: 0n };
-    // Post up to the total across the holds, in order, and release the rest: one resolution each,
-    // `<hold id>:resolve`, so the primary key forbids a second.
-    let remaining = lines.total;
-    let held = 0n;
-    for (const h of l.holds) {
-      const posted = remaining < h.amount ? remaining : h.amount;
-      remaining -= posted;
-      held += h.amount;
-      transfers.push({
-        id: `${h.id}:resolve`,
-        debitAccountId: h.debitAccountId,
-        creditAccountId: h.creditAccountId,
-        amount: posted,
-        kind: posted === 0n ? 'void_pending' : 'post_pending',
-        pendingId: h.id,
-        requestId: h.requestId,
-        code: charged ? 'settlement' : 'refund',
-      });
+    // Post up to the total across the holds, in order, and release the rest (holdResolutions).
+    const holdMoves = holdResolutions(l.holds, lines.total, charged ? 'settlement' : 'refund');
+    const { held, posted: fromHolds } = holdMoves;
+    l.holds.forEach((h, i) => {
+      const posted = holdMoves.resolutions[i]!.amount;
       const debit = delta(h.debitAccountId);
       debit.debitsPending -= h.amount;
       debit.debitsPosted += posted;
       const credit = delta(h.creditAccountId);
       credit.creditsPending -= h.amount;
       credit.creditsPosted += posted;
-    }
+    });
+    transfers.push(...holdMoves.resolutions);
     const state = charged ? 'settled' : 'refunded';
-    resolutions.push({ index, r, state, cmd, lines, fromHolds: lines.total - remaining, held, excessTaken: 0n, uncollected: 0n });
+    resolutions.push({ index, r, state, cmd, lines, fromHolds, held, excessTaken: 0n, uncollected: 0n });
     results.push({ outcome: state, flows: { charged: 0, released: 0 } });
   }
   if (resolutions.length === 0) return results;
