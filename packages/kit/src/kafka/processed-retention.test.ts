@@ -53,7 +53,7 @@ it('counts the rows each purge deletes and the time it takes, as metrics', async
   const metrics = createMetrics('kit-retention');
   const purge = processedPurger({ db, metrics, log: createLogger('kit-retention', 'silent'), retainHours: 192 });
   const value = async (name: string) =>
-    Number(new RegExp(`^kit_retention_${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(await metrics.registry.metrics())?.[1]);
+    Number(new RegExp(`^wdr_${name}\\{[^}]*\\} (\\S+)$`, 'm').exec(await metrics.registry.metrics())?.[1]);
   expect(await purge()).toBe(40);
   expect(await purge()).toBe(0);
   expect(await value('processed_messages_purged_total')).toBe(40);
