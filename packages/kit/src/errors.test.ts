@@ -125,3 +125,20 @@ describe('isDependencyFailure', () => {
     expect(answers[1]).toEqual({ status: 500, body: expect.objectContaining({ code: 'INTERNAL', message: INTERNAL_MESSAGE }) });
   });
 });
+
+describe('JSON bodies defining toString or valueOf', () => {
+  it('are refused as unreadable (400 MALFORMED_REQUEST), never a 500 from a validator coercing them', async () => {
+    const { default: express } = await import('express');
+    const { default: request } = await import('supertest');
+    const { noCoercionOverrides } = await import('./service.js');
+    const app = express();
+    app.use(express.json({ reviver: noCoercionOverrides }));
+    app.post('/', (req, res) => res.json({ mode: `${(req.body as { mode: unknown }).mode as string}` }));
+    app.use(errorHandler(() => undefined));
+    for (const body of ['{"mode":{"toString":""}}', '{"a":[{"valueOf":1}]}']) {
+      const res = await request(app).post('/').set('content-type', 'application/json').send(body);
+      expect([res.status, res.body.code]).toEqual([400, 'MALFORMED_REQUEST']);
+    }
+    expect((await request(app).post('/').send({ mode: 'http', to_string: 'x' })).body).toEqual({ mode: 'http' });
+  });
+});

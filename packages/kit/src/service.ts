@@ -104,8 +104,8 @@ export function createHttpShell(opts: {
   if (opts.gate) app.use(opts.gate);
   if (opts.authenticate) app.use(opts.authenticate);
   // A body parsed by a route's own parser is left alone by the general one.
-  for (const r of opts.largeBodyRoutes ?? []) app.use(r.path, express.json({ limit: r.limit }));
-  app.use(express.json({ limit: opts.jsonLimit ?? '1mb' }));
+  for (const r of opts.largeBodyRoutes ?? []) app.use(r.path, express.json({ limit: r.limit, reviver: noCoercionOverrides }));
+  app.use(express.json({ limit: opts.jsonLimit ?? '1mb', reviver: noCoercionOverrides }));
   // The request id follows the handler's async work (internal calls, Kafka messages, log lines).
   // Entered after the body parsers: a context entered before them is lost in their stream callbacks.
   app.use((_req, res, next) => withRequestId(String(res.locals['requestId']), next));
@@ -277,4 +277,14 @@ export async function serve(opts: {
       };
     },
   });
+}
+
+/**
+ * A JSON body may not define `toString` or `valueOf` as data: such a value breaks every String() or
+ * template of the object it sits in, the validators' included, and turned a refusal into a 500 (the
+ * fuzz sent `"mode": {"toString": ""}`). Refused as an unreadable body (400 MALFORMED_REQUEST).
+ */
+export function noCoercionOverrides(key: string, value: unknown): unknown {
+  if (key === 'toString' || key === 'valueOf') throw new SyntaxError(`the body may not define "${key}"`);
+  return value;
 }
