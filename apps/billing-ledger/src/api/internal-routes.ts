@@ -10,6 +10,10 @@ import { authorizeStep } from '../domain/settlement.js';
 import { statementOf } from '../domain/statement.js';
 import { usageOf } from '../domain/usage.js';
 import { tokenFlowMetrics } from '../metrics.js';
+import { PerKeyLimit } from './per-tenant-limit.js';
+
+/** Reservations of one tenant running at once in this process (they queue on its account row anyway). */
+const RESERVATIONS_PER_TENANT = 4;
 
 /** Internal API, reachable only inside the cluster (see k8s NetworkPolicy). */
 export function internalRoutes(deps: LedgerDeps): Router {
@@ -17,11 +21,12 @@ export function internalRoutes(deps: LedgerDeps): Router {
   const version = deps.env.PRICING_VERSION;
   const admissions = deps.metrics.counter('reservations_total', 'Reservation requests, by outcome.', ['outcome']);
   const tokens = tokenFlowMetrics(deps.metrics);
+  const perTenant = new PerKeyLimit(RESERVATIONS_PER_TENANT);
 
   r.post(ledgerApi.reserve.route, async (req, res) => {
     const cmd = parse(ledgerApi.reserve.body, req.body);
     try {
-      const result = await reserve(deps.db, version, cmd);
+      const result = await perTenant.run(cmd.tenant_id, () => reserve(deps.db, version, cmd));
       admissions.inc({ outcome: result.replay ? 'replayed' : 'admitted' });
       if (!result.replay) tokens.reserved(result.held_tokens); // reserve() returns after its commit
       res.status(result.replay ? 200 : 201).json(result);
@@ -32,7 +37,7 @@ export function internalRoutes(deps: LedgerDeps): Router {
   });
   r.post(ledgerApi.reserveBatch.route, async (req, res) => {
     const cmd = parse(ledgerApi.reserveBatch.body, req.body);
-    const result = await reserveBatch(deps.db, version, cmd);
+    const result = await perTenant.run(cmd.tenant_id, () => reserveBatch(deps.db, version, cmd));
     tokens.reserved(result.held_tokens); // committed; replayed items hold nothing new
     res.status(result.replay ? 200 : 201).json(result);
   });
