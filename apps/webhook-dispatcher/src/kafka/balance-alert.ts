@@ -3,11 +3,12 @@ import { SKIPPED, type HandlerContext, type HandlerOutcome } from '@wdr/kit/kafk
 import type { Prisma } from '../generated/prisma/client.js';
 import { recordMessages } from '../domain/fan-out.js';
 import type { Subscribers } from '../domain/subscribers.js';
+import { webhookEventOfTenantFact } from '../domain/webhook-events.js';
 
 /**
- * `billing.balance_low` / `billing.balance_exhausted` (billing.events): a tenant-level fact, sent to
- * every endpoint of the tenant that subscribes to it, project-scoped ones included. Skipped
- * (SKIPPED, no transaction) when no endpoint of the tenant takes it.
+ * `billing.balance_low` / `billing.balance_exhausted` (billing.events) -> one message per
+ * subscribed endpoint of the tenant, recorded in the transaction that records the event as
+ * processed; SKIPPED (no transaction) when no endpoint of the tenant takes it.
  */
 export const onBalanceAlert =
   (deps: { subscribers: Subscribers }) =>
@@ -15,16 +16,10 @@ export const onBalanceAlert =
     envelope: CatalogEnvelope<E>,
     ctx: HandlerContext<Prisma.TransactionClient>,
   ): Promise<HandlerOutcome> => {
-    if (!deps.subscribers.mayReceive(envelope.tenant_id, envelope.type, 'tenant')) return SKIPPED;
+    const event = webhookEventOfTenantFact(deps.subscribers, envelope);
+    if (!event) return SKIPPED;
     await ctx.transaction(async (tx) => {
-      await recordMessages(tx, {
-        tenantId: envelope.tenant_id,
-        eventId: envelope.id,
-        type: envelope.type,
-        occurredAt: envelope.occurred_at,
-        data: envelope.data,
-        scope: 'tenant',
-      });
+      await recordMessages(tx, event);
     });
     return undefined;
   };
