@@ -50,6 +50,7 @@ beforeAll(async () => {
     'private.test': ['127.0.0.2'],
     'rebind.test': { rebind: ['127.0.0.1', '127.0.0.2'] },
     'failfirst.test': { failFirst: '127.0.0.2' },
+    'mixed.test': ['127.0.0.2', '127.0.0.1'],
   });
   gate = new EgressGate({ log: createLogger('test', 'silent') });
   await gate.start();
@@ -160,6 +161,14 @@ describe('the egress gate', () => {
     expect(victim.connections).toBe(0);
   });
 
+  it('a name with an allowed and a blocked address: connects to the allowed one only, every time', async () => {
+    const route = gate.open({ policy: policy() });
+    for (let i = 0; i < 3; i++) expect(await tunnel(route, 'mixed.test')).toEqual({ status: 200, body: 'allowed twin' });
+    expect(await forward(route, 'mixed.test')).toEqual({ status: 200, body: 'allowed twin' });
+    await route.settle();
+    expect(victim.connections).toBe(0);
+  });
+
   it('lets an allowed name through to its checked address', async () => {
     const route = gate.open({ policy: policy() });
     expect(await tunnel(route, 'site.test')).toEqual({ status: 200, body: 'allowed twin' });
@@ -175,7 +184,7 @@ describe('the egress gate', () => {
     expect((await tunnel(ended, 'site.test')).status).toBe(407);
   });
 
-  it('through a proxy exit: refuses literal internal addresses and names that resolve internally here; a name that does not resolve here goes to the exit', async () => {
+  it('through a proxy exit: refuses literal internal addresses and names with any internal address here; a name that does not resolve here goes to the exit', async () => {
     const asked: string[] = [];
     const exit = new ProxyServer({
       port: 0,
@@ -190,6 +199,8 @@ describe('the egress gate', () => {
       const route = gate.open({ policy: policy(), upstream: { server: `http://127.0.0.1:${exit.port}` } });
       expect((await tunnel(route, '127.0.0.2')).status).toBe(403);
       expect((await tunnel(route, 'private.test')).status).toBe(403);
+      // Internal here beside a public address: the exit might pick the internal one.
+      expect((await tunnel(route, 'mixed.test')).status).toBe(403);
       // Resolved by the exit, in its own network (here: not at all, so the exit fails it).
       expect((await tunnel(route, 'nowhere.test')).status).not.toBe(200);
       expect(await tunnel(route, '127.0.0.1')).toEqual({ status: 200, body: 'allowed twin' });

@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { TargetPolicy } from './target-policy.js';
+import { refusedThroughExit, TargetPolicy } from './target-policy.js';
 
 describe('TargetPolicy', () => {
   const strict = new TargetPolicy([]);
@@ -142,7 +142,24 @@ describe('TargetPolicy', () => {
       await expect(new TargetPolicy([], { resolver }).decide('mixed.example')).resolves.toEqual({
         verdict: 'allowed',
         addresses: [{ address: '93.184.216.34', family: 4 }],
+        withheld: 2,
       });
+    });
+
+    it('through a proxy exit (the exit resolves the name): refuses a name with any internal address here, public ones beside it or not', async () => {
+      const { resolver } = fake({
+        'mixed.example': ['93.184.216.34', '10.0.0.1'],
+        'public.example': ['93.184.216.34'],
+        'internal.example': ['169.254.169.254'],
+      });
+      const policy = new TargetPolicy([], { resolver });
+      await expect(policy.checkResolved(new URL('http://mixed.example/'))).resolves.toBe('the target address is not allowed');
+      await expect(policy.checkResolved(new URL('http://internal.example/'))).resolves.toBe('the target address is not allowed');
+      await expect(policy.checkResolved(new URL('http://public.example/'))).resolves.toBeUndefined();
+      // Unresolvable here: the exit's to resolve.
+      await expect(policy.checkResolved(new URL('http://nowhere.example/'))).resolves.toBeUndefined();
+      expect(refusedThroughExit(await policy.decide('mixed.example'))).toBe(true);
+      expect(refusedThroughExit(await policy.decide('public.example'))).toBe(false);
     });
 
     it('answers the connect-time lookup from the same decision (the addresses checked are the ones returned)', async () => {

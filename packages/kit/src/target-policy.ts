@@ -58,11 +58,23 @@ export interface TargetPolicyOptions {
 
 /**
  * The decision on one name, made once: `allowed` with the addresses that passed (connect to these,
- * never resolve again), or `refused` because the name or every address it has is not allowed
- * (`blocked`) or because it did not resolve (`unresolvable`: fail closed, nothing is tried).
+ * never resolve again) and, when the name also had addresses the policy refuses, how many were
+ * withheld; or `refused` because the name or every address it has is not allowed (`blocked`) or
+ * because it did not resolve (`unresolvable`: fail closed, nothing is tried).
  */
 export type TargetDecision =
-  { verdict: 'allowed'; addresses: LookupAddress[] } | { verdict: 'refused'; reason: 'blocked' | 'unresolvable'; code: string };
+  | { verdict: 'allowed'; addresses: LookupAddress[]; withheld?: number }
+  | { verdict: 'refused'; reason: 'blocked' | 'unresolvable'; code: string };
+
+/**
+ * Whether a connection that a proxy exit opens (the exit resolves the name, in its own network)
+ * must be refused, given the decision made here: a literal internal address, or a name with any
+ * internal address here (all of them, or some beside public ones: the exit may pick either). A
+ * name that does not resolve here is the exit's to resolve.
+ */
+export function refusedThroughExit(decision: TargetDecision): boolean {
+  return decision.verdict === 'refused' ? decision.reason === 'blocked' : (decision.withheld ?? 0) > 0;
+}
 
 function dnsResolver(servers: string[], timeoutMs = 5_000): NameResolver {
   const resolver = new Resolver({ timeout: timeoutMs, tries: 2 });
@@ -116,7 +128,9 @@ export class TargetPolicy {
     if (addresses.length === 0) return { verdict: 'refused', reason: 'unresolvable', code: 'ENODATA' };
     const ok = addresses.filter((a) => this.addressAllowed(a.address));
     if (ok.length === 0) return { verdict: 'refused', reason: 'blocked', code: 'ETARGETBLOCKED' };
-    return { verdict: 'allowed', addresses: ok };
+    return ok.length < addresses.length
+      ? { verdict: 'allowed', addresses: ok, withheld: addresses.length - ok.length }
+      : { verdict: 'allowed', addresses: ok };
   }
 
   addressAllowed(address: string): boolean {
@@ -141,14 +155,14 @@ export class TargetPolicy {
 
   /**
    * The URL checks plus the resolved addresses, for a connection this process does not open itself
-   * (a proxy exit resolves the name): undefined when allowed, else why. A name that does not
-   * resolve here is left to the exit to fail.
+   * (a proxy exit resolves the name): undefined when allowed, else why. A name with any internal
+   * address here is refused (refusedThroughExit); a name that does not resolve here is left to the
+   * exit to fail.
    */
   async checkResolved(url: URL): Promise<string | undefined> {
     const problem = this.checkUrl(url);
     if (problem) return problem;
-    const decision = await this.decide(url.hostname);
-    return decision.verdict === 'refused' && decision.reason === 'blocked' ? 'the target address is not allowed' : undefined;
+    return refusedThroughExit(await this.decide(url.hostname)) ? 'the target address is not allowed' : undefined;
   }
 
   /** A dns.lookup replacement (got, undici, net) that refuses disallowed resolved addresses: the connect-time check. */

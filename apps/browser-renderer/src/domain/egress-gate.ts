@@ -12,7 +12,7 @@ import {
 } from 'proxy-chain';
 import type { RenderRoute, RenderTraffic } from '@wdr/contracts';
 import type { Logger } from '@wdr/kit/log';
-import type { TargetDecision, TargetPolicy } from '@wdr/kit/target-policy';
+import { refusedThroughExit, type TargetDecision, type TargetPolicy } from '@wdr/kit/target-policy';
 
 type UpstreamProxy = NonNullable<RenderRoute['proxy']>;
 
@@ -102,7 +102,7 @@ export function pinnedLookup(addresses: LookupAddress[]): NonNullable<PrepareReq
  * addresses the policy allows and connects to one of those (the socket's lookup answers them; no
  * second resolution); a name that does not resolve, or resolves only to refused addresses, is
  * refused (403) and counted. For a proxied route the exit resolves the name: the gate refuses
- * literal internal addresses and names that resolve to internal addresses here, and passes the rest
+ * literal internal addresses and names with any internal address here, and passes the rest
  * to the exit (a name that does not resolve here is the exit's to resolve). A connection without a
  * live token gets 407 and goes nowhere.
  *
@@ -258,9 +258,9 @@ export class EgressGate {
     if (session.ended) return { requestAuthentication: true };
     let pinned: PrepareRequestFunctionResult['dnsLookup'];
     if (session.upstreamUrl) {
-      // The exit resolves the name: refuse what resolves to internal addresses here; a name that
-      // does not resolve here goes to the exit, which resolves it in its own network.
-      if (decision.verdict === 'refused' && decision.reason === 'blocked') this.refuse(session, host, port, 'blocked');
+      // The exit resolves the name: refuse what has any internal address here (the exit could pick
+      // it); a name that does not resolve here goes to the exit, which resolves it in its own network.
+      if (refusedThroughExit(decision)) this.refuse(session, host, port, 'blocked');
     } else {
       if (decision.verdict === 'refused') this.refuse(session, host, port, decision.reason);
       pinned = pinnedLookup(decision.addresses);

@@ -144,9 +144,10 @@ beforeAll(async () => {
           );
         if (u.pathname === '/tenant-page') {
           const b = u.searchParams.get('b') ?? '';
+          const sub = u.searchParams.get('sub') ?? '';
           return html(
             res,
-            `<!doctype html><html><body><p>tenant page</p><script src="${b}/script.js"></script><img src="${b}/pixel.png"><script>fetch('${b}/api', { mode: 'no-cors' }).catch(() => undefined); fetch('/own').catch(() => undefined);</script></body></html>`,
+            `<!doctype html><html><body><p>tenant page</p><script src="${b}/script.js"></script><img src="${b}/pixel.png"><img src="${sub}/sub-pixel.png"><script>fetch('${b}/api', { mode: 'no-cors' }).catch(() => undefined); fetch('/own').catch(() => undefined);</script></body></html>`,
           );
         }
         if (u.pathname === '/slow') {
@@ -174,7 +175,9 @@ beforeAll(async () => {
   dns = await startDnsServer({
     'site.wdr.test': ['127.0.0.1'],
     'b.wdr.test': ['127.0.0.1'],
+    'sub.site.wdr.test': ['127.0.0.1'],
     'private.wdr.test': ['127.0.0.2'],
+    'mixed.wdr.test': ['127.0.0.2', '127.0.0.1'],
     'rebind-http.wdr.test': { rebind: ['127.0.0.1', '127.0.0.2'] },
     'rebind-browser.wdr.test': { rebind: ['127.0.0.1', '127.0.0.2'] },
     'failfirst-http.wdr.test': { failFirst: '127.0.0.2' },
@@ -252,6 +255,13 @@ describe.each(['http', 'browser'] as const)('SSRF through the public API, mode %
     victimUntouched();
   });
 
+  it('a name with a blocked and an allowed address: served from the allowed one, the victim sees nothing', async () => {
+    const { id, d } = await run({ url: `http://mixed.wdr.test:${port}/mixed-${mode}`, mode });
+    expect(d.status).toBe('completed');
+    expect(await textOf(id)).toContain('ALLOWED-SITE');
+    victimUntouched();
+  });
+
   it('a name that rebinds between two lookups (allowed, then the victim): served from the address checked, the victim sees nothing', async () => {
     const { id, d } = await run({
       url: `http://rebind-${mode}.wdr.test:${port}/rebind-page`,
@@ -292,11 +302,15 @@ describe.each(['residential', 'residential_browser'] as const)('SSRF through a p
   it.each([
     ['a blocked literal address', () => `${V_LITERAL()}/exit-literal`],
     ['a name that resolves to a blocked address here', () => `${V_NAME()}/exit-name`],
+    [
+      'a name with a blocked address beside an allowed one here (the exit might pick either)',
+      () => `http://mixed.wdr.test:${port}/exit-mixed`,
+    ],
   ])('%s: TARGET_BLOCKED before the exit is asked', async (_what, url) => {
     const asked = exit.targets.length;
     const { d } = await run({ url: url(), mode });
     expect([d.status, d.token_state, d.user_error?.code]).toEqual(['failed', 'refunded', 'TARGET_BLOCKED']);
-    expect(exit.targets.slice(asked).filter((t) => t.startsWith('127.0.0.2') || t.startsWith('private.'))).toEqual([]);
+    expect(exit.targets.slice(asked).filter((t) => /^(127\.0\.0\.2|private\.|mixed\.)/.test(t))).toEqual([]);
     victimUntouched();
   });
 
@@ -336,11 +350,13 @@ describe('SSRF from inside a rendered page', () => {
 });
 
 describe('tenant headers and cookies', () => {
-  it("go to the target's origin and its redirects' origins, never to a third-party origin the page loads from", async () => {
+  it("go to the target's origin and its redirects' origins, never to a third-party origin the page loads from (another site, or a subdomain of the target's host)", async () => {
     const secret = 'tenant-secret-4711';
     const b = `http://b.wdr.test:${thirdPort}`;
+    // A subdomain of the target's host is another origin (and may be another party's: user content, a CDN).
+    const sub = `http://sub.site.wdr.test:${thirdPort}`;
     const { d } = await run({
-      url: `http://site.wdr.test:${port}/tenant-page?b=${encodeURIComponent(b)}`,
+      url: `http://site.wdr.test:${port}/tenant-page?b=${encodeURIComponent(b)}&sub=${encodeURIComponent(sub)}`,
       mode: 'browser',
       headers: { 'X-Tenant-Token': secret },
       cookies: { tenant_session: secret },
@@ -353,8 +369,8 @@ describe('tenant headers and cookies', () => {
       expect(r.headers['x-tenant-token']).toBe(secret);
       expect(r.headers['cookie']).toContain(`tenant_session=${secret}`);
     }
-    const thirdParty = third.requests.filter((r) => ['/script.js', '/pixel.png', '/api'].includes(r.path));
-    expect([...new Set(thirdParty.map((r) => r.path))].sort()).toEqual(['/api', '/pixel.png', '/script.js']);
+    const thirdParty = third.requests.filter((r) => ['/script.js', '/pixel.png', '/api', '/sub-pixel.png'].includes(r.path));
+    expect([...new Set(thirdParty.map((r) => r.path))].sort()).toEqual(['/api', '/pixel.png', '/script.js', '/sub-pixel.png']);
     for (const r of thirdParty) {
       expect(JSON.stringify(r.headers)).not.toContain(secret);
     }
