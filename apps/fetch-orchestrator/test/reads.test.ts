@@ -342,6 +342,62 @@ describe('terminal moves in one statement (requests/writes.ts)', () => {
       }
     }
   });
+
+  it('finish() and the one-statement terminal move send the same settlement command, extraction job and terminal event', async () => {
+    const tenant = randomUUID();
+    const extra = {
+      status: 'running',
+      routeMode: 'auto',
+      captchaTokens: 10,
+      trafficCarried: { proxy_type: 'datacenter', measured: true, request_bytes: 100, response_bytes: 2000 },
+      options: { timeout_ms: 45000, extraction: { recipe_id: randomUUID(), version_id: randomUUID() } },
+    } satisfies Partial<Prisma.DataRequestUncheckedCreateInput>;
+    const t = {
+      status: 'completed' as const,
+      terminalStage: 'browser' as const,
+      captchaSolves: 1,
+      reason: 'budget_exhausted' as const,
+      resultMeta: { status_code: 200 },
+      traffic: { proxy_type: 'datacenter' as const, measured: true, request_bytes: 1, response_bytes: 20 },
+    };
+    const viaFinish = await storedRequest(tenant, extra);
+    await db.$transaction((tx) => finish(tx, viaFinish, t));
+    const viaMove = await storedRequest(tenant, extra);
+    const { statements, done } = endStatements({ db, sealer, resultRetentionHours: 1 }, viaMove, t);
+    expect(done(await runStatements(db, statements))).toMatchObject({ moved: true, status: 'completed' });
+    const sent = async (id: string) =>
+      (
+        await withDatabase(
+          database.url,
+          async (c) =>
+            (
+              await c.query<{ topic: string; type: string; data: Record<string, unknown> }>(
+                `SELECT topic, envelope->>'type' AS type, envelope->'data' AS data FROM outbox_messages
+                  WHERE message_key = $1 AND topic <> 'requestLifecycle' ORDER BY topic`,
+                [id],
+              )
+            ).rows,
+        )
+      ).map((m) => ({ ...m, data: { ...m.data, request_id: 'R' } }));
+    const fromFinish = await sent(viaFinish.id);
+    expect(fromFinish.map((m) => m.type)).toEqual(['billing.settlement_requested', 'extraction.job_requested']);
+    expect(fromFinish[0]!.data).toEqual({
+      request_id: 'R',
+      outcome: 'completed',
+      route_mode: 'auto',
+      captcha_tokens: 10,
+      terminal_stage: 'browser',
+      reason: 'budget_exhausted',
+      captcha_solves: 1,
+      traffic: { proxy_type: 'datacenter', measured: true, request_bytes: 101, response_bytes: 2020 },
+    });
+    expect(await sent(viaMove.id)).toEqual(fromFinish);
+    const terminal = async (id: string) => (await readEvents(db, tenant, id)).events.filter((e) => e.kind === 'request.completed');
+    const [a] = await terminal(viaFinish.id);
+    const [b] = await terminal(viaMove.id);
+    expect(a).toBeDefined();
+    expect(b?.payload).toEqual(a!.payload);
+  });
 });
 
 describe('retention', () => {

@@ -1,6 +1,6 @@
 import { afterCommit } from '@wdr/kit/db';
-import { enqueue, makeEnvelope } from '@wdr/kit/kafka';
-import type { ProxyNetworkTypeName, RequestErrorCode } from '@wdr/contracts';
+import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
+import type { Envelope, ProxyNetworkTypeName, RequestErrorCode, TopicKey } from '@wdr/contracts';
 import { Prisma, type DataRequest } from '../../generated/prisma/client.js';
 import { announceBatchIfFinished } from '../batch-status.js';
 import { recordTerminal } from '../request-metrics.js';
@@ -42,7 +42,7 @@ export interface TrafficReport {
 
 /**
  * Move a request to a terminal state exactly once, in the caller's transaction: record it, append
- * the event, and ask the ledger (through the outbox) to resolve the reservation.
+ * the event, and ask the ledger (through the outbox) to resolve the reservation (`terminalMessages`).
  */
 export async function finish(tx: Tx, request: DataRequest, t: Termination): Promise<DataRequest> {
   // One statement moves and answers the row; a request already terminal is answered as it is.
@@ -66,45 +66,69 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
   if (!row) return tx.dataRequest.findUniqueOrThrow({ where: { id: request.id } });
   // Counted once the transaction committed (a rolled-back, redelivered finish does not count twice).
   afterCommit(tx, () => recordTerminal(row, t));
-  const traffic = addTraffic(row.trafficCarried as TrafficReport | null, t.traffic);
-  await appendEvent(tx, row, `request.${t.status}`, t.status, {
-    ...(t.userError ? { error: t.userError } : {}),
-    ...(t.resultMeta ? { result: t.resultMeta } : {}),
-  });
-  await enqueue(
-    tx,
-    'billingCommands',
-    row.id,
-    makeEnvelope('billingCommands', 'billing.settlement_requested', row.tenantId, {
-      request_id: row.id,
-      outcome: t.status,
-      route_mode: row.routeMode,
-      captcha_tokens: row.captchaTokens,
-      ...(t.terminalStage ? { terminal_stage: t.terminalStage } : {}),
-      ...(t.reason ? { reason: t.reason } : {}),
-      ...(t.captchaSolves !== undefined ? { captcha_solves: t.captchaSolves } : {}),
-      ...(traffic ? { traffic } : {}),
-    }),
-  );
+  await appendEvent(tx, row, `request.${t.status}`, t.status, terminalEventPayload(t));
+  await enqueueMany(tx, terminalMessages(row, t));
   // The last job of a batch to end announces the batch's completion.
   if (row.batchId) await announceBatchIfFinished(tx, row.batchId, row.tenantId);
-  // A request that asked for extraction hands its page over to recipe-extractor (by request id:
-  // the page stays in request_results, the claim-check recipe-extractor reads it from).
-  const extraction = (row.options as { extraction?: { recipe_id?: string; version_id?: string } | null }).extraction;
+  return row;
+}
+
+/** The payload of a request's terminal event (`request.<status>`): the tenant's error, the result's metadata. */
+export const terminalEventPayload = (t: Termination): Record<string, unknown> => ({
+  ...(t.userError ? { error: t.userError } : {}),
+  ...(t.resultMeta ? { result: t.resultMeta } : {}),
+});
+
+/** A message a request's end sends through the outbox. */
+export interface TerminalMessage {
+  topic: TopicKey;
+  key: string;
+  envelope: Envelope;
+}
+
+/**
+ * What a request's end sends through the outbox, built here once for both ways a request ends
+ * (`finish` in an interactive transaction, `terminalMove` of requests/writes.ts as one statement):
+ * first the settlement command that asks the ledger to resolve its reservation, then, when the
+ * request asked for extraction, recipe-extractor's job (by request id: the page stays in
+ * request_results, the claim-check recipe-extractor reads it from). `request` is the row before the
+ * move; the traffic of earlier stages (`traffic_carried`) is added to this one's.
+ */
+export function terminalMessages(
+  request: Pick<DataRequest, 'id' | 'tenantId' | 'routeMode' | 'captchaTokens' | 'trafficCarried' | 'options'>,
+  t: Termination,
+): TerminalMessage[] {
+  const traffic = addTraffic(request.trafficCarried as TrafficReport | null, t.traffic);
+  const messages: TerminalMessage[] = [
+    {
+      topic: 'billingCommands',
+      key: request.id,
+      envelope: makeEnvelope('billingCommands', 'billing.settlement_requested', request.tenantId, {
+        request_id: request.id,
+        outcome: t.status,
+        route_mode: request.routeMode,
+        captcha_tokens: request.captchaTokens,
+        ...(t.terminalStage ? { terminal_stage: t.terminalStage } : {}),
+        ...(t.reason ? { reason: t.reason } : {}),
+        ...(t.captchaSolves !== undefined ? { captcha_solves: t.captchaSolves } : {}),
+        ...(traffic ? { traffic } : {}),
+      }),
+    },
+  ];
+  const extraction = (request.options as { extraction?: { recipe_id?: string; version_id?: string } | null } | null)?.extraction;
   if (extraction?.recipe_id) {
-    await enqueue(
-      tx,
-      'extractionJobs',
-      row.id,
-      makeEnvelope('extractionJobs', 'extraction.job_requested', row.tenantId, {
-        request_id: row.id,
+    messages.push({
+      topic: 'extractionJobs',
+      key: request.id,
+      envelope: makeEnvelope('extractionJobs', 'extraction.job_requested', request.tenantId, {
+        request_id: request.id,
         recipe_id: extraction.recipe_id,
         ...(extraction.version_id ? { version_id: extraction.version_id } : {}),
         page_status: t.status,
       }),
-    );
+    });
   }
-  return row;
+  return messages;
 }
 
 /**

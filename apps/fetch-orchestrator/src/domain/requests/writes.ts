@@ -1,11 +1,11 @@
 import type { Envelope, TopicKey } from '@wdr/contracts';
-import { makeEnvelope, outboxJson } from '@wdr/kit/kafka';
+import { outboxJson } from '@wdr/kit/kafka';
 import type { DataRequest, PrismaClient } from '../../generated/prisma/client.js';
 import { announceBatchStatements } from '../batch-status.js';
 import { recordTerminal } from '../request-metrics.js';
 import { fillResultCacheStatement, type ResultCacheDeps } from '../result-cache.js';
 import { lifecycleEnvelope } from './events.js';
-import { addTraffic, type Termination, type TrafficReport } from './finish.js';
+import { terminalEventPayload, terminalMessages, type Termination } from './finish.js';
 import { TERMINAL } from './terminal.js';
 
 /**
@@ -163,37 +163,6 @@ export function terminalMove(
     ...(t.captchaSolves ? [{ raw: `captcha_type = 'captcha'` }] : []),
     ...(t.cached ? [{ raw: 'cached = true' }] : []),
   ];
-  const traffic = addTraffic(request.trafficCarried as TrafficReport | null, t.traffic);
-  const messages: NonNullable<Move['messages']> = [
-    {
-      topic: 'billingCommands',
-      key: request.id,
-      envelope: makeEnvelope('billingCommands', 'billing.settlement_requested', request.tenantId, {
-        request_id: request.id,
-        outcome: t.status,
-        route_mode: request.routeMode,
-        captcha_tokens: request.captchaTokens,
-        ...(t.terminalStage ? { terminal_stage: t.terminalStage } : {}),
-        ...(t.reason ? { reason: t.reason } : {}),
-        ...(t.captchaSolves !== undefined ? { captcha_solves: t.captchaSolves } : {}),
-        ...(traffic ? { traffic } : {}),
-      }),
-    },
-  ];
-  // A request that asked for extraction hands its page over to recipe-extractor (see finish).
-  const extraction = (request.options as { extraction?: { recipe_id?: string; version_id?: string } | null }).extraction;
-  if (extraction?.recipe_id) {
-    messages.push({
-      topic: 'extractionJobs',
-      key: request.id,
-      envelope: makeEnvelope('extractionJobs', 'extraction.job_requested', request.tenantId, {
-        request_id: request.id,
-        recipe_id: extraction.recipe_id,
-        ...(extraction.version_id ? { version_id: extraction.version_id } : {}),
-        page_status: t.status,
-      }),
-    });
-  }
   return {
     set,
     events: [
@@ -201,10 +170,10 @@ export function terminalMove(
       {
         kind: `request.${t.status}`,
         status: t.status,
-        payload: { ...(t.userError ? { error: t.userError } : {}), ...(t.resultMeta ? { result: t.resultMeta } : {}) },
+        payload: terminalEventPayload(t),
       },
     ],
-    messages,
+    messages: terminalMessages(request, t),
     ...(opts.result ? { result: opts.result } : {}),
   };
 }
