@@ -15,4 +15,5 @@ export * from './kafka-proxy.js';
 export * from './chat-completions.js';
 export * from './secure-kafka.js';
 export * from './dns-server.js';
+export * from './dsl-bomb.js';
 export * from './identity.js';
