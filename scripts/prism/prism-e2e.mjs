@@ -15,25 +15,16 @@
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer as createHttpServer } from 'node:http';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { adminCommand, startFixtureSite, startFleet } from '@wdr/testkit';
+import { adminCommand, freePort, startFixtureSite, startFleet } from '@wdr/testkit';
 
 const here = dirname(fileURLToPath(import.meta.url));
 const repo = join(here, '..', '..');
 const args = process.argv.slice(2);
 const resultsFile = args.includes('--results') ? args[args.indexOf('--results') + 1] : undefined;
 const documentPath = join(repo, 'packages/contracts/openapi/openapi.json');
-
-const freePort = () =>
-  new Promise((resolve) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address();
-      s.close(() => resolve(port));
-    });
-  });
 
 async function startPrism(doc, upstream, extra = []) {
   const port = await freePort();

@@ -1,39 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { appendFileSync, mkdirSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { identityEnvOf } from './identity.js';
+import { freePort, releasePort } from './ports.js';
 import { KAFKA_BROKERS, SERVICE_NAMES, type ServiceName } from './services.js';
 import { signalTree } from './process-tree.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
-
-/**
- * A port free now for a service a test starts later. Chosen at random below Linux's ephemeral range
- * (32768-60999), not by binding port 0: a port from that range is handed back to the next outgoing
- * connection of any process, and with two test lanes at once one of them took a fleet's port
- * between this check and the service's listen (EADDRINUSE, seen once). Below it, only another
- * freePort caller could take it, one chance in several thousand per pair.
- */
-export async function freePort(): Promise<number> {
-  for (let attempt = 0; attempt < 50; attempt++) {
-    const candidate = 20_000 + Math.floor(Math.random() * 12_000);
-    if (await canListen(candidate)) return candidate;
-  }
-  throw new Error('no free port found between 20000 and 32000 in 50 tries');
-}
-
-function canListen(port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const s = createServer();
-    s.once('error', () => resolve(false));
-    s.listen(port, '127.0.0.1', () => s.close(() => resolve(true)));
-  });
-}
 
 /** A prefix that gives a suite its own topics and consumer groups on the shared broker. */
 export function uniqueTopicPrefix(): string {
@@ -191,6 +168,14 @@ export async function startFleet(
     );
   };
 
+  // The ports stay this process's while the fleet runs (a killed service restarts on its own).
+  const releasePorts = () => {
+    for (const m of members.values()) {
+      releasePort(m.port);
+      releasePort(m.metricsPort);
+    }
+  };
+
   const kill = async (service: ServiceName, signal: NodeJS.Signals = 'SIGTERM', boundMs?: number) => {
     const proc = members.get(service)!.proc;
     if (!proc || proc.exitCode !== null || proc.signalCode !== null) return proc?.exitCode ?? null;
@@ -212,6 +197,7 @@ export async function startFleet(
     await Promise.all(SERVICE_NAMES.map((s) => start(s)));
   } catch (err) {
     await Promise.all(SERVICE_NAMES.map((s) => kill(s, 'SIGKILL')));
+    releasePorts();
     await Promise.all(Object.values(databases).map((d) => d.drop()));
     throw err;
   }
@@ -233,6 +219,7 @@ export async function startFleet(
     },
     stop: async () => {
       await Promise.all(SERVICE_NAMES.map((s) => kill(s, 'SIGTERM', STOP_BOUND_MS)));
+      releasePorts();
       await Promise.all(Object.values(databases).map((d) => d.drop()));
     },
   };

@@ -2,7 +2,7 @@ import { spawn, type ChildProcess } from 'node:child_process';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './fleet.js';
+import { freePort } from './ports.js';
 import { identityEnvOf } from './identity.js';
 import type { ServiceName } from './services.js';
 import { signalTree } from './process-tree.js';
@@ -26,7 +26,8 @@ export interface ServiceProcess {
 
 /**
  * One service as a real process (`node apps/<service>/dist/main.js`) on a free port, started with
- * `env` on top of this process's environment; resolves once its /readyz answers 200.
+ * `env` on top of this process's environment; resolves once its /readyz answers 200. Its ports
+ * (freePort) stay this test process's until it exits, for a restart on the same port.
  */
 export async function startServiceProcess(
   service: ServiceName,

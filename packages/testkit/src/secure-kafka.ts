@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
-import { freePort } from './fleet.js';
+import { freePort, releasePort } from './ports.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
 
@@ -216,6 +216,7 @@ export async function startSecureKafka(): Promise<SecureKafka> {
       clearTimeout(killer);
     }
     rmSync(dir, { recursive: true, force: true });
+    for (const port of [saslPort, mtlsPort, internalPort, controllerPort]) releasePort(port);
   };
   const deadline = Date.now() + 90_000;
   for (;;) {

@@ -44,6 +44,9 @@ export type { ConsumerHandle, ConsumerLiveness } from './health.js';
 /** A message that had no effect here (no handler, or its handler answered SKIPPED). */
 const NO_EFFECT = Symbol('no effect');
 
+/** What decoding a message gave: its checked envelope, or why it is unusable. */
+type Decoded = ReturnType<typeof decode>;
+
 /**
  * Idempotent consumer: each envelope id is processed once per consumer name, recorded in
  * `processed_messages` in the same transaction as the handler's writes; offsets are committed only
@@ -163,16 +166,25 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
 
   /**
    * Decode and handle one message (with retries and the DLQ). Returns the envelope id to record as
-   * processed when the handler did not record it in a transaction of its own.
+   * processed when the handler did not record it in a transaction of its own. `decoded`: what
+   * decoding this message gave already (the batch path decodes to gather runs), else it is decoded here.
    */
-  const processMessage = (topic: TopicKey, partition: number, message: KafkaMessage): Promise<string | undefined | typeof NO_EFFECT> =>
+  const processMessage = (
+    topic: TopicKey,
+    partition: number,
+    message: KafkaMessage,
+    decoded?: Decoded,
+  ): Promise<string | undefined | typeof NO_EFFECT> =>
     // The handler's log lines, internal calls and produced messages carry the producer's request id.
-    withRequestId(validRequestId(message.headers?.[REQUEST_ID_HEADER]?.toString()), () => handleMessage(topic, partition, message));
+    withRequestId(validRequestId(message.headers?.[REQUEST_ID_HEADER]?.toString()), () =>
+      handleMessage(topic, partition, message, decoded),
+    );
 
   const handleMessage = async (
     topic: TopicKey,
     partition: number,
     message: KafkaMessage,
+    alreadyDecoded: Decoded | undefined,
   ): Promise<string | undefined | typeof NO_EFFECT> => {
     const topicLabel = TOPICS[topic].name;
     const headerType = message.headers?.['event-type']?.toString();
@@ -180,7 +192,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
       consumed.inc({ topic: topicLabel, outcome: 'ignored' });
       return NO_EFFECT;
     }
-    const decoded = decode(topic, message);
+    const decoded = alreadyDecoded ?? decode(topic, message);
     if (typeof decoded === 'string') {
       log.error({ topic: topicLabel, offset: message.offset, reason: decoded }, 'undecodable message sent to DLQ');
       await toDlq(topic, message, partition, decoded, 0);
@@ -283,17 +295,19 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   };
 
   /**
-   * The envelope of a message a batch handler takes (its type has one, and a single handler to fall
-   * back on), else undefined: the message goes the single way (which also dead-letters what does
-   * not decode).
+   * `envelope`: the envelope of a message a batch handler takes (its type has one, and a single
+   * handler to fall back on); without it the message goes the single way (which also dead-letters
+   * what does not decode). `decoded`: what decoding it gave, when it was decoded to tell, for the
+   * single way to use rather than decode it again (handlers treat envelopes as read-only).
    */
-  const batchable = (topic: TopicKey, message: KafkaMessage): CatalogEnvelope | undefined => {
-    if (!opts.batchHandlers) return undefined;
+  const batchable = (topic: TopicKey, message: KafkaMessage): { envelope?: CatalogEnvelope; decoded?: Decoded } => {
+    if (!opts.batchHandlers) return {};
     const headerType = message.headers?.['event-type']?.toString();
-    if (headerType !== undefined && !batchHandlerOf(opts.batchHandlers, headerType)) return undefined;
+    if (headerType !== undefined && !batchHandlerOf(opts.batchHandlers, headerType)) return {};
     const decoded = decode(topic, message);
-    if (typeof decoded === 'string') return undefined;
-    return batchHandlerOf(opts.batchHandlers, decoded.type) && handlerOf(opts.handlers, decoded.type) ? decoded : undefined;
+    if (typeof decoded === 'string') return { decoded };
+    const takes = batchHandlerOf(opts.batchHandlers, decoded.type) && handlerOf(opts.handlers, decoded.type);
+    return takes ? { envelope: decoded, decoded } : { decoded };
   };
 
   /**
@@ -467,7 +481,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
             }
             for (const m of messages) {
               if (!isRunning() || isStale()) return;
-              record(m.message.offset, await processMessage(topic, batch.partition, m.message));
+              record(m.message.offset, await processMessage(topic, batch.partition, m.message, m.envelope));
             }
           };
           let stopped = false;
@@ -476,14 +490,14 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
               stopped = true;
               break;
             }
-            const envelope = batchable(topic, message);
+            const { envelope, decoded } = batchable(topic, message);
             if (envelope && (run.length === 0 || run[0]!.envelope.type === envelope.type) && run.length < maxBatch) {
               run.push({ message, envelope });
               continue;
             }
             await flush();
             if (envelope) run.push({ message, envelope });
-            else record(message.offset, await processMessage(topic, batch.partition, message));
+            else record(message.offset, await processMessage(topic, batch.partition, message, decoded));
           }
           // A rebalance or a stop leaves a gathered run to the partition's next owner.
           if (!stopped) await flush();

@@ -57,18 +57,112 @@ async function readDlq(topic: 'renderJobs' | 'fetchJobs', expected: number) {
   return seen;
 }
 
+type ConsumerOptions = Parameters<typeof startConsumer>[0];
+
+/** A bus of its own for one test (a fresh topic prefix, these topics created), connected; the test disconnects it. */
+async function ownBus(clientId: string, topics: ('renderJobs' | 'fetchJobs')[] = ['renderJobs']): Promise<KafkaBus> {
+  const b = new KafkaBus({ clientId, brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
+  await b.ensureTopics(topics);
+  await b.connect();
+  return b;
+}
+
+/** A consumer of `group` on this file's database and log, of render jobs unless `topics` says otherwise, with metrics of its own. */
+function consume(
+  b: KafkaBus,
+  group: string,
+  opts: Omit<ConsumerOptions, 'bus' | 'db' | 'log' | 'group' | 'metrics' | 'topics'> & Partial<Pick<ConsumerOptions, 'metrics' | 'topics'>>,
+): Promise<ConsumerHandle> {
+  return startConsumer({ bus: b, db, log, metrics: createMetrics(group.replace(/-/g, '_')), group, topics: ['renderJobs'], ...opts });
+}
+
+/** Send these envelopes to render jobs under one key (one partition), in this order. */
+const sendInOrder = (b: KafkaBus, envelopes: Envelope[], key = 'one-partition') =>
+  b.send(
+    b.topic('renderJobs'),
+    envelopes.map((envelope) => ({ key, envelope })),
+  );
+
+/** The group's committed offset on a topic (the highest over its partitions; -1 when none). */
+async function committedOffset(b: KafkaBus, group: string, topic: 'renderJobs' | 'fetchJobs' = 'renderJobs'): Promise<number> {
+  const admin = b.kafka.admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchOffsets({ groupId: `${b.prefix}${group}`, topics: [b.topic(topic)] });
+    return offsets[0]!.partitions.map((p) => Number(p.offset)).reduce((a, c) => Math.max(a, c), -1);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/** How many messages the render jobs' DLQ holds. */
+async function deadLettered(b: KafkaBus): Promise<number> {
+  const admin = b.kafka.admin();
+  await admin.connect();
+  try {
+    return (await admin.fetchTopicOffsets(b.dlq('renderJobs'))).map((p) => Number(p.high)).reduce((a, c) => a + c, 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
+/**
+ * `count` render jobs on a bus of their own, consumed as `group` by the crash-consumer fixture
+ * (test/fixtures/crash-consumer.mjs) in a process of its own, which never returns from its handler
+ * from the last message on (with `batch`, from its batch handler): once every effect is committed
+ * and the offset is still short of the end, it is SIGKILLed. `atKill`: the offset committed then;
+ * `appliedOnce`: the check after the next member's redelivery.
+ */
+async function crashAfterEffects(group: string, count: number, mode?: 'batch') {
+  const b = await ownBus(group);
+  const jobs = Array.from({ length: count }, () => renderJob());
+  await sendInOrder(b, jobs);
+  const effects = () =>
+    db.$queryRawUnsafe<{ event_id: string; note: string }[]>(
+      'SELECT event_id::text, note FROM side_effects WHERE event_id = ANY($1::uuid[])',
+      jobs.map((j) => j.id),
+    );
+  const fixture = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures', 'crash-consumer.mjs');
+  const child = spawn(process.execPath, [fixture, database.url, b.prefix, group, String(count), ...(mode ? [mode] : [])], {
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let output = '';
+  child.stdout.on('data', (d: Buffer) => (output += d.toString()));
+  child.stderr.on('data', (d: Buffer) => (output += d.toString()));
+  let atKill = 0;
+  try {
+    // Every transaction committed; the handler at the end never returned, so no offset was committed past it.
+    await eventually(effects, (rows) => rows.length === count, 30_000);
+    atKill = Math.max(0, await committedOffset(b, group));
+    expect(atKill).toBeLessThan(count);
+  } catch (err) {
+    throw new Error(`${String(err)}\nconsumer output:\n${output}`);
+  } finally {
+    const gone = new Promise((r) => child.once('exit', r));
+    child.kill('SIGKILL');
+    await gone;
+  }
+  /** Once the group's next member committed past every job: each job's effect is there once, from the first delivery. */
+  const appliedOnce = async () => {
+    await eventually(
+      () => committedOffset(b, group),
+      (o) => o === count,
+      60_000,
+    );
+    const rows = await effects();
+    expect(rows).toHaveLength(count);
+    expect(new Set(rows.map((r) => r.note))).toEqual(new Set(['first delivery']));
+  };
+  return { b, atKill, appliedOnce };
+}
+
 describe('idempotent consumer', () => {
   it('applies a redelivered event once, and dead-letters a poison one after bounded retries without blocking the partition', async () => {
     const calls = new Map<string, number>();
     const metrics = createMetrics('kit_test_a');
     consumers.push(
-      await startConsumer({
-        bus,
-        db,
-        log,
+      await consume(bus, 'kit-test-a', {
         metrics,
-        group: 'kit-test-a',
-        topics: ['renderJobs'],
         maxAttempts: 3,
         handlers: {
           'render.job_requested': async (env, ctx) => {
@@ -86,10 +180,7 @@ describe('idempotent consumer', () => {
     const poison = makeEnvelope('renderJobs', 'render.job_requested', randomUUID(), { request_id: POISON });
     const after = renderJob();
     // Same key so all land on one partition, in this order: the poison one must not block `after`.
-    await bus.send(
-      bus.topic('renderJobs'),
-      [once, once, poison, after].map((envelope) => ({ key: 'k', envelope })),
-    );
+    await sendInOrder(bus, [once, once, poison, after], 'k');
 
     await eventually(
       () => db.$queryRawUnsafe<{ event_id: string }[]>('SELECT event_id FROM side_effects'),
@@ -108,12 +199,7 @@ describe('idempotent consumer', () => {
   it('dead-letters an undecodable message at once and a PoisonMessageError without retries', async () => {
     let attempts = 0;
     consumers.push(
-      await startConsumer({
-        bus,
-        db,
-        log,
-        metrics: createMetrics('kit_test_b'),
-        group: 'kit-test-b',
+      await consume(bus, 'kit-test-b', {
         topics: ['fetchJobs'],
         maxAttempts: 5,
         handlers: {
@@ -173,9 +259,7 @@ describe('outbox relay', () => {
 
 describe('outbox relays of one schema', () => {
   it('take turns: two relays publish every committed row exactly once, without a transaction held across the produce', async () => {
-    const b = new KafkaBus({ clientId: 'kit-test-relays', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
-    await b.ensureTopics(['fetchJobs']);
-    await b.connect();
+    const b = await ownBus('kit-test-relays', ['fetchJobs']);
     const received = new Map<string, number>();
     const c = b.kafka.consumer({ groupId: `relays-reader-${randomUUID()}` });
     await c.connect();
@@ -225,32 +309,20 @@ describe('in-flight processing within a partition', () => {
     let releaseSlow!: () => void;
     const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
     const slowId = randomUUID();
-    const bus2 = new KafkaBus({ clientId: 'kit-test-inflight', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
-    await bus2.ensureTopics(['renderJobs']);
-    await bus2.connect();
-    const handlers = {
-      'render.job_requested': async (env: Envelope, ctx: { transaction: (fn: (tx: never) => Promise<void>) => Promise<boolean> }) => {
-        if (env.id === slowId) await slowGate;
-        await ctx.transaction(async () => undefined);
-        finished.push(env.id);
-      },
-    };
-    const c1 = await startConsumer({
-      bus: bus2,
-      db,
-      log,
-      metrics: createMetrics(`kit_test_c${Math.random().toString(36).slice(2, 7)}`),
-      group: 'kit-test-c',
-      topics: ['renderJobs'],
+    const bus2 = await ownBus('kit-test-inflight');
+    const c1 = await consume(bus2, 'kit-test-c', {
       inFlight: 4,
-      handlers,
+      handlers: {
+        'render.job_requested': async (env, ctx) => {
+          if (env.id === slowId) await slowGate;
+          await ctx.transaction(async () => undefined);
+          finished.push(env.id);
+        },
+      },
     });
     const slow = renderJob(slowId);
     const fast = [renderJob(), renderJob(), renderJob()];
-    await bus2.send(
-      bus2.topic('renderJobs'),
-      [slow, ...fast].map((envelope) => ({ key: 'same-partition', envelope })),
-    );
+    await sendInOrder(bus2, [slow, ...fast]);
     // The three fast ones finish although the slow one, ahead of them, has not.
     await eventually(
       async () => finished.length,
@@ -259,13 +331,7 @@ describe('in-flight processing within a partition', () => {
     );
     expect(finished).not.toContain(slowId);
     // Nothing is committed past the slow message while it runs...
-    const committed = async () => {
-      const admin = bus2.kafka.admin();
-      await admin.connect();
-      const offsets = await admin.fetchOffsets({ groupId: `${bus2.prefix}kit-test-c`, topics: [bus2.topic('renderJobs')] });
-      await admin.disconnect();
-      return offsets[0]!.partitions.map((p) => Number(p.offset)).reduce((a, b) => Math.max(a, b), -1);
-    };
+    const committed = () => committedOffset(bus2, 'kit-test-c');
     expect(await committed()).toBeLessThanOrEqual(0);
     // ...and everything is, once it finishes.
     releaseSlow();
@@ -281,31 +347,14 @@ describe('in-flight processing within a partition', () => {
 });
 
 describe('batches', () => {
-  /** The group's committed offset on a topic (the highest over its partitions; -1 when none). */
-  async function committedOffset(b: KafkaBus, group: string, topic: 'renderJobs' | 'fetchJobs'): Promise<number> {
-    const admin = b.kafka.admin();
-    await admin.connect();
-    try {
-      const offsets = await admin.fetchOffsets({ groupId: `${b.prefix}${group}`, topics: [b.topic(topic)] });
-      return offsets[0]!.partitions.map((p) => Number(p.offset)).reduce((a, c) => Math.max(a, c), -1);
-    } finally {
-      await admin.disconnect();
-    }
-  }
-
   it('skips an event type it has no handler for without a database record, and its offset still advances', async () => {
-    const b = new KafkaBus({ clientId: 'kit-test-skip', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
-    await b.ensureTopics(['renderJobs']);
-    await b.connect();
+    const b = await ownBus('kit-test-skip');
     const metrics = createMetrics('kit_test_skip');
-    const c = await startConsumer({ bus: b, db, log, metrics, group: 'kit-test-skip', topics: ['renderJobs'], handlers: {} });
+    const c = await consume(b, 'kit-test-skip', { metrics, handlers: {} });
     const jobs = [renderJob(), renderJob(), renderJob()];
-    await b.send(
-      b.topic('renderJobs'),
-      jobs.map((envelope) => ({ key: 'one-partition', envelope })),
-    );
+    await sendInOrder(b, jobs);
     await eventually(
-      () => committedOffset(b, 'kit-test-skip', 'renderJobs'),
+      () => committedOffset(b, 'kit-test-skip'),
       (o) => o === 3,
       30_000,
     );
@@ -317,19 +366,12 @@ describe('batches', () => {
   }, 60_000);
 
   it('commits the offset of a batch of skipped events lazily, and at once for a batch with an effect', async () => {
-    const b = new KafkaBus({ clientId: 'kit-test-lazy', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
-    await b.ensureTopics(['renderJobs']);
-    await b.connect();
+    const b = await ownBus('kit-test-lazy');
     const handled: string[] = [];
     const effect = new Set<string>();
     const metrics = createMetrics('kit_test_lazy');
-    const c = await startConsumer({
-      bus: b,
-      db,
-      log,
+    const c = await consume(b, 'kit-test-lazy', {
       metrics,
-      group: 'kit-test-lazy',
-      topics: ['renderJobs'],
       recordUntransacted: false,
       lazySkipCommitMs: 4_000,
       handlers: {
@@ -339,16 +381,12 @@ describe('batches', () => {
         },
       },
     });
-    const send = (jobs: ReturnType<typeof renderJob>[]) =>
-      b.send(
-        b.topic('renderJobs'),
-        jobs.map((envelope) => ({ key: 'one-partition', envelope })),
-      );
+    const send = (jobs: ReturnType<typeof renderJob>[]) => sendInOrder(b, jobs);
     const first = renderJob();
     effect.add(first.id);
     await send([first]);
     await eventually(
-      () => committedOffset(b, 'kit-test-lazy', 'renderJobs'),
+      () => committedOffset(b, 'kit-test-lazy'),
       (o) => o === 1,
       30_000,
     );
@@ -361,9 +399,9 @@ describe('batches', () => {
       50,
     );
     const handledAt = Date.now();
-    expect(await committedOffset(b, 'kit-test-lazy', 'renderJobs')).toBe(1);
+    expect(await committedOffset(b, 'kit-test-lazy')).toBe(1);
     await eventually(
-      () => committedOffset(b, 'kit-test-lazy', 'renderJobs'),
+      () => committedOffset(b, 'kit-test-lazy'),
       (o) => o === 3,
       30_000,
       100,
@@ -382,7 +420,7 @@ describe('batches', () => {
     );
     const at = Date.now();
     await eventually(
-      () => committedOffset(b, 'kit-test-lazy', 'renderJobs'),
+      () => committedOffset(b, 'kit-test-lazy'),
       (o) => o === 5,
       30_000,
       100,
@@ -398,49 +436,27 @@ describe('batches', () => {
     );
     await new Promise((r) => setTimeout(r, 300)); // its batch's commit deferred
     await c.stop();
-    expect(await committedOffset(b, 'kit-test-lazy', 'renderJobs')).toBe(6);
+    expect(await committedOffset(b, 'kit-test-lazy')).toBe(6);
     await b.disconnect();
   }, 90_000);
 
   it("records untransacted handlers' events as processed by default, and not with recordUntransacted: false", async () => {
-    const b = new KafkaBus({ clientId: 'kit-test-untransacted', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
-    await b.ensureTopics(['renderJobs']);
-    await b.connect();
+    const b = await ownBus('kit-test-untransacted');
     const seen: string[] = [];
     const handlers = { 'render.job_requested': async (e: { id: string }) => void seen.push(e.id) };
     const recordedBy = async (group: string) =>
       (await db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM processed_messages WHERE consumer = $1', group)).length;
-    const c1 = await startConsumer({
-      bus: b,
-      db,
-      log,
-      metrics: createMetrics('kit_test_rec1'),
-      group: 'kit-test-recorded',
-      topics: ['renderJobs'],
-      handlers,
-    });
-    const c2 = await startConsumer({
-      bus: b,
-      db,
-      log,
-      metrics: createMetrics('kit_test_rec2'),
-      group: 'kit-test-unrecorded',
-      topics: ['renderJobs'],
-      handlers,
-      recordUntransacted: false,
-    });
+    const c1 = await consume(b, 'kit-test-recorded', { handlers });
+    const c2 = await consume(b, 'kit-test-unrecorded', { handlers, recordUntransacted: false });
     const jobs = [renderJob(), renderJob()];
-    await b.send(
-      b.topic('renderJobs'),
-      jobs.map((envelope) => ({ key: 'one-partition', envelope })),
-    );
+    await sendInOrder(b, jobs);
     await eventually(
-      () => committedOffset(b, 'kit-test-unrecorded', 'renderJobs'),
+      () => committedOffset(b, 'kit-test-unrecorded'),
       (o) => o === 2,
       30_000,
     );
     await eventually(
-      () => committedOffset(b, 'kit-test-recorded', 'renderJobs'),
+      () => committedOffset(b, 'kit-test-recorded'),
       (o) => o === 2,
       30_000,
     );
@@ -453,49 +469,11 @@ describe('batches', () => {
   }, 60_000);
 
   it('a crash after a batch committed its transactions but before its offset commit repeats no effect', async () => {
-    const b = new KafkaBus({ clientId: 'kit-test-crash', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
-    await b.ensureTopics(['renderJobs']);
-    await b.connect();
-    const jobs = Array.from({ length: 5 }, () => renderJob());
-    const ids = jobs.map((j) => j.id);
-    await b.send(
-      b.topic('renderJobs'),
-      jobs.map((envelope) => ({ key: 'one-partition', envelope })),
-    );
-    const effects = () =>
-      db.$queryRawUnsafe<{ event_id: string; note: string }[]>(
-        'SELECT event_id::text, note FROM side_effects WHERE event_id = ANY($1::uuid[])',
-        ids,
-      );
-
-    const fixture = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures', 'crash-consumer.mjs');
-    const child = spawn(process.execPath, [fixture, database.url, b.prefix, 'kit-test-crash', String(jobs.length)], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    try {
-      // Every transaction committed; the last handler never returned, so no offset was committed past it.
-      await eventually(effects, (rows) => rows.length === jobs.length, 30_000);
-      expect(await committedOffset(b, 'kit-test-crash', 'renderJobs')).toBeLessThan(jobs.length);
-    } catch (err) {
-      throw new Error(`${String(err)}\nconsumer output:\n${output}`);
-    } finally {
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await gone;
-    }
+    const { b, appliedOnce } = await crashAfterEffects('kit-test-crash', 5);
 
     // The group's next member gets the batch again: every handler runs, no effect is applied twice.
     let redelivered = 0;
-    const c = await startConsumer({
-      bus: b,
-      db,
-      log,
-      metrics: createMetrics('kit_test_crash'),
-      group: 'kit-test-crash',
-      topics: ['renderJobs'],
+    const c = await consume(b, 'kit-test-crash', {
       sessionTimeoutMs: 6_000,
       handlers: {
         'render.job_requested': async (env, ctx) => {
@@ -506,41 +484,24 @@ describe('batches', () => {
         },
       },
     });
-    await eventually(
-      () => committedOffset(b, 'kit-test-crash', 'renderJobs'),
-      (o) => o === jobs.length,
-      60_000,
-    );
+    await appliedOnce();
     expect(redelivered).toBeGreaterThan(0);
-    const rows = await effects();
-    expect(rows).toHaveLength(jobs.length);
-    expect(new Set(rows.map((r) => r.note))).toEqual(new Set(['first delivery']));
     await c.stop();
     await b.disconnect();
   }, 120_000);
 
   it('a batch handler applies a run in one transaction; a bad message falls back alone, the others applied once', async () => {
-    const b = new KafkaBus({ clientId: 'kit-test-batch', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
-    await b.ensureTopics(['renderJobs']);
-    await b.connect();
+    const b = await ownBus('kit-test-batch');
     const good = Array.from({ length: 6 }, () => renderJob());
     const bad = renderJob();
     // One partition, everything there before the consumer starts: the first fetch holds the lot,
     // a redelivered envelope (good[1] twice) among it.
     const first = [good[0]!, good[1]!, good[2]!, bad, good[1]!, good[3]!, good[4]!, good[5]!];
-    await b.send(
-      b.topic('renderJobs'),
-      first.map((envelope) => ({ key: 'one-partition', envelope })),
-    );
+    await sendInOrder(b, first);
     const calls: { size: number; fresh: number; committed: boolean }[] = [];
     const metrics = createMetrics('kit_test_batch');
-    const c = await startConsumer({
-      bus: b,
-      db,
-      log,
+    const c = await consume(b, 'kit-test-batch', {
       metrics,
-      group: 'kit-test-batch',
-      topics: ['renderJobs'],
       maxAttempts: 2,
       handlers: {
         'render.job_requested': async (env, ctx) => {
@@ -567,16 +528,7 @@ describe('batches', () => {
         },
       },
     });
-    const committed = async () => {
-      const admin = b.kafka.admin();
-      await admin.connect();
-      try {
-        const offsets = await admin.fetchOffsets({ groupId: `${b.prefix}kit-test-batch`, topics: [b.topic('renderJobs')] });
-        return offsets[0]!.partitions.map((p) => Number(p.offset)).reduce((a, x) => Math.max(a, x), 0);
-      } finally {
-        await admin.disconnect();
-      }
-    };
+    const committed = () => committedOffset(b, 'kit-test-batch');
     const effects = (ids: string[]) =>
       db.$queryRawUnsafe<{ event_id: string; note: string }[]>(
         'SELECT event_id::text, note FROM side_effects WHERE event_id = ANY($1::uuid[]) ORDER BY note',
@@ -589,11 +541,7 @@ describe('batches', () => {
       const rows = await effects([...good, bad].map((e) => e.id));
       expect(rows.map((r) => r.event_id).sort()).toEqual(good.map((e) => e.id).sort());
       expect(calls.some((x) => !x.committed && x.fresh > 1)).toBe(true);
-      const admin = b.kafka.admin();
-      await admin.connect();
-      const dlq = await admin.fetchTopicOffsets(b.dlq('renderJobs'));
-      await admin.disconnect();
-      expect(dlq.map((p) => Number(p.high)).reduce((a, x) => a + x, 0)).toBe(1);
+      expect(await deadLettered(b)).toBe(1);
       const counted = await metrics.registry.getSingleMetricAsString('wdr_kafka_batches_total');
       expect(counted).toMatch(/outcome="fell_back"[^\n]* [1-9]/);
 
@@ -602,10 +550,7 @@ describe('batches', () => {
       const next = Array.from({ length: 4 }, () => renderJob());
       const second = [next[0]!, good[0]!, next[1]!, next[2]!, good[5]!, next[3]!];
       const callsBefore = calls.length;
-      await b.send(
-        b.topic('renderJobs'),
-        second.map((envelope) => ({ key: 'one-partition', envelope })),
-      );
+      await sendInOrder(b, second);
       await eventually(committed, (o) => o === first.length + second.length, 60_000);
       const later = calls.slice(callsBefore);
       expect(later.every((x) => x.committed)).toBe(true);
@@ -622,50 +567,12 @@ describe('batches', () => {
   }, 120_000);
 
   it('a crash after a batch handler committed its transaction but before the offset commit repeats no effect', async () => {
-    const b = new KafkaBus({ clientId: 'kit-test-crash-batch', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
-    await b.ensureTopics(['renderJobs']);
-    await b.connect();
-    const jobs = Array.from({ length: 8 }, () => renderJob());
-    const ids = jobs.map((j) => j.id);
-    await b.send(
-      b.topic('renderJobs'),
-      jobs.map((envelope) => ({ key: 'one-partition', envelope })),
-    );
-    const effects = () =>
-      db.$queryRawUnsafe<{ event_id: string; note: string }[]>(
-        'SELECT event_id::text, note FROM side_effects WHERE event_id = ANY($1::uuid[])',
-        ids,
-      );
-    const fixture = join(dirname(fileURLToPath(import.meta.url)), '..', '..', 'test', 'fixtures', 'crash-consumer.mjs');
-    const child = spawn(process.execPath, [fixture, database.url, b.prefix, 'kit-test-crash-batch', String(jobs.length), 'batch'], {
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let output = '';
-    let atKill = 0;
-    child.stdout.on('data', (d: Buffer) => (output += d.toString()));
-    child.stderr.on('data', (d: Buffer) => (output += d.toString()));
-    try {
-      // The batch's transaction committed; its handler never returned, so no offset was committed.
-      await eventually(effects, (rows) => rows.length === jobs.length, 30_000);
-      atKill = Math.max(0, await committedOffset(b, 'kit-test-crash-batch', 'renderJobs'));
-      expect(atKill).toBeLessThan(jobs.length);
-    } catch (err) {
-      throw new Error(`${String(err)}\nconsumer output:\n${output}`);
-    } finally {
-      const gone = new Promise((r) => child.once('exit', r));
-      child.kill('SIGKILL');
-      await gone;
-    }
+    const jobs = 8;
+    const { b, atKill, appliedOnce } = await crashAfterEffects('kit-test-crash-batch', jobs, 'batch');
 
     // The next member gets the batch again: the batch handler is called, finds nothing fresh, applies nothing.
     let redelivered = 0;
-    const c = await startConsumer({
-      bus: b,
-      db,
-      log,
-      metrics: createMetrics('kit_test_crash_batch'),
-      group: 'kit-test-crash-batch',
-      topics: ['renderJobs'],
+    const c = await consume(b, 'kit-test-crash-batch', {
       sessionTimeoutMs: 6_000,
       handlers: {
         'render.job_requested': async (env, ctx) => {
@@ -694,24 +601,15 @@ describe('batches', () => {
         },
       },
     });
-    await eventually(
-      () => committedOffset(b, 'kit-test-crash-batch', 'renderJobs'),
-      (o) => o === jobs.length,
-      60_000,
-    );
+    await appliedOnce();
     // Everything past the offset committed before the kill came again, and none of it was applied again.
-    expect(redelivered).toBe(jobs.length - atKill);
-    const rows = await effects();
-    expect(rows).toHaveLength(jobs.length);
-    expect(new Set(rows.map((r) => r.note))).toEqual(new Set(['first delivery']));
+    expect(redelivered).toBe(jobs - atKill);
     await c.stop();
     await b.disconnect();
   }, 120_000);
 
   it('retries a dependency failure past maxAttempts without dead-lettering it, unready while it waits', async () => {
-    const b = new KafkaBus({ clientId: 'kit-test-dep', brokers: KAFKA_BROKERS, prefix: uniqueTopicPrefix(), log });
-    await b.ensureTopics(['renderJobs']);
-    await b.connect();
+    const b = await ownBus('kit-test-dep');
     let failures = 0;
     let readyWhileFailing: boolean | undefined;
     const handle: { c?: ConsumerHandle } = {};
@@ -721,13 +619,7 @@ describe('batches', () => {
       name: 'PrismaClientKnownRequestError',
     });
     const job = renderJob();
-    handle.c = await startConsumer({
-      bus: b,
-      db,
-      log,
-      metrics: createMetrics('kit_test_dep'),
-      group: 'kit-test-dep',
-      topics: ['renderJobs'],
+    handle.c = await consume(b, 'kit-test-dep', {
       maxAttempts: 2,
       handlers: {
         'render.job_requested': async (env, ctx) => {
@@ -744,7 +636,7 @@ describe('batches', () => {
         },
       },
     });
-    await b.send(b.topic('renderJobs'), [{ key: 'k', envelope: job }]);
+    await sendInOrder(b, [job], 'k');
     await eventually(
       () => db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM side_effects WHERE event_id = $1::uuid', job.id),
       (rows) => rows.length === 1,
@@ -753,11 +645,7 @@ describe('batches', () => {
     expect(failures).toBe(5);
     expect(readyWhileFailing).toBe(false);
     await eventually(async () => handle.c!.ready(), Boolean, 10_000);
-    const admin = b.kafka.admin();
-    await admin.connect();
-    const dlq = await admin.fetchTopicOffsets(b.dlq('renderJobs'));
-    await admin.disconnect();
-    expect(dlq.map((p) => Number(p.high)).reduce((a, c) => a + c, 0)).toBe(0);
+    expect(await deadLettered(b)).toBe(0);
     await handle.c.stop();
     await b.disconnect();
   }, 90_000);

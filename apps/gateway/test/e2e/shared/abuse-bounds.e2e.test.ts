@@ -4,7 +4,7 @@ import { createServer as createHttpServer, get as httpGet, type ClientRequest, t
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { adminCommand, eventually, sharedFleet, type Fleet } from '@wdr/testkit';
+import { adminCommand, DSL_BOMB_RECIPE, dslBombPage, eventually, sharedFleet, type Fleet } from '@wdr/testkit';
 
 /**
  * What a stranger (or a tenant) can make the gateway spend (issue 21), through the public API on
@@ -334,29 +334,8 @@ describe('event streams, capped per tenant', () => {
 
 describe('a recipe that expands past its budget (a DSL bomb)', () => {
   /** Nested `div.n`, each with a span: a `multiple` object scope of `div.n` inside another matches every deeper div again. */
-  const DEPTH = 300;
-  const BOMB = `<!doctype html><html><body>${'<div class="n"><span>xxxxxxxxxxxxxxxx</span>'.repeat(DEPTH)}${'</div>'.repeat(DEPTH)}</body></html>`;
+  const BOMB = dslBombPage(300);
   const PRODUCT = '<!doctype html><html><body><h1 class="title">Trail Shoe X</h1><p class="price">129.90</p></body></html>';
-  const BOMB_RECIPE = {
-    dsl_version: 1,
-    fields: [
-      {
-        name: 'a',
-        type: 'object',
-        multiple: true,
-        scope: 'div.n',
-        fields: [
-          {
-            name: 'b',
-            type: 'object',
-            multiple: true,
-            scope: 'div.n',
-            fields: [{ name: 'c', type: 'string', multiple: true, selectors: ['span'] }],
-          },
-        ],
-      },
-    ],
-  };
   const PRODUCT_RECIPE = {
     dsl_version: 1,
     fields: [
@@ -383,7 +362,7 @@ describe('a recipe that expands past its budget (a DSL bomb)', () => {
     await new Promise<void>((resolve) => pages.listen(0, '127.0.0.1', resolve));
     const origin = `http://127.0.0.1:${(pages.address() as AddressInfo).port}`;
     try {
-      const attacker = await tenantWithRecipe(`bomb-${randomUUID()}`, `${origin}/bomb`, BOMB_RECIPE);
+      const attacker = await tenantWithRecipe(`bomb-${randomUUID()}`, `${origin}/bomb`, DSL_BOMB_RECIPE);
       const victim = await tenantWithRecipe(`victim-${randomUUID()}`, `${origin}/product`, PRODUCT_RECIPE);
       const submitAs = async (who: { key: string; recipeId: string }, path: string) => {
         const res = await gw()

@@ -1,6 +1,7 @@
 import { describe, expect, it } from '@jest/globals';
 import type { RecipeDefinition } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
+import { DSL_BOMB_RECIPE, dslBombPage } from '@wdr/testkit';
 import { coerceScalar, parseNumber } from './coerce.js';
 import { extract, ExtractionBudgetExceeded } from './extract.js';
 import { outputSchema, validateOutput } from './schema.js';
@@ -246,28 +247,8 @@ describe('definition rules and limits', () => {
 
 describe('extraction budget', () => {
   // Nested `multiple` object scopes over nested markup: every level re-reads every descendant.
-  const depth = 400;
-  const bomb = `<html><body>${'<div class="n"><span>xxxxxxxxxxxxxxxx</span>'.repeat(depth)}${'</div>'.repeat(depth)}</body></html>`;
-  const def = {
-    dsl_version: 1,
-    fields: [
-      {
-        name: 'a',
-        type: 'object',
-        multiple: true,
-        scope: 'div.n',
-        fields: [
-          {
-            name: 'b',
-            type: 'object',
-            multiple: true,
-            scope: 'div.n',
-            fields: [{ name: 'c', type: 'string', multiple: true, selectors: ['span'] }],
-          },
-        ],
-      },
-    ],
-  } as unknown as RecipeDefinition;
+  const bomb = dslBombPage(400);
+  const def = DSL_BOMB_RECIPE as unknown as RecipeDefinition;
 
   it('ends a run that would produce more than its output budget with ExtractionBudgetExceeded', () => {
     const started = Date.now();
