@@ -31,7 +31,7 @@ describe('consumer lag collection while the broker does not answer', () => {
     const log = createLogger('test', 'silent');
     const metrics = createMetrics('lag-test');
     const bus = new KafkaBus({ clientId: 'lag-test', brokers: [`127.0.0.1:${port}`], prefix: 'lagtest.', log });
-    const stop = exportLag(metrics, bus, 'g', ['fetch.jobs'], log);
+    const stop = exportLag(metrics, bus, 'g', ['fetchJobs'], log);
     try {
       for (let scrape = 0; scrape < 2; scrape++) {
         const started = Date.now();
