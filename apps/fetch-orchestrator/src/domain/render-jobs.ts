@@ -129,7 +129,7 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
     route_mode: row.routeMode as RenderJob['route_mode'],
     reason,
     options: options.data,
-    // The proxy layer fills the route (upstream exit and verified country); today it is direct.
+    // The proxy layer's choice for this request (direct, or an exit with its verified country).
     route: route.route,
     max_result_bytes: deps.maxResultBytes,
   };
