@@ -4,7 +4,7 @@ import { internalRoutes } from './api/internal-routes.js';
 import type { OrchestratorDeps } from './deps.js';
 import { retentionPass } from './domain/retention.js';
 import type { Prisma } from './generated/prisma/client.js';
-import { onExtractionRunEnded, onFetchJobRequested, onReservationResolved } from './kafka/handlers.js';
+import { onExtractionRunEnded, onFetchJobRequested, onReservationResolved, onReservationsResolved } from './kafka/handlers.js';
 import { pgConnectionFor } from '@wdr/kit/pg-listen';
 
 export function createOrchestratorService(deps: OrchestratorDeps) {
@@ -37,6 +37,8 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
         group: 'fetch-orchestrator.billing',
         topics: ['billingEvents'],
         handlers: { 'billing.reservation_resolved': onReservationResolved },
+        // The ledger announces a settled batch together: its resolutions are reflected in one transaction.
+        batchHandlers: { 'billing.reservation_resolved': onReservationsResolved },
         concurrency: 2,
       },
       {

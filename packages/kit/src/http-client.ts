@@ -55,7 +55,7 @@ interface CallSpec {
 }
 
 /**
- * The one way services call each other synchronously: got with short timeouts, behind an opossum
+ * The one way services call each other synchronously: node:http (got for streamed reads) with short timeouts, behind an opossum
  * breaker. A PublicError body from the callee is rethrown as the same PublicError (so a 402 from the
  * ledger reaches the tenant as a 402); transport failures and 5xx become DependencyUnavailableError
  * and count towards opening the breaker; 4xx never do.
@@ -108,25 +108,70 @@ export function createServiceClient(opts: {
   const call = async (spec: CallSpec): Promise<unknown> => {
     if (spec.stream) return openStream(spec);
     const headers = await headersOf(spec);
-    let response;
+    let response: JsonAnswer;
     try {
-      response = await got(`${base}${spec.path}`, {
-        method: spec.method,
-        agent: { http: agent },
-        ...(spec.body !== undefined ? { json: spec.body } : {}),
-        ...(spec.opts.searchParams ? { searchParams: spec.opts.searchParams } : {}),
-        headers,
-        timeout: { request: spec.opts.timeoutMs ?? defaultTimeout },
-        retry: { limit: 0 },
-        throwHttpErrors: false,
-        responseType: 'text',
-      });
+      response = await exchange(spec, headers);
     } catch (err) {
       throw new DependencyUnavailableError(`${opts.name} is unreachable`, err);
     }
     if (response.statusCode < 400) return response.body.length > 0 ? safeJson(response.body) : undefined;
     throw failure(response.statusCode, response.headers, response.body);
   };
+
+  /**
+   * One JSON call on node:http with the keep-alive pool: the body sent as JSON, the answer read
+   * whole as text; the timeout bounds the whole exchange (connection, answer and body), as got's
+   * `timeout.request` did. node:http directly rather than got, whose per-request machinery (options
+   * normalisation, hooks, its stream and promise layers) cost more CPU than the rest of a small
+   * internal call (measured in bench/README.md, 2026-11-26); streamed reads keep got.
+   */
+  const exchange = (spec: CallSpec, headers: Record<string, string>): Promise<JsonAnswer> =>
+    new Promise((resolve, reject) => {
+      const payload = spec.body !== undefined ? Buffer.from(JSON.stringify(spec.body)) : undefined;
+      const query = spec.opts.searchParams
+        ? new URLSearchParams(Object.entries(spec.opts.searchParams).map(([k, v]): [string, string] => [k, String(v)])).toString()
+        : '';
+      const timeoutMs = spec.opts.timeoutMs ?? defaultTimeout;
+      let settled = false;
+      const fail = (err: Error) => {
+        if (settled) return;
+        settled = true;
+        clearTimeout(timer);
+        req.destroy();
+        reject(err);
+      };
+      const req = http.request(
+        `${base}${spec.path}${query ? `?${query}` : ''}`,
+        {
+          method: spec.method,
+          agent,
+          headers: {
+            ...headers,
+            ...(payload ? { 'content-type': 'application/json', 'content-length': String(payload.length) } : {}),
+          },
+        },
+        (res) => {
+          const chunks: Buffer[] = [];
+          res.on('data', (chunk: Buffer) => chunks.push(chunk));
+          res.on('error', fail);
+          res.on('close', () => {
+            if (!res.complete) fail(new Error('the answer was cut short'));
+          });
+          res.on('end', () => {
+            if (settled) return;
+            settled = true;
+            clearTimeout(timer);
+            resolve({ statusCode: res.statusCode ?? 0, headers: res.headers, body: Buffer.concat(chunks).toString('utf8') });
+          });
+        },
+      );
+      const timer = setTimeout(
+        () => fail(Object.assign(new Error(`Timeout awaiting '${spec.method} ${spec.path}' for ${timeoutMs}ms`), { code: 'ETIMEDOUT' })),
+        timeoutMs,
+      );
+      req.on('error', fail);
+      req.end(payload);
+    });
 
   /**
    * A bytes answer: resolved when the status and headers arrived; the body is the got stream, read
@@ -180,7 +225,7 @@ export function createServiceClient(opts: {
 
   const breaker = new CircuitBreaker<[CallSpec], unknown>(call, {
     name: opts.name,
-    timeout: false, // got enforces the timeout itself
+    timeout: false, // each call enforces its timeout itself
     errorThresholdPercentage: opts.breaker?.errorThresholdPercentage ?? 50,
     resetTimeout: opts.breaker?.resetTimeout ?? 5_000,
     volumeThreshold: opts.breaker?.volumeThreshold ?? 10,
@@ -213,6 +258,12 @@ export function createServiceClient(opts: {
     stream: (path, o = {}) => fire({ method: 'GET', path, opts: o, requestId: currentRequestId(), stream: true }),
     breaker,
   };
+}
+
+interface JsonAnswer {
+  statusCode: number;
+  headers: http.IncomingHttpHeaders;
+  body: string;
 }
 
 function safeJson(text: string): unknown {

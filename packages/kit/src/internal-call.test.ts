@@ -151,3 +151,90 @@ describe('streamInternal (a bytes answer)', () => {
     }
   });
 });
+
+describe('JSON calls over the client (node:http)', () => {
+  /** A callee: echoes what it got, answers a PublicError, a 500, or never answers (`/hang`). */
+  async function callee() {
+    const app = express();
+    app.use(express.json());
+    const hanging: express.Response[] = [];
+    app.post('/echo', (req, res) => {
+      res.json({
+        body: req.body,
+        query: req.query,
+        headers: { 'content-type': req.header('content-type'), 'x-extra': req.header('x-extra') },
+      });
+    });
+    app.get('/echo', (req, res) => void res.json({ query: req.query, method: req.method }));
+    app.get('/empty', (_req, res) => void res.status(204).end());
+    app.get(
+      '/refused',
+      (_req, res) =>
+        void res
+          .status(429)
+          .setHeader('retry-after', '7')
+          .json({ code: 'RATE_LIMITED', message: 'Slow down.', details: [{ field: 'x', issue: 'y' }] }),
+    );
+    app.get('/broken', (_req, res) => void res.status(500).json({ code: 'INTERNAL', message: 'boom' }));
+    app.get('/hang', (_req, res) => void hanging.push(res));
+    app.get('/cut', (_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json', 'content-length': '100' });
+      res.write('{"partial":');
+      setTimeout(() => res.socket?.destroy(), 20);
+    });
+    const server = app.listen(0, '127.0.0.1');
+    await new Promise((r) => server.once('listening', r));
+    const client = createServiceClient({ name: 'callee', baseUrl: `http://127.0.0.1:${(server.address() as AddressInfo).port}/` });
+    return {
+      client,
+      close: async () => {
+        client.breaker.shutdown();
+        for (const r of hanging) r.socket?.destroy();
+        server.closeAllConnections();
+        await new Promise((r) => server.close(r));
+      },
+    };
+  }
+
+  it('sends the body as JSON with the query and headers, and answers the parsed JSON (or undefined when empty)', async () => {
+    const c = await callee();
+    try {
+      const echoed = await c.client.post<{ body: unknown; query: unknown; headers: Record<string, string> }>(
+        '/echo',
+        { a: 1, b: ['é', null] },
+        { searchParams: { s: 'x y', n: 2, t: true }, headers: { 'x-extra': 'yes' } },
+      );
+      expect(echoed).toEqual({
+        body: { a: 1, b: ['é', null] },
+        query: { s: 'x y', n: '2', t: 'true' },
+        headers: { 'content-type': 'application/json', 'x-extra': 'yes' },
+      });
+      expect(await c.client.get('/echo')).toEqual({ query: {}, method: 'GET' });
+      expect(await c.client.get('/empty')).toBeUndefined();
+    } finally {
+      await c.close();
+    }
+  });
+
+  it("rethrows the callee's PublicError with its details and Retry-After; a 5xx, a cut answer and a timeout are DEPENDENCY_UNAVAILABLE", async () => {
+    const c = await callee();
+    try {
+      const refused = await c.client.get('/refused').catch((e: unknown) => e);
+      expect(refused).toBeInstanceOf(PublicError);
+      expect((refused as PublicError).code).toBe('RATE_LIMITED');
+      expect((refused as PublicError).retryAfterSeconds).toBe(7);
+      expect((refused as PublicError).details).toEqual([{ field: 'x', issue: 'y' }]);
+      for (const path of ['/broken', '/cut']) {
+        const err = await c.client.get(path).catch((e: unknown) => e);
+        expect([path, (err as PublicError).code]).toEqual([path, 'DEPENDENCY_UNAVAILABLE']);
+      }
+      const t0 = Date.now();
+      const slow = await c.client.get('/hang', { timeoutMs: 300 }).catch((e: unknown) => e);
+      expect((slow as PublicError).code).toBe('DEPENDENCY_UNAVAILABLE');
+      expect(Date.now() - t0).toBeGreaterThanOrEqual(290);
+      expect(Date.now() - t0).toBeLessThan(3_000);
+    } finally {
+      await c.close();
+    }
+  });
+});

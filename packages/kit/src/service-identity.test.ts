@@ -1,4 +1,4 @@
-import { describe, expect, it } from '@jest/globals';
+import { describe, expect, it, jest } from '@jest/globals';
 import express from 'express';
 import request from 'supertest';
 import { z } from 'zod';
@@ -71,6 +71,23 @@ describe('tokens', () => {
 });
 
 describe('key rotation', () => {
+  it('answers a token it accepted from memory only while the token is within its exp and maximum age', async () => {
+    const verifier = new CallerVerifier('billing-ledger', parseKeySet(testKeySet()));
+    // Valid for 10 more seconds (plus the 5 s tolerance).
+    const token = `Bearer ${serviceToken('gateway', 'billing-ledger', { issuedSecondsAgo: 50 })}`;
+    expect(await reasonOf(verifier, token)).toBe('accepted');
+    await expect(verifier.verify(token)).resolves.toEqual({ service: 'gateway', kid: publicJwkOf('gateway').kid });
+    jest.useFakeTimers({ now: Date.now() + 20_000, doNotFake: ['nextTick', 'setImmediate', 'queueMicrotask'] });
+    try {
+      expect(await reasonOf(verifier, token)).toBe('expired');
+    } finally {
+      jest.useRealTimers();
+    }
+    // A forged token sharing nothing but the shape is never taken from memory.
+    const [h, p] = token.slice('Bearer '.length).split('.');
+    expect(await reasonOf(verifier, `Bearer ${h}.${p}.${'A'.repeat(86)}`)).toBe('bad_signature');
+  });
+
   it('during the overlap tokens of the old and the new kid both verify; once the old key is removed its tokens are refused', async () => {
     const old = generateServiceKey('browser-renderer', 'browser-renderer.old');
     const next = generateServiceKey('browser-renderer', 'browser-renderer.new');

@@ -161,6 +161,9 @@ export class IdentityRefused extends Error {
   }
 }
 
+/** Most accepted tokens a verifier remembers (CallerVerifier.verified). */
+const VERIFIED_CACHE_MAX = 1_024;
+
 /** The verified caller of one request. */
 export interface VerifiedCaller {
   service: ServiceName;
@@ -180,6 +183,16 @@ export class CallerVerifier {
     );
   }
 
+  /**
+   * Tokens this verifier accepted, with their times: a caller reuses its token for half its life
+   * (ServiceSigner), so every internal call after the first of that token is answered here instead
+   * of by another signature verification (an Ed25519 verify and jose's parsing, per call). A hit is
+   * accepted only while the token is still within its `exp` and its maximum age, checked as jose
+   * checks them; past either it is verified again in full (and refused with the full reason).
+   * Bounded: cleared when it holds VERIFIED_CACHE_MAX tokens (a handful live at any time).
+   */
+  private readonly verified = new Map<string, { caller: VerifiedCaller; iat: number; exp: number }>();
+
   /** The kids this verifier accepts, with their services (for readiness details and logs). */
   kids(): { kid: string; service: ServiceName }[] {
     return [...this.keys].map(([kid, k]) => ({ kid, service: k.service }));
@@ -189,11 +202,22 @@ export class CallerVerifier {
     if (!authorization) throw new IdentityRefused('missing');
     const m = /^Bearer ([A-Za-z0-9_-]+\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+)$/.exec(authorization.trim());
     if (!m) throw new IdentityRefused('malformed');
+    const token = m[1]!;
+    const known = this.verified.get(token);
+    if (known) {
+      const now = Math.floor(Date.now() / 1000);
+      if (
+        known.exp > now - CLOCK_TOLERANCE_SECONDS &&
+        now - known.iat - CLOCK_TOLERANCE_SECONDS <= TOKEN_TTL_SECONDS + CLOCK_TOLERANCE_SECONDS
+      )
+        return { ...known.caller };
+      this.verified.delete(token);
+    }
     let owner: ServiceName | undefined;
     let kidSeen = '';
     try {
       const { payload } = await jwtVerify(
-        m[1]!,
+        token,
         async (header) => {
           const entry = typeof header.kid === 'string' ? this.keys.get(header.kid) : undefined;
           if (!entry) throw new IdentityRefused('unknown_key');
@@ -214,7 +238,10 @@ export class CallerVerifier {
       if (owner === undefined || payload.iss !== owner) throw new IdentityRefused('bad_claims');
       if (typeof payload.exp !== 'number' || typeof payload.iat !== 'number' || payload.exp - payload.iat > TOKEN_TTL_SECONDS)
         throw new IdentityRefused('bad_claims');
-      return { service: owner, kid: kidSeen };
+      const caller = { service: owner, kid: kidSeen };
+      if (this.verified.size >= VERIFIED_CACHE_MAX) this.verified.clear();
+      this.verified.set(token, { caller, iat: payload.iat, exp: payload.exp });
+      return { ...caller };
     } catch (err) {
       if (err instanceof IdentityRefused) throw err;
       if (err instanceof joseErrors.JWTExpired) throw new IdentityRefused('expired');

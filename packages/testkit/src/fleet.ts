@@ -7,7 +7,7 @@ import { fileURLToPath } from 'node:url';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { identityEnvOf } from './identity.js';
 import { freePort, releasePort } from './ports.js';
-import { KAFKA_BROKERS, SERVICE_NAMES, type ServiceName } from './services.js';
+import { KAFKA_BROKERS, SERVICE_NAMES, SERVICE_NODE_ARGS, type ServiceName } from './services.js';
 import { signalTree } from './process-tree.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -135,7 +135,7 @@ export async function startFleet(
   const start = async (service: ServiceName, env?: Record<string, string>) => {
     const m = members.get(service)!;
     if (env) m.env = { ...m.env, ...env };
-    const proc = spawn(process.execPath, [join(REPO, 'apps', service, 'dist', 'main.js')], {
+    const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, join(REPO, 'apps', service, 'dist', 'main.js')], {
       env: { ...process.env, ...m.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });

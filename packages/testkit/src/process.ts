@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.js';
 import { identityEnvOf } from './identity.js';
-import type { ServiceName } from './services.js';
+import { SERVICE_NODE_ARGS, type ServiceName } from './services.js';
 import { signalTree } from './process-tree.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -41,7 +41,7 @@ export async function startServiceProcess(
   let child: ChildProcess | undefined;
 
   const start = async () => {
-    const proc = spawn(process.execPath, [join(REPO, 'apps', service, 'dist', 'main.js')], {
+    const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, join(REPO, 'apps', service, 'dist', 'main.js')], {
       // Its service identity (the test process's keys) unless `env` brings another.
       env: { ...process.env, NODE_ENV: 'test', ...identityEnvOf(service), ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
       stdio: ['ignore', 'pipe', 'pipe'],

@@ -50,3 +50,13 @@ export function templateName(service: ServiceName): string {
   walk(dir);
   return `wdr_tpl_${service.replace(/-/g, '_')}_${hash.digest('hex').slice(0, 10)}`;
 }
+
+/**
+ * Node's arguments for a service process, as the image runs it (infra/docker/service.Dockerfile's
+ * CMD and each service's `npm start` spell the same). `--max-semi-space-size=8`: V8's young
+ * generation is at most 2 x 8 MB. Node 24 lets it grow to 2 x 32 MB, and a service's start-up
+ * (module loading, Prisma's query compiler) grows it there and keeps it committed while idle:
+ * 16-48 MB of resident memory per process that holds 2-12 MB of live young objects (measured,
+ * bench/README.md 2026-11-26).
+ */
+export const SERVICE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=8'];

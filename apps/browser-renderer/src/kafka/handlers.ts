@@ -15,6 +15,7 @@ export function onRenderJobRequested(deps: RendererDeps): EventHandler<Tx, 'rend
     if (await ctx.alreadyProcessed()) return;
     const { request_id: requestId } = envelope.data;
     await render(requestId);
-    await ctx.transaction(async () => undefined);
+    // Recorded in a transaction of the array form (one statement, no interactive transaction).
+    await ctx.writes([]);
   };
 }

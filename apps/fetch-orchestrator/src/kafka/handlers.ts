@@ -1,8 +1,8 @@
-import type { EventHandler } from '@wdr/kit/kafka';
+import type { BatchHandler, EventHandler } from '@wdr/kit/kafka';
 import type { Prisma } from '../generated/prisma/client.js';
 import type { Logger } from '@wdr/kit/log';
 import { recordExtractionEnded } from '../domain/requests/extraction-ended.js';
-import { reflectResolvedReservation } from '../domain/requests/reservation-resolved.js';
+import { reflectResolvedReservation, reflectResolvedReservations } from '../domain/requests/reservation-resolved.js';
 import { runHttpStage, type HttpStageDeps } from '../domain/run-http-stage.js';
 
 type Tx = Prisma.TransactionClient;
@@ -17,6 +17,20 @@ export const onFetchJobRequested =
 /** billing.events -> reflect the resolved reservation in the request's token_state. */
 export const onReservationResolved: EventHandler<Tx, 'billing.reservation_resolved'> = async (envelope, ctx) => {
   await ctx.transaction((tx) => reflectResolvedReservation(tx, envelope.data));
+};
+
+/**
+ * billing.events, a run of resolutions at once (the ledger settles a batch of pages and announces
+ * them together): one transaction and one statement for the run, the same effects as the single
+ * handler's for each in turn.
+ */
+export const onReservationsResolved: BatchHandler<Tx, 'billing.reservation_resolved'> = async (_envelopes, ctx) => {
+  await ctx.transaction((tx, fresh) =>
+    reflectResolvedReservations(
+      tx,
+      fresh.map((e) => ({ data: e.data, requestId: ctx.requestIdOf(e) })),
+    ),
+  );
 };
 
 /** extraction.events -> the request's history gets its extraction end (once). */
