@@ -156,7 +156,12 @@ async function throughApi(site) {
       },
       'browser-renderer': { BROWSER_POOL_SIZE: '1', BROWSER_PAGES_PER_BROWSER: String(CONCURRENCY) },
       // The production default (the test fleet polls every 100 ms to keep suites quick).
-      all: { LOG_LEVEL: 'error', OUTBOX_POLL_MS: '250' },
+      // BENCH_NODE_OPTIONS: V8 flags for every service (a smaller young generation, say: issue 24).
+      all: {
+        LOG_LEVEL: 'error',
+        OUTBOX_POLL_MS: '250',
+        ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+      },
     },
   });
   try {

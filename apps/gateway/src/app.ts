@@ -68,7 +68,7 @@ export function createApp(deps: GatewayDeps): Express {
   shell.app.locals['deps'] = deps;
   // Which address is the client's (req.ip): the failed-authentication throttle counts it.
   shell.app.set('trust proxy', deps.env.TRUSTED_PROXY_HOPS === 0 ? false : deps.env.TRUSTED_PROXY_HOPS);
-  // The OpenAPI document and a reference page rendered from it, read once here; no key needed.
+  // The OpenAPI document and a reference page rendered from it, read on first request; no key needed.
   mountApiReference(shell.app);
   // Per-tenant read rate and concurrency of the data API's GETs (event streams: rate only here).
   shell.app.use(limitReads(deps));

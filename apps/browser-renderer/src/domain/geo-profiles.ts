@@ -25,7 +25,13 @@ interface LocaleCountry {
   longitude?: number | string;
 }
 const require = createRequire(import.meta.url);
-const clm = require('country-locale-map') as { getCountryByAlpha2: (alpha2: string) => LocaleCountry | undefined };
+type LocaleMap = { getCountryByAlpha2: (alpha2: string) => LocaleCountry | undefined };
+/**
+ * Loaded on the first render with an exit country, not at boot: the package brings fuzzball and
+ * lodash (about 15 MB resident), which a renderer whose routes carry no country never needs (issue 24).
+ */
+let clm: LocaleMap | undefined;
+const localeMap = (): LocaleMap => (clm ??= require('country-locale-map') as LocaleMap);
 
 /**
  * The tz database has no "main zone" per country. Countries spanning several UTC offsets whose
@@ -85,7 +91,7 @@ export function geoProfileOf(country: string | null): GeoProfile | undefined {
   if (!country) return undefined;
   const cc = country.toUpperCase();
   if (cache.has(cc)) return cache.get(cc);
-  const info = clm.getCountryByAlpha2(cc);
+  const info = localeMap().getCountryByAlpha2(cc);
   const timezone = timezoneOf(cc, info?.capital);
   const latitude = Number(info?.latitude ?? NaN);
   const longitude = Number(info?.longitude ?? NaN);

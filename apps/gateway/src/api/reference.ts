@@ -5,7 +5,7 @@ import type { Express } from 'express';
 /**
  * The public API reference, served without authentication: the committed OpenAPI document
  * (packages/contracts/openapi/openapi.json, generated from the controllers) as JSON, and a static
- * HTML page rendered from it on the server. Both are built once at boot; the page has no scripts,
+ * HTML page rendered from it on the server. Both are built on the first request; the page has no scripts,
  * no external assets and every document string is escaped.
  */
 export const OPENAPI_PATH = '/api/v1/openapi.json';
@@ -144,11 +144,24 @@ ${tags.map((t) => `<h2 id="tag-${escapeHtml(slug(t))}">${escapeHtml(t)}</h2>\n${
 `;
 }
 
-/** Mounts both routes (before the tsoa routes; neither needs a key). Reads the document once. */
-export function mountApiReference(app: Express, loaded = loadOpenApiDocument()): void {
-  const page = renderReferencePage(loaded.doc);
+/**
+ * Mounts both routes (before the tsoa routes; neither needs a key). The document (550 KB of JSON)
+ * and the page are read and rendered on the first request for either and kept from then on, not at
+ * boot: most gateways never serve them, and an idle process should not hold them (issue 24). The
+ * file is still resolved at boot, so a build without it fails to start rather than on the request.
+ */
+export function mountApiReference(app: Express, load: () => { text: string; doc: Doc } = loadOpenApiDocument): void {
+  createRequire(import.meta.url).resolve('@wdr/contracts/openapi.json');
+  let served: { text: string; page: string } | undefined;
+  const reference = () => {
+    if (!served) {
+      const loaded = load();
+      served = { text: loaded.text, page: renderReferencePage(loaded.doc) };
+    }
+    return served;
+  };
   app.get(OPENAPI_PATH, (_req, res) => {
-    res.type('application/json').set('Cache-Control', 'public, max-age=300').send(loaded.text);
+    res.type('application/json').set('Cache-Control', 'public, max-age=300').send(reference().text);
   });
   app.get(DOCS_PATH, (_req, res) => {
     res
@@ -158,6 +171,6 @@ export function mountApiReference(app: Express, loaded = loadOpenApiDocument()):
         'Content-Security-Policy',
         "default-src 'none'; style-src 'unsafe-inline'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
       )
-      .send(page);
+      .send(reference().page);
   });
 }

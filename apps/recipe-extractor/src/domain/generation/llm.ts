@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { FieldIssue } from '@wdr/kit/errors';
 import { load } from 'cheerio/slim';
 
@@ -36,15 +36,25 @@ and "fields" (rules looked up inside the item), no source and no selectors. Pref
 Mark required only what the user asks for and the page has.`;
 
 export class LlmGenerator {
-  private readonly client: OpenAI;
+  /**
+   * The `openai` package (over 10 MB resident once loaded) is imported on the first attempt, not at
+   * boot: most extractions never generate, and an idle extractor should not hold it (issue 24).
+   */
+  private client: Promise<OpenAI> | undefined;
 
-  constructor(private readonly config: LlmConfig) {
-    this.client = new OpenAI({
-      apiKey: config.apiKey,
-      ...(config.baseUrl ? { baseURL: config.baseUrl } : {}),
-      timeout: config.timeoutMs,
-      maxRetries: 0,
-    });
+  constructor(private readonly config: LlmConfig) {}
+
+  private openai(): Promise<OpenAI> {
+    this.client ??= import('openai').then(
+      ({ default: OpenAI }) =>
+        new OpenAI({
+          apiKey: this.config.apiKey,
+          ...(this.config.baseUrl ? { baseURL: this.config.baseUrl } : {}),
+          timeout: this.config.timeoutMs,
+          maxRetries: 0,
+        }),
+    );
+    return this.client;
   }
 
   async attempt(input: LlmAttemptInput): Promise<LlmAnswer> {
@@ -59,7 +69,8 @@ export class LlmGenerator {
         content: `That recipe was rejected on the page:\n${input.previous.issues.map((i) => `- ${i.field}: ${i.issue}`).join('\n')}\nAnswer a corrected recipe.`,
       });
     }
-    const completion = await this.client.chat.completions.create({
+    const client = await this.openai();
+    const completion = await client.chat.completions.create({
       model: this.config.model,
       messages,
       temperature: 0,

@@ -1,0 +1,49 @@
+/**
+ * Idle memory of each service (issue 24): starts the fleet as bench/submissions.mjs does (production
+ * mode, quiet logs, service defaults for polls), lets it idle, then prints per service the node
+ * process's RSS (/proc) beside V8's heap (used / total), external + array buffers and the rest
+ * (code, native libraries, wasm, allocator), read from each service's own /metrics
+ * (prom-client's default metrics). Usage: node bench/idle-rss.mjs [idle seconds, 30]. See bench/README.md.
+ */
+import { randomBytes } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { SERVICE_NAMES, startFleet } from '@wdr/testkit';
+
+const IDLE_S = Number(process.argv[2] ?? 30);
+const MB = 1024 * 1024;
+
+const fleet = await startFleet({
+  env: {
+    gateway: { REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:` },
+    all: {
+      NODE_ENV: 'production',
+      KAFKA_TOPICS_MODE: 'create',
+      LOG_LEVEL: 'error',
+      OUTBOX_POLL_MS: '5000',
+      KAFKA_SESSION_TIMEOUT_MS: '30000',
+      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+    },
+  },
+});
+try {
+  await new Promise((r) => setTimeout(r, IDLE_S * 1000));
+  const metric = (text, name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
+  console.log(
+    `idle ${IDLE_S} s; MB        RSS   heap used  heap total  external  rest (RSS - heap total - external)  anonymous  file-backed`,
+  );
+  for (const s of SERVICE_NAMES) {
+    const status = readFileSync(`/proc/${fleet.pid(s)}/status`, 'utf8');
+    const kb = (field) => Number(new RegExp(`^${field}:\\s+(\\d+) kB`, 'm').exec(status)?.[1]) / 1024;
+    const rss = kb('VmRSS');
+    const text = await (await fetch(`${fleet.metricsUrl(s)}/metrics`)).text();
+    const used = metric(text, 'nodejs_heap_size_used_bytes') / MB;
+    const total = metric(text, 'nodejs_heap_size_total_bytes') / MB;
+    const external = metric(text, 'nodejs_external_memory_bytes') / MB;
+    const f = (n) => n.toFixed(1).padStart(9);
+    console.log(
+      `${s.padEnd(22)}${f(rss)}${f(used)}  ${f(total)} ${f(external)}  ${f(rss - total - external)}  ${f(kb('RssAnon'))} ${f(kb('RssFile'))}`,
+    );
+  }
+} finally {
+  await fleet.stop();
+}
