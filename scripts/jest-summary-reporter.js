@@ -1,5 +1,6 @@
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
+import { stripVTControlCharacters } from 'node:util';
 
 const REPO = join(import.meta.dirname, '..');
 
@@ -48,7 +49,7 @@ export default class SummaryReporter {
 // The first three lines of an error message (matcher, expected, received), without colour codes
 // or stack frames, at most 400 characters.
 function firstLine(message) {
-  const plain = String(message).replace(/\u001b\[[0-9;]*m/g, '');
+  const plain = stripVTControlCharacters(String(message));
   const lines = plain
     .split('\n')
     .map((l) => l.trim())
