@@ -40,17 +40,19 @@ describe('@wdr/client', () => {
     expect(events[0]).toMatchObject({ type: 'request.accepted', status: 'pending' });
     expect(events.at(-1)).toMatchObject({ status: 'completed' });
 
-    // Resuming after the last event of a terminal request ends at once (the stream answers 204).
-    const after: RequestEvent[] = [];
-    for await (const e of followEvents({ baseUrl: fleet.url('gateway'), apiKey, id: created!.id, lastEventId: events.at(-1)!.id }))
-      after.push(e);
-    expect(after).toEqual([]);
-
     const detail = await eventually(
       async () => (await api.GET('/api/v1/data/requests/{id}', { params: { path: { id: created!.id } } })).data,
       (d) => d?.token_state === 'settled',
       20_000,
     );
+    // The stream closed on the terminal event; the settlement's `tokens.settled` may come after it. Resuming
+    // after the last stored event of a settled request ends at once (the stream answers 204).
+    const history = (await api.GET('/api/v1/data/requests/{id}/events', { params: { path: { id: created!.id } } })).data!.data;
+    expect(history.map((e) => e.type)).toEqual([...events.map((e) => e.type), 'tokens.settled']);
+    const after: RequestEvent[] = [];
+    for await (const e of followEvents({ baseUrl: fleet.url('gateway'), apiKey, id: created!.id, lastEventId: history.at(-1)!.id }))
+      after.push(e);
+    expect(after).toEqual([]);
     expect(detail).toMatchObject({ id: created!.id, status: 'completed', result_meta: { status_code: 200 } });
     const page = await api.GET('/api/v1/data/requests/{id}/result', {
       params: { path: { id: created!.id }, query: { format: 'text' } },

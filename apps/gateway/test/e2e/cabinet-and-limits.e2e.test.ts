@@ -211,7 +211,8 @@ describe('cabinet tokens', () => {
     expectPublicError(await refusedSoon(third['cabinet_token'] as string), 401, 'UNAUTHENTICATED');
     // The tenant's API key is untouched.
     expect((await dataSubmit(t.apiKey, page())).status).toBe(202);
-  });
+    // Six admin CLI processes (each a Node start with Prisma): 30 s was not enough at load 20-28.
+  }, 90_000);
 });
 
 describe('recipes', () => {

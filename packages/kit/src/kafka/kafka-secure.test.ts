@@ -183,7 +183,8 @@ describe('Kafka over TLS with SASL (a secured broker)', () => {
     expect(await connectError({ KAFKA_BROKERS: secure.mtlsBroker, KAFKA_SSL_CA_FILE: secure.files.ca })).toBeDefined();
     // No TLS, no SASL against the SASL_SSL listener (the local stack's defaults): no connection.
     expect(await connectError({ KAFKA_BROKERS: secure.saslSslBroker })).toBeDefined();
-  });
+    // Six connections, each a TLS or SASL handshake against a JVM broker: 30 s was not enough at load 20-28.
+  }, 90_000);
 
   it('the topics Job (wdr-kafka-topics) declares the catalog over SASL_SSL, and a bus in verify mode then finds every topic', async () => {
     const prefix = uniqueTopicPrefix();
