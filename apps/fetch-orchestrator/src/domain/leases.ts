@@ -67,6 +67,8 @@ interface SlotRow {
 export class CreditLeases {
   private readonly terms = new Map<string, Terms>();
   private readonly inflight = new Map<string, Promise<void>>();
+  /** Tenants no lease serves until then (a guarded plan, a refused grant): no top-up is tried before. */
+  private readonly unserved = new Map<string, number>();
 
   constructor(
     private readonly db: PrismaClient,
@@ -93,6 +95,7 @@ export class CreditLeases {
   }): LeasedQuote | null {
     if (!this.settings.enabled || cmd.max_credits !== null || cmd.proxy_type === 'premium') return null;
     const slot = this.slotOf(cmd.request_id);
+    if ((this.unserved.get(cmd.tenant_id) ?? 0) > Date.now()) return null;
     const terms = this.terms.get(cmd.tenant_id);
     if (!terms || terms.until <= Date.now()) {
       void this.topUp(cmd.tenant_id, slot, cmd.route_mode, cmd.proxy_type);
@@ -160,9 +163,15 @@ export class CreditLeases {
       const s = row!;
       const now = Date.now();
       if (s.pending_lease_id && s.pending_n) return { leaseId: s.pending_lease_id, n: s.pending_n };
-      if (s.retry_after.getTime() > now) return null;
+      if (s.retry_after.getTime() > now) {
+        this.noLeaseUntil(tenantId, s.retry_after.getTime());
+        return null;
+      }
       const admits = s.lease_id !== null && s.admit_until.getTime() > now + ADMIT_MARGIN_S * 1000;
-      if (s.policy === 'guarded' && s.admit_until.getTime() > now) return null;
+      if (s.policy === 'guarded' && s.admit_until.getTime() > now) {
+        this.noLeaseUntil(tenantId, s.admit_until.getTime());
+        return null;
+      }
       if (admits && s.policy === 'standard') {
         this.learn(tenantId, s);
         if (Number(s.granted - s.held) >= this.lowWater()) return null;
@@ -202,6 +211,7 @@ export class CreditLeases {
           ask.n,
           REFUSED_RETRY_S,
         );
+        this.noLeaseUntil(tenantId, Date.now() + REFUSED_RETRY_S * 1000);
         return;
       }
       throw err; // unanswered: the pending ids stay, and are asked again
@@ -229,9 +239,16 @@ export class CreditLeases {
       JSON.stringify(answer.prices),
     );
     if (credited && credited.policy === 'standard') this.learn(tenantId, credited);
+    if (credited && credited.policy !== 'standard') this.noLeaseUntil(tenantId, credited.admit_until.getTime());
+  }
+
+  private noLeaseUntil(tenantId: string, until: number): void {
+    if (this.unserved.size >= 100_000) this.unserved.clear();
+    this.unserved.set(tenantId, until);
   }
 
   private learn(tenantId: string, s: SlotRow): void {
+    if (this.terms.size >= 100_000) this.terms.clear();
     if (!s.plan_id || s.pricing_version === null || !s.prices) return;
     const rows = (typeof s.prices === 'string' ? (JSON.parse(s.prices) as LedgerLeaseGrant['prices']) : s.prices).map((p) => ({
       ...p,

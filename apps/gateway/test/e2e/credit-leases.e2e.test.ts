@@ -148,6 +148,33 @@ describe('admission from a lease', () => {
     expect(await ledgerDb('SELECT state FROM reservations WHERE request_id = $1', [failed])).toEqual([{ state: 'refunded' }]);
     expect(await leaseSums(s.lease_id!)).toMatchObject({ used: '3', rest: String(BLOCK - 3) });
   }, 120_000);
+
+  it('leaves a guarded plan, and requests with a ceiling, to the synchronous reserve', async () => {
+    const t = await newTenant(500);
+    await adminCommand(fleet, ['set-plan', '--tenant', t.id, '--plan', 'business'], 'billing-ledger');
+    const ids: string[] = [];
+    for (let i = 0; i < 3; i++) {
+      const res = await gateway()
+        .post('/api/v1/data/requests')
+        .set('X-API-Key', t.key)
+        .send({ url: `${site.url}/page?g=${i}`, mode: 'http' });
+      expect(res.status).toBe(202);
+      expect(res.body.quote).toMatchObject({ policy: 'guarded' });
+      ids.push(res.body.id as string);
+    }
+    const standard = await newTenant(100);
+    await leaseReady(standard);
+    const capped = await gateway()
+      .post('/api/v1/data/requests')
+      .set('X-API-Key', standard.key)
+      .send({ url: `${site.url}/page?capped`, mode: 'http', max_credits_per_request: 5 });
+    expect(capped.status).toBe(202);
+    ids.push(capped.body.id as string);
+    expect(await leasedIds(ids)).toEqual([]);
+    expect(await ledgerDb('SELECT id FROM leases WHERE tenant_id = $1', [t.id])).toEqual([]);
+    for (const id of ids.slice(0, 3))
+      expect(await eventually(() => detail(t, id), ended, 30_000, 200)).toMatchObject({ status: 'completed' });
+  }, 120_000);
 });
 
 describe('crash safety', () => {
