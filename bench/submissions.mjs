@@ -27,6 +27,9 @@ const MODES = (process.env.BENCH_RUNS ?? 'pipeline,admission,hot').split(',');
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 64);
 /** Seconds of an idle fleet measured before the load (0 skips it). */
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 60);
+/** BENCH_LEASES=true: the orchestrator admits from credit leases (LEASE_ENABLED, block BENCH_LEASE_BLOCK_TOKENS). */
+const LEASES = process.env.BENCH_LEASES === 'true';
+const LEASE_BLOCK_TOKENS = process.env.BENCH_LEASE_BLOCK_TOKENS ?? '10000';
 /** Write a V8 CPU profile of every service to this directory (read with bench/profile-top.mjs). */
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
 
@@ -272,6 +275,7 @@ const fleet = await startFleet({
       RATE_LIMIT_SUBMISSIONS: '10000000',
       CONCURRENCY_LIMIT: '10000000',
     },
+    ...(LEASES ? { 'fetch-orchestrator': { LEASE_ENABLED: 'true', LEASE_BLOCK_TOKENS } } : {}),
     // Production settings where the test fleet's differ: the services' defaults for the outbox's
     // safety poll (5 s) and the consumer session (30 s), production mode, quiet logs.
     all: {
@@ -310,7 +314,9 @@ const requestsOf = async (tenants) =>
                 count(*) FILTER (WHERE status = 'completed' AND token_state = 'settled')::int AS settled,
                 count(*) FILTER (WHERE status = 'pending' AND token_state = 'reserved')::int AS queued,
                 count(*) FILTER (WHERE cached)::int AS cached,
-                coalesce(sum(base_tokens), 0)::bigint AS base_tokens
+                coalesce(sum(base_tokens), 0)::bigint AS base_tokens,
+                count(*) FILTER (WHERE lease_id IS NOT NULL)::int AS leased,
+                coalesce(sum(base_tokens) FILTER (WHERE lease_id IS NOT NULL), 0)::bigint AS leased_tokens
          FROM data_requests WHERE tenant_id = ANY($1::uuid[])`,
         [tenants.map((t) => t.id)],
       ),
@@ -379,17 +385,30 @@ try {
     checkAnswers(r);
     // Nothing runs (the renderer is stopped): every accepted request is stored, queued, its base price held.
     const rows = await requestsOf(tenants);
-    const held = (await Promise.all(tenants.map(balanceOf))).reduce((n, b) => n + Number(b.reserved_tokens), 0);
+    const balances = await Promise.all(tenants.map(balanceOf));
+    const held = balances.reduce((n, b) => n + Number(b.reserved_tokens), 0);
+    const spent = balances.reduce((n, b) => n + CREDITS - Number(b.balance_tokens) - Number(b.reserved_tokens), 0);
     report.check(
       `${r.name}: every accepted request stored and queued`,
       rows.n === r.answers.accepted && rows.queued === rows.n,
       `${rows.n} rows (${rows.queued} queued), ${r.answers.accepted} accepted`,
     );
-    report.check(
-      `${r.name}: the price of every admitted request held`,
-      held === Number(rows.base_tokens),
-      `${held} held, base price ${rows.base_tokens}`,
-    );
+    if (LEASES) {
+      // Leased tokens show as reserved whether used or not: the leases hold at least every leased
+      // request's price, the rest is reserved one by one, and nothing is charged before it runs.
+      report.check(
+        `${r.name}: the price of every admitted request held (${rows.leased} of ${rows.n} from a lease)`,
+        held >= Number(rows.base_tokens) && spent === 0,
+        `${held} held (leases included), base price ${rows.base_tokens} (${rows.leased_tokens} leased), ${spent} charged`,
+      );
+      r.leased = rows.leased;
+    } else {
+      report.check(
+        `${r.name}: the price of every admitted request held`,
+        held === Number(rows.base_tokens),
+        `${held} held, base price ${rows.base_tokens}`,
+      );
+    }
     return r;
   };
   let spreadRun;

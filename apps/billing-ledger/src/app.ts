@@ -1,6 +1,7 @@
 import { createKafkaService } from '@wdr/kit/kafka';
 import { internalRoutes } from './api/internal-routes.js';
 import { expireStaleReservations } from './domain/expiry.js';
+import { returnExpiredLeases } from './domain/leases.js';
 import type { LedgerDeps } from './deps.js';
 import type { Prisma } from './generated/prisma/client.js';
 import { countSettlement, onSettlementBatch, onSettlementRequested } from './kafka/handlers.js';
@@ -8,6 +9,7 @@ import { tokenFlowMetrics } from './metrics.js';
 
 export function createLedgerService(deps: LedgerDeps) {
   let sweeper: NodeJS.Timeout | undefined;
+  let leaseSweeper: NodeJS.Timeout | undefined;
   return createKafkaService<Prisma.TransactionClient>({
     deps,
     consumers: [
@@ -29,8 +31,18 @@ export function createLedgerService(deps: LedgerDeps) {
           ).catch((err: unknown) => deps.log.warn({ err }, 'reservation expiry failed'));
         }, deps.env.RESERVATION_SWEEP_MS);
         sweeper.unref();
+        leaseSweeper = setInterval(() => {
+          const tokens = tokenFlowMetrics(deps.metrics);
+          returnExpiredLeases(deps.db, deps.log, 100, (returned) => tokens.refunded('refunded', returned)).catch((err: unknown) =>
+            deps.log.warn({ err }, 'lease return failed'),
+          );
+        }, deps.env.LEASE_SWEEP_MS);
+        leaseSweeper.unref();
       },
-      stop: () => clearInterval(sweeper),
+      stop: () => {
+        clearInterval(sweeper);
+        clearInterval(leaseSweeper);
+      },
     },
   });
 }

@@ -19,6 +19,15 @@ export const ledgerEnv = {
     .default(86_400),
   /** How often stale reservations are looked for. */
   RESERVATION_SWEEP_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  /** Credit leases (issue 24): how long a lease admits, from its first grant. */
+  LEASE_TTL_S: z.coerce.number().int().min(1).max(3_600).default(60),
+  /**
+   * Then how long before what is left of it returns to the tenant: above any request's life
+   * (timeout_ms is at most 5 minutes) plus the settlement command's way to the ledger.
+   */
+  LEASE_RETURN_GRACE_S: z.coerce.number().int().min(1).max(86_400).default(900),
+  /** How often leases due for return are looked for. */
+  LEASE_SWEEP_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
 };
 
 export type LedgerEnv = ReturnType<typeof loadLedgerEnv>;

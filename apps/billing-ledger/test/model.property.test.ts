@@ -2,6 +2,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import fc from 'fast-check';
 import type { Envelope } from '@wdr/contracts';
+import { createLogger } from '@wdr/kit/log';
+import { withDatabase } from '@wdr/testkit';
+import { returnExpiredLeases } from '../src/domain/leases.js';
 import type { SettlementCommand } from '../src/domain/settlement.js';
 import {
   balance,
@@ -16,8 +19,8 @@ import {
 } from './support.js';
 
 /**
- * Model-based property test: random sequences of reserve / batch / settle / refund / top-up and
- * replays of each run against the real ledger (HTTP in-process, settlement over the real Kafka,
+ * Model-based property test: random sequences of reserve / batch / settle / refund / top-up,
+ * credit lease grant / use / return, and replays of each run against the real ledger (HTTP in-process, settlement over the real Kafka,
  * the real Postgres). A small model predicts every answer and balance from an independent
  * statement of the price list and the settlement rule; after every step the ledger's invariants
  * are checked: sums zero, no overdraft, each hold resolved at most once, holds match reservations.
@@ -61,12 +64,27 @@ interface ReservationModel {
   state: 'reserved' | 'settled' | 'refunded';
 }
 
+/** A credit lease: granted = used + returned + rest. */
+interface LeaseModel {
+  id: string;
+  tenant: number;
+  n: number;
+  grants: { n: number; amount: number }[];
+  granted: number;
+  used: number;
+  returned: number;
+  open: boolean;
+}
+
 interface Model {
   tenants: TenantModel[];
   reservations: ReservationModel[];
   topUps: { tenant: number; reference: string; amount: number }[];
   sent: { tenant: number; envelope: Envelope }[];
+  leases: LeaseModel[];
 }
+
+const rest = (l: LeaseModel) => l.granted - l.used - l.returned;
 
 const priceOf = (m: TenantModel, cls: Cls) => (cls === 'premium' && !m.guarded ? undefined : PRICES[cls]);
 const classOf = (mode: Mode, proxy: Cls | null): Cls =>
@@ -117,7 +135,11 @@ type Cmd = fc.AsyncCommand<Model, Real>;
 
 async function checkInvariants(m: Model, r: Real) {
   expect(await invariants(r.database.url)).toEqual(HEALTHY);
-  for (const t of m.tenants) expect(await balance(r, t.id)).toEqual({ balance_tokens: t.available, reserved_tokens: t.reserved });
+  for (const [i, t] of m.tenants.entries()) {
+    // Tokens on open leases show as reserved.
+    const leased = m.leases.filter((l) => l.tenant === i && l.open).reduce((s, l) => s + rest(l), 0);
+    expect(await balance(r, t.id)).toEqual({ balance_tokens: t.available, reserved_tokens: t.reserved + leased });
+  }
 }
 
 class TopUp implements Cmd {
@@ -287,6 +309,129 @@ class ReplaySettle implements Cmd {
   toString = () => `ReplaySettle(${this.pick})`;
 }
 
+/** The hold of a standard-policy request without a ceiling: the dearest stage its mode can end in. */
+const standardHold = (mode: Mode) => {
+  const p = PRICES[classOf(mode, null)]!;
+  return Math.max(...stagesOf(mode).map((s) => p[s]));
+};
+
+class GrantLease implements Cmd {
+  constructor(
+    readonly tenant: number,
+    readonly pick: number | null,
+    readonly block: number,
+    readonly mode: Mode,
+  ) {}
+  check = () => true;
+  async run(m: Model, r: Real) {
+    const t = m.tenants[this.tenant]!;
+    const mine = m.leases.filter((l) => l.tenant === this.tenant);
+    const lease: LeaseModel =
+      this.pick === null || mine.length === 0
+        ? { id: randomUUID(), tenant: this.tenant, n: 0, grants: [], granted: 0, used: 0, returned: 0, open: true }
+        : mine[this.pick % mine.length]!;
+    const n = lease.n + 1;
+    const res = await r
+      .api()
+      .post('/internal/v1/leases')
+      .send({ tenant_id: t.id, lease_id: lease.id, n, block_tokens: this.block, route_mode: this.mode, proxy_type: null });
+    if (t.guarded || (lease.n > 0 && !lease.open)) {
+      // Leases serve the standard policy only; a returned lease grows no more.
+      expect(res.status).toBe(201);
+      expect(res.body.granted_tokens).toBe(0);
+    } else {
+      const amount = Math.min(this.block, t.available);
+      const refused = amount < standardHold(this.mode) || amount <= 0;
+      expect(res.status).toBe(refused ? 402 : 201);
+      if (!refused) {
+        expect(res.body.granted_tokens).toBe(amount);
+        t.available -= amount;
+        lease.granted += amount;
+        lease.n = n;
+        lease.grants.push({ n, amount });
+        if (n === 1) m.leases.push(lease);
+      }
+    }
+    await checkInvariants(m, r);
+  }
+  toString = () => `GrantLease(${this.tenant}, ${this.pick}, ${this.block}, ${this.mode})`;
+}
+
+class ReplayGrant implements Cmd {
+  constructor(readonly pick: number) {}
+  check = (m: Readonly<Model>) => m.leases.length > 0;
+  async run(m: Model, r: Real) {
+    const lease = m.leases[this.pick % m.leases.length]!;
+    const g = lease.grants[this.pick % lease.grants.length]!;
+    const t = m.tenants[lease.tenant]!;
+    const res = await r
+      .api()
+      .post('/internal/v1/leases')
+      .send({ tenant_id: t.id, lease_id: lease.id, n: g.n, block_tokens: 1 + (this.pick % 100), route_mode: 'http', proxy_type: null });
+    expect(res.status).toBe(200);
+    expect(res.body).toMatchObject({ granted_tokens: g.amount, lease_granted_tokens: lease.granted, replay: true });
+    await checkInvariants(m, r);
+  }
+  toString = () => `ReplayGrant(${this.pick})`;
+}
+
+/** Settlement of a request admitted from a lease (command version 2): from the lease up to its hold, the rest deferred. */
+class UseLease implements Cmd {
+  constructor(
+    readonly pick: number,
+    readonly mode: Mode,
+    readonly outcome: SettlementCommand['outcome'],
+    readonly captchaSolves: number,
+    readonly stage: 'http' | 'browser',
+  ) {}
+  check = (m: Readonly<Model>) => m.leases.length > 0;
+  async run(m: Model, r: Real) {
+    const lease = m.leases[this.pick % m.leases.length]!;
+    const t = m.tenants[lease.tenant]!;
+    const cls = classOf(this.mode, null);
+    const held = standardHold(this.mode);
+    const cmd: SettlementCommand = {
+      request_id: randomUUID(),
+      outcome: this.outcome,
+      route_mode: this.mode,
+      captcha_tokens: 0,
+      captcha_solves: this.captchaSolves,
+      ...(this.mode === 'auto' ? { terminal_stage: this.stage } : {}),
+      lease: { id: lease.id, pricing_version: 2, plan_id: 'standard', network_class: cls, held_tokens: held },
+    };
+    await sendAndWait(r, [settlementEnvelope(t.id, cmd)]);
+    if (this.outcome === 'completed') {
+      const stage = this.mode === 'auto' ? this.stage : stagesOf(this.mode)[0]!;
+      const total = PRICES[cls]![stage] + this.captchaSolves * CAPTCHA;
+      const fromLease = Math.min(total, held, lease.open ? rest(lease) : 0);
+      lease.used += fromLease;
+      t.available -= Math.min(total - fromLease, Math.max(0, t.available));
+    }
+    await checkInvariants(m, r);
+  }
+  toString = () => `UseLease(${this.pick}, ${this.mode}, ${this.outcome}, captcha ${this.captchaSolves}, ${this.stage})`;
+}
+
+const silent = createLogger('test', 'silent');
+
+/** The lease's return is due: the sweep gives back exactly what no settlement took, once. */
+class ReturnLease implements Cmd {
+  constructor(readonly pick: number) {}
+  check = (m: Readonly<Model>) => m.leases.length > 0;
+  async run(m: Model, r: Real) {
+    const lease = m.leases[this.pick % m.leases.length]!;
+    await withDatabase(r.database.url, (c) => c.query(`UPDATE leases SET return_after = now() WHERE id = $1`, [lease.id]));
+    await returnExpiredLeases(r.deps.db, silent);
+    if (lease.open) {
+      m.tenants[lease.tenant]!.available += rest(lease);
+      lease.returned += rest(lease);
+      lease.open = false;
+    }
+    await checkInvariants(m, r);
+  }
+  toString = () => `ReturnLease(${this.pick})`;
+}
+
 const tenantIdx = fc.integer({ min: 0, max: 1 });
 const mode = fc.constantFrom<Mode>('direct', 'auto', 'browser', 'http', 'residential', 'residential_browser');
 const commands = [
@@ -316,12 +461,26 @@ const commands = [
     )
     .map(([p, o, b, c, t, ms, s]) => new Settle(p, o, b, c, t, ms, s)),
   fc.nat().map((p) => new ReplaySettle(p)),
+  fc
+    .tuple(tenantIdx, fc.option(fc.nat(), { nil: null }), fc.integer({ min: 1, max: 30 }), fc.constantFrom<Mode>('http', 'auto', 'browser'))
+    .map(([t, p, b, md]) => new GrantLease(t, p, b, md)),
+  fc.nat().map((p) => new ReplayGrant(p)),
+  fc
+    .tuple(
+      fc.nat(),
+      fc.constantFrom<Mode>('http', 'auto', 'browser', 'residential'),
+      fc.constantFrom<SettlementCommand['outcome']>('completed', 'completed', 'failed'),
+      fc.integer({ min: 0, max: 1 }),
+      fc.constantFrom<'http' | 'browser'>('http', 'browser'),
+    )
+    .map(([p, md, o, c, s]) => new UseLease(p, md, o, c, s)),
+  fc.nat().map((p) => new ReturnLease(p)),
 ];
 
-it('keeps every invariant and the model under random reserve / settle / refund / top-up / replay sequences', async () => {
+it('keeps every invariant and the model under random reserve / settle / refund / top-up / lease grant, use and return / replay sequences', async () => {
   await fc.assert(
     fc.asyncProperty(
-      fc.commands(commands, { maxCommands: 12, size: 'large' }),
+      fc.commands(commands, { maxCommands: 16, size: 'large' }),
       fc.integer({ min: 0, max: 40 }),
       fc.integer({ min: 0, max: 200 }),
       async (cmds, standardStart, businessStart) => {
@@ -329,7 +488,7 @@ it('keeps every invariant and the model under random reserve / settle / refund /
           { id: await newTenant(h, standardStart), guarded: false, available: standardStart, reserved: 0 },
           { id: await newTenant(h, businessStart, 'business'), guarded: true, available: businessStart, reserved: 0 },
         ];
-        await fc.asyncModelRun(() => ({ model: { tenants, reservations: [], topUps: [], sent: [] }, real: h }), cmds);
+        await fc.asyncModelRun(() => ({ model: { tenants, reservations: [], topUps: [], sent: [], leases: [] }, real: h }), cmds);
       },
     ),
     { numRuns: 50 },

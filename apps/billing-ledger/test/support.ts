@@ -151,6 +151,8 @@ export interface LedgerInvariants {
   doubleResolved: string[];
   /** Reservations whose held_tokens differ from their unresolved holds or that hold after resolution: must be none. */
   holdMismatch: string[];
+  /** Credit leases whose granted differs from used + returned + their account's balance, or whose account is below zero: must be none. */
+  leaseMismatch: string[];
 }
 
 export async function invariants(url: string): Promise<LedgerInvariants> {
@@ -179,11 +181,27 @@ export async function invariants(url: string): Promise<LedgerInvariants> {
           WHERE (r.state = 'reserved' AND h.open <> r.held_tokens) OR (r.state <> 'reserved' AND h.open <> 0)`,
       )
     ).rows.map((r) => r.request_id);
-    return { postedSum: sums.posted, pendingSum: sums.pending, overdrawn, doubleResolved, holdMismatch };
+    const leaseMismatch = (
+      await c.query<{ id: string }>(
+        `SELECT l.id FROM leases l LEFT JOIN accounts a ON a.id = 'lease:' || l.id::text
+          WHERE a.id IS NULL OR l.granted <> l.used + l.returned + (a.credits_posted - a.debits_posted - a.debits_pending)
+             OR a.credits_posted - a.debits_posted - a.debits_pending < 0 OR a.credits_posted <> l.granted
+             OR (l.state = 'returned' AND a.credits_posted - a.debits_posted <> 0)
+             OR l.used <> COALESCE((SELECT sum(t.amount) FROM transfers t WHERE t.debit_account_id = a.id AND t.code = 'lease_use'), 0)`,
+      )
+    ).rows.map((r) => r.id);
+    return { postedSum: sums.posted, pendingSum: sums.pending, overdrawn, doubleResolved, holdMismatch, leaseMismatch };
   });
 }
 
-export const HEALTHY: LedgerInvariants = { postedSum: '0', pendingSum: '0', overdrawn: [], doubleResolved: [], holdMismatch: [] };
+export const HEALTHY: LedgerInvariants = {
+  postedSum: '0',
+  pendingSum: '0',
+  overdrawn: [],
+  doubleResolved: [],
+  holdMismatch: [],
+  leaseMismatch: [],
+};
 
 /** Envelopes the ledger wrote to its outbox, in order; `type` is a LIKE pattern. */
 export async function outboxEvents(url: string, type: string): Promise<Envelope[]> {

@@ -4,6 +4,7 @@ import { Sealer } from '@wdr/kit/sealing';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { cacheKeySecretOf, type ResultCacheSettings } from './domain/result-cache.js';
 import type { AdmissionDeps } from './domain/requests/create.js';
+import { CreditLeases } from './domain/leases.js';
 import { GeoVerifier } from './domain/proxies/geo.js';
 import { DEFAULT_POOL_OPTIONS, ProxyPool } from './domain/proxies/pool.js';
 import type { RouteDeps } from './domain/proxies/route.js';
@@ -63,6 +64,9 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
       sealRequestInputs: env.SEAL_REQUEST_INPUTS,
       targetRetentionHours: env.TARGET_URL_RETENTION_HOURS,
       pool,
+      leases: env.LEASE_ENABLED
+        ? new CreditLeases(base.db, ledger, { enabled: true, blockTokens: env.LEASE_BLOCK_TOKENS, slots: env.LEASE_SLOTS }, base.log)
+        : undefined,
     },
     routes,
   };

@@ -27,6 +27,18 @@ export const orchestratorEnv = {
     .enum(['true', 'false'])
     .default('true')
     .transform((v) => v === 'true'),
+  /**
+   * Credit leases (issue 24, item 2; docs/architecture.md): admit common requests against blocks of
+   * tokens the ledger granted, without a ledger call each. Off: every admission reserves.
+   */
+  LEASE_ENABLED: z
+    .enum(['true', 'false'])
+    .default('false')
+    .transform((v) => v === 'true'),
+  /** Tokens asked for per grant or top-up of a lease slot. */
+  LEASE_BLOCK_TOKENS: z.coerce.number().int().min(1).max(1_000_000_000).default(1_000),
+  /** Lease slots per tenant (rows a hot tenant's admissions spread over). */
+  LEASE_SLOTS: z.coerce.number().int().min(1).max(64).default(4),
   /** How long the sealed full URL is kept before it is purged. */
   TARGET_URL_RETENTION_HOURS: z.coerce.number().int().min(1).max(720).default(24),
   RESULT_RETENTION_HOURS: z.coerce.number().int().min(1).max(720).default(24),

@@ -10,6 +10,7 @@ import {
   tenantAccountId,
 } from './accounts.js';
 import { reviewBalanceAlert } from './balance-alerts.js';
+import { leasedTokens } from './leases.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -70,7 +71,7 @@ export async function fund(
 export interface BalanceView {
   /** Available now: credited - charged - held. */
   balance_tokens: number;
-  /** Held by reservations in flight. */
+  /** Held by reservations in flight, and what the tenant's open credit leases still have. */
   reserved_tokens: number;
   plan_id: string;
   low_balance_threshold_tokens: number;
@@ -94,7 +95,7 @@ export async function balanceOf(db: PrismaClient, tenantId: string): Promise<Bal
   }
   return {
     balance_tokens: Number(r.available),
-    reserved_tokens: Number(r.pending),
+    reserved_tokens: Number(BigInt(r.pending) + (await leasedTokens(db, tenantId))),
     plan_id: r.plan_id,
     low_balance_threshold_tokens: r.threshold,
   };

@@ -25,7 +25,9 @@ import {
   type PriceBook,
   type Stage,
   type Tariff,
+  loadPriceBook,
 } from './pricing.js';
+import { leaseAccountId, useTransferId } from './leases.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -45,6 +47,16 @@ export interface SettlementCommand {
         response_bytes: number;
       }
     | undefined;
+  /** Admitted from a credit lease (command version 2): no reservation exists; these are its admission facts. */
+  lease?: LeaseFacts | undefined;
+}
+
+export interface LeaseFacts {
+  id: string;
+  pricing_version: number;
+  plan_id: string;
+  network_class: NetworkClass;
+  held_tokens: number;
 }
 
 /** What a settlement moved, filled in by settle() for metrics counted after commit. */
@@ -59,6 +71,9 @@ interface Locked {
   r: Reservation;
   overrides: [string, Tariff, number][];
   holds: Hold[];
+  /** A request admitted from a lease: its price book (the lease's plan and version) and the lease. */
+  book?: PriceBook;
+  lease?: LockedLease;
 }
 
 const LOCK_COLUMNS = `r.request_id, r.tenant_id, r.transfer_id, r.amount, r.held_tokens, r.route_mode, r.proxy_type, r.pricing_version, r.plan_id, r.policy,
@@ -117,6 +132,87 @@ async function lockReservations(tx: Tx, requestIds: string[]): Promise<Map<strin
   return new Map(rows.map((row) => [(row['request_id'] as string).toLowerCase(), lockedOf(row)]));
 }
 
+const min = (a: bigint, b: bigint) => (a < b ? a : b);
+
+/** A lease of the batch, locked: what it still has (`rest`) and what the batch takes from it (`used`). */
+interface LockedLease {
+  id: string;
+  tenantId: string;
+  state: string;
+  rest: bigint;
+  used: bigint;
+}
+
+/**
+ * The commands of a batch admitted from a lease and not yet resolved (no reservation row): lock
+ * their leases (id order, after the reservations, before the tenants' accounts: the order grants
+ * and returns take too) and make each a reservation to resolve, from the command's admission facts.
+ * Its row is inserted by recordLeased(), then resolved with the rest. A lease unknown here throws
+ * (the batch rolls back), as a missing reservation does.
+ */
+async function leasedReservations(tx: Tx, cmds: SettlementCommand[], locked: Map<string, Locked>): Promise<Map<string, LockedLease>> {
+  const todo = cmds.filter((c) => c.lease && !locked.has(c.request_id.toLowerCase()));
+  const leases = new Map<string, LockedLease>();
+  if (todo.length === 0) return leases;
+  const rows = await tx.$queryRawUnsafe<{ id: string; tenant_id: string; state: string; rest: bigint }[]>(
+    `SELECT id::text, tenant_id::text, state, granted - used - returned AS rest FROM leases WHERE id = ANY($1::uuid[]) ORDER BY id FOR UPDATE`,
+    [...new Set(todo.map((c) => c.lease!.id.toLowerCase()))],
+  );
+  for (const row of rows) leases.set(row.id, { id: row.id, tenantId: row.tenant_id, state: row.state, rest: BigInt(row.rest), used: 0n });
+  const books = new Map<string, PriceBook>();
+  for (const cmd of todo) {
+    const f = cmd.lease!;
+    const lease = leases.get(f.id.toLowerCase());
+    if (!lease) throw new Error(`no lease ${f.id} for request ${cmd.request_id}`);
+    const bookKey = `${f.plan_id}:${f.pricing_version}`;
+    let book = books.get(bookKey);
+    if (!book) books.set(bookKey, (book = await loadPriceBook(tx, f.plan_id, f.pricing_version)));
+    const r = {
+      requestId: cmd.request_id.toLowerCase(),
+      tenantId: lease.tenantId,
+      transferId: useTransferId(cmd.request_id.toLowerCase()),
+      amount: BigInt(f.held_tokens),
+      heldTokens: BigInt(f.held_tokens),
+      routeMode: cmd.route_mode,
+      proxyType: f.network_class,
+      pricingVersion: f.pricing_version,
+      planId: f.plan_id,
+      policy: 'standard',
+      maxCredits: null,
+      state: 'reserved',
+    } as Reservation;
+    locked.set(cmd.request_id.toLowerCase(), { r, overrides: [], holds: [], book, lease });
+  }
+  return leases;
+}
+
+/** The reservation rows of the batch's leased requests, and what the batch took from each lease. */
+async function recordLeased(tx: Tx, leases: Map<string, LockedLease>, rows: Reservation[]): Promise<void> {
+  if (rows.length === 0) return;
+  await tx.$executeRawUnsafe(
+    `INSERT INTO reservations (request_id, tenant_id, transfer_id, amount, held_tokens, route_mode, proxy_type, pricing_version, plan_id, policy, state)
+     SELECT u.request_id, u.tenant_id, u.transfer_id, u.amount, u.amount, u.route_mode, u.proxy_type, u.pricing_version, u.plan_id, 'standard', 'reserved'
+       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::int[], $8::text[])
+            AS u(request_id, tenant_id, transfer_id, amount, route_mode, proxy_type, pricing_version, plan_id)`,
+    rows.map((r) => r.requestId),
+    rows.map((r) => r.tenantId),
+    rows.map((r) => r.transferId),
+    rows.map((r) => r.amount.toString()),
+    rows.map((r) => r.routeMode),
+    rows.map((r) => r.proxyType),
+    rows.map((r) => r.pricingVersion),
+    rows.map((r) => r.planId),
+  );
+  const used = [...leases.values()].filter((l) => l.used > 0n);
+  if (used.length > 0) {
+    await tx.$executeRawUnsafe(
+      `UPDATE leases l SET used = l.used + u.used FROM unnest($1::uuid[], $2::bigint[]) AS u(id, used) WHERE l.id = u.id`,
+      used.map((l) => l.id),
+      used.map((l) => l.used.toString()),
+    );
+  }
+}
+
 /** Base of the terminal stage, in the admitted network class; a price gone missing falls back to the admission base. */
 function basePrice(book: PriceBook, r: Reservation, cmd: SettlementCommand): bigint {
   let stage = cmd.terminal_stage;
@@ -173,6 +269,7 @@ interface Deltas {
 export async function settleBatch(tx: Tx, cmds: SettlementCommand[], requestIds?: (string | undefined)[]): Promise<SettlementResult[]> {
   const keyOf = (cmd: SettlementCommand) => cmd.request_id.toLowerCase();
   const locked = await lockReservations(tx, [...new Set(cmds.map(keyOf))]);
+  const leased = await leasedReservations(tx, cmds, locked);
   const results: SettlementResult[] = [];
   const transfers: (TransferSpec & { kind: string })[] = [];
   const deltas = new Map<string, Deltas>();
@@ -191,6 +288,7 @@ export async function settleBatch(tx: Tx, cmds: SettlementCommand[], requestIds?
     held: bigint;
     excessTaken: bigint;
     uncollected: bigint;
+    leased?: boolean;
   }
   const resolutions: Resolution[] = [];
   const resolved = new Set<string>();
@@ -203,7 +301,7 @@ export async function settleBatch(tx: Tx, cmds: SettlementCommand[], requestIds?
       continue;
     }
     resolved.add(keyOf(cmd));
-    const book = await priceBookWith(tx, r.planId, r.pricingVersion, l.overrides);
+    const book = l.book ?? (await priceBookWith(tx, r.planId, r.pricingVersion, l.overrides));
     const charged = cmd.outcome === 'completed' || cmd.reason === 'budget_exhausted';
     const traffic = cmd.traffic;
     const trafficBytes = traffic?.measured ? BigInt(traffic.request_bytes) + BigInt(traffic.response_bytes) : 0n;
@@ -217,6 +315,43 @@ export async function settleBatch(tx: Tx, cmds: SettlementCommand[], requestIds?
           r.maxCredits,
         )
       : { base: 0n, captcha: 0n, traffic: 0n, total: 0n };
+    const state = charged ? 'settled' : 'refunded';
+    const lease = l.lease;
+    if (lease) {
+      // Admitted from a lease: take up to the request's own hold from it (never more than it still
+      // has, nothing once returned); the rest is a deferred charge from the balance, below.
+      const rest = lease.state === 'open' ? lease.rest : 0n;
+      const fromLease = min(min(lines.total, r.heldTokens), rest);
+      lease.rest -= fromLease;
+      lease.used += fromLease;
+      if (fromLease > 0n) {
+        transfers.push({
+          id: useTransferId(r.requestId),
+          debitAccountId: leaseAccountId(lease.id),
+          creditAccountId: REVENUE_ACCOUNT,
+          amount: fromLease,
+          kind: 'posted',
+          code: 'lease_use',
+          requestId: r.requestId,
+        });
+        delta(leaseAccountId(lease.id)).debitsPosted += fromLease;
+        delta(REVENUE_ACCOUNT).creditsPosted += fromLease;
+      }
+      resolutions.push({
+        index,
+        r,
+        state,
+        cmd,
+        lines,
+        fromHolds: fromLease,
+        held: fromLease,
+        excessTaken: 0n,
+        uncollected: 0n,
+        leased: true,
+      });
+      results.push({ outcome: state, flows: { charged: 0, released: 0 } });
+      continue;
+    }
     // Post up to the total across the holds, in order, and release the rest (holdResolutions).
     const holdMoves = holdResolutions(l.holds, lines.total, charged ? 'settlement' : 'refund');
     const { held, posted: fromHolds } = holdMoves;
@@ -230,7 +365,6 @@ export async function settleBatch(tx: Tx, cmds: SettlementCommand[], requestIds?
       credit.creditsPosted += posted;
     });
     transfers.push(...holdMoves.resolutions);
-    const state = charged ? 'settled' : 'refunded';
     resolutions.push({ index, r, state, cmd, lines, fromHolds, held, excessTaken: 0n, uncollected: 0n });
     results.push({ outcome: state, flows: { charged: 0, released: 0 } });
   }
@@ -294,6 +428,11 @@ export async function settleBatch(tx: Tx, cmds: SettlementCommand[], requestIds?
     tenantDeltas.map(([id]) => id),
     tenantDeltas.map(([, d]) => d.debitsPending.toString()),
     tenantDeltas.map(([, d]) => d.debitsPosted.toString()),
+  );
+  await recordLeased(
+    tx,
+    leased,
+    resolutions.filter((x) => x.leased).map((x) => x.r),
   );
   await tx.$executeRawUnsafe(
     `UPDATE reservations r SET state = u.state, end_reason = u.end_reason, charged_tokens = u.charged, charged_base_tokens = u.base,

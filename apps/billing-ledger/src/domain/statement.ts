@@ -6,7 +6,7 @@ import { tenantAccountId } from './accounts.js';
 export interface StatementItem {
   transfer_id: string;
   created_at: string;
-  /** `reservation`, `step_hold`, `settlement`, `refund`, `deferred_charge`, `top_up`, `grant`, `correction`, `recipe_generation_hold`, `recipe_generation`, `recipe_repair_hold`, `recipe_repair`. */
+  /** `reservation`, `step_hold`, `settlement`, `refund`, `deferred_charge`, `lease_grant`, `lease_use`, `lease_return`, `top_up`, `grant`, `correction`, `recipe_generation_hold`, `recipe_generation`, `recipe_repair_hold`, `recipe_repair`. */
   type: string;
   /** `pending` (held), `post_pending` (a hold resolved with a charge), `void_pending` (a hold released), `posted`. */
   kind: string;
@@ -67,18 +67,29 @@ export async function statementOf(
       pending_amount: bigint | null;
     }[]
   >(
-    `SELECT t.id, t.created_at, to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key,
+    `WITH mine AS (
+       (SELECT t.* FROM transfers t
+         WHERE (t.debit_account_id = $1 OR t.credit_account_id = $1)
+           AND ($2::timestamptz IS NULL OR (t.created_at, t.id) < ($2::timestamptz, $3::text))
+         ORDER BY t.created_at DESC, t.id DESC LIMIT $4)
+       UNION ALL
+       -- Requests charged from the tenant's credit leases (lease -> revenue): lines of its statement too.
+       (SELECT t.* FROM leases l JOIN transfers t ON t.debit_account_id = 'lease:' || l.id::text AND t.code = 'lease_use'
+         WHERE l.tenant_id = $5::uuid
+           AND ($2::timestamptz IS NULL OR (t.created_at, t.id) < ($2::timestamptz, $3::text))
+         ORDER BY t.created_at DESC, t.id DESC LIMIT $4)
+     )
+     SELECT t.id, t.created_at, to_char(t.created_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS created_key,
             t.code, t.kind, t.amount, t.request_id::text AS request_id, t.memo,
             t.debit_account_id = $1 AS is_debit, p.amount AS pending_amount
-       FROM transfers t LEFT JOIN transfers p ON p.id = t.pending_id
-      WHERE (t.debit_account_id = $1 OR t.credit_account_id = $1)
-        AND ($2::timestamptz IS NULL OR (t.created_at, t.id) < ($2::timestamptz, $3::text))
+       FROM mine t LEFT JOIN transfers p ON p.id = t.pending_id
       ORDER BY t.created_at DESC, t.id DESC
       LIMIT $4`,
     account,
     after?.t ?? null,
     after?.id ?? '',
     opts.limit + 1,
+    tenantId,
   );
   const page = rows.slice(0, opts.limit);
   const items = page.map((t): StatementItem => {
@@ -86,6 +97,8 @@ export async function statementOf(
     let effect: bigint;
     if (t.kind === 'post_pending') effect = BigInt(t.pending_amount ?? 0n) - amount;
     else if (t.kind === 'void_pending') effect = BigInt(t.pending_amount ?? 0n);
+    // A request's charge from a lease: the grant already took it from the balance.
+    else if (t.code === 'lease_use') effect = 0n;
     else effect = t.is_debit ? -amount : amount;
     return {
       transfer_id: t.id,

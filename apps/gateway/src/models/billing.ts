@@ -58,7 +58,8 @@ export interface TokenBalance {
    */
   balance_tokens: number;
   /**
-   * Tokens held by requests in flight (released or charged when they finish).
+   * Tokens held by requests in flight (released or charged when they finish), including what the
+   * tenant's open credit leases still hold for requests to come (returned when the lease expires).
    * @isInt
    */
   reserved_tokens: number;
@@ -74,7 +75,9 @@ export interface TokenBalance {
  * One transfer on the tenant's account. `type`: `reservation` (tokens held at admission),
  * `step_hold` (more held during execution), `settlement` (a hold resolved: the charged part posted,
  * the rest released), `refund` (a hold released in full), `deferred_charge` (CAPTCHA or traffic
- * above what was held), `top_up`, `grant`, `correction`.
+ * above what was held), `top_up`, `grant`, `correction`; with credit leases on: `lease_grant` (a
+ * block of tokens set aside to admit requests from), `lease_use` (a request's charge taken from
+ * it: balance effect 0, the grant already took it), `lease_return` (what the lease did not use).
  */
 export interface StatementItem {
   transfer_id: string;

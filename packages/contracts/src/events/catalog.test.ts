@@ -41,6 +41,18 @@ describe('event catalog', () => {
     expect(ended.schema.safeParse({ request_id: randomUUID(), status: 'running' }).success).toBe(false);
   });
 
+  it('settlement commands: version 2 may carry the lease a request was admitted from; version 1 (without it) still parses', () => {
+    const spec = eventSpecOf('billingCommands', 'billing.settlement_requested')!;
+    expect(spec.version).toBe(2);
+    const v1 = { request_id: randomUUID(), outcome: 'completed', route_mode: 'http', captcha_tokens: 0 };
+    expect(spec.schema.safeParse(v1).success).toBe(true);
+    const lease = { id: randomUUID(), pricing_version: 2, plan_id: 'standard', network_class: 'datacenter', held_tokens: 1 };
+    expect(spec.schema.safeParse({ ...v1, lease }).success).toBe(true);
+    expect(spec.schema.safeParse({ ...v1, lease: { ...lease, held_tokens: -1 } }).success).toBe(false);
+    expect(spec.schema.safeParse({ ...v1, lease: { ...lease, id: 'nope' } }).success).toBe(false);
+    expect(spec.schema.safeParse({ ...v1, lease: { ...lease, network_class: 'moon' } }).success).toBe(false);
+  });
+
   it('carries the end of an extraction run from recipe-extractor to the orchestrator', () => {
     expect(topicsProducedBy('recipe-extractor')).toEqual(expect.arrayContaining(['extractionEvents']));
     expect(topicsConsumedBy('fetch-orchestrator')).toContain('extractionEvents');

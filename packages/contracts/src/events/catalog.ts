@@ -86,6 +86,21 @@ export const SettlementRequested = z.object({
       response_bytes: z.number().int().min(0),
     })
     .optional(),
+  /**
+   * Version 2: the request was admitted from a credit lease (no reservation at the ledger): the
+   * admission facts the ledger would otherwise have recorded. The charge is taken from the lease up
+   * to `held_tokens`, the rest from the balance as a deferred charge; a refund moves nothing at
+   * the ledger (the orchestrator gave the hold back to its lease). Absent: an ordinary reservation.
+   */
+  lease: z
+    .object({
+      id: z.uuid(),
+      pricing_version: z.number().int().min(1),
+      plan_id: z.string().min(1).max(100),
+      network_class: z.enum(PROXY_NETWORK_TYPES),
+      held_tokens: tokens,
+    })
+    .optional(),
 });
 
 export const ReservationResolved = z.object({
@@ -198,7 +213,8 @@ export const TOPICS = {
     retry: defaultRetry,
     events: {
       'billing.settlement_requested': {
-        version: 1,
+        // 2 added the optional `lease`; version 1 commands (without it) are still accepted.
+        version: 2,
         schema: SettlementRequested,
         description: 'A request reached a terminal state; resolve its reservation exactly once.',
       },

@@ -40,6 +40,7 @@ const expected: [string, AnyInternalEndpoint, string][] = [
   ['orchestrator.renderJobCaptchaSolved', orchestratorApi.renderJobCaptchaSolved, RENDER_PATHS.captchaSolved(ID)],
   ['ledger.reserve', ledgerApi.reserve, '/internal/v1/reservations'],
   ['ledger.reserveBatch', ledgerApi.reserveBatch, '/internal/v1/reservations/batch'],
+  ['ledger.grantLease', ledgerApi.grantLease, '/internal/v1/leases'],
   ['ledger.readReservation', ledgerApi.readReservation, `/internal/v1/reservations/${ID}`],
   ['ledger.authorizeStep', ledgerApi.authorizeStep, `/internal/v1/reservations/${ID}/steps`],
   ['ledger.grant', ledgerApi.grant, `/internal/v1/accounts/${TENANT}/grants`],
@@ -197,6 +198,16 @@ describe('ledger schemas', () => {
     expect(ledgerApi.grant.body.safeParse({ amount: 5, reference: 'r'.repeat(201) }).success).toBe(false);
     expect(ledgerApi.statement.query.parse({ limit: '20' })).toEqual({ limit: 20 });
     expect(ledgerApi.statement.query.safeParse({ limit: '0' }).success).toBe(false);
+  });
+
+  it('refuses a lease grant without a lease id, with n below 1, or with an empty block', () => {
+    const grant = { tenant_id: TENANT, lease_id: ID, n: 1, block_tokens: 100, route_mode: 'http', proxy_type: null };
+    expect(ledgerApi.grantLease.body.safeParse(grant).success).toBe(true);
+    expect(ledgerApi.grantLease.body.safeParse({ ...grant, lease_id: 'x' }).success).toBe(false);
+    expect(ledgerApi.grantLease.body.safeParse({ ...grant, n: 0 }).success).toBe(false);
+    expect(ledgerApi.grantLease.body.safeParse({ ...grant, block_tokens: 0 }).success).toBe(false);
+    expect(ledgerApi.grantLease.body.safeParse({ ...grant, proxy_type: 'mobile' }).success).toBe(false);
+    expect(ledgerApi.grantLease.callers).toEqual(['fetch-orchestrator']);
   });
 });
 

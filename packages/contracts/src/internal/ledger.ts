@@ -130,6 +130,54 @@ export interface LedgerPlan {
   recipe_billing: Schemas['RecipeBilling'];
 }
 
+/**
+ * A credit lease's grant (issue 24): fetch-orchestrator asks for a block of the tenant's tokens to
+ * admit its common requests from, without a ledger call each. `(lease_id, n)` is the idempotency
+ * key of one grant: `n` = 1 opens the lease, each top-up is the next `n`; a replay answers the
+ * amount first posted. The request that prompted it (`route_mode`, `proxy_type`) prices the
+ * refusal: 402 `INSUFFICIENT_CREDITS`, nothing written, when the balance cannot cover even that
+ * request, exactly as its reservation would be refused.
+ */
+export const LeaseGrantBody = z.object({
+  tenant_id: uuid,
+  lease_id: uuid,
+  n: z.number().int().min(1).max(1_000_000),
+  block_tokens: z.number().int().min(1).max(1_000_000_000),
+  route_mode: z.enum(ROUTE_MODES),
+  proxy_type: z.enum(PROXY_NETWORK_TYPES).nullable(),
+});
+export type LeaseGrantBody = z.infer<typeof LeaseGrantBody>;
+
+/** A price row of the lease's pricing version, the plan's overrides applied. */
+export interface LedgerPriceRow {
+  network_class: string;
+  tariff: 'http' | 'browser' | 'traffic_gib' | 'captcha';
+  tokens: number;
+}
+
+/**
+ * The answer to a grant: what was posted to the lease (`granted_tokens`, 0 when nothing was: the
+ * lease no longer admits, or the plan's policy is not `standard`, which leases do not serve), and
+ * what the orchestrator prices its admissions with (the same pure pricing as the ledger's,
+ * `@wdr/kit/pricing`).
+ */
+export interface LedgerLeaseGrant {
+  lease_id: string;
+  n: number;
+  granted_tokens: number;
+  /** Everything granted to this lease so far. */
+  lease_granted_tokens: number;
+  plan_id: string;
+  policy: 'standard' | 'guarded';
+  pricing_version: number;
+  prices: LedgerPriceRow[];
+  /** Admissions from this lease end then; the ledger returns what is left at `return_after`. */
+  admit_until: string;
+  return_after: string;
+  balance_tokens: number;
+  replay: boolean;
+}
+
 /** What an LLM operation was for; the statement line's `type` says it too. */
 export const LLM_OPERATION_KINDS = ['recipe_generation', 'recipe_repair'] as const;
 export type LlmOperationKind = (typeof LLM_OPERATION_KINDS)[number];
@@ -214,6 +262,14 @@ export const ledgerApi = {
     route: `${reservationPath}/steps`,
     params: { requestId: uuid },
     body: StepBody,
+  }),
+  /** Credit leases (issue 24): a grant or top-up of a lease, idempotent on (lease_id, n). */
+  grantLease: endpoint<LedgerLeaseGrant>()({
+    method: 'POST',
+    callers: ['fetch-orchestrator'],
+    route: '/internal/v1/leases',
+    params: {},
+    body: LeaseGrantBody,
   }),
   grant: endpoint<LedgerFundingResult>()({
     method: 'POST',

@@ -15,6 +15,7 @@ import { callInternal } from '@wdr/kit/internal-call';
 import type { Prisma, DataRequest, PrismaClient } from '../../generated/prisma/client.js';
 import type { Sealer } from '@wdr/kit/sealing';
 import { admissionSnapshot, enforceCeiling } from '../admission.js';
+import { ADMIT_MARGIN_SQL, type CreditLeases, type LeasedQuote } from '../leases.js';
 import { firstJobOf } from '../stages.js';
 import type { ProxyPool } from '../proxies/pool.js';
 import { lifecycleEnvelope } from './events.js';
@@ -46,6 +47,8 @@ export interface AdmissionDeps {
   targetRetentionHours: number;
   /** Premium is admitted only while a premium exit is configured. */
   pool: ProxyPool;
+  /** Credit leases (LEASE_ENABLED); absent: every admission reserves with the ledger. */
+  leases?: CreditLeases | undefined;
 }
 
 /**
@@ -64,6 +67,10 @@ export async function createRequest(
   enforceCeiling(cmd.concurrency, seen.active);
   await refuseUnconnectedPremium(deps.pool, cmd.proxy_type);
   if (cmd.origin && cmd.origin.budget_cap_tokens !== null) return admitWithinProjectBudget(deps, cmd, cmd.origin.budget_cap_tokens, opts);
+  if (deps.leases) {
+    const leased = await admitFromLease(deps, deps.leases, cmd, opts);
+    if (leased) return leased;
+  }
   const reservation = await reserve(deps, cmd, cmd.max_credits);
   try {
     const row = acceptedRow(deps, cmd, reservation, cmd.max_credits ?? 0, opts);
@@ -81,6 +88,41 @@ export async function createRequest(
 }
 
 type Reservation = Awaited<ReturnType<typeof reserve>>;
+
+/**
+ * A request a credit lease serves: its hold taken from its slot in the statement that stores it,
+ * no ledger call. Null when the lease cannot serve it (not a lease's request, terms not known yet,
+ * no room in the slot): the caller reserves as without leases, and the slot is topped up meanwhile.
+ */
+async function admitFromLease(
+  deps: AdmissionDeps,
+  leases: CreditLeases,
+  cmd: CreateCommand,
+  opts: { retriedFromId?: string },
+): Promise<SubmissionResponse | null> {
+  const q = leases.quote(cmd);
+  if (!q) return null;
+  const row = acceptedRow(
+    deps,
+    cmd,
+    { proxy_type: q.networkClass, pricing_version: q.pricingVersion, base_tokens: q.hold, quote: null },
+    cmd.max_credits ?? 0,
+    opts,
+  );
+  row.leasePlanId = q.planId;
+  try {
+    const left = await insertAccepted(deps.db, row, firstJobOf(row), q);
+    if (left === null) {
+      leases.noRoom(cmd.tenant_id, q.slot, cmd.route_mode, cmd.proxy_type);
+      return null;
+    }
+    leases.afterAdmission(cmd.tenant_id, q.slot, left, cmd.route_mode, cmd.proxy_type);
+    return submissionView(row, q.hold, false);
+  } catch (err) {
+    if (isUniqueViolation(err)) return replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd);
+    throw err;
+  }
+}
 
 function reserve(deps: AdmissionDeps, cmd: CreateCommand, maxCredits: number | null) {
   return callInternal(deps.ledger, ledgerApi.reserve, {
@@ -154,7 +196,7 @@ async function admitWithinProjectBudget(
 function acceptedRow(
   deps: AdmissionDeps,
   cmd: CreateCommand,
-  reservation: Reservation,
+  reservation: Pick<Reservation, 'proxy_type' | 'pricing_version' | 'base_tokens' | 'quote'>,
   budgetCommitted: number,
   opts: { retriedFromId?: string },
 ): DataRequest {
@@ -205,6 +247,8 @@ function acceptedRow(
     workflowId: cmd.origin?.workflow_id ?? null,
     workflowVersionId: cmd.origin?.workflow_version_id ?? null,
     budgetCommitted: cmd.origin ? budgetCommitted : 0,
+    leaseId: null,
+    leasePlanId: null,
   };
 }
 
@@ -229,24 +273,20 @@ const acceptedPayload = (r: Pick<DataRequest, 'routeMode' | 'baseTokens'>) => ({
  * (the event's mirror, then the first stage's job) in one statement: atomic like the transaction it
  * replaces, in one round trip and without Prisma's query engine on the hottest write of the fleet.
  * A duplicate id fails the whole statement with a unique violation (a concurrent replay).
+ *
+ * With `lease`, the statement first takes the request's hold from its tenant's lease slot (only
+ * while the slot's lease admits, on the terms it was priced with, and has room) and stores the
+ * request only from that: it answers what the slot has left, or null when nothing was written.
  */
-async function insertAccepted(db: RawSql, row: DataRequest, job: { topic: TopicKey; key: string; envelope: Envelope }): Promise<void> {
+async function insertAccepted(
+  db: RawSql,
+  row: DataRequest,
+  job: { topic: TopicKey; key: string; envelope: Envelope },
+  lease?: LeasedQuote,
+): Promise<number | null> {
   const payload = acceptedPayload(row);
   const accepted = lifecycleEnvelope(row, { seq: 1, kind: 'request.accepted', status: 'pending', payload, createdAt: row.createdAt });
-  await db.$executeRawUnsafe(
-    `WITH r AS (
-       INSERT INTO data_requests (id, tenant_id, retried_from_id, url_origin, target_sealed, target_purge_at, status, route_mode, proxy_type,
-                                  pricing_version, base_tokens, token_state, options, last_event_seq, created_at,
-                                  project_id, environment_id, workflow_id, workflow_version_id, budget_committed, secrets_sealed)
-       VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, 'pending', $7, $8, $9, $10, 'reserved', $11::jsonb, 1, $12::timestamptz,
-               $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21, $22)
-       RETURNING id
-     ), e AS (
-       INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
-       SELECT id, 1, 'request.accepted', 'pending', $13::jsonb, $12::timestamptz FROM r
-     )
-     INSERT INTO outbox_messages (topic, message_key, envelope)
-     SELECT m.t, m.k, m.e::jsonb FROM r, unnest($14::text[], $15::text[], $16::text[]) WITH ORDINALITY AS m(t, k, e, n) ORDER BY m.n`,
+  const params = [
     row.id,
     row.tenantId,
     row.retriedFromId,
@@ -269,7 +309,54 @@ async function insertAccepted(db: RawSql, row: DataRequest, job: { topic: TopicK
     row.workflowVersionId,
     row.budgetCommitted,
     row.secretsSealed,
+  ];
+  if (!lease) {
+    await db.$executeRawUnsafe(
+      `WITH r AS (
+       INSERT INTO data_requests (id, tenant_id, retried_from_id, url_origin, target_sealed, target_purge_at, status, route_mode, proxy_type,
+                                  pricing_version, base_tokens, token_state, options, last_event_seq, created_at,
+                                  project_id, environment_id, workflow_id, workflow_version_id, budget_committed, secrets_sealed)
+       VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, 'pending', $7, $8, $9, $10, 'reserved', $11::jsonb, 1, $12::timestamptz,
+               $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21, $22)
+       RETURNING id
+     ), e AS (
+       INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
+       SELECT id, 1, 'request.accepted', 'pending', $13::jsonb, $12::timestamptz FROM r
+     )
+     INSERT INTO outbox_messages (topic, message_key, envelope)
+     SELECT m.t, m.k, m.e::jsonb FROM r, unnest($14::text[], $15::text[], $16::text[]) WITH ORDINALITY AS m(t, k, e, n) ORDER BY m.n`,
+      ...params,
+    );
+    return null;
+  }
+  const rows = await db.$queryRawUnsafe<{ left: bigint }[]>(
+    `WITH s AS (
+       UPDATE tenant_leases SET held = held + $10
+        WHERE tenant_id = $2::uuid AND slot = $23 AND lease_id IS NOT NULL AND policy = 'standard'
+          AND plan_id = $24 AND pricing_version = $9 AND granted - held >= $10 AND admit_until > now() + ${ADMIT_MARGIN_SQL}
+       RETURNING lease_id, plan_id, granted - held AS left
+     ), r AS (
+       INSERT INTO data_requests (id, tenant_id, retried_from_id, url_origin, target_sealed, target_purge_at, status, route_mode, proxy_type,
+                                  pricing_version, base_tokens, token_state, options, last_event_seq, created_at,
+                                  project_id, environment_id, workflow_id, workflow_version_id, budget_committed, secrets_sealed,
+                                  lease_id, lease_plan_id)
+       SELECT $1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, 'pending', $7, $8, $9, $10, 'reserved', $11::jsonb, 1, $12::timestamptz,
+              $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21, $22, s.lease_id, s.plan_id
+         FROM s
+       RETURNING id
+     ), e AS (
+       INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
+       SELECT id, 1, 'request.accepted', 'pending', $13::jsonb, $12::timestamptz FROM r
+     ), o AS (
+       INSERT INTO outbox_messages (topic, message_key, envelope)
+       SELECT m.t, m.k, m.e::jsonb FROM r, unnest($14::text[], $15::text[], $16::text[]) WITH ORDINALITY AS m(t, k, e, n) ORDER BY m.n
+     )
+     SELECT s.left FROM s, r`,
+    ...params,
+    lease.slot,
+    lease.planId,
   );
+  return rows[0] ? Number(rows[0].left) : null;
 }
 
 export function replayOf(existing: DataRequest, cmd: Pick<CreateCommand, 'tenant_id' | 'input_hash'>): SubmissionResponse {

@@ -68,6 +68,14 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
   afterCommit(tx, () => recordTerminal(row, t));
   await appendEvent(tx, row, `request.${t.status}`, t.status, terminalEventPayload(t));
   await enqueueMany(tx, terminalMessages(row, t));
+  const back = leaseGiveBack(row, t);
+  if (back) {
+    await tx.$executeRawUnsafe(
+      'UPDATE tenant_leases SET held = held - $2, updated_at = now() WHERE lease_id = $1::uuid',
+      back.leaseId,
+      back.tokens,
+    );
+  }
   // The last job of a batch to end announces the batch's completion.
   if (row.batchId) await announceBatchIfFinished(tx, row.batchId, row.tenantId);
   return row;
@@ -95,7 +103,20 @@ export interface TerminalMessage {
  * move; the traffic of earlier stages (`traffic_carried`) is added to this one's.
  */
 export function terminalMessages(
-  request: Pick<DataRequest, 'id' | 'tenantId' | 'routeMode' | 'captchaTokens' | 'trafficCarried' | 'options'>,
+  request: Pick<
+    DataRequest,
+    | 'id'
+    | 'tenantId'
+    | 'routeMode'
+    | 'captchaTokens'
+    | 'trafficCarried'
+    | 'options'
+    | 'leaseId'
+    | 'leasePlanId'
+    | 'pricingVersion'
+    | 'proxyType'
+    | 'baseTokens'
+  >,
   t: Termination,
 ): TerminalMessage[] {
   const traffic = addTraffic(request.trafficCarried as TrafficReport | null, t.traffic);
@@ -112,6 +133,18 @@ export function terminalMessages(
         ...(t.reason ? { reason: t.reason } : {}),
         ...(t.captchaSolves !== undefined ? { captcha_solves: t.captchaSolves } : {}),
         ...(traffic ? { traffic } : {}),
+        // Admitted from a credit lease: the admission facts the ledger has no reservation of.
+        ...(request.leaseId && request.leasePlanId
+          ? {
+              lease: {
+                id: request.leaseId,
+                pricing_version: request.pricingVersion,
+                plan_id: request.leasePlanId,
+                network_class: request.proxyType as ProxyNetworkTypeName,
+                held_tokens: request.baseTokens,
+              },
+            }
+          : {}),
       }),
     },
   ];
@@ -129,6 +162,21 @@ export function terminalMessages(
     });
   }
   return messages;
+}
+
+/**
+ * A request admitted from a credit lease that ends refunded (failed or cancelled, not stopped at a
+ * ceiling) gives its hold back to its slot, in the statement or transaction of its terminal move
+ * (both ways a request ends); the ledger moves nothing for it. Only while the slot still has that
+ * lease (a slot on a newer lease holds nothing of it). A charged request keeps its hold: the
+ * ledger takes at most that from the lease, and the rest returns with the lease.
+ */
+export function leaseGiveBack(
+  request: Pick<DataRequest, 'leaseId' | 'baseTokens'>,
+  t: Pick<Termination, 'status' | 'reason'>,
+): { leaseId: string; tokens: number } | null {
+  if (!request.leaseId || t.status === 'completed' || t.reason === 'budget_exhausted') return null;
+  return { leaseId: request.leaseId, tokens: request.baseTokens };
 }
 
 /**

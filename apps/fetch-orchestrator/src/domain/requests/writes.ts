@@ -5,7 +5,7 @@ import { announceBatchStatements } from '../batch-status.js';
 import { recordTerminal } from '../request-metrics.js';
 import { fillResultCacheStatement, type ResultCacheDeps } from '../result-cache.js';
 import { lifecycleEnvelope } from './events.js';
-import { terminalEventPayload, terminalMessages, type Termination } from './finish.js';
+import { leaseGiveBack, terminalEventPayload, terminalMessages, type Termination } from './finish.js';
 import { TERMINAL } from './terminal.js';
 
 /**
@@ -46,6 +46,8 @@ export interface Move {
   /** Messages besides the events' mirrors, to the outbox after them. */
   messages?: { topic: TopicKey; key: string; envelope: Envelope }[];
   result?: MoveResult;
+  /** A leased request ending refunded: its hold back to its lease slot (requests/finish.ts leaseGiveBack), if the row moved. */
+  leaseGiveBack?: { leaseId: string; tokens: number } | undefined;
 }
 
 export interface MoveRow {
@@ -107,6 +109,13 @@ export function moveStatement(
       SELECT u.id, ${p(result.statusCode)}::int, ${p(result.contentType)}, ${p(new Uint8Array(result.body))}::bytea, ${p(result.body.length)}::int,
              ${p(result.text ?? null)}, ${p(result.expiresAt)}::timestamptz FROM u
       ON CONFLICT (request_id) DO NOTHING
+    )`
+        : ''
+    }${
+      move.leaseGiveBack
+        ? `, lg AS (
+      UPDATE tenant_leases SET held = held - ${p(move.leaseGiveBack.tokens)}::bigint, updated_at = now()
+       WHERE lease_id = ${p(move.leaseGiveBack.leaseId)}::uuid AND EXISTS (SELECT 1 FROM u)
     )`
         : ''
     }, o AS (
@@ -175,6 +184,7 @@ export function terminalMove(
     ],
     messages: terminalMessages(request, t),
     ...(opts.result ? { result: opts.result } : {}),
+    ...(leaseGiveBack(request, t) ? { leaseGiveBack: leaseGiveBack(request, t)! } : {}),
   };
 }
 
