@@ -129,7 +129,7 @@ export async function handBack(
 ): Promise<RenderResultAnswer> {
   if (outcome.outcome === 'failed') {
     return RenderResultAnswer.parse(
-      await callInternal(orchestrator, orchestratorApi.renderJobResult, { params: { id: requestId }, body: outcome }),
+      await callInternal(orchestrator, orchestratorApi.renderJobResult, { params: { id: requestId }, body: outcome, timeoutMs: 30_000 }),
     );
   }
   const { body, text, ...rest } = outcome;

@@ -35,6 +35,8 @@ export interface DeclaredUpload {
 }
 
 const SHA256_HEX = /^[0-9a-f]{64}$/;
+const INSERT_CHUNK = 'INSERT INTO render_upload_chunks (request_id, upload_id, seq, chunk) VALUES';
+const LIST_WHOLE = 'INSERT INTO render_uploads (request_id, upload_id, bytes, sha256) VALUES';
 
 /**
  * Stage one upload of `requestId`: the declared length and digest are checked first (a missing or
@@ -63,29 +65,34 @@ export async function stageRenderUpload(
   if (sha256 === undefined || !SHA256_HEX.test(sha256)) {
     throw new PublicError('MALFORMED_REQUEST', 'An upload declares its SHA-256 (hex).');
   }
-  const row = await deps.db.dataRequest.findUnique({ where: { id: requestId }, select: { status: true } });
+  // Plain statements on the upload pool, as few as can be (two for a page within one chunk): the
+  // request's status in the same statement that clears a repeated upload under the same id.
+  const found = await deps.uploads.query<{ status: string }>(
+    `WITH c AS (DELETE FROM render_upload_chunks WHERE request_id = $1::uuid AND upload_id = $2::uuid),
+          u AS (DELETE FROM render_uploads WHERE request_id = $1::uuid AND upload_id = $2::uuid)
+     SELECT status FROM data_requests WHERE id = $1::uuid`,
+    [requestId, uploadId],
+  );
+  const row = found.rows[0];
   if (!row) throw new PublicError('NOT_FOUND', 'No such request.');
   if (TERMINAL.has(row.status)) return { state: 'skip', status: row.status };
 
   const discard = () =>
     deps.uploads.query('DELETE FROM render_upload_chunks WHERE request_id = $1::uuid AND upload_id = $2::uuid', [requestId, uploadId]);
-  // A repeated upload under the same id starts from nothing (and is no longer listed as whole meanwhile).
-  await deps.uploads.query('DELETE FROM render_uploads WHERE request_id = $1::uuid AND upload_id = $2::uuid', [requestId, uploadId]);
-  await discard();
   const hash = createHash('sha256');
   let total = 0;
   let seq = 0;
   let pending: Buffer[] = [];
   let pendingBytes = 0;
-  const flush = async () => {
-    if (pendingBytes === 0) return;
+  const take = (): Buffer => {
     const chunk = pending.length === 1 ? pending[0]! : Buffer.concat(pending, pendingBytes);
     pending = [];
     pendingBytes = 0;
-    await deps.uploads.query(
-      'INSERT INTO render_upload_chunks (request_id, upload_id, seq, chunk) VALUES ($1::uuid, $2::uuid, $3::int, $4::bytea)',
-      [requestId, uploadId, seq++, chunk],
-    );
+    return chunk;
+  };
+  const flush = async () => {
+    if (pendingBytes > 0)
+      await deps.uploads.query(`${INSERT_CHUNK} ($1::uuid, $2::uuid, $3::int, $4::bytea)`, [requestId, uploadId, seq++, take()]);
   };
   try {
     // Reading waits while a chunk is written: the sender is paced by the database, not buffered here.
@@ -98,15 +105,19 @@ export async function stageRenderUpload(
       pendingBytes += b.length;
       if (pendingBytes >= CHUNK_BYTES) await flush();
     }
-    await flush();
     if (total !== length) throw new PublicError('VALIDATION_FAILED', `The upload has ${total} bytes, not the declared ${length}.`);
     const measured = hash.digest('hex');
     if (measured !== sha256) throw new PublicError('VALIDATION_FAILED', 'The upload does not match its declared SHA-256.');
-    await deps.uploads.query(
-      `INSERT INTO render_uploads (request_id, upload_id, bytes, sha256) VALUES ($1::uuid, $2::uuid, $3::int, $4)
-       ON CONFLICT (request_id, upload_id) DO UPDATE SET bytes = EXCLUDED.bytes, sha256 = EXCLUDED.sha256, created_at = now()`,
-      [requestId, uploadId, total, measured],
-    );
+    if (seq === 0) {
+      // A page within one chunk (most pages): the chunk and the upload's listing in one statement.
+      await deps.uploads.query(
+        `WITH c AS (${INSERT_CHUNK} ($1::uuid, $2::uuid, 0, $3::bytea)) ${LIST_WHOLE} ($1::uuid, $2::uuid, $4::int, $5)`,
+        [requestId, uploadId, take(), total, measured],
+      );
+    } else {
+      await flush();
+      await deps.uploads.query(`${LIST_WHOLE} ($1::uuid, $2::uuid, $3::int, $4)`, [requestId, uploadId, total, measured]);
+    }
     return { state: 'stored', bytes: total, sha256: measured };
   } catch (err) {
     body.destroy();
@@ -130,7 +141,12 @@ export async function checkStagedUpload(db: PrismaClient, requestId: string, ref
 
 /** Statements that drop every staged upload of a request (run with its finishing move). */
 export function dropStagedStatements(db: PrismaClient, requestId: string): PromiseLike<unknown>[] {
-  return [db.renderUploadChunk.deleteMany({ where: { requestId } }), db.renderUpload.deleteMany({ where: { requestId } })];
+  return [
+    db.$executeRawUnsafe(
+      'WITH c AS (DELETE FROM render_upload_chunks WHERE request_id = $1::uuid) DELETE FROM render_uploads WHERE request_id = $1::uuid',
+      requestId,
+    ),
+  ];
 }
 
 /** The retention purge: staged uploads older than UPLOAD_RETENTION_MS (their request ended otherwise). */
