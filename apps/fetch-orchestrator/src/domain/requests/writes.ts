@@ -97,6 +97,7 @@ export function moveStatement(
   }));
   const messages = move.messages ?? [];
   const result = move.result;
+  // prettier-ignore
   const sql = `WITH u AS (
       UPDATE data_requests SET ${[...sets, `last_event_seq = last_event_seq + ${p(n)}::int`].join(', ')}
        WHERE id = ${id}::uuid AND status <> ALL(${terminal}::text[])
@@ -112,7 +113,11 @@ export function moveStatement(
     ), ie AS (
       INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
       SELECT id, seq, kind, status, payload, ${p(createdAt)}::timestamptz FROM ev
-    )${result ? resultInsert(result, id, p) : ''}, o AS (
+    )${
+      result
+        ? resultInsert(result, id, p)
+        : ''
+    }, o AS (
       INSERT INTO outbox_messages (topic, message_key, envelope)
       SELECT topic, message_key, envelope FROM (
         SELECT 'requestLifecycle' AS topic, ev.id::text AS message_key,
