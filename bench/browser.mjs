@@ -12,7 +12,7 @@
  *   5. the renderer's memory at that concurrency: the node process, and with its Chromium tree.
  *
  *   npx turbo run build && node packages/testkit/dist/prepare-templates.js   # once
- *   node bench/browser.mjs            # BENCH_PAGES=40 BENCH_CONCURRENCY=4
+ *   node bench/browser.mjs            # BENCH_PAGES=40 BENCH_CONCURRENCY=4 BENCH_PAGE=/js-page
  *
  * Only loopback traffic: every page comes from the local fixture site.
  */
@@ -32,7 +32,8 @@ import { renderJob, SETTLE_IDLE_MS } from '../apps/browser-renderer/dist/domain/
 const PAGES = Number(process.env.BENCH_PAGES ?? 40);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const PAGE = '/js-page';
+// BENCH_PAGE: another fixture page for every row but site-light (`/big?mb=5`: the hand-back of large pages).
+const PAGE = process.env.BENCH_PAGE ?? '/js-page';
 const IMAGES = '/images?n=40';
 const MB = 1024 * 1024;
 

@@ -154,7 +154,7 @@ describe('render engine', () => {
     expect(errors.result.outcome === 'completed' && errors.result.meta.console_errors).toBe(2);
     const big = await renderJob(pool, job('/big?mb=10', { timeout_ms: 60_000 }), local);
     expect(big.result.outcome).toBe('completed');
-    if (big.result.outcome === 'completed') expect(Buffer.from(big.result.body_base64, 'base64').length).toBeGreaterThan(9_000_000);
+    if (big.result.outcome === 'completed') expect(big.result.body.length).toBeGreaterThan(9_000_000);
     const tooBig = await renderJob(pool, job('/big?mb=2', {}, { max_result_bytes: 1_000_000 }), local);
     expect(tooBig.result).toMatchObject({ outcome: 'failed', code: 'TARGET_TOO_LARGE' });
   }, 90_000);

@@ -50,7 +50,7 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
     ],
     routes: (relay) => internalRoutes(deps, () => relay.nudge()),
     // A batch of 1,000 jobs, each with its options and a URL of up to 4 KiB; a rendered page of up
-    // to MAX_RESULT_BYTES (10 MB) handed back by browser-renderer, base64, with its text.
+    // to MAX_RESULT_BYTES no longer comes as JSON (its bytes are streamed: domain/render-uploads.ts).
     jsonLimit: '32mb',
     background: {
       start: () => {
@@ -68,6 +68,7 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
       stop: async () => {
         clearInterval(purgeTimer);
         await deps.routes.pool.shutdown();
+        await deps.uploads.end();
       },
     },
   });

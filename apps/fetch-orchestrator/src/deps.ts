@@ -1,5 +1,6 @@
 import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
+import { pgPoolFor, type PgPool } from '@wdr/kit/pg-listen';
 import { Sealer } from '@wdr/kit/sealing';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { cacheKeySecretOf, type ResultCacheSettings } from './domain/result-cache.js';
@@ -22,6 +23,8 @@ export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, Pris
   resultCache: ResultCacheSettings;
   /** Proxy exits, their health and geo verification. */
   routes: RouteDeps;
+  /** Plain Postgres connections that write rendered pages as they arrive (domain/render-uploads.ts). */
+  uploads: PgPool;
 }
 
 export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
@@ -69,5 +72,6 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
         : undefined,
     },
     routes,
+    uploads: pgPoolFor(env.DATABASE_URL, { max: 3, onError: (err) => base.log.warn({ err }, 'an upload connection broke') }),
   };
 }

@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
+import { pgPoolFor, type PgPool } from '@wdr/kit/pg-listen';
 import { createLogger } from '@wdr/kit/log';
 import { Sealer } from '@wdr/kit/sealing';
 import type { ServiceClient } from '@wdr/kit/http-client';
@@ -13,6 +14,7 @@ import type { RouteDeps } from '../src/domain/proxies/route.js';
 import { captchaSolved } from '../src/domain/render-captcha.js';
 import { acceptRenderResult } from '../src/domain/render-jobs.js';
 import { appendEvent } from '../src/domain/requests/events.js';
+import { stagePage } from './staged-page.js';
 
 /**
  * What a render result carries into the settlement against the real Postgres: measured proxy
@@ -23,6 +25,7 @@ import { appendEvent } from '../src/domain/requests/events.js';
 let database: TestDatabase;
 let db: PrismaClient;
 let routes: RouteDeps;
+let uploads: PgPool;
 const sealer = Sealer.fromBase64(Buffer.alloc(32, 7).toString('base64'));
 /** No request here has a ceiling: the ledger is never asked (a call fails the test). */
 const ledger = { post: () => Promise.reject(new Error('the ledger is not asked here')) } as unknown as ServiceClient;
@@ -31,6 +34,7 @@ const deps = () => ({ db, ledger, sealer, maxResultBytes: 1024 * 1024, resultRet
 beforeAll(async () => {
   database = await createTestDatabase('fetch-orchestrator');
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
+  uploads = pgPoolFor(database.url);
   routes = {
     pool: new ProxyPool(db, sealer, createLogger('test', 'silent')),
     geo: new GeoVerifier({ echoUrl: undefined }),
@@ -39,6 +43,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  await uploads?.end();
   await db?.$disconnect();
   await database?.drop();
 }, 60_000);
@@ -79,12 +84,15 @@ const meta = (over: Partial<RenderMeta> = {}): RenderMeta => ({
   ...over,
 });
 
-const completed = (over: Partial<Extract<RenderResult, { outcome: 'completed' }>> = {}): RenderResult => ({
+/** A completed render of `requestId`, its page staged through the upload path first. */
+const completed = async (
+  requestId: string,
+  over: Partial<Extract<RenderResult, { outcome: 'completed' }>> = {},
+): Promise<RenderResult> => ({
   outcome: 'completed',
   status_code: 200,
   content_type: 'text/html',
-  body_base64: Buffer.from('<p>ok</p>').toString('base64'),
-  text: 'ok',
+  upload: await stagePage({ db, uploads, maxResultBytes: 1024 * 1024 }, requestId, '<p>ok</p>', 'ok'),
   meta: meta(),
   ...over,
 });
@@ -104,7 +112,11 @@ const authorizeSolve = (row: { id: string; tenantId: string }, n: number) =>
 describe('a render result into the settlement', () => {
   it('passes measured proxy traffic on with the request proxy type, and unmeasured traffic as unmeasured (never as zero bytes measured)', async () => {
     const measured = await runningRequest();
-    await acceptRenderResult(deps(), measured.id, completed({ traffic: { measured: true, request_bytes: 1234, response_bytes: 56789 } }));
+    await acceptRenderResult(
+      deps(),
+      measured.id,
+      await completed(measured.id, { traffic: { measured: true, request_bytes: 1234, response_bytes: 56789 } }),
+    );
     expect((await settlementOf(measured.id))['traffic']).toEqual({
       proxy_type: 'residential',
       measured: true,
@@ -128,25 +140,29 @@ describe('a render result into the settlement', () => {
     });
 
     const direct = await runningRequest();
-    await acceptRenderResult(deps(), direct.id, completed());
+    await acceptRenderResult(deps(), direct.id, await completed(direct.id));
     expect((await settlementOf(direct.id))['traffic']).toBeUndefined();
   });
 
   it('bills the CAPTCHA solves the render made, never more than were authorized', async () => {
     const unauthorized = await runningRequest();
-    await acceptRenderResult(deps(), unauthorized.id, completed({ meta: meta({ captcha: { kind: 'recaptcha_v2', solves: 2 } }) }));
+    await acceptRenderResult(
+      deps(),
+      unauthorized.id,
+      await completed(unauthorized.id, { meta: meta({ captcha: { kind: 'recaptcha_v2', solves: 2 } }) }),
+    );
     expect((await settlementOf(unauthorized.id))['captcha_solves']).toBeUndefined();
     expect((await db.dataRequest.findUniqueOrThrow({ where: { id: unauthorized.id } })).captchaType).toBeNull();
 
     const one = await runningRequest();
     await authorizeSolve(one, 1);
     expect(await captchaSolved({ db }, one.id, { captcha_kind: 'recaptcha_v2', solves: 1 })).toEqual({ status: 'running' });
-    await acceptRenderResult(deps(), one.id, completed({ meta: meta({ captcha: { kind: 'recaptcha_v2', solves: 2 } }) }));
+    await acceptRenderResult(deps(), one.id, await completed(one.id, { meta: meta({ captcha: { kind: 'recaptcha_v2', solves: 2 } }) }));
     expect((await settlementOf(one.id))['captcha_solves']).toBe(1);
     expect((await db.dataRequest.findUniqueOrThrow({ where: { id: one.id } })).captchaType).toBe('captcha');
 
     const seen = await runningRequest();
-    await acceptRenderResult(deps(), seen.id, completed({ meta: meta({ captcha: { kind: 'turnstile', solves: 0 } }) }));
+    await acceptRenderResult(deps(), seen.id, await completed(seen.id, { meta: meta({ captcha: { kind: 'turnstile', solves: 0 } }) }));
     expect((await settlementOf(seen.id))['captcha_solves']).toBeUndefined();
   });
 

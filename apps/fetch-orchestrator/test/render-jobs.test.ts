@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
+import { pgPoolFor, type PgPool } from '@wdr/kit/pg-listen';
 import { Sealer } from '@wdr/kit/sealing';
 import type { ServiceClient } from '@wdr/kit/http-client';
 import type { RenderMeta } from '@wdr/contracts';
@@ -10,6 +11,7 @@ import { cancelRequest } from '../src/domain/cancel.js';
 import { bytesOf, readEvents, readResult } from '../src/domain/request-reads.js';
 import { acceptRenderResult, startRenderJob } from '../src/domain/render-jobs.js';
 import { appendEvent } from '../src/domain/requests/events.js';
+import { stagePage } from './staged-page.js';
 import { detailView } from '../src/domain/requests/views.js';
 import { GeoVerifier } from '../src/domain/proxies/geo.js';
 import { ProxyPool } from '../src/domain/proxies/pool.js';
@@ -24,13 +26,16 @@ let database: TestDatabase;
 let db: PrismaClient;
 const sealer = Sealer.fromBase64(Buffer.alloc(32, 7).toString('base64'));
 let routes: RouteDeps;
+let uploads: PgPool;
 /** No request here has a ceiling: the ledger is never asked (a call fails the test). */
 const ledger = { post: () => Promise.reject(new Error('the ledger is not asked here')) } as unknown as ServiceClient;
 const deps = () => ({ db, ledger, sealer, maxResultBytes: 1024 * 1024, resultRetentionHours: 1, routes });
+const uploadDeps = () => ({ db, uploads, maxResultBytes: 1024 * 1024 });
 
 beforeAll(async () => {
   database = await createTestDatabase('fetch-orchestrator');
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
+  uploads = pgPoolFor(database.url);
   routes = {
     pool: new ProxyPool(db, sealer, createLogger('test', 'silent')),
     geo: new GeoVerifier({ echoUrl: undefined }),
@@ -39,6 +44,7 @@ beforeAll(async () => {
 }, 60_000);
 
 afterAll(async () => {
+  await uploads?.end();
   await db?.$disconnect();
   await database?.drop();
 }, 60_000);
@@ -125,12 +131,11 @@ describe('render jobs', () => {
       outcome: 'completed' as const,
       status_code: 200,
       content_type: 'text/html; charset=utf-8',
-      body_base64: Buffer.from('<html><body><p class="x">rendered</p></body></html>').toString('base64'),
-      text: 'rendered',
+      upload: await stagePage(uploadDeps(), r.id, '<html><body><p class="x">rendered</p></body></html>', 'rendered'),
       meta: meta({ text_matches: 1 }),
     };
     expect(await acceptRenderResult(deps(), r.id, result)).toEqual({ accepted: true, status: 'completed' });
-    expect(await acceptRenderResult(deps(), r.id, { ...result, text: 'second' })).toEqual({ accepted: false, status: 'completed' });
+    expect(await acceptRenderResult(deps(), r.id, result)).toEqual({ accepted: false, status: 'completed' });
     // A redelivered job is told to skip.
     expect(await startRenderJob(deps(), r.id)).toEqual({ state: 'skip', status: 'completed' });
 
@@ -180,8 +185,7 @@ describe('render jobs', () => {
       outcome: 'completed',
       status_code: 200,
       content_type: 'text/html',
-      body_base64: Buffer.alloc(11).toString('base64'),
-      text: '',
+      upload: await stagePage(uploadDeps(), r.id, Buffer.alloc(11), ''),
       meta: meta(),
     });
     const row = await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } });
@@ -193,13 +197,13 @@ describe('render jobs', () => {
     const tenant = randomUUID();
     const r = await browserRequest(tenant);
     await startRenderJob(deps(), r.id);
+    const upload = await stagePage(uploadDeps(), r.id, '<p>late</p>', 'late');
     await cancelRequest(db, tenant, r.id);
     const answer = await acceptRenderResult(deps(), r.id, {
       outcome: 'completed',
       status_code: 200,
       content_type: 'text/html',
-      body_base64: Buffer.from('<p>late</p>').toString('base64'),
-      text: 'late',
+      upload,
       meta: meta(),
     });
     expect(answer).toEqual({ accepted: false, status: 'cancelled' });
@@ -214,8 +218,7 @@ describe('render jobs', () => {
       outcome: 'completed',
       status_code: 200,
       content_type: 'text/html',
-      body_base64: Buffer.from('<p>x</p>').toString('base64'),
-      text: 'x',
+      upload: await stagePage(uploadDeps(), r.id, '<p>x</p>', 'x'),
       meta: meta({ challenge: true, resource_policy: { requested: 'adaptive', applied: 'full', blocked_requests: {} } }),
     });
     const row = await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } });

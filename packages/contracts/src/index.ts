@@ -4,6 +4,7 @@ export type * as Api from './openapi/types.js';
 export type { components, paths, operations } from './openapi/types.js';
 export * from './browser/actions.js';
 export * from './internal/render.js';
+export * from './internal/render-upload.js';
 export * from './vocabulary.js';
 export * from './internal/endpoint.js';
 export * from './internal/orchestrator.js';

@@ -1,10 +1,10 @@
 import type { AddressInfo } from 'node:net';
 import { describe, expect, it } from '@jest/globals';
-import { ledgerApi, orchestratorApi } from '@wdr/contracts';
+import { ledgerApi, orchestratorApi, renderUploadApi } from '@wdr/contracts';
 import express from 'express';
 import { PublicError } from './errors.js';
 import { createServiceClient, type CallOptions, type ServiceClient } from './http-client.js';
-import { callInternal, readStreamed, streamInternal } from './internal-call.js';
+import { callInternal, readStreamed, sendBytesInternal, streamInternal } from './internal-call.js';
 
 const ID = '0b4f5a4e-8d1c-4c3e-9f65-1a2b3c4d5e6f';
 const TENANT = '7c9e6679-7425-40de-944b-e07fc1f90ae7';
@@ -166,6 +166,21 @@ describe('JSON calls over the client (node:http)', () => {
       });
     });
     app.get('/echo', (req, res) => void res.json({ query: req.query, method: req.method }));
+    // Reads a bytes body as the render upload route does: as a stream, never parsed.
+    app.post('/bytes', async (req, res) => {
+      const chunks: Buffer[] = [];
+      for await (const c of req) chunks.push(c as Buffer);
+      const got = Buffer.concat(chunks);
+      res.json({
+        bodyHex: got.toString('hex'),
+        parsed: req.body !== undefined,
+        headers: {
+          'content-type': req.header('content-type'),
+          'content-length': req.header('content-length'),
+          'x-digest': req.header('x-digest'),
+        },
+      });
+    });
     app.get('/empty', (_req, res) => void res.status(204).end());
     app.get(
       '/refused',
@@ -211,6 +226,35 @@ describe('JSON calls over the client (node:http)', () => {
       });
       expect(await c.client.get('/echo')).toEqual({ query: {}, method: 'GET' });
       expect(await c.client.get('/empty')).toBeUndefined();
+    } finally {
+      await c.close();
+    }
+  });
+
+  it('sends bytes as they are, in order, with their total length and the given headers (sendBytesInternal), and answers JSON', async () => {
+    const c = await callee();
+    try {
+      const parts = [Buffer.from([0, 1, 2, 255]), Buffer.alloc(0), Buffer.from('{"not":"json"', 'utf8')];
+      const id = '0b4f5a4e-8d1c-4c3e-9f65-1a2b3c4d5e6f';
+      // The route of the upload endpoint, answered by /bytes: its path is built from the contract.
+      const endpoint = { ...renderUploadApi.renderJobUpload, path: () => '/bytes' };
+      const answer = (await sendBytesInternal(c.client, endpoint, {
+        params: { id, upload: id },
+        body: parts,
+        headers: { 'x-digest': 'd' },
+      })) as unknown as {
+        bodyHex: string;
+        parsed: boolean;
+        headers: Record<string, string>;
+      };
+      expect(answer.bodyHex).toBe(Buffer.concat(parts).toString('hex'));
+      expect(answer.parsed).toBe(false);
+      expect(answer.headers).toEqual({ 'content-type': 'application/octet-stream', 'content-length': '17', 'x-digest': 'd' });
+      // Each kind of endpoint with its own helper.
+      expect(() => callInternal(c.client, renderUploadApi.renderJobUpload as never, { params: { id, upload: id } } as never)).toThrow(
+        /sendBytesInternal/,
+      );
+      expect(() => sendBytesInternal(c.client, orchestratorApi.renderJobResult, { params: { id }, body: [] })).toThrow(/callInternal/);
     } finally {
       await c.close();
     }

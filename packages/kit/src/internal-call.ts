@@ -16,6 +16,7 @@ export function callInternal<E extends AnyInternalEndpoint>(
   args: InternalCallArgs<E>,
 ): Promise<InternalAnswer<E>> {
   if (endpoint.answerKind === 'bytes') throw new TypeError(`${endpoint.route} answers bytes: read it with streamInternal`);
+  if (endpoint.bodyKind === 'bytes') throw new TypeError(`${endpoint.route} takes bytes: send them with sendBytesInternal`);
   const { path, opts } = callOf(endpoint, args);
   return endpoint.method === 'GET'
     ? client.get<InternalAnswer<E>>(path, opts)
@@ -38,6 +39,23 @@ export function streamInternal<E extends AnyInternalEndpoint & { answer?: BytesA
   if (endpoint.answerKind !== 'bytes') throw new TypeError(`${endpoint.route} answers JSON: call it with callInternal`);
   const { path, opts } = callOf(endpoint, args);
   return client.stream(path, { ...opts, ...(args.idleTimeoutMs !== undefined ? { idleTimeoutMs: args.idleTimeoutMs } : {}) });
+}
+
+/**
+ * One call of an internal endpoint whose request body is bytes (`bodyKind: 'bytes'`): `body` is
+ * sent as `application/octet-stream`, its parts in order, with their total as Content-Length and
+ * the given headers (a digest); the answer is JSON, typed and mapped as by callInternal.
+ *
+ *   await sendBytesInternal(deps.orchestrator, renderUploadApi.renderJobUpload, { params, body: [page, text], headers });
+ */
+export function sendBytesInternal<E extends AnyInternalEndpoint & { method: 'POST' }>(
+  client: Pick<ServiceClient, 'postBytes'>,
+  endpoint: E,
+  args: { params: InternalCallArgs<E>['params']; body: readonly Buffer[]; headers?: Record<string, string>; timeoutMs?: number },
+): Promise<InternalAnswer<E>> {
+  if (endpoint.bodyKind !== 'bytes') throw new TypeError(`${endpoint.route} takes JSON: call it with callInternal`);
+  const { path, opts } = callOf(endpoint, { params: args.params, ...(args.timeoutMs !== undefined ? { timeoutMs: args.timeoutMs } : {}) });
+  return client.postBytes<InternalAnswer<E>>(path, args.body, { ...opts, ...(args.headers ? { headers: args.headers } : {}) });
 }
 
 /** A bytes answer read whole (for callers that need the page in memory anyway, bounded by MAX_RESULT_BYTES). */

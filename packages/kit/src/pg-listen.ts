@@ -133,3 +133,19 @@ export class PgListener {
     }
   }
 }
+
+/** A pool of plain node-postgres connections (see pgPoolFor). */
+export type PgPool = pg.Pool;
+
+/**
+ * A small pool of plain node-postgres connections to a service's database, for writing bytes:
+ * node-postgres sends a Buffer parameter as a binary parameter as it is, where Prisma's raw
+ * queries carry bytes as base64 text (encoded and decoded again on this process's event loop).
+ * The caller ends it (`end()`) when it stops.
+ */
+export function pgPoolFor(databaseUrl: string, opts: { max?: number; onError?: (err: Error) => void } = {}): pg.Pool {
+  const pool = new pg.Pool({ ...pgConnectionFor(databaseUrl).config, max: opts.max ?? 4 });
+  // An idle connection that breaks is dropped by the pool; unhandled, its error would end the process.
+  pool.on('error', (err) => opts.onError?.(err));
+  return pool;
+}

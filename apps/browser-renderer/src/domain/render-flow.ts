@@ -1,17 +1,20 @@
+import { createHash, randomUUID } from 'node:crypto';
 import {
   orchestratorApi,
   RenderCaptchaAnswer,
   RENDER_PATHS,
+  RENDER_UPLOAD_DIGEST_HEADER,
   RenderResultAnswer,
   RenderStartAnswer,
-  type RenderResult,
+  RenderUploadAnswer,
+  renderUploadApi,
 } from '@wdr/contracts';
-import { callInternal } from '@wdr/kit/internal-call';
+import { callInternal, sendBytesInternal } from '@wdr/kit/internal-call';
 import type { RendererDeps } from '../deps.js';
 import { BrowserCrashedError, BrowserUnavailableError } from './browser-pool.js';
 import type { CaptchaHooks } from './captcha.js';
 import { storeDebugArtifacts } from './debug-artifacts.js';
-import { renderJob, type RenderOutput } from './render-job.js';
+import { renderJob, type RenderOutcome, type RenderOutput } from './render-job.js';
 
 /** A crash costs the attempt; the second crash of the same job ends it (a page that kills Chromium every time). */
 const RENDER_ATTEMPTS = 2;
@@ -28,7 +31,7 @@ export type RenderFlowDeps = Pick<
  * keep the debug artifacts of a failure when asked, and hand the outcome back. Safe to repeat:
  * before the hand-back it renders again; after it, the claim answers `skip`, so nothing repeats.
  */
-export function renderFlow(deps: RenderFlowDeps): (requestId: string) => Promise<RenderResult | 'skipped'> {
+export function renderFlow(deps: RenderFlowDeps): (requestId: string) => Promise<RenderOutcome | 'skipped'> {
   const durations = deps.metrics.histogram(
     'render_duration_seconds',
     'Render duration, by outcome (completed or the failure code).',
@@ -95,7 +98,7 @@ export function renderFlow(deps: RenderFlowDeps): (requestId: string) => Promise
         };
       }
     }
-    let result: RenderResult = output.result;
+    let result: RenderOutcome = output.result;
     if (result.outcome === 'failed' && output.evidence && job.options.debug_artifacts) {
       const listing = await storeDebugArtifacts(
         { db: deps.db, sealer: deps.artifactSealer, retentionHours: deps.env.DEBUG_ARTIFACT_RETENTION_HOURS },
@@ -106,9 +109,50 @@ export function renderFlow(deps: RenderFlowDeps): (requestId: string) => Promise
     }
     durations.observe({ outcome: result.outcome === 'completed' ? 'completed' : result.code }, (performance.now() - t0) / 1000);
     for (const [type, n] of Object.entries(result.meta?.resource_policy?.blocked_requests ?? {})) blocked.inc({ resource_type: type }, n);
-    // Pages up to MAX_RESULT_BYTES travel base64 in JSON: allow the time that takes.
-    RenderResultAnswer.parse(await deps.orchestrator.post(RENDER_PATHS.result(requestId), result, { timeoutMs: 60_000 }));
+    await handBack(deps.orchestrator, requestId, result);
     deps.log.info({ requestId, outcome: result.outcome, ms: Math.round(performance.now() - t0) }, 'render finished');
     return result;
   };
+}
+
+/**
+ * Hand a render's outcome back to the orchestrator. A completed page travels as bytes first (its
+ * document, then its text as UTF-8, with their SHA-256: renderUploadApi in @wdr/contracts), which
+ * the orchestrator streams into its result store; the outcome follows as small JSON naming that
+ * upload. A failure is small JSON alone. A repeated hand-back (the job retried after a crash or a
+ * timeout) draws a new upload id; the orchestrator finishes a request once and ignores the rest.
+ */
+export async function handBack(
+  orchestrator: RenderFlowDeps['orchestrator'],
+  requestId: string,
+  outcome: RenderOutcome,
+): Promise<RenderResultAnswer> {
+  if (outcome.outcome === 'failed') {
+    return RenderResultAnswer.parse(
+      await callInternal(orchestrator, orchestratorApi.renderJobResult, { params: { id: requestId }, body: outcome, timeoutMs: 30_000 }),
+    );
+  }
+  const { body, text, ...rest } = outcome;
+  // Postgres text holds no NUL character: a page's text loses its NULs rather than failing to store.
+  const textBytes = Buffer.from(text.includes('\0') ? text.replaceAll('\0', '') : text, 'utf8');
+  const sha256 = createHash('sha256').update(body).update(textBytes).digest('hex');
+  const uploadId = randomUUID();
+  const stored = RenderUploadAnswer.parse(
+    await sendBytesInternal(orchestrator, renderUploadApi.renderJobUpload, {
+      params: { id: requestId, upload: uploadId },
+      body: [body, textBytes],
+      headers: { [RENDER_UPLOAD_DIGEST_HEADER]: sha256 },
+      // Up to MAX_RESULT_BYTES and its text, written to the result store as they arrive.
+      timeoutMs: 60_000,
+    }),
+  );
+  if (stored.state === 'skip') return { accepted: false, status: stored.status };
+  return RenderResultAnswer.parse(
+    await callInternal(orchestrator, orchestratorApi.renderJobResult, {
+      params: { id: requestId },
+      body: { ...rest, upload: { upload_id: uploadId, body_bytes: body.length, text_bytes: textBytes.length, sha256 } },
+      // The orchestrator may ask the ledger whether the page's proxy traffic fits the ceiling.
+      timeoutMs: 30_000,
+    }),
+  );
 }

@@ -26,8 +26,22 @@ export interface FailureEvidence {
   report: Record<string, unknown>;
 }
 
+/**
+ * A render's outcome as the renderer holds it: a completed page with its bytes and its text (sent
+ * to the orchestrator as bytes, then named by the small JSON result: render-flow.ts), or a failure
+ * as it is handed back.
+ */
+export type RenderOutcome =
+  | (Omit<Extract<RenderResult, { outcome: 'completed' }>, 'upload'> & {
+      /** The rendered DOM (`page.content()`) as UTF-8: the page as the browser ended with it. */
+      body: Buffer;
+      /** Readable text of the page, or of the elements matching result_text_selector. */
+      text: string;
+    })
+  | Extract<RenderResult, { outcome: 'failed' }>;
+
 export interface RenderOutput {
-  result: RenderResult;
+  result: RenderOutcome;
   /** Present for failures: what debug artifacts are made of, if the submission asked for them. */
   evidence?: FailureEvidence;
 }
@@ -493,7 +507,7 @@ async function renderIn(
         outcome: 'completed',
         status_code: status,
         content_type: contentType,
-        body_base64: body.toString('base64'),
+        body,
         text,
         meta: { ...meta(), ...(textMatches !== undefined ? { text_matches: textMatches } : {}) },
       },

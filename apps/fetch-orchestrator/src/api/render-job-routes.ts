@@ -1,9 +1,10 @@
 import { Router } from 'express';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
-import { orchestratorApi as api } from '@wdr/contracts';
+import { orchestratorApi as api, RENDER_UPLOAD_DIGEST_HEADER, renderUploadApi } from '@wdr/contracts';
 import type { OrchestratorDeps } from '../deps.js';
 import { authorizeCaptchaSolve, captchaSolved } from '../domain/render-captcha.js';
 import { acceptRenderResult, startRenderJob } from '../domain/render-jobs.js';
+import { stageRenderUpload } from '../domain/render-uploads.js';
 
 /** Internal routes browser-renderer calls for each render job (contract: @wdr/contracts RENDER_PATHS, orchestratorApi). */
 export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void): Router {
@@ -20,6 +21,25 @@ export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void)
   r.post(api.startRenderJob.route, async (req, res) => {
     const answer = await startRenderJob(renderDeps, parse(api.startRenderJob.params.id, req.params['id']));
     onCommitted();
+    res.json(answer);
+  });
+  // The page's bytes, streamed into the staging area as they arrive (never parsed as JSON).
+  r.post(renderUploadApi.renderJobUpload.route, async (req, res) => {
+    const { params } = renderUploadApi.renderJobUpload;
+    const id = parse(params.id, req.params['id']);
+    const upload = parse(params.upload, req.params['upload']);
+    const length = req.header('content-length');
+    const answer = await stageRenderUpload(
+      { db: deps.db, uploads: deps.uploads, maxResultBytes: deps.env.MAX_RESULT_BYTES },
+      id,
+      upload,
+      {
+        contentType: req.header('content-type'),
+        length: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
+        sha256: req.header(RENDER_UPLOAD_DIGEST_HEADER),
+      },
+      req,
+    );
     res.json(answer);
   });
   r.post(api.renderJobResult.route, async (req, res) => {

@@ -19,6 +19,7 @@ import { addTraffic, type Termination, type TrafficReport } from './requests/fin
 import { endStatements, moveStatement, runStatements, startSet, statusAfter, type MoveEvent, type MoveResult } from './requests/writes.js';
 import { hasCeiling } from './admission.js';
 import { TERMINAL } from './requests/terminal.js';
+import { checkStagedUpload, dropStagedStatements } from './render-uploads.js';
 import { serveFromCache, type ResultCacheSettings } from './result-cache.js';
 import { browserRouteFor } from './proxies/browser-route.js';
 import type { RouteDeps } from './proxies/route.js';
@@ -137,10 +138,13 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
 }
 
 /**
- * browser-renderer hands a render's outcome back. The page is stored in the result store (the
- * claim-check; Kafka never carries it) and the request finishes, billed at the browser stage, in
- * one transaction of statements (the terminal move with the page, the batch's end, the cache
- * entry). A result for a request that is already terminal is acknowledged and ignored.
+ * browser-renderer hands a render's outcome back. A completed page arrived before as bytes
+ * (render-uploads.ts) and the outcome names that upload: a reference that does not match what was
+ * staged (length, digest) is refused with nothing written. The page moves from the staging area
+ * into the result store (the claim-check; Kafka never carries it) and the request finishes, billed
+ * at the browser stage, in one transaction of statements (the terminal move with the page, the
+ * batch's end, the cache entry, the staged uploads dropped). A result for a request that is
+ * already terminal is acknowledged and ignored.
  */
 export async function acceptRenderResult(deps: RenderJobDeps, requestId: string, result: RenderResult): Promise<RenderResultAnswer> {
   const overBudget = await browserTrafficOverBudget(deps, requestId, result);
@@ -164,19 +168,22 @@ export async function acceptRenderResult(deps: RenderJobDeps, requestId: string,
       ...(solves > 0 ? { captchaSolves: solves } : {}),
     };
   } else if (result.outcome === 'completed') {
-    const body = Buffer.from(result.body_base64, 'base64');
-    if (body.length > deps.maxResultBytes) {
+    const upload = result.upload;
+    // The page arrived before as bytes (render-uploads.ts): the outcome must name it as it was staged.
+    await checkStagedUpload(deps.db, requestId, upload);
+    if (upload.body_bytes > deps.maxResultBytes) {
       const message = `the page is larger than ${deps.maxResultBytes} bytes`;
       termination = failed('TARGET_TOO_LARGE', message, { status_code: result.status_code });
     } else {
       const expiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
-      page = { statusCode: result.status_code, contentType: result.content_type, body, text: result.text, expiresAt };
+      const body = { uploadId: upload.upload_id, bodyBytes: upload.body_bytes, textBytes: upload.text_bytes };
+      page = { statusCode: result.status_code, contentType: result.content_type, body, expiresAt };
       if (result.meta.challenge) before.push({ kind: 'request.protected', status: 'running', payload: { stage: 'browser' } });
       const solves = await captchaSolvesOf(deps.db, requestId, result);
       termination = {
         status: 'completed',
         resultExpiresAt: expiresAt,
-        resultMeta: { ...result.meta, status_code: result.status_code, content_type: result.content_type, bytes: body.length },
+        resultMeta: { ...result.meta, status_code: result.status_code, content_type: result.content_type, bytes: upload.body_bytes },
         terminalStage: 'browser',
         protected: result.meta.challenge,
         ...(solves > 0 ? { captchaSolves: solves } : {}),
@@ -204,7 +211,10 @@ export async function acceptRenderResult(deps: RenderJobDeps, requestId: string,
   // Proxy traffic as the renderer measured it at the socket (unmeasured is passed on as such).
   if (result.traffic && row.proxyType) termination.traffic = { proxy_type: row.proxyType as ProxyNetworkTypeName, ...result.traffic };
   const { statements, done } = endStatements(deps, row, termination, { before, ...(page ? { result: page } : {}), fillCache: true });
-  const moved = done(await runStatements(deps.db, statements));
+  // Whatever this request staged goes with its end (this hand-back's page, an earlier attempt's).
+  const moved = done(
+    (await runStatements(deps.db, [...statements, ...dropStagedStatements(deps.db, requestId)])).slice(0, statements.length),
+  );
   if (!moved) throw notFound();
   return moved.moved
     ? { accepted: true, status: termination.status }

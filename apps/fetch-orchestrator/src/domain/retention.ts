@@ -2,24 +2,27 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import type { Sealer } from '@wdr/kit/sealing';
 import { sealClearInputs } from './requests/sealed-inputs.js';
 import { purgeResultCache, type ResultCacheSettings } from './result-cache.js';
+import { purgeStaleUploads } from './render-uploads.js';
 
 /**
  * Purge what outlived its retention: sealed target URLs of finished requests with their sealed
  * inputs (header and cookie values, browser actions: requests/sealed-inputs.ts), expired results,
- * and expired result cache entries (plus, given the cache's bounds, its oldest beyond the total bytes cap).
+ * expired result cache entries (plus, given the cache's bounds, its oldest beyond the total bytes cap),
+ * and rendered pages staged but never handed back (render-uploads.ts).
  */
 export async function purgeExpired(
   db: PrismaClient,
   now = new Date(),
   resultCache?: Pick<ResultCacheSettings, 'maxTotalBytes'>,
-): Promise<{ targets: number; results: number; cacheEntries: number }> {
+): Promise<{ targets: number; results: number; cacheEntries: number; uploadChunks: number }> {
   const targets = await db.dataRequest.updateMany({
     where: { targetPurgeAt: { lt: now }, OR: [{ targetSealed: { not: null } }, { secretsSealed: { not: null } }] },
     data: { targetSealed: null, secretsSealed: null },
   });
   const results = await db.requestResult.deleteMany({ where: { expiresAt: { lt: now } } });
   const cacheEntries = await purgeResultCache(db, resultCache?.maxTotalBytes, now);
-  return { targets: targets.count, results: results.count, cacheEntries };
+  const uploadChunks = await purgeStaleUploads(db, now);
+  return { targets: targets.count, results: results.count, cacheEntries, uploadChunks };
 }
 
 /**
@@ -34,7 +37,7 @@ export async function retentionPass(
   now = new Date(),
   resultCache?: Pick<ResultCacheSettings, 'maxTotalBytes'>,
   sealRequestInputs = true,
-): Promise<{ sealed: number; targets: number; results: number; cacheEntries: number }> {
+): Promise<{ sealed: number; targets: number; results: number; cacheEntries: number; uploadChunks: number }> {
   const sealed = sealRequestInputs ? await sealClearInputs(db, sealer) : 0;
   return { sealed, ...(await purgeExpired(db, now, resultCache)) };
 }

@@ -386,9 +386,35 @@ describe('a renderer killed mid-render', () => {
 });
 
 describe('large pages', () => {
-  it('hands a 10 MB rendered page back by claim-check, whole', async () => {
+  it('hands a 10 MB rendered page back by claim-check, whole, while detail reads of the request keep answering 200', async () => {
     const s = await submit({ url: `${site.url}/big?mb=10`, timeout_ms: 120_000 });
-    const d = await settledDetail(s.id, 150_000);
+    // Two readers poll the request's detail from submission to its end, across the render and the
+    // hand-back of its 10 MB page: the orchestrator must keep answering the gateway (10 s timeout)
+    // while the page arrives. Each read's HTTP status and the request status it saw are kept.
+    const reads: { code: number; status: string | undefined; at: number }[] = [];
+    let finished = false;
+    const reader = async () => {
+      while (!finished) {
+        const res = await gw().get(`/api/v1/data/requests/${s.id}`).set('X-API-Key', key);
+        const status = (res.body as { status?: string }).status;
+        reads.push({ code: res.status, status, at: Date.now() });
+        if (res.status === 200 && status !== undefined && !['pending', 'running'].includes(status)) finished = true;
+        else await new Promise((r) => setTimeout(r, 100));
+      }
+    };
+    const readers = Promise.all([reader(), reader()]);
+    const deadline = setTimeout(() => (finished = true), 150_000);
+    await readers.finally(() => clearTimeout(deadline));
+    const lastRunning = reads.filter((r) => r.status === 'running').at(-1);
+    const firstDone = reads.find((r) => r.status === 'completed');
+    process.stdout.write(
+      `10 MB page: ${reads.length} detail reads, ${reads.filter((r) => r.status === 'running').length} while running; ` +
+        `last running read ${lastRunning && firstDone ? firstDone.at - lastRunning.at : '?'} ms before the first completed one\n`,
+    );
+    expect(reads.filter((r) => r.code !== 200)).toEqual([]);
+    expect(lastRunning).toBeDefined();
+    expect(firstDone).toBeDefined();
+    const d = await settledDetail(s.id, 60_000);
     expect(d.status).toBe('completed');
     expect(d.result_meta?.['bytes']).toBeGreaterThan(9_500_000);
     const html = await gw()

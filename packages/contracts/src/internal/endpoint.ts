@@ -53,6 +53,12 @@ export interface InternalEndpoint<
   readonly query: Q;
   /** `json` (the default): a JSON answer; `bytes`: the body is the bytes themselves (BytesAnswer). */
   readonly answerKind: 'json' | 'bytes';
+  /**
+   * `json` (the default): the request body is JSON parsed by `body`; `bytes`: it is raw bytes
+   * (`application/octet-stream`, with Content-Length), sent with `@wdr/kit/internal-call`'s
+   * `sendBytesInternal` and read by the callee as a stream, never parsed as JSON.
+   */
+  readonly bodyKind: 'json' | 'bytes';
   /** The concrete path: `route` with each `:param` replaced by its (URI-encoded) value. */
   path(params: ParamValues<R>): string;
   /** Type only: what the callee answers. Never set at run time. */
@@ -77,6 +83,7 @@ export function endpoint<A>() {
       params: ParamSchemas<R>;
       body?: B;
       query?: Q;
+      bodyKind?: 'json' | 'bytes';
       // An endpoint answering BytesAnswer must say so (its body is the bytes, not JSON); no other may.
     } & ([A] extends [BytesAnswer] ? { answerKind: 'bytes' } : { answerKind?: 'json' }),
   ): InternalEndpoint<M, R, B, Q, A> => ({
@@ -87,6 +94,7 @@ export function endpoint<A>() {
     body: def.body as B,
     query: def.query as Q,
     answerKind: def.answerKind ?? 'json',
+    bodyKind: def.bodyKind ?? 'json',
     path: (values) => buildPath(def.route, values as Record<string, string>),
   });
 }

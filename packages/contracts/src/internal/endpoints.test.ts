@@ -4,6 +4,7 @@ import { ledgerApi } from './ledger.js';
 import { orchestratorApi } from './orchestrator.js';
 import { RENDER_PATHS } from './render.js';
 import { rendererApi } from './renderer.js';
+import { renderUploadApi } from './render-upload.js';
 import { FLEET_SERVICES, INTERNAL_APIS, internalEndpointsOf } from './services.js';
 
 const ID = '0b4f5a4e-8d1c-4c3e-9f65-1a2b3c4d5e6f';
@@ -143,7 +144,8 @@ describe('orchestrator schemas', () => {
 });
 
 describe('render schemas', () => {
-  const completed = { outcome: 'completed', status_code: 200, content_type: 'text/html', body_base64: '', text: '' };
+  const upload = { upload_id: ID, body_bytes: 10, text_bytes: 2, sha256: 'a'.repeat(64) };
+  const completed = { outcome: 'completed', status_code: 200, content_type: 'text/html', upload };
   const meta = {
     stage: 'browser',
     elapsed_ms: 1,
@@ -176,6 +178,25 @@ describe('render schemas', () => {
       traffic: { measured: false, request_bytes: 0, response_bytes: 0 },
     };
     expect(orchestratorApi.renderJobResult.body.safeParse(failed).success).toBe(true);
+  });
+
+  it('names the upload of a completed page, never the page itself', () => {
+    expect(orchestratorApi.renderJobResult.body.safeParse({ ...completed, meta }).success).toBe(true);
+    // The page as base64 in JSON is gone: a result carrying it (and no upload) is refused.
+    const { upload: _, ...withoutUpload } = completed;
+    expect(orchestratorApi.renderJobResult.body.safeParse({ ...withoutUpload, body_base64: '', text: '', meta }).success).toBe(false);
+    expect(
+      orchestratorApi.renderJobResult.body.safeParse({ ...completed, upload: { ...upload, sha256: 'A'.repeat(64) }, meta }).success,
+    ).toBe(false);
+    expect(orchestratorApi.renderJobResult.body.safeParse({ ...completed, upload: { ...upload, body_bytes: -1 }, meta }).success).toBe(
+      false,
+    );
+    const ep = renderUploadApi.renderJobUpload;
+    expect([ep.method, ep.bodyKind, ep.answerKind, ep.callers]).toEqual(['POST', 'bytes', 'json', ['browser-renderer']]);
+    expect(ep.path({ id: ID, upload: ID })).toBe(`/internal/v1/render-jobs/${ID}/uploads/${ID}`);
+    // Served by fetch-orchestrator: its gate admits the route (and only from browser-renderer).
+    expect(internalEndpointsOf('fetch-orchestrator')).toContain(ep);
+    expect(orchestratorApi.renderJobResult.bodyKind).toBe('json');
   });
 
   it('asks for a CAPTCHA solve with the solves so far', () => {
@@ -229,7 +250,8 @@ describe('who may call what', () => {
       'webhook-dispatcher',
     ]);
     expect(INTERNAL_APIS['billing-ledger']).toBe(ledgerApi);
-    expect(INTERNAL_APIS['fetch-orchestrator']).toBe(orchestratorApi);
+    // The orchestrator's table and the render upload, spelled in its own module (render-upload.ts).
+    expect(INTERNAL_APIS['fetch-orchestrator']).toEqual({ ...orchestratorApi, ...renderUploadApi });
     expect(INTERNAL_APIS['browser-renderer']).toBe(rendererApi);
     expect(internalEndpointsOf('gateway')).toEqual([]);
     for (const callee of Object.keys(INTERNAL_APIS) as (keyof typeof INTERNAL_APIS)[])
@@ -250,6 +272,7 @@ describe('who may call what', () => {
       orchestratorApi.renderJobResult,
       orchestratorApi.renderJobCaptcha,
       orchestratorApi.renderJobCaptchaSolved,
+      renderUploadApi.renderJobUpload,
     ])
       expect(ep.callers).toEqual(['browser-renderer']);
     for (const ep of Object.values(ledgerApi)) expect(ep.callers).not.toContain('browser-renderer');

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { browserActionSchema } from '../browser/actions.js';
 import { PROXY_NETWORK_TYPES, RESOURCE_POLICIES, ROUTE_MODES } from '../vocabulary.js';
+import { RenderUploadRef } from './render-upload.js';
 
 /**
  * The internal HTTP contract between browser-renderer and fetch-orchestrator for one render job.
@@ -13,11 +14,13 @@ import { PROXY_NETWORK_TYPES, RESOURCE_POLICIES, ROUTE_MODES } from '../vocabula
  *      POST {@link RENDER_PATHS.captcha} has the ledger authorize the solve against
  *      max_credits_per_request and moves the request to `solving_captcha`; POST
  *      {@link RENDER_PATHS.captchaSolved} moves it back to `running` once the token is in the page;
- *   3. hands the outcome back: POST {@link RENDER_PATHS.result} carries the page body (claim-check
- *      into the orchestrator's result store, up to MAX_RESULT_BYTES; never through Kafka) or the
- *      failure. The orchestrator stores it and finishes the request in one transaction; a second
- *      result for a terminal request is acknowledged and ignored, so a repeated job never repeats
- *      its effects.
+ *   3. hands the outcome back: a completed page first travels as raw bytes (POST
+ *      `renderUploadApi.renderJobUpload`, ./render-upload.ts: streamed into the orchestrator's result
+ *      store, up to MAX_RESULT_BYTES; never through Kafka, never base64 in JSON); then POST
+ *      {@link RENDER_PATHS.result} carries the outcome as small JSON, naming that upload, or the
+ *      failure. The orchestrator moves the page into the request's result and finishes the request
+ *      in one transaction; a second result for a terminal request is acknowledged and ignored, so
+ *      a repeated job never repeats its effects.
  */
 export const RENDER_PATHS = {
   start: (requestId: string) => `/internal/v1/render-jobs/${requestId}/start`,
@@ -198,10 +201,12 @@ export const RenderResult = z.discriminatedUnion('outcome', [
     /** Status of the main document response. */
     status_code: z.number().int().min(100).max(599),
     content_type: z.string().nullable(),
-    /** The rendered DOM (`page.content()`), base64: the page as the browser ended with it. */
-    body_base64: z.string(),
-    /** Readable text of the page, or of the elements matching result_text_selector. */
-    text: z.string(),
+    /**
+     * The page, sent before as bytes (./render-upload.ts): the rendered DOM (`page.content()`, the
+     * page as the browser ended with it) and the readable text of the page, or of the elements
+     * matching result_text_selector.
+     */
+    upload: RenderUploadRef,
     meta: RenderMeta,
     traffic: RenderTraffic.optional(),
   }),

@@ -3,6 +3,7 @@ import type { AnyInternalEndpoint } from './endpoint.js';
 import { ledgerApi } from './ledger.js';
 import { orchestratorApi } from './orchestrator.js';
 import { extractorApi } from './recipes.js';
+import { renderUploadApi } from './render-upload.js';
 import { rendererApi } from './renderer.js';
 import { webhooksApi } from './webhooks.js';
 
@@ -22,7 +23,8 @@ export const FLEET_SERVICES = [
  */
 export const INTERNAL_APIS = {
   'billing-ledger': ledgerApi,
-  'fetch-orchestrator': orchestratorApi,
+  // The render upload (bytes in) is spelled in its own module.
+  'fetch-orchestrator': { ...orchestratorApi, ...renderUploadApi },
   'browser-renderer': rendererApi,
   'recipe-extractor': extractorApi,
   'webhook-dispatcher': webhooksApi,

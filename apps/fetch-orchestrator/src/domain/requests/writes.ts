@@ -34,9 +34,21 @@ export interface MoveEvent {
 export interface MoveResult {
   statusCode: number;
   contentType: string | null;
-  body: Buffer;
+  /** The page itself, or a staged render upload (render-uploads.ts) whose bytes the statement moves in. */
+  body: Buffer | StagedPage;
   text?: string | null;
   expiresAt: Date;
+}
+
+/**
+ * A page already in the staging area (`render_upload_chunks`, domain/render-uploads.ts): the
+ * statement joins its chunks in Postgres and splits them into the body (its first `bodyBytes`)
+ * and the text (the `textBytes` after, UTF-8), so the page never passes through this process again.
+ */
+export interface StagedPage {
+  uploadId: string;
+  bodyBytes: number;
+  textBytes: number;
 }
 
 export interface Move {
@@ -87,6 +99,7 @@ export function moveStatement(
   }));
   const messages = move.messages ?? [];
   const result = move.result;
+  // prettier-ignore
   const sql = `WITH u AS (
       UPDATE data_requests SET ${[...sets, `last_event_seq = last_event_seq + ${p(n)}::int`].join(', ')}
        WHERE id = ${id}::uuid AND status <> ALL(${terminal}::text[])
@@ -104,12 +117,7 @@ export function moveStatement(
       SELECT id, seq, kind, status, payload, ${p(createdAt)}::timestamptz FROM ev
     )${
       result
-        ? `, res AS (
-      INSERT INTO request_results (request_id, status_code, content_type, body, bytes, text, expires_at)
-      SELECT u.id, ${p(result.statusCode)}::int, ${p(result.contentType)}, ${p(new Uint8Array(result.body))}::bytea, ${p(result.body.length)}::int,
-             ${p(result.text ?? null)}, ${p(result.expiresAt)}::timestamptz FROM u
-      ON CONFLICT (request_id) DO NOTHING
-    )`
+        ? resultInsert(result, id, p)
         : ''
     }${
       move.leaseGiveBack
@@ -133,6 +141,31 @@ export function moveStatement(
     SELECT u.id IS NOT NULL AS moved, COALESCE(u.status, cur.status) AS status, u.attempts, u.started_at
       FROM (SELECT status FROM data_requests WHERE id = ${id}::uuid) cur LEFT JOIN u ON true`;
   return db.$queryRawUnsafe<MoveRow[]>(sql, ...params);
+}
+
+/** The CTEs that store a completing move's page: given, or joined from its staged upload. */
+function resultInsert(result: MoveResult, id: string, p: (v: unknown) => string): string {
+  const head = `INSERT INTO request_results (request_id, status_code, content_type, body, bytes, text, expires_at)`;
+  if (Buffer.isBuffer(result.body)) {
+    return `, res AS (
+      ${head}
+      SELECT u.id, ${p(result.statusCode)}::int, ${p(result.contentType)}, ${p(new Uint8Array(result.body))}::bytea, ${p(result.body.length)}::int,
+             ${p(result.text ?? null)}, ${p(result.expiresAt)}::timestamptz FROM u
+      ON CONFLICT (request_id) DO NOTHING
+    )`;
+  }
+  const staged = result.body;
+  const bodyBytes = p(staged.bodyBytes);
+  return `, staged AS (
+      SELECT COALESCE(string_agg(c.chunk, ''::bytea ORDER BY c.seq), ''::bytea) AS bytes
+        FROM render_upload_chunks c WHERE c.request_id = ${id}::uuid AND c.upload_id = ${p(staged.uploadId)}::uuid
+    ), res AS (
+      ${head}
+      SELECT u.id, ${p(result.statusCode)}::int, ${p(result.contentType)}, substring(s.bytes FROM 1 FOR ${bodyBytes}::int), ${bodyBytes}::int,
+             convert_from(substring(s.bytes FROM ${bodyBytes}::int + 1 FOR ${p(staged.textBytes)}::int), 'UTF8'),
+             ${p(result.expiresAt)}::timestamptz FROM u, staged s
+      ON CONFLICT (request_id) DO NOTHING
+    )`;
 }
 
 /** The assignments that start a stage: running, one more attempt, started (if not already). */
