@@ -312,19 +312,9 @@ async function insertAccepted(
   ];
   if (!lease) {
     await db.$executeRawUnsafe(
-      `WITH r AS (
-       INSERT INTO data_requests (id, tenant_id, retried_from_id, url_origin, target_sealed, target_purge_at, status, route_mode, proxy_type,
-                                  pricing_version, base_tokens, token_state, options, last_event_seq, created_at,
-                                  project_id, environment_id, workflow_id, workflow_version_id, budget_committed, secrets_sealed)
-       VALUES ($1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, 'pending', $7, $8, $9, $10, 'reserved', $11::jsonb, 1, $12::timestamptz,
-               $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21, $22)
-       RETURNING id
-     ), e AS (
-       INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
-       SELECT id, 1, 'request.accepted', 'pending', $13::jsonb, $12::timestamptz FROM r
-     )
-     INSERT INTO outbox_messages (topic, message_key, envelope)
-     SELECT m.t, m.k, m.e::jsonb FROM r, unnest($14::text[], $15::text[], $16::text[]) WITH ORDINALITY AS m(t, k, e, n) ORDER BY m.n`,
+      `WITH r AS (INSERT INTO data_requests (${REQUEST_COLUMNS}) VALUES (${REQUEST_VALUES}) RETURNING id),
+            e AS (${ACCEPTED_EVENT})
+       ${FIRST_MESSAGES}`,
       ...params,
     );
     return null;
@@ -335,22 +325,10 @@ async function insertAccepted(
         WHERE tenant_id = $2::uuid AND slot = $23 AND lease_id IS NOT NULL AND policy = 'standard'
           AND plan_id = $24 AND pricing_version = $9 AND granted - held >= $10 AND admit_until > now() + ${ADMIT_MARGIN_SQL}
        RETURNING lease_id, plan_id, granted - held AS left
-     ), r AS (
-       INSERT INTO data_requests (id, tenant_id, retried_from_id, url_origin, target_sealed, target_purge_at, status, route_mode, proxy_type,
-                                  pricing_version, base_tokens, token_state, options, last_event_seq, created_at,
-                                  project_id, environment_id, workflow_id, workflow_version_id, budget_committed, secrets_sealed,
-                                  lease_id, lease_plan_id)
-       SELECT $1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, 'pending', $7, $8, $9, $10, 'reserved', $11::jsonb, 1, $12::timestamptz,
-              $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21, $22, s.lease_id, s.plan_id
-         FROM s
-       RETURNING id
-     ), e AS (
-       INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
-       SELECT id, 1, 'request.accepted', 'pending', $13::jsonb, $12::timestamptz FROM r
-     ), o AS (
-       INSERT INTO outbox_messages (topic, message_key, envelope)
-       SELECT m.t, m.k, m.e::jsonb FROM r, unnest($14::text[], $15::text[], $16::text[]) WITH ORDINALITY AS m(t, k, e, n) ORDER BY m.n
-     )
+     ),
+     r AS (INSERT INTO data_requests (${REQUEST_COLUMNS}, lease_id, lease_plan_id) SELECT ${REQUEST_VALUES}, s.lease_id, s.plan_id FROM s RETURNING id),
+     e AS (${ACCEPTED_EVENT}),
+     o AS (${FIRST_MESSAGES})
      SELECT s.left FROM s, r`,
     ...params,
     lease.slot,
@@ -358,6 +336,19 @@ async function insertAccepted(
   );
   return rows[0] ? Number(rows[0].left) : null;
 }
+
+// insertAccepted's statement, in parts shared by its two forms (with and without a lease): the
+// request row ($1-$12, $17-$22), its `request.accepted` event ($12, $13) and its outbox messages ($14-$16),
+// each written only from the row the statement inserted (`r`).
+const REQUEST_COLUMNS = `id, tenant_id, retried_from_id, url_origin, target_sealed, target_purge_at, status, route_mode, proxy_type,
+  pricing_version, base_tokens, token_state, options, last_event_seq, created_at,
+  project_id, environment_id, workflow_id, workflow_version_id, budget_committed, secrets_sealed`;
+const REQUEST_VALUES = `$1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, 'pending', $7, $8, $9, $10, 'reserved', $11::jsonb, 1, $12::timestamptz,
+  $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21, $22`;
+const ACCEPTED_EVENT = `INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
+  SELECT id, 1, 'request.accepted', 'pending', $13::jsonb, $12::timestamptz FROM r`;
+const FIRST_MESSAGES = `INSERT INTO outbox_messages (topic, message_key, envelope)
+  SELECT m.t, m.k, m.e::jsonb FROM r, unnest($14::text[], $15::text[], $16::text[]) WITH ORDINALITY AS m(t, k, e, n) ORDER BY m.n`;
 
 export function replayOf(existing: DataRequest, cmd: Pick<CreateCommand, 'tenant_id' | 'input_hash'>): SubmissionResponse {
   const opts = existing.options as { input_hash?: string };
