@@ -143,8 +143,15 @@ export type PgPool = pg.Pool;
  * queries carry bytes as base64 text (encoded and decoded again on this process's event loop).
  * The caller ends it (`end()`) when it stops.
  */
-export function pgPoolFor(databaseUrl: string, opts: { max?: number; onError?: (err: Error) => void } = {}): pg.Pool {
-  const pool = new pg.Pool({ ...pgConnectionFor(databaseUrl).config, max: opts.max ?? 4 });
+export function pgPoolFor(
+  databaseUrl: string,
+  opts: { max?: number; idleTimeoutMillis?: number; onError?: (err: Error) => void } = {},
+): pg.Pool {
+  const pool = new pg.Pool({
+    ...pgConnectionFor(databaseUrl).config,
+    max: opts.max ?? 4,
+    ...(opts.idleTimeoutMillis !== undefined ? { idleTimeoutMillis: opts.idleTimeoutMillis } : {}),
+  });
   // An idle connection that breaks is dropped by the pool; unhandled, its error would end the process.
   pool.on('error', (err) => opts.onError?.(err));
   return pool;

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { pgConnectionFor } from '@wdr/kit/pg-listen';
+import { pgPoolFor } from '@wdr/kit/pg-listen';
 
 /**
  * The delivery loop's few statements (claim, record, fan-out), run on `pg` directly: a small pool of
@@ -15,10 +15,8 @@ export class HotSql {
   private readonly pool: pg.Pool;
 
   constructor(databaseUrl: string, max = 4) {
-    const { config } = pgConnectionFor(databaseUrl);
-    this.pool = new pg.Pool({ ...config, max, idleTimeoutMillis: 30_000 });
     // An idle client's error (the server restarted) is the pool's to drop; the next query reconnects.
-    this.pool.on('error', () => undefined);
+    this.pool = pgPoolFor(databaseUrl, { max, idleTimeoutMillis: 30_000 });
   }
 
   async rows<T>(name: string, text: string, values: unknown[]): Promise<T[]> {
