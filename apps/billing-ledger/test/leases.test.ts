@@ -38,6 +38,9 @@ const grantBody = (tenant: string, lease: string, n: number, block: number, extr
   ...extra,
 });
 
+/** POST /internal/v1/leases with this body, expecting this status. */
+const grant = (body: object, status: number) => h.api().post('/internal/v1/leases').send(body).expect(status);
+
 const q = <T>(sql: string, params: unknown[] = []) => withDatabase(h.database.url, async (c) => (await c.query(sql, params)).rows as T[]);
 const leaseRow = async (id: string) =>
   (
@@ -61,11 +64,7 @@ describe('grants', () => {
   it('posts min(block, available) to the lease, replays (lease_id, n) with the amount first posted, and tops up as the next n', async () => {
     const tenant = await newTenant(h, 100);
     const lease = randomUUID();
-    const first = await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(tenant, lease, 1, 30))
-      .expect(201);
+    const first = await grant(grantBody(tenant, lease, 1, 30), 201);
     expect(first.body).toMatchObject({
       lease_id: lease,
       n: 1,
@@ -83,19 +82,11 @@ describe('grants', () => {
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 70, reserved_tokens: 30 });
 
     // The same (lease_id, n) again, whatever the block asked: the amount first posted, nothing new.
-    const replay = await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(tenant, lease, 1, 50))
-      .expect(200);
+    const replay = await grant(grantBody(tenant, lease, 1, 50), 200);
     expect(replay.body).toMatchObject({ granted_tokens: 30, lease_granted_tokens: 30, replay: true, balance_tokens: 70 });
 
     // A top-up larger than what is left takes what is left.
-    const top = await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(tenant, lease, 2, 500))
-      .expect(201);
+    const top = await grant(grantBody(tenant, lease, 2, 500), 201);
     expect(top.body).toMatchObject({ granted_tokens: 70, lease_granted_tokens: 100, balance_tokens: 0 });
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 0, reserved_tokens: 100 });
     expect(await leaseRow(lease)).toMatchObject({ granted: '100', used: '0', returned: '0', state: 'open' });
@@ -107,11 +98,7 @@ describe('grants', () => {
       { id: `lease:${lease}:grant:2`, amount: '70' },
     ]);
     // Nothing left: the next top-up is refused as a reservation would be, with nothing written.
-    const refused = await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(tenant, lease, 3, 10))
-      .expect(402);
+    const refused = await grant(grantBody(tenant, lease, 3, 10), 402);
     expect(refused.body.code).toBe('INSUFFICIENT_CREDITS');
     expect(await leaseRow(lease)).toMatchObject({ granted: '100' });
     expect(await invariants(h.database.url)).toEqual(HEALTHY);
@@ -121,22 +108,14 @@ describe('grants', () => {
     const tenant = await newTenant(h, 4);
     const lease = randomUUID();
     // A browser request costs 5: a balance of 4 cannot lease for it.
-    const res = await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(tenant, lease, 1, 100, { route_mode: 'browser' }))
-      .expect(402);
+    const res = await grant(grantBody(tenant, lease, 1, 100, { route_mode: 'browser' }), 402);
     expect(res.body.code).toBe('INSUFFICIENT_CREDITS');
     expect(await leaseRow(lease)).toBeUndefined();
     expect(await q('SELECT id FROM accounts WHERE id = $1', [`lease:${lease}`])).toEqual([]);
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 4, reserved_tokens: 0 });
 
     const guarded = await newTenant(h, 1000, 'business');
-    const g = await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(guarded, randomUUID(), 1, 100))
-      .expect(201);
+    const g = await grant(grantBody(guarded, randomUUID(), 1, 100), 201);
     expect(g.body).toMatchObject({ granted_tokens: 0, policy: 'guarded' });
     expect(await balance(h, guarded)).toEqual({ balance_tokens: 1000, reserved_tokens: 0 });
   });
@@ -145,16 +124,8 @@ describe('grants', () => {
     const a = await newTenant(h, 50);
     const b = await newTenant(h, 50);
     const lease = randomUUID();
-    await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(a, lease, 1, 10))
-      .expect(201);
-    const res = await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(b, lease, 2, 10))
-      .expect(409);
+    await grant(grantBody(a, lease, 1, 10), 201);
+    const res = await grant(grantBody(b, lease, 2, 10), 409);
     expect(res.body.code).toBe('IDEMPOTENCY_CONFLICT');
     expect(await balance(h, b)).toEqual({ balance_tokens: 50, reserved_tokens: 0 });
   });
@@ -162,24 +133,12 @@ describe('grants', () => {
   it('grants nothing more to a lease past its admission end, but still replays its grants', async () => {
     const tenant = await newTenant(h, 50);
     const lease = randomUUID();
-    await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(tenant, lease, 1, 10))
-      .expect(201);
+    await grant(grantBody(tenant, lease, 1, 10), 201);
     await q(`UPDATE leases SET admit_until = now() - interval '1 second' WHERE id = $1`, [lease]);
-    const late = await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(tenant, lease, 2, 10))
-      .expect(201);
+    const late = await grant(grantBody(tenant, lease, 2, 10), 201);
     expect(late.body).toMatchObject({ granted_tokens: 0, lease_granted_tokens: 10 });
     expect(Date.parse(late.body.admit_until)).toBeLessThan(Date.now());
-    const replay = await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(tenant, lease, 1, 10))
-      .expect(200);
+    const replay = await grant(grantBody(tenant, lease, 1, 10), 200);
     expect(replay.body).toMatchObject({ granted_tokens: 10, replay: true });
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 40, reserved_tokens: 10 });
   });
@@ -206,11 +165,7 @@ describe('settlement of a request admitted from a lease', () => {
   it('charges from the lease up to its hold, the rest from the balance; a refund moves nothing; a repeat changes nothing', async () => {
     const tenant = await newTenant(h, 100);
     const lease = randomUUID();
-    await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(tenant, lease, 1, 20, { route_mode: 'auto' }))
-      .expect(201);
+    await grant(grantBody(tenant, lease, 1, 20, { route_mode: 'auto' }), 201);
     const done = randomUUID();
     const failed = randomUUID();
     const captcha = randomUUID();
@@ -283,11 +238,7 @@ describe('settlement of a request admitted from a lease', () => {
   it('settles a batch of leased and ordinary commands together', async () => {
     const tenant = await newTenant(h, 100);
     const lease = randomUUID();
-    await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(tenant, lease, 1, 10))
-      .expect(201);
+    await grant(grantBody(tenant, lease, 1, 10), 201);
     const reserved = randomUUID();
     await h
       .api()
@@ -311,11 +262,7 @@ describe('expiry', () => {
   it('returns exactly the unconsumed tokens once; a settlement after the return takes from the balance without overdraft', async () => {
     const tenant = await newTenant(h, 12);
     const lease = randomUUID();
-    await h
-      .api()
-      .post('/internal/v1/leases')
-      .send(grantBody(tenant, lease, 1, 12, { route_mode: 'browser' }))
-      .expect(201);
+    await grant(grantBody(tenant, lease, 1, 12, { route_mode: 'browser' }), 201);
     expect(await balance(h, tenant)).toEqual({ balance_tokens: 0, reserved_tokens: 12 });
     await settleLeased(tenant, {
       request_id: randomUUID(),
