@@ -212,6 +212,16 @@ export class BrowserPool {
    */
   async start(): Promise<void> {
     await this.opts.gate.start();
+    try {
+      await this.startBrowsers();
+    } catch (err) {
+      // A pool that refuses to start leaves nothing behind: no browser, no gate listening.
+      await this.stop();
+      throw err;
+    }
+  }
+
+  private async startBrowsers(): Promise<void> {
     const allow = this.opts.allowNoSandbox === true;
     const user = this.opts.chromiumUser ?? 'nobody';
     if (process.getuid?.() === 0) {
