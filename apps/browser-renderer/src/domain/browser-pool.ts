@@ -278,7 +278,7 @@ export class BrowserPool {
       });
       return /sandbox/i.test(stderr) ? firstLine(stderr) : undefined;
     } finally {
-      await rm(userDataDir, { recursive: true, force: true });
+      await removeProfile(userDataDir);
     }
   }
 
@@ -445,7 +445,7 @@ export class BrowserPool {
         });
       } catch (err) {
         this.failedLaunches++;
-        await rm(userDataDir, { recursive: true, force: true });
+        await removeProfile(userDataDir);
         this.opts.log.error({ err, failures: this.failedLaunches }, 'chromium did not launch');
         return err instanceof Error ? err : new Error(String(err));
       }
@@ -484,7 +484,7 @@ export class BrowserPool {
     const index = this.entries.indexOf(entry);
     if (index >= 0) this.entries.splice(index, 1);
     this.gauges.browsers.set(this.entries.filter((e) => !e.dead).length);
-    await rm(entry.userDataDir, { recursive: true, force: true }).catch(() => undefined);
+    await removeProfile(entry.userDataDir);
     if (this.stopped) return;
     if (!entry.closing) {
       const reason = entry.retiring ?? 'crash';
@@ -600,4 +600,14 @@ async function pssOf(pid: number): Promise<number> {
   } catch {
     return 0;
   }
+}
+
+/**
+ * Remove a browser's profile directory. Chromium's crash handler can still be writing into it for a
+ * moment after a failed launch (ENOTEMPTY on "Crash Reports"): retried a few times, and a directory
+ * that still will not go is left for the temp cleaner rather than turning a launch failure into
+ * another error.
+ */
+async function removeProfile(dir: string): Promise<void> {
+  await rm(dir, { recursive: true, force: true, maxRetries: 5, retryDelay: 100 }).catch(() => undefined);
 }
