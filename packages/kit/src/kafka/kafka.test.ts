@@ -3,10 +3,12 @@ import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import pg from 'pg';
 import { createTestDatabase, eventually, pgRawSql, uniqueTopicPrefix, KAFKA_BROKERS, type TestDatabase } from '@wdr/testkit';
 import type { Envelope } from '@wdr/contracts';
 import { createLogger } from '../log.js';
 import { createMetrics } from '../metrics.js';
+import { pgConnectionFor } from '../pg-listen.js';
 import { KafkaBus } from './bus.js';
 import { PoisonMessageError, SKIPPED, startConsumer, type ConsumerHandle } from './consumer.js';
 import { makeEnvelope } from './envelope.js';
@@ -300,6 +302,50 @@ describe('outbox relays of one schema', () => {
     } finally {
       for (const r of relays) await r.stop();
       await c.disconnect();
+      await b.disconnect();
+    }
+  }, 60_000);
+
+  it('marks its rows before it lets go of the relay lock: while its marking waits, no other relay can take the lock', async () => {
+    const b = await ownBus('kit-test-relay-order', ['fetchJobs']);
+    const jobs = Array.from({ length: 3 }, () =>
+      makeEnvelope('fetchJobs', 'fetch.job_requested', randomUUID(), { request_id: randomUUID() }),
+    );
+    await db.$transaction(async (tx) => {
+      for (const j of jobs) await enqueue(tx, 'fetchJobs', 'k', j);
+    });
+    // Between relay A's produce and its marking, another session locks the rows: A's UPDATE waits.
+    const blocker = new pg.Client(pgConnectionFor(database.url).config);
+    await blocker.connect();
+    const blocking = Object.assign(Object.create(b) as KafkaBus, {
+      sendBatch: async (messages: Parameters<KafkaBus['sendBatch']>[0]) => {
+        await b.sendBatch(messages);
+        await blocker.query('BEGIN');
+        await blocker.query('SELECT id FROM outbox_messages WHERE published_at IS NULL FOR UPDATE');
+      },
+    });
+    const relayA = new OutboxRelay({ databaseUrl: database.url, bus: blocking, log, pollMs: 60_000 });
+    const relayB = new OutboxRelay({ databaseUrl: database.url, bus: b, log, pollMs: 60_000 });
+    try {
+      const drainA = relayA.drainOnce();
+      const waiting = () =>
+        db.$queryRawUnsafe<{ pid: number; holds: boolean }[]>(
+          `SELECT a.pid, EXISTS (SELECT 1 FROM pg_locks l WHERE l.pid = a.pid AND l.locktype = 'advisory' AND l.granted) AS holds
+             FROM pg_stat_activity a
+            WHERE a.datname = current_database() AND a.wait_event_type = 'Lock' AND a.query LIKE 'WITH m AS (UPDATE outbox_messages%'`,
+        );
+      const [marking] = await eventually(waiting, (rows) => rows.length === 1, 30_000, 50);
+      // The waiting marking statement still holds the relay lock, so relay B finds it taken.
+      expect(marking!.holds).toBe(true);
+      expect(await relayB.drainOnce()).toBe(0);
+      await blocker.query('COMMIT');
+      expect(await drainA).toBe(3);
+      const pending = await db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM outbox_messages WHERE published_at IS NULL');
+      expect(pending).toHaveLength(0);
+    } finally {
+      await blocker.end();
+      await relayB.stop();
+      await relayA.stop();
       await b.disconnect();
     }
   }, 60_000);

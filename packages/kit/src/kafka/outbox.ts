@@ -295,7 +295,7 @@ export class OutboxRelay {
    * between the two republishes the rows (at-least-once, as before; consumers deduplicate), and
    * the lock goes with the dead connection.
    *
-   * The lock is released inside the marking statement, before it commits, and the next holder's
+   * The lock is released inside the marking statement, after its UPDATE and before it commits, and the next holder's
    * read takes its snapshot before it gets the lock: so the read locks its rows (`FOR UPDATE SKIP
    * LOCKED`, released at the statement's end), which skips rows whose marking is still uncommitted
    * and re-checks the others against their latest committed version, so a row just marked is
@@ -337,9 +337,14 @@ export class OutboxRelay {
         // One produce request for the whole batch, whatever its topics, in table order per topic.
         await this.opts.bus.sendBatch(messages.map((r) => messageOf(this.opts.bus.topic(r.topic as TopicKey), r)));
       }
+      // The unlock is evaluated on the one row of `n`, which exists only once the UPDATE has marked
+      // (and so locked) every row. Written as `SELECT pg_advisory_unlock(..), (SELECT count(*) FROM m)`,
+      // Postgres released the lock before running the UPDATE: a relay that took it in between read the
+      // same rows and published them a second time (kafka.test.ts, "marks its rows before it lets go").
       await client.query(
-        `WITH m AS (UPDATE outbox_messages SET published_at = now() WHERE id = ANY($1::bigint[]) RETURNING 1)
-         SELECT pg_advisory_unlock(hashtext($2)), (SELECT count(*) FROM m)::int AS n`,
+        `WITH m AS (UPDATE outbox_messages SET published_at = now() WHERE id = ANY($1::bigint[]) RETURNING 1),
+              n AS (SELECT count(*)::int AS n FROM m)
+         SELECT n.n, pg_advisory_unlock(hashtext($2)) FROM n`,
         [messages.map((r) => r.id), this.lockKey],
       );
       locked = false;
