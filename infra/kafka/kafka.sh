@@ -11,6 +11,7 @@
 #   KAFKA_CONTROLLER_PORT   controller listener    (default 9093)
 #   KAFKA_HOME              where libs/ live       (default $REPO/.stack/kafka)
 #   KAFKA_HEAP_OPTS         JVM heap               (default -Xms256m -Xmx512m)
+#   KAFKA_JVM_OPTS          other JVM flags        (default -XX:TieredStopAtLevel=1 -XX:+UseSerialGC)
 #   KAFKA_START_TIMEOUT     readiness wait, s      (default 90)
 #
 # State (data, config, log, pid) lives in $REPO/.stack/kafka (git-ignored).
@@ -32,6 +33,10 @@ PID_FILE="$STACK_DIR/kafka.pid"
 KAFKA_PORT="${KAFKA_PORT:-9092}"
 KAFKA_CONTROLLER_PORT="${KAFKA_CONTROLLER_PORT:-9093}"
 KAFKA_HEAP_OPTS="${KAFKA_HEAP_OPTS:--Xms256m -Xmx512m}"
+# A dev and test broker: the client compiler only and the serial collector. Measured on a 2-core
+# machine against G1 with both compilers: start 6.6 -> 5.2 CPU seconds, kit kafka.test 8.4 -> 5.2,
+# idle 3.5 % -> 2 % of a core, the same wall time.
+KAFKA_JVM_OPTS="${KAFKA_JVM_OPTS:--XX:TieredStopAtLevel=1 -XX:+UseSerialGC}"
 KAFKA_START_TIMEOUT="${KAFKA_START_TIMEOUT:-90}"
 STOP_TIMEOUT=20
 
@@ -276,8 +281,7 @@ cmd_start() {
   # its own pid and execs java, so the pid file holds the JVM's pid.
   # shellcheck disable=SC2086
   nohup setsid bash -c 'echo $$ >"$0"; exec "$@"' "$PID_FILE" \
-    java $KAFKA_HEAP_OPTS -XX:+UseG1GC -XX:MaxGCPauseMillis=20 \
-    -XX:InitiatingHeapOccupancyPercent=35 -XX:+ExplicitGCInvokesConcurrent \
+    java $KAFKA_HEAP_OPTS $KAFKA_JVM_OPTS \
     -Djava.awt.headless=true -Dlog4j2.configurationFile="$LOG4J_CONF" \
     -cp "$LIBS/*" kafka.Kafka "$PROPS" \
     >>"$LOG_FILE" 2>&1 </dev/null 9>&- &
