@@ -135,10 +135,19 @@ describe('JSON bodies defining toString or valueOf', () => {
     app.use(express.json({ reviver: noCoercionOverrides }));
     app.post('/', (req, res) => res.json({ mode: `${(req.body as { mode: unknown }).mode as string}` }));
     app.use(errorHandler(() => undefined));
-    for (const body of ['{"mode":{"toString":""}}', '{"a":[{"valueOf":1}]}']) {
+    for (const [body, key] of [
+      ['{"mode":{"toString":""}}', 'toString'],
+      ['{"a":[{"valueOf":1}]}', 'valueOf'],
+    ]) {
       const res = await request(app).post('/').set('content-type', 'application/json').send(body);
-      expect([res.status, res.body.code]).toEqual([400, 'MALFORMED_REQUEST']);
+      expect([res.status, res.body.code, res.body.message]).toEqual([
+        400,
+        'MALFORMED_REQUEST',
+        `The request body may not define "${key}" (at any depth).`,
+      ]);
     }
+    const syntax = await request(app).post('/').set('content-type', 'application/json').send('{"mode":');
+    expect([syntax.status, syntax.body.message]).toEqual([400, 'The request body is not valid JSON.']);
     expect((await request(app).post('/').send({ mode: 'http', to_string: 'x' })).body).toEqual({ mode: 'http' });
   });
 });

@@ -2,6 +2,13 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isDependencyFailure } from './dependency-failure.js';
 import { PublicError, DependencyUnavailableError, DEPENDENCY_MESSAGE } from './public-error.js';
 
+/**
+ * What the JSON reviver `noCoercionOverrides` (service.ts) throws for a body that defines `toString`
+ * or `valueOf`; the error handler names the key in the 400 it answers.
+ */
+export const coercionOverrideRefusal = (key: string): string => `the body may not define "${key}"`;
+const COERCION_OVERRIDE = /^the body may not define "(toString|valueOf)"$/;
+
 export * from './public-error.js';
 
 export const INTERNAL_MESSAGE = 'An internal error occurred.';
@@ -26,7 +33,13 @@ export function toPublicError(err: unknown): PublicError {
   // The database, the broker or an internal service is down or saturated (see isDependencyFailure).
   if (isDependencyFailure(err)) return new DependencyUnavailableError(DEPENDENCY_MESSAGE, err);
   // body-parser errors: malformed JSON, too large, bad charset.
-  if (e?.type === 'entity.parse.failed') return new PublicError('MALFORMED_REQUEST', 'The request body is not valid JSON.');
+  if (e?.type === 'entity.parse.failed') {
+    const key = COERCION_OVERRIDE.exec(String((err as Error).message))?.[1];
+    return new PublicError(
+      'MALFORMED_REQUEST',
+      key === undefined ? 'The request body is not valid JSON.' : `The request body may not define "${key}" (at any depth).`,
+    );
+  }
   if (e?.type === 'entity.too.large') return new PublicError('PAYLOAD_TOO_LARGE', 'The request body is too large.');
   if (e?.type && typeof e.status === 'number' && e.status >= 400 && e.status < 500) {
     return new PublicError('MALFORMED_REQUEST', 'The request body could not be read.');

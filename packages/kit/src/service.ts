@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
-import { errorHandler, notFoundHandler } from './errors.js';
+import { coercionOverrideRefusal, errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
 import { REQUEST_ID_HEADER, validRequestId, withRequestId } from './request-context.js';
@@ -282,9 +282,9 @@ export async function serve(opts: {
 /**
  * A JSON body may not define `toString` or `valueOf` as data: such a value breaks every String() or
  * template of the object it sits in, the validators' included, and turned a refusal into a 500 (the
- * fuzz sent `"mode": {"toString": ""}`). Refused as an unreadable body (400 MALFORMED_REQUEST).
+ * fuzz sent `"mode": {"toString": ""}`). Refused as an unreadable body (400 MALFORMED_REQUEST naming the key).
  */
 export function noCoercionOverrides(key: string, value: unknown): unknown {
-  if (key === 'toString' || key === 'valueOf') throw new SyntaxError(`the body may not define "${key}"`);
+  if (key === 'toString' || key === 'valueOf') throw new SyntaxError(coercionOverrideRefusal(key));
   return value;
 }

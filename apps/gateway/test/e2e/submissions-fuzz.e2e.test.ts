@@ -143,6 +143,15 @@ function leavesLoopback(value: unknown): boolean {
 
 const printable = fc.string({ unit: fc.integer({ min: 0x20, max: 0x7e }).map((c) => String.fromCharCode(c)), maxLength: 40 });
 const anyString = fc.oneof(fc.string({ unit: 'binary', maxLength: 30 }), fc.string({ unit: 'binary-ascii', maxLength: 30 }), printable);
+/** Whether a value, once sent as JSON, defines `toString` or `valueOf` at any depth (fc.anything can make such keys). */
+function definesCoercionKey(value: unknown): boolean {
+  const walk = (v: unknown): boolean =>
+    typeof v === 'object' &&
+    v !== null &&
+    (Array.isArray(v) ? v.some(walk) : Object.entries(v).some(([k, x]) => k === 'toString' || k === 'valueOf' || walk(x)));
+  const text = JSON.stringify(value);
+  return text !== undefined && walk(JSON.parse(text));
+}
 const junk = fc.oneof(fc.anything({ maxDepth: 2 }), anyString, fc.integer(), fc.double(), fc.boolean(), fc.constant(null));
 
 const tokenChar = fc.constantFrom(...'abcdefghijklmnopqrstuvwxyz0123456789-_.!#$%&*+^`|~'.split(''));
@@ -344,6 +353,14 @@ describe('random and mutated submissions', () => {
             if (res.status !== 202) throw new Error(`${JSON.stringify(value)}: ${res.status} ${JSON.stringify(res.body)}`);
             expect(res.body).toMatchObject({ result_kind: 'extraction', page_status: 'pending' });
             seen.admitted++;
+          } else if (definesCoercionKey(value)) {
+            // Refused before validation, as every body defining these keys is (kit's JSON reviver).
+            expect([res.status, res.body.code, res.body.message]).toEqual([
+              400,
+              'MALFORMED_REQUEST',
+              expect.stringMatching(/^The request body may not define "(toString|valueOf)"/),
+            ]);
+            seen.refused++;
           } else {
             if (res.status !== 422) throw new Error(`${JSON.stringify(value)}: ${res.status} ${JSON.stringify(res.body)}`);
             expect(res.body.code).toBe('VALIDATION_FAILED');
