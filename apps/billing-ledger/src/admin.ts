@@ -1,4 +1,4 @@
-import { commandEnv, parseCommandLine } from '@wdr/kit/cli';
+import { commandEnv, parseCommandLine, runCommand, type CommandIo } from '@wdr/kit/cli';
 import { prismaClientOptions } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import { PrismaClient } from './generated/prisma/client.js';
@@ -33,23 +33,9 @@ const options = {
   cursor: { type: 'string' },
 } as const;
 
-const { command, values } = parseCommandLine(
-  usage,
-  ['top-up', 'grant', 'correct', 'balance', 'statement', 'set-plan', 'plan', 'plans'],
-  options,
-);
+const commands = ['top-up', 'grant', 'correct', 'balance', 'statement', 'set-plan', 'plan', 'plans'] as const;
 
-function required(name: 'tenant' | 'amount' | 'reference' | 'memo' | 'plan'): string {
-  const v = values[name];
-  if (!v) throw new UsageError(`--${name} is required`);
-  return v;
-}
-
-function tenant(): string {
-  const v = required('tenant');
-  if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v)) throw new UsageError('--tenant must be a uuid');
-  return v;
-}
+class UsageError extends Error {}
 
 function integer(name: 'amount' | 'limit', text: string): number {
   const n = Number(text);
@@ -57,45 +43,69 @@ function integer(name: 'amount' | 'limit', text: string): number {
   return n;
 }
 
-class UsageError extends Error {}
+/** One operator command: its exit code, its output written to `io`. */
+export async function admin(args: string[], io: CommandIo): Promise<number> {
+  const { command, values } = parseCommandLine(usage, commands, options, args, io);
 
-const env = commandEnv(() => loadLedgerEnv());
-const db = new PrismaClient(prismaClientOptions(env.DATABASE_URL, { max: 2 }));
+  function required(name: 'tenant' | 'amount' | 'reference' | 'memo' | 'plan'): string {
+    const v = values[name];
+    if (!v) throw new UsageError(`--${name} is required`);
+    return v;
+  }
 
-async function run(command: string | undefined): Promise<unknown> {
-  switch (command) {
-    case 'top-up':
-    case 'grant':
-    case 'correct': {
-      const kind = command === 'top-up' ? 'top_up' : command === 'grant' ? 'grant' : 'correction';
-      const memo = command === 'correct' ? required('memo') : (values.memo ?? null);
-      return fund(db, kind, { tenant_id: tenant(), amount: integer('amount', required('amount')), reference: required('reference'), memo });
+  function tenant(): string {
+    const v = required('tenant');
+    if (!/^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i.test(v)) throw new UsageError('--tenant must be a uuid');
+    return v;
+  }
+
+  const env = commandEnv(() => loadLedgerEnv(io.env), io);
+  const db = io.keep(
+    `db:${env.DATABASE_URL}`,
+    () => new PrismaClient(prismaClientOptions(env.DATABASE_URL, { max: 2 })),
+    (c) => c.$disconnect(),
+  );
+
+  async function run(): Promise<unknown> {
+    switch (command) {
+      case 'top-up':
+      case 'grant':
+      case 'correct': {
+        const kind = command === 'top-up' ? 'top_up' : command === 'grant' ? 'grant' : 'correction';
+        const memo = command === 'correct' ? required('memo') : (values.memo ?? null);
+        return fund(db, kind, {
+          tenant_id: tenant(),
+          amount: integer('amount', required('amount')),
+          reference: required('reference'),
+          memo,
+        });
+      }
+      case 'balance':
+        return balanceOf(db, tenant());
+      case 'statement':
+        return statementOf(db, tenant(), { cursor: values.cursor, limit: values.limit ? integer('limit', values.limit) : 50 });
+      case 'set-plan':
+        return setPlan(db, tenant(), required('plan'));
+      case 'plan':
+        return planOf(db, tenant(), env.PRICING_VERSION);
+      case 'plans':
+        return listPlans(db);
+      default:
+        throw new UsageError(usage);
     }
-    case 'balance':
-      return balanceOf(db, tenant());
-    case 'statement':
-      return statementOf(db, tenant(), { cursor: values.cursor, limit: values.limit ? integer('limit', values.limit) : 50 });
-    case 'set-plan':
-      return setPlan(db, tenant(), required('plan'));
-    case 'plan':
-      return planOf(db, tenant(), env.PRICING_VERSION);
-    case 'plans':
-      return listPlans(db);
-    default:
-      throw new UsageError(usage);
+  }
+
+  try {
+    io.out(JSON.stringify(await run()));
+    return 0;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      io.err(err.message);
+      return 2;
+    }
+    io.err(err instanceof PublicError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : String(err));
+    return 1;
   }
 }
 
-try {
-  console.log(JSON.stringify(await run(command)));
-} catch (err) {
-  if (err instanceof UsageError) {
-    console.error(err.message);
-    process.exitCode = 2;
-  } else {
-    console.error(err instanceof PublicError ? `${err.code}: ${err.message}` : err instanceof Error ? err.message : err);
-    process.exitCode = 1;
-  }
-} finally {
-  await db.$disconnect();
-}
+await runCommand(admin);

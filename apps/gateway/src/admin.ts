@@ -1,6 +1,6 @@
 import { ledgerApi } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
-import { commandEnv, parseCommandLine } from '@wdr/kit/cli';
+import { commandEnv, EXIT_USAGE, parseCommandLine, runCommand, type CommandIo } from '@wdr/kit/cli';
 import { createServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
 import { serviceIdentityFrom } from '@wdr/kit/service-identity';
@@ -54,7 +54,7 @@ const commands = [
   'revoke-cabinet-token',
   'set-limits',
 ] as const;
-const { command, values } = parseCommandLine(usage, commands, {
+const options = {
   name: { type: 'string' },
   tenant: { type: 'string' },
   credits: { type: 'string', default: '0' },
@@ -71,14 +71,7 @@ const { command, values } = parseCommandLine(usage, commands, {
   concurrency: { type: 'string' },
   'read-rate': { type: 'string' },
   'read-concurrency': { type: 'string' },
-});
-const env = commandEnv(() => loadGatewayEnv());
-
-const credits = Number(values.credits);
-if (!Number.isInteger(credits) || credits < 0) {
-  console.error('--credits must be a whole number >= 0');
-  process.exit(2);
-}
+} as const;
 
 function wholeNumber(flag: string, raw: string): number {
   const n = Number(raw);
@@ -100,192 +93,213 @@ function errorText(err: unknown): string {
   return String(err);
 }
 
-const db = new PrismaClient(prismaClientOptions(env.DATABASE_URL));
-// The admin command calls the ledger as the gateway (its own service's key).
-const ledger = createServiceClient({
-  name: 'billing-ledger',
-  baseUrl: env.LEDGER_URL,
-  timeoutMs: 10_000,
-  identity: commandEnv(() => serviceIdentityFrom('gateway', env)).signer,
-});
+/** One operator command: its exit code, its output written to `io`. */
+export async function admin(args: string[], io: CommandIo): Promise<number> {
+  const { command, values } = parseCommandLine(usage, commands, options, args, io);
+  const env = commandEnv(() => loadGatewayEnv(io.env), io);
+  const credits = Number(values.credits);
+  if (!Number.isInteger(credits) || credits < 0) {
+    io.err('--credits must be a whole number >= 0');
+    return EXIT_USAGE;
+  }
 
-async function grant(tenantId: string, amount: number, reference: string) {
-  if (amount === 0) return null;
-  return callInternal(ledger, ledgerApi.grant, { params: { tenantId }, body: { amount, reference } });
-}
+  const db = io.keep(
+    `db:${env.DATABASE_URL}`,
+    () => new PrismaClient(prismaClientOptions(env.DATABASE_URL)),
+    (c) => c.$disconnect(),
+  );
+  // The admin command calls the ledger as the gateway (its own service's key).
+  const ledger = createServiceClient({
+    name: 'billing-ledger',
+    baseUrl: env.LEDGER_URL,
+    timeoutMs: 10_000,
+    identity: commandEnv(() => serviceIdentityFrom('gateway', env), io).signer,
+  });
 
-try {
-  switch (command) {
-    case 'create-tenant': {
-      if (!values.name) throw new Error('--name is required');
-      // One tenant per name (an advisory lock serialises concurrent runs), then the initial grant
-      // by the reference initial-grant:<tenant_id>. A rerun finds the tenant and makes the same
-      // grant: the ledger answers a replay when it landed, grants it when it did not, and refuses
-      // other credits under that reference (IDEMPOTENCY_CONFLICT). The key is shown only by the
-      // run that created the tenant (stored hashed); a rerun points at issue-key.
-      const rerun = `admin create-tenant --name ${JSON.stringify(values.name)} --credits ${credits}`;
-      const t = await createTenantNamed(db, values.name, env.API_KEY_PEPPER);
-      const reference = `initial-grant:${t.tenantId}`;
-      let granted: Awaited<ReturnType<typeof grant>>;
-      try {
-        granted = await grant(t.tenantId, credits, reference);
-      } catch (err) {
-        if (!t.created && err instanceof PublicError && err.code === 'IDEMPOTENCY_CONFLICT') {
-          console.error(
-            `tenant "${values.name}" exists (tenant_id ${t.tenantId}) with an initial grant other than ${credits} credits; nothing changed (more credits: admin grant --tenant ${t.tenantId} --amount N --reference REF)`,
+  async function grant(tenantId: string, amount: number, reference: string) {
+    if (amount === 0) return null;
+    return callInternal(ledger, ledgerApi.grant, { params: { tenantId }, body: { amount, reference } });
+  }
+
+  let code = 0;
+  try {
+    switch (command) {
+      case 'create-tenant': {
+        if (!values.name) throw new Error('--name is required');
+        // One tenant per name (an advisory lock serialises concurrent runs), then the initial grant
+        // by the reference initial-grant:<tenant_id>. A rerun finds the tenant and makes the same
+        // grant: the ledger answers a replay when it landed, grants it when it did not, and refuses
+        // other credits under that reference (IDEMPOTENCY_CONFLICT). The key is shown only by the
+        // run that created the tenant (stored hashed); a rerun points at issue-key.
+        const rerun = `admin create-tenant --name ${JSON.stringify(values.name)} --credits ${credits}`;
+        const t = await createTenantNamed(db, values.name, env.API_KEY_PEPPER);
+        const reference = `initial-grant:${t.tenantId}`;
+        let granted: Awaited<ReturnType<typeof grant>>;
+        try {
+          granted = await grant(t.tenantId, credits, reference);
+        } catch (err) {
+          if (!t.created && err instanceof PublicError && err.code === 'IDEMPOTENCY_CONFLICT') {
+            io.err(
+              `tenant "${values.name}" exists (tenant_id ${t.tenantId}) with an initial grant other than ${credits} credits; nothing changed (more credits: admin grant --tenant ${t.tenantId} --amount N --reference REF)`,
+            );
+            code = 1;
+            break;
+          }
+          // The tenant and its key exist: print them (a new key is shown only here), then how to finish.
+          io.out(
+            JSON.stringify({
+              tenant_id: t.tenantId,
+              created: t.created,
+              ...(t.created ? { api_key: t.apiKey } : {}),
+              balance_tokens: null,
+              grant_failed: true,
+            }),
           );
-          process.exitCode = 1;
+          io.err(
+            `granting ${credits} credits to tenant ${t.tenantId} failed: ${errorText(err)}; rerun the same command to finish it (the grant is made once): ${rerun}`,
+          );
+          code = 1;
           break;
         }
-        // The tenant and its key exist: print them (a new key is shown only here), then how to finish.
-        console.log(
-          JSON.stringify({
-            tenant_id: t.tenantId,
-            created: t.created,
-            ...(t.created ? { api_key: t.apiKey } : {}),
-            balance_tokens: null,
-            grant_failed: true,
-          }),
-        );
-        console.error(
-          `granting ${credits} credits to tenant ${t.tenantId} failed: ${errorText(err)}; rerun the same command to finish it (the grant is made once): ${rerun}`,
-        );
-        process.exitCode = 1;
+        // Without a grant (--credits 0): a new tenant has nothing; an existing one's balance, if the ledger answers.
+        const balance =
+          granted?.balance_tokens ??
+          (t.created
+            ? 0
+            : await callInternal(ledger, ledgerApi.balance, { params: { tenantId: t.tenantId } }).then(
+                (b) => b.balance_tokens,
+                () => null,
+              ));
+        if (t.created) {
+          io.out(JSON.stringify({ tenant_id: t.tenantId, created: true, api_key: t.apiKey, balance_tokens: balance }));
+        } else {
+          io.out(
+            JSON.stringify({
+              tenant_id: t.tenantId,
+              created: false,
+              initial_grant: credits === 0 ? 'not asked' : granted?.created ? 'granted now' : 'already granted',
+              balance_tokens: balance,
+            }),
+          );
+          io.err(
+            `tenant "${values.name}" already exists (tenant_id ${t.tenantId}); its API key was shown once, when it was created. Another key: admin issue-key --tenant ${t.tenantId}`,
+          );
+        }
         break;
       }
-      // Without a grant (--credits 0): a new tenant has nothing; an existing one's balance, if the ledger answers.
-      const balance =
-        granted?.balance_tokens ??
-        (t.created
-          ? 0
-          : await callInternal(ledger, ledgerApi.balance, { params: { tenantId: t.tenantId } }).then(
-              (b) => b.balance_tokens,
-              () => null,
-            ));
-      if (t.created) {
-        console.log(JSON.stringify({ tenant_id: t.tenantId, created: true, api_key: t.apiKey, balance_tokens: balance }));
-      } else {
-        console.log(
+      case 'grant': {
+        if (!values.tenant) throw new Error('--tenant is required');
+        if (!values.reference) throw new Error('--reference is required');
+        const amount = wholeNumber('--amount', values.amount ?? '');
+        if (amount < 1) throw new Error('--amount must be >= 1');
+        const r = await callInternal(ledger, ledgerApi.grant, {
+          params: { tenantId: values.tenant },
+          body: { amount, reference: values.reference },
+        });
+        io.out(JSON.stringify({ tenant_id: values.tenant, reference: values.reference, ...r }));
+        break;
+      }
+      case 'issue-key': {
+        if (!values.tenant) throw new Error('--tenant is required');
+        const days = values['expires-in-days'] === undefined ? 0 : wholeNumber('--expires-in-days', values['expires-in-days']);
+        const expiresAt = days === 0 ? null : new Date(Date.now() + days * 86_400_000);
+        const apiKey = await issueKeyFor(db, values.tenant, env.API_KEY_PEPPER, values.label ?? 'default', expiresAt);
+        io.out(JSON.stringify({ tenant_id: values.tenant, api_key: apiKey, expires_at: expiresAt?.toISOString() ?? null }));
+        break;
+      }
+      case 'list-keys': {
+        if (!values.tenant) throw new Error('--tenant is required');
+        io.out(JSON.stringify({ tenant_id: values.tenant, keys: await listKeys(db, values.tenant) }));
+        break;
+      }
+      case 'revoke-key': {
+        if (!values['key-id'] && !values.key) throw new Error('--key-id or --key is required');
+        const r = await revokeKey(
+          db,
+          { ...(values['key-id'] ? { id: values['key-id'] } : {}), ...(values.key ? { key: values.key } : {}) },
+          env.API_KEY_PEPPER,
+        );
+        io.out(JSON.stringify({ tenant_id: r.tenantId, key_id: r.id, revoked: true }));
+        break;
+      }
+      case 'suspend-tenant':
+      case 'resume-tenant': {
+        if (!values.tenant) throw new Error('--tenant is required');
+        const status = command === 'suspend-tenant' ? 'suspended' : 'active';
+        await setTenantStatus(db, values.tenant, status);
+        io.out(JSON.stringify({ tenant_id: values.tenant, status }));
+        break;
+      }
+      case 'seed-demo': {
+        const existing = await db.tenant.findFirst({ where: { name: 'demo' }, orderBy: { createdAt: 'asc' } });
+        if (existing) {
+          // Keys are stored hashed, so a re-run issues a fresh key rather than printing the old one.
+          // The demo credits were granted when the tenant was created; a re-run only reads the balance.
+          const apiKey = await issueKeyFor(db, existing.id, env.API_KEY_PEPPER, 'seed-demo');
+          const balance = await callInternal(ledger, ledgerApi.balance, { params: { tenantId: existing.id } });
+          io.out(JSON.stringify({ tenant_id: existing.id, api_key: apiKey, balance_tokens: balance.balance_tokens }));
+        } else {
+          const t = await createTenant(db, 'demo', env.API_KEY_PEPPER);
+          const balance = await grant(t.tenantId, credits, `demo-grant:${t.tenantId}`);
+          io.out(JSON.stringify({ tenant_id: t.tenantId, api_key: t.apiKey, balance_tokens: balance?.balance_tokens ?? 0 }));
+        }
+        break;
+      }
+      case 'issue-cabinet-token': {
+        if (!values.tenant) throw new Error('--tenant is required');
+        const days =
+          values['expires-in-days'] === undefined
+            ? env.CABINET_TOKEN_TTL_DAYS
+            : wholeNumber('--expires-in-days', values['expires-in-days']);
+        const t = await issueCabinetToken(db, values.tenant, env.API_KEY_PEPPER, {
+          ...(values.label ? { label: values.label } : {}),
+          expiresInDays: days === 0 ? null : days,
+        });
+        io.out(
+          JSON.stringify({ tenant_id: t.tenantId, token_id: t.id, cabinet_token: t.token, expires_at: t.expiresAt?.toISOString() ?? null }),
+        );
+        break;
+      }
+      case 'revoke-cabinet-token': {
+        if (!values['token-id'] && !values.token) throw new Error('--token-id or --token is required');
+        const r = await revokeCabinetToken(
+          db,
+          { ...(values['token-id'] ? { id: values['token-id'] } : {}), ...(values.token ? { token: values.token } : {}) },
+          env.API_KEY_PEPPER,
+        );
+        io.out(JSON.stringify({ tenant_id: r.tenantId, token_id: r.id, revoked: true }));
+        break;
+      }
+      case 'set-limits': {
+        if (!values.tenant) throw new Error('--tenant is required');
+        const change = {
+          ...limitOption('submissionsPerWindow', '--rate', values.rate),
+          ...limitOption('windowSeconds', '--window', values.window),
+          ...limitOption('maxConcurrentRequests', '--concurrency', values.concurrency),
+          ...limitOption('readsPerWindow', '--read-rate', values['read-rate']),
+          ...limitOption('maxConcurrentReads', '--read-concurrency', values['read-concurrency']),
+        };
+        const limits = await setTenantLimits(db, values.tenant, change);
+        io.out(
           JSON.stringify({
-            tenant_id: t.tenantId,
-            created: false,
-            initial_grant: credits === 0 ? 'not asked' : granted?.created ? 'granted now' : 'already granted',
-            balance_tokens: balance,
+            tenant_id: values.tenant,
+            submissions_per_window: limits.submissionsPerWindow ?? null,
+            window_seconds: limits.windowSeconds ?? null,
+            max_concurrent_requests: limits.maxConcurrentRequests ?? null,
+            reads_per_window: limits.readsPerWindow ?? null,
+            max_concurrent_reads: limits.maxConcurrentReads ?? null,
           }),
         );
-        console.error(
-          `tenant "${values.name}" already exists (tenant_id ${t.tenantId}); its API key was shown once, when it was created. Another key: admin issue-key --tenant ${t.tenantId}`,
-        );
+        break;
       }
-      break;
     }
-    case 'grant': {
-      if (!values.tenant) throw new Error('--tenant is required');
-      if (!values.reference) throw new Error('--reference is required');
-      const amount = wholeNumber('--amount', values.amount ?? '');
-      if (amount < 1) throw new Error('--amount must be >= 1');
-      const r = await callInternal(ledger, ledgerApi.grant, {
-        params: { tenantId: values.tenant },
-        body: { amount, reference: values.reference },
-      });
-      console.log(JSON.stringify({ tenant_id: values.tenant, reference: values.reference, ...r }));
-      break;
-    }
-    case 'issue-key': {
-      if (!values.tenant) throw new Error('--tenant is required');
-      const days = values['expires-in-days'] === undefined ? 0 : wholeNumber('--expires-in-days', values['expires-in-days']);
-      const expiresAt = days === 0 ? null : new Date(Date.now() + days * 86_400_000);
-      const apiKey = await issueKeyFor(db, values.tenant, env.API_KEY_PEPPER, values.label ?? 'default', expiresAt);
-      console.log(JSON.stringify({ tenant_id: values.tenant, api_key: apiKey, expires_at: expiresAt?.toISOString() ?? null }));
-      break;
-    }
-    case 'list-keys': {
-      if (!values.tenant) throw new Error('--tenant is required');
-      console.log(JSON.stringify({ tenant_id: values.tenant, keys: await listKeys(db, values.tenant) }));
-      break;
-    }
-    case 'revoke-key': {
-      if (!values['key-id'] && !values.key) throw new Error('--key-id or --key is required');
-      const r = await revokeKey(
-        db,
-        { ...(values['key-id'] ? { id: values['key-id'] } : {}), ...(values.key ? { key: values.key } : {}) },
-        env.API_KEY_PEPPER,
-      );
-      console.log(JSON.stringify({ tenant_id: r.tenantId, key_id: r.id, revoked: true }));
-      break;
-    }
-    case 'suspend-tenant':
-    case 'resume-tenant': {
-      if (!values.tenant) throw new Error('--tenant is required');
-      const status = command === 'suspend-tenant' ? 'suspended' : 'active';
-      await setTenantStatus(db, values.tenant, status);
-      console.log(JSON.stringify({ tenant_id: values.tenant, status }));
-      break;
-    }
-    case 'seed-demo': {
-      const existing = await db.tenant.findFirst({ where: { name: 'demo' }, orderBy: { createdAt: 'asc' } });
-      if (existing) {
-        // Keys are stored hashed, so a re-run issues a fresh key rather than printing the old one.
-        // The demo credits were granted when the tenant was created; a re-run only reads the balance.
-        const apiKey = await issueKeyFor(db, existing.id, env.API_KEY_PEPPER, 'seed-demo');
-        const balance = await callInternal(ledger, ledgerApi.balance, { params: { tenantId: existing.id } });
-        console.log(JSON.stringify({ tenant_id: existing.id, api_key: apiKey, balance_tokens: balance.balance_tokens }));
-      } else {
-        const t = await createTenant(db, 'demo', env.API_KEY_PEPPER);
-        const balance = await grant(t.tenantId, credits, `demo-grant:${t.tenantId}`);
-        console.log(JSON.stringify({ tenant_id: t.tenantId, api_key: t.apiKey, balance_tokens: balance?.balance_tokens ?? 0 }));
-      }
-      break;
-    }
-    case 'issue-cabinet-token': {
-      if (!values.tenant) throw new Error('--tenant is required');
-      const days =
-        values['expires-in-days'] === undefined ? env.CABINET_TOKEN_TTL_DAYS : wholeNumber('--expires-in-days', values['expires-in-days']);
-      const t = await issueCabinetToken(db, values.tenant, env.API_KEY_PEPPER, {
-        ...(values.label ? { label: values.label } : {}),
-        expiresInDays: days === 0 ? null : days,
-      });
-      console.log(
-        JSON.stringify({ tenant_id: t.tenantId, token_id: t.id, cabinet_token: t.token, expires_at: t.expiresAt?.toISOString() ?? null }),
-      );
-      break;
-    }
-    case 'revoke-cabinet-token': {
-      if (!values['token-id'] && !values.token) throw new Error('--token-id or --token is required');
-      const r = await revokeCabinetToken(
-        db,
-        { ...(values['token-id'] ? { id: values['token-id'] } : {}), ...(values.token ? { token: values.token } : {}) },
-        env.API_KEY_PEPPER,
-      );
-      console.log(JSON.stringify({ tenant_id: r.tenantId, token_id: r.id, revoked: true }));
-      break;
-    }
-    case 'set-limits': {
-      if (!values.tenant) throw new Error('--tenant is required');
-      const change = {
-        ...limitOption('submissionsPerWindow', '--rate', values.rate),
-        ...limitOption('windowSeconds', '--window', values.window),
-        ...limitOption('maxConcurrentRequests', '--concurrency', values.concurrency),
-        ...limitOption('readsPerWindow', '--read-rate', values['read-rate']),
-        ...limitOption('maxConcurrentReads', '--read-concurrency', values['read-concurrency']),
-      };
-      const limits = await setTenantLimits(db, values.tenant, change);
-      console.log(
-        JSON.stringify({
-          tenant_id: values.tenant,
-          submissions_per_window: limits.submissionsPerWindow ?? null,
-          window_seconds: limits.windowSeconds ?? null,
-          max_concurrent_requests: limits.maxConcurrentRequests ?? null,
-          reads_per_window: limits.readsPerWindow ?? null,
-          max_concurrent_reads: limits.maxConcurrentReads ?? null,
-        }),
-      );
-      break;
-    }
+  } catch (err) {
+    io.err(errorText(err));
+    code = 1;
+  } finally {
+    ledger.breaker.shutdown(); // its rolling window's timer, in a process that runs more commands
   }
-} catch (err) {
-  console.error(errorText(err));
-  process.exitCode = 1;
-} finally {
-  await db.$disconnect();
+  return code;
 }
+
+await runCommand(admin);

@@ -1,13 +1,24 @@
 import { spawn } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestDatabase, identityEnvOf, startServiceProcess, type ServiceProcess, type TestDatabase } from '@wdr/testkit';
+import type { AdminBatchRequest } from '@wdr/contracts';
+import {
+  createTestDatabase,
+  identityEnvOf,
+  startAdminBatch,
+  startServiceProcess,
+  type AdminBatch,
+  type AdminService,
+  type ServiceProcess,
+  type TestDatabase,
+} from '@wdr/testkit';
 
 /**
  * The operator command lines (apps/<service>/dist/admin.js, built): --help, usage and environment
  * errors without stack traces; the gateway's create-tenant making one tenant per name, a rerun of
  * it completing a failed initial grant (exit 0, the existing tenant, no key), and a rerun with other
- * credits refused as a conflict.
+ * credits refused as a conflict; `--batch` (one process, a command per stdin line) answering each
+ * of the command lines here with the exit code and the texts of its single run.
  * Real Postgres and a real billing-ledger process.
  */
 const REPO = fileURLToPath(new URL('../../../', import.meta.url));
@@ -34,6 +45,23 @@ function admin(service: string, args: string[], env: Record<string, string>): Pr
   });
 }
 
+/** One batch process per service for the whole file, started with nothing but PATH, as the single runs are. */
+const batches = new Map<string, AdminBatch>();
+
+/** Run a command line once as its own process and once through `--batch`: the two answer alike. */
+async function both(service: AdminService, args: string[], env: Record<string, string>): Promise<Run> {
+  const single = await admin(service, args, env);
+  let batch = batches.get(service);
+  if (!batch) batches.set(service, (batch = startAdminBatch(service, { PATH: process.env['PATH'] ?? '' })));
+  const reply = await batch.run({ args, env });
+  expect({ code: reply.code, out: reply.stdout, err: reply.stderr }).toEqual({
+    code: single.code,
+    out: single.out.replace(/\n$/, ''),
+    err: single.err.replace(/\n$/, ''),
+  });
+  return single;
+}
+
 const noStack = (text: string) => expect(text).not.toMatch(/^\s+at /m);
 
 let gatewayDb: TestDatabase;
@@ -54,6 +82,7 @@ beforeAll(async () => {
 }, 120_000);
 
 afterAll(async () => {
+  await Promise.all([...batches.values()].map((b) => b.close()));
   await ledger?.kill('SIGTERM');
   await Promise.all([gatewayDb?.drop(), ledgerDb?.drop()]);
 }, 60_000);
@@ -63,10 +92,10 @@ describe.each([
   ['billing-ledger', 'top-up', 'DATABASE_URL'],
   ['fetch-orchestrator', 'proxy-add', 'TARGET_URL_KEY'],
   ['webhook-dispatcher', 'webhook-reseal', 'WEBHOOK_SECRET_KEY'],
-])('%s admin', (service, command, variable) => {
+] as const)('%s admin', (service, command, variable) => {
   it('--help prints the usage and exits 0', async () => {
     for (const args of [['--help'], ['-h'], [command, '--help']]) {
-      const r = await admin(service, args, {});
+      const r = await both(service, args, {});
       expect(r.code).toBe(0);
       expect(r.out).toContain('usage: admin <command>');
       expect(r.out).toContain(command);
@@ -76,7 +105,7 @@ describe.each([
 
   it('an unknown command or option prints the usage and exits 2', async () => {
     for (const args of [['frobnicate'], [], [command, '--no-such-option']]) {
-      const r = await admin(service, args, {});
+      const r = await both(service, args, {});
       expect(r.code).toBe(2);
       expect(r.err).toContain('usage: admin <command>');
       noStack(r.err);
@@ -84,12 +113,12 @@ describe.each([
   });
 
   it('a missing environment variable is one line naming it, exit 2', async () => {
-    const r = await admin(service, [command], {});
+    const r = await both(service, [command], {});
     expect(r.code).toBe(2);
     expect(r.err.trim().split('\n')).toHaveLength(1);
     expect(r.err).toContain(`${variable} is not set`);
     noStack(r.err);
-    const invalid = await admin(service, [command], { DATABASE_URL: 'not a url' });
+    const invalid = await both(service, [command], { DATABASE_URL: 'not a url' });
     expect(invalid.code).toBe(2);
     expect(invalid.err).toMatch(/DATABASE_URL is invalid/);
   });
@@ -152,5 +181,41 @@ describe('gateway create-tenant', () => {
     const replay = await run('cli-grant-fails', 5);
     expect(replay.code).toBe(0);
     expect(JSON.parse(replay.out)).toEqual({ tenant_id: t.tenant_id, created: false, initial_grant: 'already granted', balance_tokens: 5 });
+  }, 60_000);
+});
+
+describe('--batch', () => {
+  it('runs command after command in one process, each with its own environment, and refuses a line that is not a request', async () => {
+    const batch = startAdminBatch('gateway', { PATH: process.env['PATH'] ?? '' });
+    try {
+      const made = await batch.run({ args: ['create-tenant', '--name', 'cli-batch', '--credits', '3'], env: gatewayEnv });
+      expect(made.code).toBe(0);
+      const t = JSON.parse(made.stdout) as { tenant_id: string; created: boolean; api_key: string; balance_tokens: number };
+      expect(t).toMatchObject({ created: true, balance_tokens: 3 });
+      const key = await batch.run({ args: ['issue-key', '--tenant', t.tenant_id, '--label', 'second'], env: gatewayEnv });
+      expect(key.code).toBe(0);
+      const listed = await batch.run({ args: ['list-keys', '--tenant', t.tenant_id], env: gatewayEnv });
+      expect((JSON.parse(listed.stdout) as { keys: { label: string }[] }).keys.map((k) => k.label).sort()).toEqual(['default', 'second']);
+      // The next request's environment is its own: without the pepper, the one-line environment error.
+      const bare = await batch.run({ args: ['list-keys', '--tenant', t.tenant_id] });
+      expect(bare).toMatchObject({ code: 2, stdout: '' });
+      expect(bare.stderr).toContain('API_KEY_PEPPER is not set');
+      // A grant the ledger cannot take fails that command only; the process answers the next one.
+      const down = await batch.run({
+        args: ['grant', '--tenant', t.tenant_id, '--amount', '1', '--reference', 'r1'],
+        env: { ...gatewayEnv, LEDGER_URL: 'http://127.0.0.1:9' },
+      });
+      expect(down.code).toBe(1);
+      const up = await batch.run({ args: ['grant', '--tenant', t.tenant_id, '--amount', '1', '--reference', 'r1'], env: gatewayEnv });
+      expect(up.code).toBe(0);
+      expect(JSON.parse(up.stdout)).toMatchObject({ tenant_id: t.tenant_id, balance_tokens: 4 });
+      for (const line of [{ args: 'list-keys' }, { args: [1] }, { args: ['list-keys'], env: { A: 1 } }] as unknown as AdminBatchRequest[]) {
+        const refused = await batch.run(line);
+        expect(refused.code).toBe(2);
+        expect(refused.stderr).toMatch(/"args"|"env"/);
+      }
+    } finally {
+      await batch.close();
+    }
   }, 60_000);
 });

@@ -15,3 +15,4 @@ export * from './internal/webhooks.js';
 export * from './internal/services.js';
 export * from './events/public-request-event.js';
 export * from './events/topics.js';
+export * from './internal/admin-batch.js';

@@ -4,6 +4,7 @@ import { appendFileSync, mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
+import { closeAdminCommands } from './admin-command.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { identityEnvOf } from './identity.js';
 import { freePort, releasePort } from './ports.js';
@@ -218,37 +219,12 @@ export async function startFleet(
       return () => taps.delete(listener);
     },
     stop: async () => {
+      await closeAdminCommands(topicPrefix);
       await Promise.all(SERVICE_NAMES.map((s) => kill(s, 'SIGTERM', STOP_BOUND_MS)));
       releasePorts();
       await Promise.all(Object.values(databases).map((d) => d.drop()));
     },
   };
-}
-
-/**
- * Run a service's admin command (the gateway's by default, or the ledger's) with the fleet's
- * configuration, as an operator would. Returns the JSON it printed last.
- */
-export async function adminCommand(
-  fleet: Fleet,
-  args: string[],
-  service: 'gateway' | 'billing-ledger' | 'fetch-orchestrator' = 'gateway',
-  extraEnv: Record<string, string> = {},
-): Promise<Record<string, unknown>> {
-  return new Promise((resolve, reject) => {
-    const proc = spawn(process.execPath, [join(REPO, 'apps', service, 'dist', 'admin.js'), ...args], {
-      env: { ...process.env, ...fleet.envOf(service), ...extraEnv },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
-    let out = '';
-    let err = '';
-    proc.stdout.on('data', (b: Buffer) => (out += b.toString()));
-    proc.stderr.on('data', (b: Buffer) => (err += b.toString()));
-    proc.on('exit', (code) => {
-      if (code !== 0) return reject(new Error(`admin ${args.join(' ')} failed (${code}): ${err}`));
-      resolve(JSON.parse(out.trim().split('\n').pop() ?? '{}') as Record<string, unknown>);
-    });
-  });
 }
 
 /** Poll until `fn` returns a value that passes `until`, or fail with the last value seen. */

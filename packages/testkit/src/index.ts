@@ -4,6 +4,7 @@ export * from './fixture-site.js';
 export * from './captcha-solver.js';
 export { CAPTCHA_PROTECTED_TEXT } from './captcha-pages.js';
 export * from './fleet.js';
+export * from './admin-command.js';
 export * from './ports.js';
 export * from './shared-fleet.js';
 export * from './pg-tx.js';
