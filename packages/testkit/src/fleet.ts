@@ -100,7 +100,10 @@ export async function startFleet(
     LOG_LEVEL: process.env['WDR_TEST_LOG_LEVEL'] ?? 'warn',
     KAFKA_BROKERS: opts.kafkaPort !== undefined ? `127.0.0.1:${opts.kafkaPort}` : KAFKA_BROKERS.join(','),
     KAFKA_TOPIC_PREFIX: topicPrefix,
-    OUTBOX_POLL_MS: '100',
+    // The relays wake on their schema's NOTIFY at commit; the poll is only the safety net for a
+    // notification lost while the listening connection was down (an outage test), and at 100 ms it
+    // cost every idle fleet some 50 queries a second.
+    OUTBOX_POLL_MS: '1000',
     // Short enough that a killed consumer's work resumes within seconds, long enough that a member
     // starved of CPU on a busy 2-core machine is not evicted (6 s caused rebalance stalls).
     KAFKA_SESSION_TIMEOUT_MS: '10000',
