@@ -24,16 +24,37 @@ export function jestConfig(packageDir, overrides = {}) {
  * by the project's global setup (packages/testkit/src/shared-fleet.ts) and only when one of them
  * is selected; every other file runs as before. Reporters and the time-out stay global.
  */
-export function jestConfigWithSharedFleet(packageDir, sharedDir, overrides = {}) {
+export function jestConfigWithSharedFleet(packageDir, sharedDir, overrides = {}, lateFiles = []) {
   const { reporters, ...project } = jestConfig(packageDir, overrides);
   const name = packageDir.split('/').slice(-1)[0];
   const shared = `<rootDir>/${sharedDir}/`;
   const testkit = `${packageDir}/../../packages/testkit/dist/jest`;
+  // `./dev test` runs this package's files in two lanes: WDR_JEST_LANE=late selects only `lateFiles`
+  // (globs under the package; none shares the fleet), WDR_JEST_LANE=main every other file. Unset:
+  // every file, as one run.
+  const lane = process.env.WDR_JEST_LANE;
+  if (lane === 'late') {
+    const [, options] = reporters[1];
+    return {
+      reporters: [reporters[0], [reporters[1][0], { ...options, name: `${options.name}-late` }]],
+      testTimeout: project.testTimeout,
+      ...project,
+      displayName: `${name} (late lane)`,
+      testMatch: lateFiles.map((f) => `<rootDir>/${f}`),
+    };
+  }
+  // jest's testMatch takes negated globs: the main lane leaves the late files out.
+  const notLate = lane === 'main' ? lateFiles.map((f) => `!${packageDir}/${f}`) : [];
   return {
     reporters,
     testTimeout: project.testTimeout,
     projects: [
-      { ...project, displayName: name, testPathIgnorePatterns: [...project.testPathIgnorePatterns, shared] },
+      {
+        ...project,
+        displayName: name,
+        testMatch: [...project.testMatch, ...notLate],
+        testPathIgnorePatterns: [...project.testPathIgnorePatterns, shared],
+      },
       {
         ...project,
         displayName: `${name} (shared fleet)`,
