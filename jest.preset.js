@@ -3,8 +3,8 @@
  * Each workspace's jest.config.js spreads this. Results are also written as JSON so `./dev test`
  * can print one summary line for the whole run, and its slowest files.
  */
-export function jestConfig(packageDir, overrides = {}) {
-  const name = packageDir.split('/').slice(-2).join('-');
+export function jestConfig(packageDir, overrides = {}, resultsName = packageDir.split('/').slice(-2).join('-')) {
+  const name = resultsName;
   return {
     rootDir: packageDir,
     testEnvironment: 'node',
@@ -34,11 +34,8 @@ export function jestConfigWithSharedFleet(packageDir, sharedDir, overrides = {},
   // every file, as one run.
   const lane = process.env.WDR_JEST_LANE;
   if (lane === 'late') {
-    const [, options] = reporters[1];
     return {
-      reporters: [reporters[0], [reporters[1][0], { ...options, name: `${options.name}-late` }]],
-      testTimeout: project.testTimeout,
-      ...project,
+      ...jestConfig(packageDir, overrides, `${packageDir.split('/').slice(-2).join('-')}-late`),
       displayName: `${name} (late lane)`,
       testMatch: lateFiles.map((f) => `<rootDir>/${f}`),
     };
