@@ -2,12 +2,15 @@ import type { ErrorRequestHandler, RequestHandler } from 'express';
 import { isDependencyFailure } from './dependency-failure.js';
 import { PublicError, DependencyUnavailableError, DEPENDENCY_MESSAGE } from './public-error.js';
 
+/** Keys a JSON body may not define at any depth (the reviver `noCoercionOverrides`, service.ts). */
+export const COERCION_KEYS: ReadonlySet<string> = new Set(['toString', 'valueOf']);
+
 /**
- * What the JSON reviver `noCoercionOverrides` (service.ts) throws for a body that defines `toString`
- * or `valueOf`; the error handler names the key in the 400 it answers.
+ * What the reviver throws for such a key. body-parser keeps only the message of the reviver's
+ * error, so the error handler finds the key again by this text and names it in the 400.
  */
 export const coercionOverrideRefusal = (key: string): string => `the body may not define "${key}"`;
-const COERCION_OVERRIDE = /^the body may not define "(toString|valueOf)"$/;
+const REFUSED_KEY = new Map([...COERCION_KEYS].map((k) => [coercionOverrideRefusal(k), k]));
 
 export * from './public-error.js';
 
@@ -34,7 +37,7 @@ export function toPublicError(err: unknown): PublicError {
   if (isDependencyFailure(err)) return new DependencyUnavailableError(DEPENDENCY_MESSAGE, err);
   // body-parser errors: malformed JSON, too large, bad charset.
   if (e?.type === 'entity.parse.failed') {
-    const key = COERCION_OVERRIDE.exec(String((err as Error).message))?.[1];
+    const key = REFUSED_KEY.get(String((err as Error).message));
     return new PublicError(
       'MALFORMED_REQUEST',
       key === undefined ? 'The request body is not valid JSON.' : `The request body may not define "${key}" (at any depth).`,

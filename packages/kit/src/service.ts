@@ -3,7 +3,7 @@ import type { Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import express, { type Express, type RequestHandler } from 'express';
 import { pinoHttp } from 'pino-http';
-import { coercionOverrideRefusal, errorHandler, notFoundHandler } from './errors.js';
+import { COERCION_KEYS, coercionOverrideRefusal, errorHandler, notFoundHandler } from './errors.js';
 import type { Logger } from './log.js';
 import type { ServiceMetrics } from './metrics.js';
 import { REQUEST_ID_HEADER, validRequestId, withRequestId } from './request-context.js';
@@ -285,6 +285,6 @@ export async function serve(opts: {
  * fuzz sent `"mode": {"toString": ""}`). Refused as an unreadable body (400 MALFORMED_REQUEST naming the key).
  */
 export function noCoercionOverrides(key: string, value: unknown): unknown {
-  if (key === 'toString' || key === 'valueOf') throw new SyntaxError(coercionOverrideRefusal(key));
+  if (COERCION_KEYS.has(key)) throw new SyntaxError(coercionOverrideRefusal(key));
   return value;
 }
