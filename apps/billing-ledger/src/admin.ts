@@ -60,11 +60,7 @@ export async function admin(args: string[], io: CommandIo): Promise<number> {
   }
 
   const env = commandEnv(() => loadLedgerEnv(io.env), io);
-  const db = io.keep(
-    `db:${env.DATABASE_URL}`,
-    () => new PrismaClient(prismaClientOptions(env.DATABASE_URL, { max: 2 })),
-    (c) => c.$disconnect(),
-  );
+  const db = io.database(env.DATABASE_URL, () => new PrismaClient(prismaClientOptions(env.DATABASE_URL, { max: 2 })));
 
   async function run(): Promise<unknown> {
     switch (command) {

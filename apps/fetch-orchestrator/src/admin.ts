@@ -49,11 +49,7 @@ export async function admin(args: string[], io: CommandIo): Promise<number> {
     io,
   );
 
-  const db = io.keep(
-    `db:${env.DATABASE_URL}`,
-    () => new PrismaClient(prismaClientOptions(env.DATABASE_URL, { max: 1 })),
-    (c) => c.$disconnect(),
-  );
+  const db = io.database(env.DATABASE_URL, () => new PrismaClient(prismaClientOptions(env.DATABASE_URL, { max: 1 })));
   const sealer = commandEnv(() => Sealer.fromKeys(env.TARGET_URL_KEY, env.TARGET_URL_KEY_PREVIOUS, 'TARGET_URL_KEY'), io);
   const label = () => {
     if (!values.label) throw new ExitConfigError('--label is required');

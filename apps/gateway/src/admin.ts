@@ -103,11 +103,7 @@ export async function admin(args: string[], io: CommandIo): Promise<number> {
     return EXIT_USAGE;
   }
 
-  const db = io.keep(
-    `db:${env.DATABASE_URL}`,
-    () => new PrismaClient(prismaClientOptions(env.DATABASE_URL)),
-    (c) => c.$disconnect(),
-  );
+  const db = io.database(env.DATABASE_URL, () => new PrismaClient(prismaClientOptions(env.DATABASE_URL)));
   // The admin command calls the ledger as the gateway (its own service's key).
   const ledger = createServiceClient({
     name: 'billing-ledger',

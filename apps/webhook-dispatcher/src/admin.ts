@@ -47,11 +47,7 @@ export async function admin(args: string[], io: CommandIo): Promise<number> {
 
   // A key ring that cannot be right (an id twice) is an environment problem too: one line, exit 2.
   const sealer = commandEnv(() => Sealer.fromKeys(env.WEBHOOK_SECRET_KEY, env.WEBHOOK_SECRET_KEY_PREVIOUS, 'WEBHOOK_SECRET_KEY'), io);
-  const db = io.keep(
-    `db:${env.DATABASE_URL}`,
-    () => new PrismaClient(prismaClientOptions(env.DATABASE_URL, { max: 1 })),
-    (c) => c.$disconnect(),
-  );
+  const db = io.database(env.DATABASE_URL, () => new PrismaClient(prismaClientOptions(env.DATABASE_URL, { max: 1 })));
 
   try {
     if (command === 'webhook-reseal') {

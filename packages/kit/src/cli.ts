@@ -10,22 +10,26 @@ import { ADMIN_BATCH_FLAG, type AdminBatchReply, type AdminBatchRequest } from '
  * exits 2.
  *
  * A command is a function of its arguments and a `CommandIo` (environment, stdout, stderr, kept
- * resources) returning its exit code, run by `runCommand`: once, from the process's arguments, or
+ * database clients) returning its exit code, run by `runCommand`: once, from the process's arguments, or
  * (`--batch`) once per line of standard input, so a caller with many commands to run (the test
  * kit's `adminCommand`) starts one process, not one per command. Both modes run the same code and
  * print the same texts.
  */
 export const EXIT_USAGE = 2;
 
+interface Disconnectable {
+  $disconnect(): Promise<void>;
+}
+
 export interface CommandIo {
   readonly env: Record<string, string | undefined>;
   out(text: string): void;
   err(text: string): void;
   /**
-   * A resource the command would otherwise open and close each time (a database client): made
-   * once per `key` and closed when the process is done with commands.
+   * The command's database client for `url`, made by `make` once per URL and process (the commands
+   * of a batch share it) and disconnected when the process is done with commands.
    */
-  keep<T>(key: string, make: () => T, close: (resource: T) => Promise<void> | void): T;
+  database<T extends Disconnectable>(url: string, make: () => T): T;
 }
 
 /** Ends a command with an exit code, its output already written (usage, help, environment). */
@@ -88,23 +92,25 @@ export function commandEnv<T>(load: () => T, io: CommandIo): T {
   }
 }
 
-/** Kept resources of one process, closed in the reverse order of their making. */
-class Keeper {
-  private readonly kept = new Map<string, { resource: unknown; close: (r: unknown) => Promise<void> | void }>();
+/** The database clients of one process, by URL. */
+class Databases {
+  private readonly clients = new Map<string, Disconnectable>();
 
-  keep<T>(key: string, make: () => T, close: (resource: T) => Promise<void> | void): T {
-    const have = this.kept.get(key);
-    if (have) return have.resource as T;
-    const resource = make();
-    this.kept.set(key, { resource, close: close as (r: unknown) => Promise<void> | void });
-    return resource;
+  get<T extends Disconnectable>(url: string, make: () => T): T {
+    let client = this.clients.get(url);
+    if (!client) this.clients.set(url, (client = make()));
+    return client as T;
   }
 
-  async closeAll(): Promise<void> {
-    const all = [...this.kept.values()].reverse();
-    this.kept.clear();
-    for (const { resource, close } of all) await Promise.resolve(close(resource)).catch(() => undefined);
+  async disconnectAll(): Promise<void> {
+    const all = [...this.clients.values()];
+    this.clients.clear();
+    await Promise.all(all.map((c) => c.$disconnect().catch(() => undefined)));
   }
+}
+
+function commandIo(env: CommandIo['env'], out: (t: string) => void, err: (t: string) => void, databases: Databases): CommandIo {
+  return { env, out, err, database: (url, make) => databases.get(url, make) };
 }
 
 async function runOnce(command: Command, args: string[], io: CommandIo): Promise<number> {
@@ -135,20 +141,20 @@ function batchRequest(line: string): AdminBatchRequest | string {
 /**
  * Run `command` as the process's entry point: once with the process's arguments (its exit code is
  * the process's), or with `--batch` once per JSON line of stdin (`AdminBatchRequest`), one `AdminBatchReply`
- * line each on stdout, in order, until stdin ends; kept resources (database clients) then close.
+ * line each on stdout, in order, until stdin ends; the database clients then disconnect.
  */
 export async function runCommand(command: Command): Promise<void> {
-  const keeper = new Keeper();
+  const databases = new Databases();
   const args = process.argv.slice(2);
   if (args[0] !== ADMIN_BATCH_FLAG) {
-    const io: CommandIo = {
-      env: process.env,
-      out: (t) => console.log(t),
-      err: (t) => console.error(t),
-      keep: (k, make, close) => keeper.keep(k, make, close),
-    };
+    const io = commandIo(
+      process.env,
+      (t) => console.log(t),
+      (t) => console.error(t),
+      databases,
+    );
     const code = await runOnce(command, args, io);
-    await keeper.closeAll();
+    await databases.disconnectAll();
     process.exitCode = code;
     return;
   }
@@ -162,16 +168,16 @@ export async function runCommand(command: Command): Promise<void> {
       err.push(request);
       code = EXIT_USAGE;
     } else {
-      const io: CommandIo = {
-        env: { ...process.env, ...request.env },
-        out: (t) => out.push(t),
-        err: (t) => err.push(t),
-        keep: (k, make, close) => keeper.keep(k, make, close),
-      };
+      const io = commandIo(
+        { ...process.env, ...request.env },
+        (t) => out.push(t),
+        (t) => err.push(t),
+        databases,
+      );
       code = await runOnce(command, request.args, io);
     }
     const reply: AdminBatchReply = { code, stdout: out.join('\n'), stderr: err.join('\n') };
     process.stdout.write(`${JSON.stringify(reply)}\n`);
   }
-  await keeper.closeAll();
+  await databases.disconnectAll();
 }

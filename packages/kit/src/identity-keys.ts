@@ -3,7 +3,7 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { FLEET_SERVICES, isServiceName } from '@wdr/contracts';
-import { EXIT_USAGE, parseCommandLine, runCommand, type CommandIo } from './cli.js';
+import { parseCommandLine, runCommand, usageError, type CommandIo } from './cli.js';
 import { generateServiceKey, parsePrivateJwk, type ServicePublicJwk } from './service-identity.js';
 
 /**
@@ -35,18 +35,12 @@ async function identityKeys(args: string[], io: CommandIo): Promise<number> {
 
   if (command === 'generate') {
     const service = values.service;
-    if (!isServiceName(service)) {
-      io.err(`--service must be one of ${FLEET_SERVICES.join(', ')}\n${usage}`);
-      return EXIT_USAGE;
-    }
+    if (!isServiceName(service)) usageError(usage, `--service must be one of ${FLEET_SERVICES.join(', ')}`, io);
     const key = generateServiceKey(service, values.kid ?? newKid(service));
     io.out(JSON.stringify({ private: key.privateJwk, public: key.publicJwk }));
   } else {
     const dir = positionals[0];
-    if (!dir) {
-      io.err(`local needs a directory\n${usage}`);
-      return EXIT_USAGE;
-    }
+    if (!dir) usageError(usage, 'local needs a directory', io);
     mkdirSync(dir, { recursive: true, mode: 0o700 });
     const keys: ServicePublicJwk[] = [];
     for (const service of FLEET_SERVICES) {
