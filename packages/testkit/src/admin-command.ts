@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import type { Socket } from 'node:net';
 import { dirname, join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
@@ -26,7 +27,7 @@ interface Pending {
  */
 export interface AdminBatch {
   run(request: AdminBatchRequest): Promise<AdminBatchReply>;
-  close(): Promise<void>;
+  close(boundMs?: number): Promise<void>;
 }
 
 /** Start a service's admin command line in batch mode, with `env` as its process environment. */
@@ -88,24 +89,26 @@ class BatchProcess implements AdminBatch {
     });
   }
 
-  async close(): Promise<void> {
+  /** End its input and wait for it to exit: SIGKILL after `boundMs` (a fleet's stop is not held up). */
+  async close(boundMs = 5_000): Promise<void> {
     if (this.exited) return;
     const gone = new Promise<void>((r) => this.proc.once('exit', () => r()));
     this.proc.stdin!.end();
+    const timer = setTimeout(() => this.proc.kill('SIGKILL'), boundMs);
     await gone;
+    clearTimeout(timer);
   }
 
+  /** Its pipes are sockets: while a reply is awaited they (and the child) hold the event loop open. */
   private busy(): void {
     this.proc.ref();
-    (this.proc.stdout as unknown as { ref?: () => void }).ref?.();
+    (this.proc.stdout as Socket).ref();
   }
 
   private idle(): void {
     if (this.pending.length > 0) return;
     this.proc.unref();
-    (this.proc.stdout as unknown as { unref?: () => void }).unref?.();
-    (this.proc.stderr as unknown as { unref?: () => void }).unref?.();
-    (this.proc.stdin as unknown as { unref?: () => void }).unref?.();
+    for (const pipe of [this.proc.stdin, this.proc.stdout, this.proc.stderr]) (pipe as Socket).unref();
   }
 }
 
