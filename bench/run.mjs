@@ -32,7 +32,7 @@ const BENCHES = [
     script: 'processed-retention.mjs',
     args: quick ? ['--rows', '20000', '--keep', '20000'] : ['--rows', '100000', '--keep', '100000'],
   },
-  { name: 'ledger', script: 'ledger.mjs', args: quick ? ['--ops', '500'] : [] },
+  { name: 'ledger', script: 'ledger.mjs', args: quick ? ['--ops', '500', '--kafka'] : ['--kafka'] },
   { name: 'webhooks', script: 'webhooks.mjs', env: quick ? { BENCH_EVENTS: '300', BENCH_RATES: '100', BENCH_LATENCY_S: '5' } : {} },
   {
     name: 'submissions',
