@@ -24,6 +24,7 @@ import { createLogger } from '@wdr/kit/log';
 import { createMetrics } from '@wdr/kit/metrics';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { RenderOptions } from '@wdr/contracts';
+import { leaseEnv, leaseRestOf } from './lib/leases.mjs';
 import { benchReport } from './lib/report.mjs';
 import { BrowserPool, treeRss } from '../apps/browser-renderer/dist/domain/browser-pool.js';
 import { EgressGate } from '../apps/browser-renderer/dist/domain/egress-gate.js';
@@ -156,6 +157,7 @@ async function throughApi(site) {
         CONCURRENCY_LIMIT: '10000000',
       },
       'browser-renderer': { BROWSER_POOL_SIZE: '1', BROWSER_PAGES_PER_BROWSER: String(CONCURRENCY) },
+      'fetch-orchestrator': leaseEnv(),
       // The outbox's production safety poll (the relays wake on NOTIFY at commit; the test fleet
       // polls every second). BENCH_NODE_OPTIONS: V8 flags for every service (issue 24).
       all: {
@@ -229,8 +231,9 @@ async function throughApi(site) {
       settled: rows.filter((d) => d.status === 'completed' && d.token_state === 'settled').length,
       notCached: rows.filter((d) => d.cached === false).length,
       price: rows.reduce((n, d) => n + (d.base_tokens ?? 0), 0),
-      charged: balanceBefore.balance_tokens - balanceAfter.balance_tokens,
-      held: balanceAfter.reserved_tokens,
+      // Leases: a block leaves the balance and counts as reserved until used (bench/lib/leases.mjs).
+      charged: balanceBefore.balance_tokens + balanceBefore.reserved_tokens - balanceAfter.balance_tokens - balanceAfter.reserved_tokens,
+      held: balanceAfter.reserved_tokens - (await leaseRestOf(fleet, [tenant.tenant_id])),
     };
     // CPU of each service's node process per page (Chromium's own CPU is not in these figures).
     const cpuPerPage = Object.fromEntries(Object.keys(cpuAfter).map((k) => [k, ((cpuAfter[k] - cpuBefore[k]) * 1000) / Math.max(1, ok)]));

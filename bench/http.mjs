@@ -184,6 +184,7 @@ async function main() {
   log.setLevel(log.LEVELS.ERROR);
   const { PG_ADMIN_URL, SERVICE_NAMES, adminCommand, startFleet } = await import('@wdr/testkit');
   const { benchReport } = await import('./lib/report.mjs');
+  const { leaseEnv, leaseRestOf } = await import('./lib/leases.mjs');
   const report = benchReport('http');
   const { default: pg } = await import('pg');
 
@@ -376,8 +377,9 @@ async function main() {
       siteHits: siteAfter.hits - siteBefore.hits,
       exitRequests,
       baseTokens,
-      charged: before.balance_tokens - after.balance_tokens,
-      heldAfter: after.reserved_tokens,
+      // Leases: a block leaves the balance and counts as reserved until used (bench/lib/leases.mjs).
+      charged: before.balance_tokens + before.reserved_tokens - after.balance_tokens - after.reserved_tokens,
+      heldAfter: after.reserved_tokens - (await leaseRestOf(fleet, [tenant.tenant_id])),
       cpuMsPerPage: Object.fromEntries(Object.entries(cpu).map(([s, c]) => [s, (c * 1000) / Math.max(1, ok)])),
       pgMsPerPage: (pgSeconds * 1000) / Math.max(1, ok),
     };
@@ -400,7 +402,7 @@ async function main() {
           RATE_LIMIT_SUBMISSIONS: '10000000',
           CONCURRENCY_LIMIT: '10000000',
         },
-        'fetch-orchestrator': { FETCH_CONCURRENCY: String(CONCURRENCY) },
+        'fetch-orchestrator': { FETCH_CONCURRENCY: String(CONCURRENCY), ...leaseEnv() },
         // Production settings where the test fleet's differ (as bench/submissions.mjs).
         all: {
           NODE_ENV: 'production',

@@ -17,6 +17,7 @@ import express from 'express';
 import { Kafka, logLevel } from 'kafkajs';
 import pg from 'pg';
 import { KAFKA_BROKERS, PG_ADMIN_URL, SERVICE_NAMES, adminCommand, startFixtureSite, startFleet, withDatabase } from '@wdr/testkit';
+import { BENCH_LEASES, leaseEnv, leaseRestOf } from './lib/leases.mjs';
 import { benchReport } from './lib/report.mjs';
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 12);
@@ -27,9 +28,8 @@ const MODES = (process.env.BENCH_RUNS ?? 'pipeline,admission,hot').split(',');
 const TENANTS = Number(process.env.BENCH_TENANTS ?? 64);
 /** Seconds of an idle fleet measured before the load (0 skips it). */
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 60);
-/** BENCH_LEASES=true: the orchestrator admits from credit leases (LEASE_ENABLED, block BENCH_LEASE_BLOCK_TOKENS). */
-const LEASES = process.env.BENCH_LEASES === 'true';
-const LEASE_BLOCK_TOKENS = process.env.BENCH_LEASE_BLOCK_TOKENS ?? '10000';
+/** Credit leases as in production (on; `BENCH_LEASES=false`: every admission reserves; bench/lib/leases.mjs). */
+const LEASES = BENCH_LEASES;
 /** Write a V8 CPU profile of every service to this directory (read with bench/profile-top.mjs). */
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
 
@@ -275,7 +275,7 @@ const fleet = await startFleet({
       RATE_LIMIT_SUBMISSIONS: '10000000',
       CONCURRENCY_LIMIT: '10000000',
     },
-    ...(LEASES ? { 'fetch-orchestrator': { LEASE_ENABLED: 'true', LEASE_BLOCK_TOKENS } } : {}),
+    'fetch-orchestrator': leaseEnv(),
     // Production settings where the test fleet's differ: the services' defaults for the outbox's
     // safety poll (5 s) and the consumer session (30 s), production mode, quiet logs.
     all: {
@@ -372,10 +372,13 @@ try {
     );
     report.check(`${r.name}: every request completed and settled`, rows.settled === rows.n, `${rows.settled} of ${rows.n}`);
     report.check(`${r.name}: no result from the cache`, rows.cached === 0, `${rows.cached} cached: true`);
+    // Leases: a block leaves the balance and counts as reserved until used (bench/lib/leases.mjs).
+    const charged = CREDITS - Number(b.balance_tokens) - Number(b.reserved_tokens);
+    const held = Number(b.reserved_tokens) - (await leaseRestOf(fleet, [tenant.id]));
     report.check(
-      `${r.name}: charge equal to the price`,
-      CREDITS - Number(b.balance_tokens) === Number(rows.base_tokens) && Number(b.reserved_tokens) === 0,
-      `balance down by ${CREDITS - Number(b.balance_tokens)}, base price of the requests ${rows.base_tokens}, ${b.reserved_tokens} still held`,
+      `${r.name}: charge equal to the price, nothing held`,
+      charged === Number(rows.base_tokens) && held === 0,
+      `balance + reserved down by ${charged}, base price of the requests ${rows.base_tokens}, ${held} still held beyond the open leases`,
     );
   }
   const admissionRun = async (name, tenants) => {

@@ -26,6 +26,13 @@ export const ledgerEnv = {
    * (timeout_ms is at most 5 minutes) plus the settlement command's way to the ledger.
    */
   LEASE_RETURN_GRACE_S: z.coerce.number().int().min(1).max(86_400).default(900),
+  /**
+   * The most of a tenant's available balance one grant (or top-up) takes, in percent, so leases
+   * never lock a small balance away: with 4 slots a replica's leases hold at most about a fifth of
+   * it (each grant takes 5 % of what is left). A grant whose share would not cover the prompting
+   * request is declined, and that tenant's requests are reserved one by one.
+   */
+  LEASE_MAX_BALANCE_PERCENT: z.coerce.number().min(0.01).max(100).default(5),
   /** How often leases due for return are looked for. */
   LEASE_SWEEP_MS: z.coerce.number().int().min(100).max(3_600_000).default(10_000),
 };

@@ -21,7 +21,8 @@ let h: LedgerHarness;
 const log = createLogger('test', 'silent');
 
 beforeAll(async () => {
-  h = await startLedger();
+  // A grant may take the whole available balance here; the share's cap has its own test below.
+  h = await startLedger({ LEASE_MAX_BALANCE_PERCENT: '100' });
 }, 60_000);
 
 afterAll(async () => {
@@ -315,5 +316,107 @@ describe('expiry', () => {
     });
     expect(await leaseRow(lease)).toMatchObject({ granted: '12', used: '5', returned: '7' });
     expect(await invariants(h.database.url)).toEqual(HEALTHY);
+  }, 60_000);
+});
+
+describe('early release', () => {
+  const release = (lease: string, body: object, status: number) =>
+    h.api().post(`/internal/v1/leases/${lease}/release`).send(body).expect(status);
+  const admitsNoMore = (lease: string) => q(`UPDATE leases SET admit_until = now() - interval '1 second' WHERE id = $1`, [lease]);
+
+  it('gives back at once what no request was admitted against, once; the requests held still settle from the lease, and the sweep returns their rest', async () => {
+    const tenant = await newTenant(h, 100);
+    const lease = randomUUID();
+    await grant(grantBody(tenant, lease, 1, 40), 201);
+    // Refused while the lease still admits: the orchestrator's holds could still grow.
+    expect((await release(lease, { tenant_id: tenant, held_tokens: 3 }, 409)).body.code).toBe('CONFLICT');
+    await admitsNoMore(lease);
+    // Three requests of hold 1 were admitted from it; one settled before the release.
+    const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+    await settleLeased(tenant, { request_id: a, outcome: 'completed', route_mode: 'http', captcha_tokens: 0, lease: facts(lease, 1) });
+    const first = await release(lease, { tenant_id: tenant, held_tokens: 3 }, 200);
+    expect(first.body).toEqual({ lease_id: lease, released_tokens: 37, replay: false });
+    expect(await balance(h, tenant)).toEqual({ balance_tokens: 97, reserved_tokens: 2 });
+    // A repeat, whatever it says, answers the first release and moves nothing.
+    const again = await release(lease, { tenant_id: tenant, held_tokens: 0 }, 200);
+    expect(again.body).toEqual({ lease_id: lease, released_tokens: 37, replay: true });
+    expect(await leaseRow(lease)).toMatchObject({ granted: '40', used: '1', returned: '37', state: 'open' });
+    // The other two settle from what stayed: one charged, one refunded.
+    await settleLeased(tenant, { request_id: b, outcome: 'completed', route_mode: 'http', captcha_tokens: 0, lease: facts(lease, 1) });
+    await settleLeased(tenant, { request_id: c, outcome: 'failed', route_mode: 'http', captcha_tokens: 0, lease: facts(lease, 1) });
+    expect(await leaseRow(lease)).toMatchObject({ used: '2', returned: '37' });
+    await dueNow(lease);
+    await returnExpiredLeases(h.deps.db, log);
+    expect(await leaseRow(lease)).toMatchObject({ granted: '40', used: '2', returned: '38', state: 'returned' });
+    expect(await balance(h, tenant)).toEqual({ balance_tokens: 98, reserved_tokens: 0 });
+    const lines = await q<{ id: string; amount: string }>(`SELECT id, amount::text FROM transfers WHERE id LIKE $1 ORDER BY id`, [
+      `lease:${lease}:re%`,
+    ]);
+    expect(lines).toEqual([
+      { id: `lease:${lease}:release`, amount: '37' },
+      { id: `lease:${lease}:return`, amount: '1' },
+    ]);
+    expect(await invariants(h.database.url)).toEqual(HEALTHY);
+  }, 60_000);
+
+  it('never gives back more than the lease still has; 404 for an unknown lease or another tenant', async () => {
+    const tenant = await newTenant(h, 100);
+    const lease = randomUUID();
+    await grant(grantBody(tenant, lease, 1, 10), 201);
+    await admitsNoMore(lease);
+    // Settled uses of 4 (a request charged above the others' holds is the lease's at most its hold).
+    for (let i = 0; i < 4; i++) {
+      await settleLeased(tenant, {
+        request_id: randomUUID(),
+        outcome: 'completed',
+        route_mode: 'http',
+        captcha_tokens: 0,
+        lease: facts(lease, 1),
+      });
+    }
+    // held_tokens below what was used (an orchestrator that gave holds back): at most the rest, 6.
+    expect((await release(lease, { tenant_id: tenant, held_tokens: 0 }, 200)).body.released_tokens).toBe(6);
+    expect(await leaseRow(lease)).toMatchObject({ granted: '10', used: '4', returned: '6' });
+    expect((await release(randomUUID(), { tenant_id: tenant, held_tokens: 0 }, 404)).body.code).toBe('NOT_FOUND');
+    const other = await newTenant(h, 100);
+    const theirs = randomUUID();
+    await grant(grantBody(other, theirs, 1, 10), 201);
+    await admitsNoMore(theirs);
+    expect((await release(theirs, { tenant_id: tenant, held_tokens: 0 }, 404)).body.code).toBe('NOT_FOUND');
+    expect(await leaseRow(theirs)).toMatchObject({ returned: '0' });
+    expect(await invariants(h.database.url)).toEqual(HEALTHY);
+  }, 60_000);
+});
+
+describe('the balance share (LEASE_MAX_BALANCE_PERCENT)', () => {
+  let capped: LedgerHarness;
+  beforeAll(async () => {
+    capped = await startLedger({ LEASE_MAX_BALANCE_PERCENT: '5' });
+  }, 60_000);
+  afterAll(async () => {
+    await capped?.stop();
+  }, 60_000);
+  const grantCapped = (body: object, status: number) => capped.api().post('/internal/v1/leases').send(body).expect(status);
+
+  it('takes at most its share of what is available, each top-up of what is left; declines, writing nothing and alerting nothing, when the share cannot cover the request', async () => {
+    const tenant = await newTenant(capped, 1000);
+    const lease = randomUUID();
+    // 5 % of 1000 is 50: the block of 1000 is cut to it.
+    expect((await grantCapped(grantBody(tenant, lease, 1, 1000), 201)).body).toMatchObject({ granted_tokens: 50, balance_tokens: 950 });
+    // The top-up takes 5 % of the 950 left.
+    expect((await grantCapped(grantBody(tenant, lease, 2, 1000), 201)).body).toMatchObject({ granted_tokens: 47, balance_tokens: 903 });
+    expect(await balance(capped, tenant)).toEqual({ balance_tokens: 903, reserved_tokens: 97 });
+
+    // 5 % of 80 is 4: it covers an HTTP request (1) but not a browser one (5), which is declined.
+    const small = await newTenant(capped, 80);
+    expect((await grantCapped(grantBody(small, randomUUID(), 1, 1000), 201)).body).toMatchObject({ granted_tokens: 4 });
+    const other = randomUUID();
+    const declined = await grantCapped(grantBody(small, other, 1, 1000, { route_mode: 'browser' }), 402);
+    expect(declined.body.code).toBe('INSUFFICIENT_CREDITS');
+    expect(await q('SELECT id FROM leases WHERE id = $1', [other])).toEqual([]);
+    expect(await balance(capped, small)).toEqual({ balance_tokens: 76, reserved_tokens: 4 });
+    // The balance covers the request, so no balance_exhausted event was written for the decline.
+    expect((await outboxEvents(capped.database.url, 'billing.balance_exhausted')).filter((e) => e.tenant_id === small)).toEqual([]);
+    expect(await invariants(capped.database.url)).toEqual(HEALTHY);
   }, 60_000);
 });

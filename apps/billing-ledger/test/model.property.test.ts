@@ -26,9 +26,12 @@ import {
  * are checked: sums zero, no overdraft, each hold resolved at most once, holds match reservations.
  */
 let h: LedgerHarness;
+/** The ledger's LEASE_MAX_BALANCE_PERCENT in this test, as a fraction. */
+const LEASE_SHARE = 0.5;
 
 beforeAll(async () => {
-  h = await startLedger();
+  // Half the available balance at most per grant, so the model's grants meet the cap.
+  h = await startLedger({ LEASE_MAX_BALANCE_PERCENT: String(LEASE_SHARE * 100) });
 }, 60_000);
 
 afterAll(async () => {
@@ -340,7 +343,8 @@ class GrantLease implements Cmd {
       expect(res.status).toBe(201);
       expect(res.body.granted_tokens).toBe(0);
     } else {
-      const amount = Math.min(this.block, t.available);
+      // min(block, the share of what is available); refused when it cannot cover the request's hold.
+      const amount = Math.min(this.block, Math.floor(t.available * LEASE_SHARE));
       const refused = amount < standardHold(this.mode) || amount <= 0;
       expect(res.status).toBe(refused ? 402 : 201);
       if (!refused) {

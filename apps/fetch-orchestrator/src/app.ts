@@ -7,8 +7,12 @@ import type { Prisma } from './generated/prisma/client.js';
 import { onExtractionRunEnded, onFetchJobRequested, onReservationResolved, onReservationsResolved } from './kafka/handlers.js';
 import { pgConnectionFor } from '@wdr/kit/pg-listen';
 
+/** How often leases that admit no more are released (a lease admits for the ledger's LEASE_TTL_S, 60 s). */
+const LEASE_RELEASE_EVERY_MS = 5_000;
+
 export function createOrchestratorService(deps: OrchestratorDeps) {
   let purgeTimer: NodeJS.Timeout | undefined;
+  let leaseTimer: NodeJS.Timeout | undefined;
   const stageDeps = {
     db: deps.db,
     ledger: deps.ledger,
@@ -64,9 +68,18 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
         pass();
         purgeTimer = setInterval(pass, 60_000);
         purgeTimer.unref();
+        // Credit leases that admit no more give back what they never held (domain/leases.ts).
+        const leases = deps.admission.leases;
+        if (leases) {
+          leaseTimer = setInterval(() => {
+            leases.releaseExpired().catch((err: unknown) => deps.log.warn({ err }, 'lease release pass failed'));
+          }, LEASE_RELEASE_EVERY_MS);
+          leaseTimer.unref();
+        }
       },
       stop: async () => {
         clearInterval(purgeTimer);
+        clearInterval(leaseTimer);
         await deps.routes.pool.shutdown();
         await deps.uploads.end();
       },

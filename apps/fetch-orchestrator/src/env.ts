@@ -28,12 +28,12 @@ export const orchestratorEnv = {
     .default('true')
     .transform((v) => v === 'true'),
   /**
-   * Credit leases (issue 24, item 2; docs/architecture.md): admit common requests against blocks of
+   * Credit leases (docs/architecture.md, "Credit leases"): admit common requests against blocks of
    * tokens the ledger granted, without a ledger call each. Off: every admission reserves.
    */
   LEASE_ENABLED: z
     .enum(['true', 'false'])
-    .default('false')
+    .default('true')
     .transform((v) => v === 'true'),
   /** Tokens asked for per grant or top-up of a lease slot. */
   LEASE_BLOCK_TOKENS: z.coerce.number().int().min(1).max(1_000_000_000).default(1_000),

@@ -107,6 +107,10 @@ export async function startFleet(
     // Short enough that a killed consumer's work resumes within seconds, long enough that a member
     // starved of CPU on a busy 2-core machine is not evicted (6 s caused rebalance stalls).
     KAFKA_SESSION_TIMEOUT_MS: '10000',
+    // Credit leases are on in production (the orchestrator's default). Test fleets reserve every
+    // request with the ledger unless a test turns leases on (credit-leases.e2e): most suites read a
+    // request's own reservation and charge, and the balance moving by exactly it.
+    LEASE_ENABLED: 'false',
     ORCHESTRATOR_URL: url('fetch-orchestrator'),
     LEDGER_URL: url('billing-ledger'),
     RENDERER_URL: url('browser-renderer'),

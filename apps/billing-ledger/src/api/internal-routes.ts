@@ -4,7 +4,7 @@ import { parseOrThrow as parse } from '@wdr/kit/errors';
 import type { LedgerDeps } from '../deps.js';
 import { balanceOf, fund } from '../domain/funding.js';
 import { holdLlmCharge, settleLlmCharge } from '../domain/llm-charges.js';
-import { grantLease } from '../domain/leases.js';
+import { grantLease, releaseLease } from '../domain/leases.js';
 import { planOf } from '../domain/plans.js';
 import { readReservation, reserve, reserveBatch } from '../domain/reservations.js';
 import { authorizeStep } from '../domain/settlement.js';
@@ -36,12 +36,23 @@ export function internalRoutes(deps: LedgerDeps): Router {
       throw err;
     }
   });
-  const times = { ttlSeconds: deps.env.LEASE_TTL_S, returnGraceSeconds: deps.env.LEASE_RETURN_GRACE_S };
+  const terms = {
+    ttlSeconds: deps.env.LEASE_TTL_S,
+    returnGraceSeconds: deps.env.LEASE_RETURN_GRACE_S,
+    maxBalanceShare: deps.env.LEASE_MAX_BALANCE_PERCENT / 100,
+  };
   r.post(ledgerApi.grantLease.route, async (req, res) => {
     const cmd = parse(ledgerApi.grantLease.body, req.body);
-    const result = await perTenant.run(cmd.tenant_id, () => grantLease(deps.db, version, times, cmd));
+    const result = await perTenant.run(cmd.tenant_id, () => grantLease(deps.db, version, terms, cmd));
     if (!result.replay) tokens.reserved(result.granted_tokens); // committed: a lease is on hold until used or returned
     res.status(result.replay ? 200 : 201).json(result);
+  });
+  r.post(ledgerApi.releaseLease.route, async (req, res) => {
+    const leaseId = parse(ledgerApi.releaseLease.params.leaseId, req.params['leaseId']);
+    const cmd = parse(ledgerApi.releaseLease.body, req.body);
+    const result = await perTenant.run(cmd.tenant_id, () => releaseLease(deps.db, leaseId, cmd));
+    if (!result.replay) tokens.refunded('refunded', result.released_tokens); // committed: back to the tenant, as the final return
+    res.status(200).json(result);
   });
   r.post(ledgerApi.reserveBatch.route, async (req, res) => {
     const cmd = parse(ledgerApi.reserveBatch.body, req.body);

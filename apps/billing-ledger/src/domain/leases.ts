@@ -1,4 +1,4 @@
-import type { LeaseGrantBody, LedgerLeaseGrant, LedgerPriceRow } from '@wdr/contracts';
+import type { LeaseGrantBody, LeaseReleaseBody, LedgerLeaseGrant, LedgerLeaseRelease, LedgerPriceRow } from '@wdr/contracts';
 import { isUniqueViolation } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
 import type { Logger } from '@wdr/kit/log';
@@ -15,19 +15,28 @@ type Tx = Prisma.TransactionClient;
  * transfer whose id is its idempotency key:
  *   lease:<id>:grant:<n>  tenant -> lease   (a grant; a top-up is the next n)
  *   use:<request id>      lease -> revenue  (settlement of a request admitted from the lease)
+ *   lease:<id>:release    lease -> tenant   (once it stopped admitting: what no request was admitted against)
  *   lease:<id>:return     lease -> tenant   (what is left, once, at return_after)
  * so granted = used + returned + the lease account's balance, which is never negative.
  */
 export const leaseAccountId = (leaseId: string) => `lease:${leaseId}`;
 export const grantTransferId = (leaseId: string, n: number) => `lease:${leaseId}:grant:${n}`;
 export const returnTransferId = (leaseId: string) => `lease:${leaseId}:return`;
+export const releaseTransferId = (leaseId: string) => `lease:${leaseId}:release`;
 export const useTransferId = (requestId: string) => `use:${requestId}`;
 
-export interface LeaseTimes {
+export interface LeaseTerms {
   /** How long a lease admits, from its first grant. */
   ttlSeconds: number;
   /** Then how long before what is left returns: above any request's life. */
   returnGraceSeconds: number;
+  /**
+   * The most of the tenant's available balance one grant takes (0 < share <= 1), so a small
+   * balance is not locked away in leases. A grant whose share would not cover the prompting
+   * request is declined (402, nothing written, no balance alert): that tenant's requests are
+   * reserved one by one.
+   */
+  maxBalanceShare: number;
 }
 
 interface LeaseRow {
@@ -49,7 +58,7 @@ const pricesOf = (book: PriceBook): LedgerPriceRow[] =>
   });
 
 /**
- * Grant (or top up) a lease: post min(block, available) from the tenant's balance to the lease, in
+ * Grant (or top up) a lease: post min(block, share of available) from the tenant's balance to the lease, in
  * one transaction that also opens the lease on its first grant. Refused, with nothing written,
  * exactly as a reservation of the prompting request would be: its price (the pure pricing of
  * @wdr/kit/pricing) must fit in the balance. Idempotent on (lease_id, n): a replay answers the
@@ -59,7 +68,7 @@ const pricesOf = (book: PriceBook): LedgerPriceRow[] =>
 export async function grantLease(
   db: PrismaClient,
   pricingVersion: number,
-  times: LeaseTimes,
+  terms: LeaseTerms,
   cmd: LeaseGrantBody,
 ): Promise<LedgerLeaseGrant> {
   try {
@@ -98,7 +107,7 @@ export async function grantLease(
       if (lease && (!lease.admits || planId !== account.plan.id)) return answer(0n, BigInt(lease.granted), lease, false);
       if (policy === 'guarded') {
         // Nothing opened: the orchestrator reserves this tenant's requests one by one until then.
-        const until = new Date(Date.now() + times.ttlSeconds * 1000);
+        const until = new Date(Date.now() + terms.ttlSeconds * 1000);
         return answer(0n, 0n, { admit_until: until, return_after: until }, false);
       }
       const admission = admissionOf(book, account.plan, { route_mode: cmd.route_mode, proxy_type: cmd.proxy_type, max_credits: null });
@@ -110,8 +119,12 @@ export async function grantLease(
           account.id,
         )
       )[0]!.available;
-      const amount = BigInt(cmd.block_tokens) < BigInt(room) ? BigInt(cmd.block_tokens) : BigInt(room);
-      if (amount < BigInt(hold) || amount <= 0n) throw new Refused(account.id, admission.minBase, hold);
+      const free = BigInt(room);
+      if (free < BigInt(hold) || free <= 0n) throw new Refused(account.id, admission.minBase, hold);
+      const share = BigInt(Math.floor(Number(free) * terms.maxBalanceShare));
+      const block = BigInt(cmd.block_tokens);
+      const amount = block < share ? block : share;
+      if (amount < BigInt(hold)) throw new Declined();
       let l = lease;
       if (!l) {
         const rows = await tx.$queryRawUnsafe<LeaseRow[]>(
@@ -125,8 +138,8 @@ export async function grantLease(
           cmd.tenant_id,
           planId,
           version,
-          times.ttlSeconds,
-          times.returnGraceSeconds,
+          terms.ttlSeconds,
+          terms.returnGraceSeconds,
           leaseAccountId(cmd.lease_id),
         );
         l = rows[0]!;
@@ -154,15 +167,24 @@ export async function grantLease(
       return answer(amount, BigInt(l.granted) + amount, l, false);
     });
   } catch (err) {
+    if (err instanceof Declined) {
+      throw new PublicError(
+        'INSUFFICIENT_CREDITS',
+        'The available balance is too small to lease from; its requests are reserved one by one.',
+      );
+    }
     if (err instanceof Refused) {
       await db.$transaction((tx) => noteExhaustedOnRefusal(tx, err.accountId, err.cheapest));
       throw new PublicError('INSUFFICIENT_CREDITS', err.message);
     }
     // Two first grants of one lease at once: the loser replays the winner's.
-    if (isUniqueViolation(err)) return grantLease(db, pricingVersion, times, cmd);
+    if (isUniqueViolation(err)) return grantLease(db, pricingVersion, terms, cmd);
     throw err;
   }
 }
+
+/** The balance covers the request but is too small to lease from (LeaseTerms.maxBalanceShare). */
+class Declined extends Error {}
 
 class Refused extends Error {
   constructor(
@@ -193,6 +215,66 @@ async function available(tx: Tx, accountId: string): Promise<bigint> {
 }
 
 /**
+ * The early return of a lease that stopped admitting (its admit_until passed): what its slot never
+ * held, granted - `held_tokens`, goes back to the tenant now (`lease:<id>:release`), so a busy
+ * tenant's balance is not left in leases until their return_after. Safe whatever comes later:
+ * each request admitted from the lease takes at most its own hold, so what stays (held - used)
+ * covers every settlement still to come, and the sweep returns its rest at return_after. At most
+ * what the lease still has; once per lease (a repeat answers the amount first released). Refused
+ * (409) while the lease still admits; 404 for a lease this ledger does not have.
+ */
+export async function releaseLease(db: PrismaClient, leaseId: string, cmd: LeaseReleaseBody): Promise<LedgerLeaseRelease> {
+  return db.$transaction(async (tx) => {
+    const lease = await lockLease(tx, leaseId);
+    if (!lease || lease.tenant_id !== cmd.tenant_id) throw new PublicError('NOT_FOUND', 'No such lease.');
+    const done = await tx.$queryRawUnsafe<{ amount: bigint }[]>('SELECT amount FROM transfers WHERE id = $1', releaseTransferId(leaseId));
+    if (done[0]) return { lease_id: leaseId, released_tokens: Number(done[0].amount), replay: true };
+    if (lease.admits) throw new PublicError('CONFLICT', 'The lease still admits requests.');
+    if (lease.state !== 'open') return { lease_id: leaseId, released_tokens: 0, replay: false };
+    const [row] = await tx.$queryRawUnsafe<{ rest: bigint; granted: bigint }[]>(
+      'SELECT granted - used - returned AS rest, granted FROM leases WHERE id = $1::uuid',
+      leaseId,
+    );
+    const unheld = BigInt(row!.granted) - BigInt(cmd.held_tokens);
+    const rest = BigInt(row!.rest);
+    const amount = unheld < rest ? unheld : rest;
+    if (amount <= 0n) return { lease_id: leaseId, released_tokens: 0, replay: false };
+    await moveBack(tx, releaseTransferId(leaseId), lease.tenant_id, leaseId, amount, false);
+    return { lease_id: leaseId, released_tokens: Number(amount), replay: false };
+  });
+}
+
+/**
+ * Lease -> tenant: `amount` back to the tenant's balance by the transfer `transferId` (its
+ * statement line is a `lease_return`), the lease's `returned` moved with it and, for the final
+ * return, its state. Tenant before lease account: the order grants and settlements lock them in.
+ */
+async function moveBack(tx: Tx, transferId: string, tenantId: string, leaseId: string, amount: bigint, final: boolean): Promise<void> {
+  const tenant = `tenant:${tenantId}`;
+  await tx.$executeRawUnsafe(
+    `WITH t AS (
+       INSERT INTO transfers (id, debit_account_id, credit_account_id, amount, kind, code)
+       VALUES ($1, $2, $3, $4, 'posted', 'lease_return')
+     ), l AS (
+       UPDATE leases SET returned = returned + $4,
+              state = CASE WHEN $6 THEN 'returned' ELSE state END,
+              returned_at = CASE WHEN $6 THEN now() ELSE returned_at END
+        WHERE id = $5::uuid
+     ), c AS (
+       UPDATE accounts SET credits_posted = credits_posted + $4 WHERE id = $3
+     )
+     UPDATE accounts SET debits_posted = debits_posted + $4 WHERE id = $2`,
+    transferId,
+    leaseAccountId(leaseId),
+    tenant,
+    amount,
+    leaseId,
+    final,
+  );
+  await reviewBalanceAlert(tx, tenant);
+}
+
+/**
  * Return what is left of every lease past its return_after to its tenant, once per lease
  * (`lease:<id>:return`, and the lease's state): exactly the tokens no settlement took. A
  * settlement arriving later finds the lease returned and takes its charge from the balance
@@ -219,25 +301,7 @@ export async function returnExpiredLeases(
       const l = rows[0];
       if (!l) return null;
       const rest = BigInt(l.rest);
-      const tenant = `tenant:${l.tenant_id}`;
-      // Tenant before lease account: the order grants and settlements lock them in.
-      await tx.$executeRawUnsafe(
-        `WITH t AS (
-           INSERT INTO transfers (id, debit_account_id, credit_account_id, amount, kind, code)
-           VALUES ($1, $2, $3, $4, 'posted', 'lease_return')
-         ), l AS (
-           UPDATE leases SET state = 'returned', returned = returned + $4, returned_at = now() WHERE id = $5::uuid
-         ), c AS (
-           UPDATE accounts SET credits_posted = credits_posted + $4 WHERE id = $3
-         )
-         UPDATE accounts SET debits_posted = debits_posted + $4 WHERE id = $2`,
-        returnTransferId(id),
-        leaseAccountId(id),
-        tenant,
-        rest,
-        id,
-      );
-      await reviewBalanceAlert(tx, tenant);
+      await moveBack(tx, returnTransferId(id), l.tenant_id, id, rest, true);
       return rest;
     });
     if (tokens === null) continue;

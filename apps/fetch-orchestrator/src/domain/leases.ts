@@ -62,6 +62,7 @@ interface SlotRow {
   pending_lease_id: string | null;
   pending_n: number | null;
   retry_after: Date;
+  released_lease_id: string | null;
 }
 
 export class CreditLeases {
@@ -114,9 +115,9 @@ export class CreditLeases {
     }
   }
 
-  /** After a leased admission: what its slot has left; under the low-water mark it is topped up. */
-  afterAdmission(tenantId: string, slot: number, left: number, routeMode: string, proxyType: string | null): void {
-    if (left < this.lowWater()) void this.topUp(tenantId, slot, routeMode, proxyType);
+  /** After a leased admission: what its slot has left of what it was granted; under the low-water mark it is topped up. */
+  afterAdmission(tenantId: string, slot: number, s: { left: number; granted: number }, routeMode: string, proxyType: string | null): void {
+    if (s.left < this.lowWater(s.granted)) void this.topUp(tenantId, slot, routeMode, proxyType);
   }
 
   /** No room in the slot: top it up in the background (the request itself goes the synchronous way). */
@@ -124,8 +125,12 @@ export class CreditLeases {
     void this.topUp(tenantId, slot, routeMode, proxyType);
   }
 
-  private lowWater(): number {
-    return Math.max(1, Math.floor(this.settings.blockTokens / 4));
+  /**
+   * A quarter of a block, or of the slot's grants when the ledger granted less (its share of a
+   * small balance): a small lease is not re-asked after every admission.
+   */
+  private lowWater(granted: number): number {
+    return Math.max(1, Math.floor(Math.min(this.settings.blockTokens, granted) / 4));
   }
 
   /** Top up one slot, once at a time per slot in this process; failures are logged, never thrown (the promise never rejects). */
@@ -155,7 +160,7 @@ export class CreditLeases {
       );
       const [row] = await tx.$queryRawUnsafe<SlotRow[]>(
         `SELECT lease_id::text, n, granted, held, admit_until, plan_id, pricing_version, policy, prices,
-                pending_lease_id::text, pending_n, retry_after
+                pending_lease_id::text, pending_n, retry_after, released_lease_id::text
            FROM tenant_leases WHERE tenant_id = $1::uuid AND slot = $2 FOR UPDATE`,
         tenantId,
         slot,
@@ -174,15 +179,22 @@ export class CreditLeases {
       }
       if (admits && s.policy === 'standard') {
         this.learn(tenantId, s);
-        if (Number(s.granted - s.held) >= this.lowWater()) return null;
+        if (Number(s.granted - s.held) >= this.lowWater(Number(s.granted))) return null;
       }
       const next = admits && s.policy === 'standard' ? { leaseId: s.lease_id!, n: s.n + 1 } : { leaseId: randomUUID(), n: 1 };
+      // A lease replaced here admits no more: its final holds are written down, and what it never
+      // held goes back to the tenant (releaseExpired) instead of waiting for its return_after.
+      const replaced = next.n === 1 && s.lease_id !== null && s.lease_id !== s.released_lease_id ? s.lease_id : null;
       await tx.$executeRawUnsafe(
-        `UPDATE tenant_leases SET pending_lease_id = $3::uuid, pending_n = $4, updated_at = now() WHERE tenant_id = $1::uuid AND slot = $2`,
+        `UPDATE tenant_leases SET pending_lease_id = $3::uuid, pending_n = $4, updated_at = now(),
+                release_lease_id = COALESCE($5::uuid, release_lease_id),
+                release_held = CASE WHEN $5::uuid IS NULL THEN release_held ELSE held END
+          WHERE tenant_id = $1::uuid AND slot = $2`,
         tenantId,
         slot,
         next.leaseId,
         next.n,
+        replaced,
       );
       return next;
     });
@@ -240,6 +252,51 @@ export class CreditLeases {
     );
     if (credited && credited.policy === 'standard') this.learn(tenantId, credited);
     if (credited && credited.policy !== 'standard') this.noLeaseUntil(tenantId, credited.admit_until.getTime());
+  }
+
+  /**
+   * The early return of leases that admit no more (run every few seconds): every slot's expired
+   * lease not yet released, and every replaced one written down by a top-up, is sent to the ledger
+   * with the holds its slot took; the ledger gives back granted - held at once (idempotent per
+   * lease), and its own sweep returns the rest at return_after. A lease the ledger does not have
+   * (a guarded plan's, never granted) needs nothing; one it still counts as admitting (clocks) is
+   * asked again on the next pass. Answers the leases released.
+   */
+  async releaseExpired(limit = 100): Promise<number> {
+    await this.db.$executeRawUnsafe(
+      `UPDATE tenant_leases SET release_lease_id = lease_id, release_held = held
+        WHERE lease_id IS NOT NULL AND release_lease_id IS NULL AND pending_lease_id IS NULL
+          AND released_lease_id IS DISTINCT FROM lease_id AND admit_until < now() - ${ADMIT_MARGIN_SQL}`,
+    );
+    const due = await this.db.$queryRawUnsafe<{ tenant_id: string; slot: number; lease_id: string; held: bigint }[]>(
+      `SELECT tenant_id::text, slot, release_lease_id::text AS lease_id, release_held AS held
+         FROM tenant_leases WHERE release_lease_id IS NOT NULL LIMIT $1`,
+      limit,
+    );
+    let released = 0;
+    for (const d of due) {
+      try {
+        await callInternal(this.ledger, ledgerApi.releaseLease, {
+          params: { leaseId: d.lease_id },
+          body: { tenant_id: d.tenant_id, held_tokens: Number(d.held) },
+        });
+      } catch (err) {
+        if (err instanceof PublicError && err.code === 'CONFLICT') continue; // still admitting there: next pass
+        if (!(err instanceof PublicError && err.code === 'NOT_FOUND')) {
+          this.log.warn({ err, tenant_id: d.tenant_id, lease_id: d.lease_id }, 'lease release failed');
+          continue;
+        }
+      }
+      await this.db.$executeRawUnsafe(
+        `UPDATE tenant_leases SET release_lease_id = NULL, release_held = NULL, released_lease_id = $3::uuid
+          WHERE tenant_id = $1::uuid AND slot = $2 AND release_lease_id = $3::uuid`,
+        d.tenant_id,
+        d.slot,
+        d.lease_id,
+      );
+      released++;
+    }
+    return released;
   }
 
   private noLeaseUntil(tenantId: string, until: number): void {

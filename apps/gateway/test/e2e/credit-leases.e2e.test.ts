@@ -88,7 +88,8 @@ beforeAll(async () => {
   fleet = await startFleet({
     env: {
       'fetch-orchestrator': { LEASE_ENABLED: 'true', LEASE_BLOCK_TOKENS: String(BLOCK), LEASE_SLOTS: '1' },
-      'billing-ledger': { LEASE_TTL_S: '600', LEASE_RETURN_GRACE_S: '600' },
+      // Small balances here: a grant may take all that is available (the share's cap: leases.test).
+      'billing-ledger': { LEASE_TTL_S: '600', LEASE_RETURN_GRACE_S: '600', LEASE_MAX_BALANCE_PERCENT: '100' },
     },
   });
   const ledgerPort = Number(new URL(fleet.url('billing-ledger')).port);
@@ -147,6 +148,39 @@ describe('admission from a lease', () => {
     expect(await ledgerDb('SELECT id FROM transfers WHERE request_id = $1', [failed])).toEqual([]);
     expect(await ledgerDb('SELECT state FROM reservations WHERE request_id = $1', [failed])).toEqual([{ state: 'refunded' }]);
     expect(await leaseSums(s.lease_id!)).toMatchObject({ used: '3', rest: String(BLOCK - 3) });
+  }, 120_000);
+
+  it('gives back at once what a lease that admits no more never held; what it held still settles from it', async () => {
+    const t = await newTenant(100);
+    const s = await leaseReady(t);
+    const ids = [await submit(t, '/page?r1'), await submit(t, '/page?r2')];
+    expect((await leasedIds(ids)).sort()).toEqual([...ids].sort());
+    for (const id of ids) expect(await eventually(() => detail(t, id), ended, 30_000, 200)).toMatchObject({ token_state: 'settled' });
+    expect(await leaseSums(s.lease_id!)).toMatchObject({ granted: String(BLOCK), used: '2', returned: '0', state: 'open' });
+    // The lease's admission window ends (on both sides: this fleet's leases admit for 600 s).
+    await ledgerDb(`UPDATE leases SET admit_until = now() - interval '5 seconds' WHERE id = $1`, [s.lease_id]);
+    await orch(`UPDATE tenant_leases SET admit_until = now() - interval '5 seconds' WHERE tenant_id = $1 AND slot = 0`, [t.id]);
+    // The orchestrator's release pass (every 5 s): granted 8, held 2, so 6 go back now, not at return_after.
+    const sums = await eventually(
+      () => leaseSums(s.lease_id!),
+      (x) => x.returned !== '0',
+      30_000,
+      200,
+    );
+    expect(sums).toMatchObject({ granted: String(BLOCK), used: '2', returned: String(BLOCK - 2), rest: '0', state: 'open' });
+    const balance = (await gateway().get('/api/v1/data/balance').set('X-API-Key', t.key).expect(200)).body;
+    expect(balance).toMatchObject({ balance_tokens: 100 - 1 - 2, reserved_tokens: 0 });
+    const [row] = await orch<{ release_lease_id: string | null; released_lease_id: string | null }>(
+      'SELECT release_lease_id::text, released_lease_id::text FROM tenant_leases WHERE tenant_id = $1 AND slot = 0',
+      [t.id],
+    );
+    expect(row).toEqual({ release_lease_id: null, released_lease_id: s.lease_id });
+    const items = (await gateway().get('/api/v1/data/statement?limit=100').set('X-API-Key', t.key).expect(200)).body.items as {
+      type: string;
+      balance_effect_tokens: number;
+    }[];
+    expect(items.filter((i) => i.type === 'lease_return').map((i) => i.balance_effect_tokens)).toEqual([BLOCK - 2]);
+    expect(items.reduce((sum, i) => sum + i.balance_effect_tokens, 0)).toBe(balance.balance_tokens);
   }, 120_000);
 
   it('leaves a guarded plan, and requests with a ceiling, to the synchronous reserve', async () => {

@@ -21,7 +21,7 @@ function matches(route: string, path: string): Record<string, string> | null {
   return m ? Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)])) : null;
 }
 
-const sample: Record<string, string> = { id: ID, requestId: ID, tenantId: TENANT, name: 'screenshot.png', operationId: 'generation:op-1' };
+const sample: Record<string, string> = { id: ID, requestId: ID, leaseId: ID, tenantId: TENANT, name: 'screenshot.png', operationId: 'generation:op-1' };
 
 /** Every endpoint, with the path its builder must produce for `sample` (spelled out, as callers had it). */
 const expected: [string, AnyInternalEndpoint, string][] = [
@@ -42,6 +42,7 @@ const expected: [string, AnyInternalEndpoint, string][] = [
   ['ledger.reserve', ledgerApi.reserve, '/internal/v1/reservations'],
   ['ledger.reserveBatch', ledgerApi.reserveBatch, '/internal/v1/reservations/batch'],
   ['ledger.grantLease', ledgerApi.grantLease, '/internal/v1/leases'],
+  ['ledger.releaseLease', ledgerApi.releaseLease, `/internal/v1/leases/${ID}/release`],
   ['ledger.readReservation', ledgerApi.readReservation, `/internal/v1/reservations/${ID}`],
   ['ledger.authorizeStep', ledgerApi.authorizeStep, `/internal/v1/reservations/${ID}/steps`],
   ['ledger.grant', ledgerApi.grant, `/internal/v1/accounts/${TENANT}/grants`],

@@ -178,6 +178,24 @@ export interface LedgerLeaseGrant {
   replay: boolean;
 }
 
+/**
+ * The early return of a lease that no longer admits: every token no request was admitted against
+ * (granted - `held_tokens`, the sum of the holds its slot took) goes back to the tenant at once,
+ * instead of at `return_after`; what the held requests do not use returns then. Idempotent per
+ * lease: a repeat answers the amount first released.
+ */
+export const LeaseReleaseBody = z.object({
+  tenant_id: uuid,
+  held_tokens: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER),
+});
+export type LeaseReleaseBody = z.infer<typeof LeaseReleaseBody>;
+
+export interface LedgerLeaseRelease {
+  lease_id: string;
+  released_tokens: number;
+  replay: boolean;
+}
+
 /** What an LLM operation was for; the statement line's `type` says it too. */
 export const LLM_OPERATION_KINDS = ['recipe_generation', 'recipe_repair'] as const;
 export type LlmOperationKind = (typeof LLM_OPERATION_KINDS)[number];
@@ -270,6 +288,14 @@ export const ledgerApi = {
     route: '/internal/v1/leases',
     params: {},
     body: LeaseGrantBody,
+  }),
+  /** Credit leases: the early return of what a lease that stopped admitting never held. */
+  releaseLease: endpoint<LedgerLeaseRelease>()({
+    method: 'POST',
+    callers: ['fetch-orchestrator'],
+    route: '/internal/v1/leases/:leaseId/release',
+    params: { leaseId: uuid },
+    body: LeaseReleaseBody,
   }),
   grant: endpoint<LedgerFundingResult>()({
     method: 'POST',

@@ -111,12 +111,12 @@ async function admitFromLease(
   );
   row.leasePlanId = q.planId;
   try {
-    const left = await insertAccepted(deps.db, row, firstJobOf(row), q);
-    if (left === null) {
+    const slot = await insertAccepted(deps.db, row, firstJobOf(row), q);
+    if (slot === null) {
       leases.noRoom(cmd.tenant_id, q.slot, cmd.route_mode, cmd.proxy_type);
       return null;
     }
-    leases.afterAdmission(cmd.tenant_id, q.slot, left, cmd.route_mode, cmd.proxy_type);
+    leases.afterAdmission(cmd.tenant_id, q.slot, slot, cmd.route_mode, cmd.proxy_type);
     return submissionView(row, q.hold, false);
   } catch (err) {
     if (isUniqueViolation(err)) return replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd);
@@ -276,14 +276,15 @@ const acceptedPayload = (r: Pick<DataRequest, 'routeMode' | 'baseTokens'>) => ({
  *
  * With `lease`, the statement first takes the request's hold from its tenant's lease slot (only
  * while the slot's lease admits, on the terms it was priced with, and has room) and stores the
- * request only from that: it answers what the slot has left, or null when nothing was written.
+ * request only from that: it answers what the slot has left of what it was granted, or null when
+ * nothing was written.
  */
 async function insertAccepted(
   db: RawSql,
   row: DataRequest,
   job: { topic: TopicKey; key: string; envelope: Envelope },
   lease?: LeasedQuote,
-): Promise<number | null> {
+): Promise<{ left: number; granted: number } | null> {
   const payload = acceptedPayload(row);
   const accepted = lifecycleEnvelope(row, { seq: 1, kind: 'request.accepted', status: 'pending', payload, createdAt: row.createdAt });
   const params = [
@@ -319,22 +320,22 @@ async function insertAccepted(
     );
     return null;
   }
-  const rows = await db.$queryRawUnsafe<{ left: bigint }[]>(
+  const rows = await db.$queryRawUnsafe<{ left: bigint; granted: bigint }[]>(
     `WITH s AS (
        UPDATE tenant_leases SET held = held + $10
         WHERE tenant_id = $2::uuid AND slot = $23 AND lease_id IS NOT NULL AND policy = 'standard'
           AND plan_id = $24 AND pricing_version = $9 AND granted - held >= $10 AND admit_until > now() + ${ADMIT_MARGIN_SQL}
-       RETURNING lease_id, plan_id, granted - held AS left
+       RETURNING lease_id, plan_id, granted - held AS left, granted
      ),
      r AS (INSERT INTO data_requests (${REQUEST_COLUMNS}, lease_id, lease_plan_id) SELECT ${REQUEST_VALUES}, s.lease_id, s.plan_id FROM s RETURNING id),
      e AS (${ACCEPTED_EVENT}),
      o AS (${FIRST_MESSAGES})
-     SELECT s.left FROM s, r`,
+     SELECT s.left, s.granted FROM s, r`,
     ...params,
     lease.slot,
     lease.planId,
   );
-  return rows[0] ? Number(rows[0].left) : null;
+  return rows[0] ? { left: Number(rows[0].left), granted: Number(rows[0].granted) } : null;
 }
 
 // insertAccepted's statement, in parts shared by its two forms (with and without a lease): the
