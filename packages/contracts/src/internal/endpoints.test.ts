@@ -21,7 +21,14 @@ function matches(route: string, path: string): Record<string, string> | null {
   return m ? Object.fromEntries(names.map((n, i) => [n, decodeURIComponent(m[i + 1]!)])) : null;
 }
 
-const sample: Record<string, string> = { id: ID, requestId: ID, leaseId: ID, tenantId: TENANT, name: 'screenshot.png', operationId: 'generation:op-1' };
+const sample: Record<string, string> = {
+  id: ID,
+  requestId: ID,
+  leaseId: ID,
+  tenantId: TENANT,
+  name: 'screenshot.png',
+  operationId: 'generation:op-1',
+};
 
 /** Every endpoint, with the path its builder must produce for `sample` (spelled out, as callers had it). */
 const expected: [string, AnyInternalEndpoint, string][] = [
