@@ -173,6 +173,8 @@ async function main() {
   const WARMUP = Math.min(CONCURRENCY, 16);
   const POLL_MS = 200;
   const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
+  // A profile is written at the service's exit: give the fleet's stop time for a graceful one.
+  if (CPU_PROF_DIR) process.env.WDR_FLEET_STOP_BOUND_MS ??= '30000';
   if (!(PAGES > 0 && REPEAT > 0 && CONCURRENCY > 0 && CONCURRENCY <= 256))
     throw new Error('--pages and --repeat must be > 0, --concurrency in 1..256');
 

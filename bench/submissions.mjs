@@ -15,6 +15,9 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import express from 'express';
 import { Kafka, logLevel } from 'kafkajs';
+// Kit's kafkajs fixes, as in the fleet's services: without them the baseline's producer spins a
+// 1 ms timer per broker connection (kafkajs-idle-fix.ts) in this process while the fleet is measured.
+import '@wdr/kit/kafka';
 import pg from 'pg';
 import { KAFKA_BROKERS, PG_ADMIN_URL, SERVICE_NAMES, adminCommand, startFixtureSite, startFleet, withDatabase } from '@wdr/testkit';
 import { BENCH_LEASES, leaseEnv, leaseRestOf } from './lib/leases.mjs';
@@ -31,7 +34,11 @@ const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 60);
 /** Credit leases as in production (on; `BENCH_LEASES=false`: every admission reserves; bench/lib/leases.mjs). */
 const LEASES = BENCH_LEASES;
 /** Write a V8 CPU profile of every service to this directory (read with bench/profile-top.mjs). */
+/** BENCH_FLEET_ENV: more settings for the fleet, as JSON `{"all": {...}, "<service>": {...}}` (an experiment's knobs). */
+const EXTRA_ENV = JSON.parse(process.env.BENCH_FLEET_ENV ?? '{}');
 const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
+// A profile is written at the service's exit: give the fleet's stop time for a graceful one.
+if (CPU_PROF_DIR) process.env.WDR_FLEET_STOP_BOUND_MS ??= '30000';
 
 /**
  * Closed-loop load: CONCURRENCY workers on keep-alive connections, each sending the next request
@@ -274,8 +281,9 @@ const fleet = await startFleet({
       REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`,
       RATE_LIMIT_SUBMISSIONS: '10000000',
       CONCURRENCY_LIMIT: '10000000',
+      ...EXTRA_ENV.gateway,
     },
-    'fetch-orchestrator': leaseEnv(),
+    'fetch-orchestrator': { ...leaseEnv(), ...EXTRA_ENV['fetch-orchestrator'] },
     // Production settings where the test fleet's differ: the services' defaults for the outbox's
     // safety poll (5 s) and the consumer session (30 s), production mode, quiet logs.
     all: {
@@ -286,7 +294,9 @@ const fleet = await startFleet({
       OUTBOX_POLL_MS: process.env.BENCH_OUTBOX_POLL_MS ?? '5000',
       KAFKA_SESSION_TIMEOUT_MS: '30000',
       ...(CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}` } : {}),
+      ...EXTRA_ENV.all,
     },
+    ...Object.fromEntries(Object.entries(EXTRA_ENV).filter(([k]) => k !== 'all' && k !== 'gateway' && k !== 'fetch-orchestrator')),
   },
 });
 let idleFigures;

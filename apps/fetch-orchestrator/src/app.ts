@@ -8,7 +8,7 @@ import { onExtractionRunEnded, onFetchJobRequested, onReservationResolved, onRes
 import { pgConnectionFor } from '@wdr/kit/pg-listen';
 
 /** How often leases that admit no more are released (a lease admits for the ledger's LEASE_TTL_S, 60 s). */
-const LEASE_RELEASE_EVERY_MS = 5_000;
+const LEASE_RELEASE_EVERY_MS = 10_000;
 
 export function createOrchestratorService(deps: OrchestratorDeps) {
   let purgeTimer: NodeJS.Timeout | undefined;
@@ -43,6 +43,8 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
         handlers: { 'billing.reservation_resolved': onReservationResolved },
         // The ledger announces a settled batch together: its resolutions are reflected in one transaction.
         batchHandlers: { 'billing.reservation_resolved': onReservationsResolved },
+        // A request's token_state is no one's wait: fetches of up to 100 ms' worth, one transaction each.
+        fetch: { minBytes: 16 * 1024, maxWaitMs: 100 },
         concurrency: 2,
       },
       {

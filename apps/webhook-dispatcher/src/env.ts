@@ -61,8 +61,11 @@ export const envDispatcher = {
    * once per endpoint, so this bounds what a single request can fan out to. The next create is 409.
    */
   WEBHOOK_ENDPOINTS_PER_ENVIRONMENT: z.coerce.number().int().min(1).max(100_000).default(100),
-  /** Safety-net poll of the schedule; senders also wake on NOTIFY wdr_webhooks and when a slot frees. */
-  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(1_000),
+  /**
+   * Safety-net poll of the schedule (lost notifications, another replica's retries); senders also
+   * wake on NOTIFY wdr_webhooks, when a slot frees, and when the earliest retry they know of is due.
+   */
+  WEBHOOK_POLL_MS: z.coerce.number().int().min(10).max(60_000).default(10_000),
 };
 
 export type DispatcherEnv = ReturnType<typeof loadDispatcherEnv>;

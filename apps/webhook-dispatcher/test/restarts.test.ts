@@ -265,3 +265,46 @@ describe('the target policy at every connection', () => {
       ]);
   }, 90_000);
 });
+
+describe('waking for retries without the poll', () => {
+  it('with a minute-long safety poll, a retry is sent when it falls due, and a restarted sender finds the next due attempt itself', async () => {
+    await restartWith({ WEBHOOK_SECRET_KEY: KEY_A, WEBHOOK_POLL_MS: '60000' });
+    const tenant = randomUUID();
+    // Each message is answered 500 once, then 200: its retry is due about 5 s after the first attempt.
+    const r = await receiver((_d, nth) => (nth === 1 ? { status: 500 } : { status: 200 }));
+    const { endpoint: ep } = await endpoint(tenant, r.url, ['request.completed']);
+    await requestEvent(tenant, 'request.completed');
+    await until(
+      'the retry, sent by the wake this sender set when it scheduled it (the poll would take a minute)',
+      () => r.deliveries,
+      (ds) => ds.length === 2,
+      20_000,
+    );
+    const [first, second] = r.deliveries;
+    expect([first!.answered, second!.answered]).toEqual([500, 200]);
+    const gap = (second!.at - first!.at) / 1000;
+    expect([gap, gap >= 4.4 && gap < 8]).toEqual([gap, true]); // 5 s +-10 %, and a little for the claim
+
+    // A second message fails once; the sender is restarted before its retry: the new process has no
+    // timer of its own, and finds the due time when its first claim finds nothing due.
+    await requestEvent(tenant, 'request.completed');
+    await until(
+      'the second message failed once',
+      () => messagesOf(ep.id),
+      (ms) => ms.length === 2 && ms.some((m) => m.status === 'pending' && m.attempts === 1),
+    );
+    // Its retry moved to 10 s from now, so it is surely not due yet when the new process first claims.
+    await sql(
+      `UPDATE webhook_messages SET next_attempt_at = now() + interval '10 seconds' WHERE endpoint_id = $1::uuid AND status = 'pending'`,
+      [ep.id],
+    );
+    await restartWith({ WEBHOOK_SECRET_KEY: KEY_A, WEBHOOK_POLL_MS: '60000' });
+    await until(
+      'the second message delivered on its retry',
+      () => messagesOf(ep.id),
+      (ms) => ms.every((m) => m.status === 'delivered'),
+      20_000,
+    );
+    expect(r.deliveries.map((d) => d.answered)).toEqual([500, 200, 500, 200]);
+  }, 90_000);
+});

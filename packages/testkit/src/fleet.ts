@@ -50,8 +50,12 @@ export interface Fleet {
   stop: () => Promise<void>;
 }
 
-/** How long a stopping test fleet waits for a service's graceful exit before SIGKILL (its data is dropped right after). */
-const STOP_BOUND_MS = 3_000;
+/**
+ * How long a stopping test fleet waits for a service's graceful exit before SIGKILL (its data is
+ * dropped right after). `WDR_FLEET_STOP_BOUND_MS`: longer, for a bench whose services write a CPU
+ * profile at exit (`--cpu-prof`), which a SIGKILL loses.
+ */
+const stopBoundMs = () => Number(process.env['WDR_FLEET_STOP_BOUND_MS'] ?? 3_000);
 
 /**
  * The whole fleet as real processes (`node apps/<service>/dist/main.js`) on free ports, each with
@@ -227,7 +231,7 @@ export async function startFleet(
     },
     stop: async () => {
       await closeAdminCommands(topicPrefix);
-      await Promise.all(SERVICE_NAMES.map((s) => kill(s, 'SIGTERM', STOP_BOUND_MS)));
+      await Promise.all(SERVICE_NAMES.map((s) => kill(s, 'SIGTERM', stopBoundMs())));
       releasePorts();
       await Promise.all(Object.values(databases).map((d) => d.drop()));
     },

@@ -263,14 +263,19 @@ export class CreditLeases {
    * asked again on the next pass. Answers the leases released.
    */
   async releaseExpired(limit = 100): Promise<number> {
-    await this.db.$executeRawUnsafe(
-      `UPDATE tenant_leases SET release_lease_id = lease_id, release_held = held
-        WHERE lease_id IS NOT NULL AND release_lease_id IS NULL AND pending_lease_id IS NULL
-          AND released_lease_id IS DISTINCT FROM lease_id AND admit_until < now() - ${ADMIT_MARGIN_SQL}`,
-    );
+    // One statement: expired leases still in their slots written down (the CTE), and every release
+    // written down before (the outer read's snapshot does not see the CTE's rows: no row twice).
     const due = await this.db.$queryRawUnsafe<{ tenant_id: string; slot: number; lease_id: string; held: bigint }[]>(
-      `SELECT tenant_id::text, slot, release_lease_id::text AS lease_id, release_held AS held
-         FROM tenant_leases WHERE release_lease_id IS NOT NULL LIMIT $1`,
+      `WITH marked AS (
+         UPDATE tenant_leases SET release_lease_id = lease_id, release_held = held
+          WHERE lease_id IS NOT NULL AND release_lease_id IS NULL AND pending_lease_id IS NULL
+            AND released_lease_id IS DISTINCT FROM lease_id AND admit_until < now() - ${ADMIT_MARGIN_SQL}
+          RETURNING tenant_id, slot, release_lease_id, release_held
+       )
+       (SELECT tenant_id::text, slot, release_lease_id::text AS lease_id, release_held AS held FROM marked
+        UNION ALL
+        SELECT tenant_id::text, slot, release_lease_id::text, release_held FROM tenant_leases WHERE release_lease_id IS NOT NULL)
+       LIMIT $1`,
       limit,
     );
     let released = 0;

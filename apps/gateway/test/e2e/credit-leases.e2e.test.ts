@@ -160,7 +160,7 @@ describe('admission from a lease', () => {
     // The lease's admission window ends (on both sides: this fleet's leases admit for 600 s).
     await ledgerDb(`UPDATE leases SET admit_until = now() - interval '5 seconds' WHERE id = $1`, [s.lease_id]);
     await orch(`UPDATE tenant_leases SET admit_until = now() - interval '5 seconds' WHERE tenant_id = $1 AND slot = 0`, [t.id]);
-    // The orchestrator's release pass (every 5 s): granted 8, held 2, so 6 go back now, not at return_after.
+    // The orchestrator's release pass (every 10 s): granted 8, held 2, so 6 go back now, not at return_after.
     const sums = await eventually(
       () => leaseSums(s.lease_id!),
       (x) => x.returned !== '0',

@@ -75,3 +75,24 @@ const CLAIM = `WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3',
 export function claimDue(sql: HotSql, l: ClaimLimits): Promise<Claim[]> {
   return sql.rows<Claim>('wdr_webhook_claim', CLAIM, [l.limit, l.perEndpoint, l.leaseMs, l.token]);
 }
+
+/**
+ * Milliseconds until the earliest scheduled attempt of an enabled endpoint's pending message (a
+ * retry, or a lease running out), or null when there is none: one probe of the due index per
+ * enabled endpoint. Read when a claim found nothing due, so an idle sender sleeps until then.
+ */
+export async function nextDueInMs(sql: HotSql): Promise<number | null> {
+  const [row] = await sql.rows<{ ms: number | null }>(
+    'wdr_webhook_next_due',
+    `SELECT (extract(epoch FROM min(n.at) - now()) * 1000)::float8 AS ms
+       FROM webhook_endpoints ep
+       CROSS JOIN LATERAL (
+         SELECT d.next_attempt_at AS at FROM webhook_messages d
+          WHERE d.endpoint_id = ep.id AND d.status = 'pending'
+          ORDER BY d.next_attempt_at LIMIT 1
+       ) n
+      WHERE ep.status = 'enabled'`,
+    [],
+  );
+  return row?.ms ?? null;
+}

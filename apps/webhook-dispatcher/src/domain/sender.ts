@@ -4,7 +4,7 @@ import type { Agent, Dispatcher } from 'undici';
 import { redactUrls } from '@wdr/contracts';
 import { pgConnectionFor, PgListener } from '@wdr/kit/pg-listen';
 import { sealedSecretAad, sealedUrlAad, type DispatcherDeps } from '../deps.js';
-import { claimDue, type Claim, type ClaimLimits } from './claim.js';
+import { claimDue, nextDueInMs, type Claim, type ClaimLimits } from './claim.js';
 import { recordDelivered, type Delivered } from './delivered-batch.js';
 import { deliveryAgent } from './delivery-agent.js';
 import { disableEndpoint } from './disable-endpoint.js';
@@ -41,7 +41,9 @@ const EXCERPT_CHARS = 256;
  * claimed again.
  *
  * Wakes on `NOTIFY wdr_webhooks` (the fan-out's insert trigger, redeliveries), when a delivery ends
- * (a slot is free), and every WEBHOOK_POLL_MS (retries falling due, lost notifications).
+ * (a slot is free), when the earliest retry it knows of falls due (one timer: a retry this process
+ * scheduled, or the earliest due time read when a claim found nothing), and every WEBHOOK_POLL_MS
+ * (lost notifications, another replica's schedule).
  *
  * The claim and the success records run on HotSql (pg directly, prepared statements), the POST on
  * undici's dispatcher: in the profile of the earlier loop (Prisma's raw queries, node:http) those
@@ -54,6 +56,8 @@ export class DeliverySender {
   private inFlight = 0;
   private readonly sending = new Set<Promise<void>>();
   private timer: NodeJS.Timeout | undefined;
+  /** The one-shot wake for the earliest retry known here. */
+  private wake: { at: number; timer: NodeJS.Timeout } | undefined;
   private lastDrainAt = Date.now();
   private readonly listener: PgListener;
   private readonly schema: string;
@@ -108,6 +112,7 @@ export class DeliverySender {
   async stop(): Promise<void> {
     this.running = false;
     if (this.timer) clearInterval(this.timer);
+    if (this.wake) clearTimeout(this.wake.timer);
     await this.listener.stop();
     await Promise.allSettled([...this.sending]);
     await this.agent.destroy().catch(() => undefined);
@@ -134,15 +139,24 @@ export class DeliverySender {
     do {
       this.again = false;
       try {
+        let claimed = 0;
+        let nothingDue = false;
         for (;;) {
           const more = await this.exclusive(async () => {
             const free = this.deps.env.WEBHOOK_CONCURRENCY - this.inFlight;
             if (!this.running || free <= 0) return false;
             const claims = await claimDue(this.sql, this.limits(free));
             for (const c of claims) this.launch(c);
+            claimed += claims.length;
+            nothingDue = claimed === 0;
             return claims.length === free;
           });
           if (!more) break;
+        }
+        // Nothing was due: wake when the earliest scheduled attempt is (a retry, or a lease ending).
+        if (nothingDue) {
+          const ms = await nextDueInMs(this.sql);
+          if (ms !== null) this.wakeIn(ms);
         }
         this.lastDrainAt = Date.now();
       } catch (err) {
@@ -150,6 +164,22 @@ export class DeliverySender {
         return;
       }
     } while (this.again && this.running);
+  }
+
+  /** Kick when `ms` from now, unless a wake is already set for earlier. */
+  private wakeIn(ms: number): void {
+    if (!this.running) return;
+    const delay = Math.min(Math.max(0, Math.ceil(ms)), 2_147_000_000);
+    const at = Date.now() + delay;
+    if (this.wake && this.wake.at <= at) return;
+    if (this.wake) clearTimeout(this.wake.timer);
+    // A few ms late: the claim compares next_attempt_at with the database's now().
+    const timer = setTimeout(() => {
+      this.wake = undefined;
+      this.kick();
+    }, delay + 5);
+    timer.unref();
+    this.wake = { at, timer };
   }
 
   private launch(c: Claim): void {
@@ -328,7 +358,8 @@ export class DeliverySender {
       });
       return 'delivered';
     }
-    return this.deps.db.$transaction(async (tx) => {
+    let retryIn: number | undefined;
+    const outcome = await this.deps.db.$transaction(async (tx) => {
       await tx.$executeRawUnsafe(
         `INSERT INTO webhook_attempts (id, message_id, endpoint_id, attempt, outcome, status_code, latency_ms, response_excerpt, error)
          VALUES (gen_random_uuid(), $1::uuid, $2::uuid, $3, $4, $5, $6, $7, $8)`,
@@ -346,6 +377,7 @@ export class DeliverySender {
       const step = c.schedule_step + 1;
       const delay = retryDelayMs(step, r.retryAfterMs);
       if (delay !== null) {
+        retryIn = delay;
         await tx.$executeRawUnsafe(
           `UPDATE webhook_messages SET attempts = attempts + 1, schedule_step = $3, next_attempt_at = now() + $4 * interval '1 millisecond',
              claimed_until = NULL, claim_token = NULL WHERE ${owned}`,
@@ -375,6 +407,9 @@ export class DeliverySender {
       }
       return 'exhausted';
     });
+    // Committed: this process wakes for the retry it scheduled, not at the next poll.
+    if (retryIn !== undefined) this.wakeIn(retryIn);
+    return outcome;
   }
 }
 
