@@ -5,6 +5,9 @@ import type { Logger } from '@wdr/kit/log';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
 import type { StoredRequestEvent } from '../domain/reads/request-events.js';
 
+/** How long the live consumer stays joined after the last stream on this instance closed. */
+const LIVE_LINGER_MS = 60_000;
+
 /** One open event stream's interest in one request. */
 export interface LiveSubscriber {
   /** A newly appended event of the request, as published on `request.lifecycle`. */
@@ -38,7 +41,12 @@ export class LiveRequestEvents {
   private readonly subscribers = new Map<string, Set<LiveSubscriber>>();
   private consumer: ConsumerHandle | undefined;
   private connecting: Promise<void> | undefined;
+  /** start() was called: the consumer may run (while a stream is open, and a linger after). */
+  private started = false;
   private stopped = false;
+  /** Streams subscribed on this instance, over every request. */
+  private streams = 0;
+  private idleTimer: NodeJS.Timeout | undefined;
   private closing = false;
   private readonly delivered;
   private readonly open;
@@ -52,17 +60,40 @@ export class LiveRequestEvents {
   }
 
   /**
-   * Connect in the background: the gateway serves (and its streams poll the stored events) while
-   * Kafka is unreachable; the consumer joins once the broker answers, and kafkajs keeps it joined
-   * (rejoining after an outage, which resyncs every open stream from the stored history).
+   * Allow the consumer. It runs only while a stream is open on this instance (and LIVE_LINGER_MS
+   * after the last one closed): an instance nobody streams from fetches nothing (at rest the
+   * consumer costs a fetch a second). It connects in the background: until it has joined (or
+   * while Kafka is unreachable) a stream polls the stored events, and every join resyncs the open
+   * streams from the stored history, which holds every event before it is published.
    */
   start(): void {
-    this.connecting ??= this.connect();
+    this.started = true;
+    if (this.streams > 0) this.wake();
+  }
+
+  private wake(): void {
+    if (this.idleTimer) clearTimeout(this.idleTimer);
+    this.idleTimer = undefined;
+    if (!this.started || this.stopped || this.consumer) return;
+    this.connecting ??= this.connect().finally(() => {
+      this.connecting = undefined;
+    });
+  }
+
+  /** No stream for LIVE_LINGER_MS: the consumer leaves its group until the next stream opens. */
+  private async sleepIfIdle(): Promise<void> {
+    this.idleTimer = undefined;
+    if (this.streams > 0 || !this.consumer) return;
+    const consumer = this.consumer;
+    this.consumer = undefined;
+    await consumer.stop().catch((err: unknown) => this.opts.log.warn({ err }, 'live events: stopping the idle consumer failed'));
+    // A stream opened while it stopped: join again.
+    if (this.streams > 0) this.wake();
   }
 
   private async connect(): Promise<void> {
     const { bus, log, metrics } = this.opts;
-    for (let failures = 0; !this.stopped; failures++) {
+    for (let failures = 0; !this.stopped && this.streams > 0; failures++) {
       try {
         await bus.ensureTopics(['requestLifecycle']);
         const consumer = await startBroadcastConsumer({
@@ -80,7 +111,7 @@ export class LiveRequestEvents {
           // whatever the wait. At rest this is one small fetch a second.
           maxWaitTimeInMs: 1_000,
         });
-        if (this.stopped) await consumer.stop();
+        if (this.stopped || this.streams === 0) await consumer.stop();
         else this.consumer = consumer;
         return;
       } catch (err) {
@@ -90,9 +121,12 @@ export class LiveRequestEvents {
     }
   }
 
-  /** Joined its group, not crashed, and fetched within the last minute: live delivery works. */
+  /**
+   * Live delivery works: no stream is open here (nothing to deliver, and no consumer by design), or
+   * the consumer has joined its group, not crashed, and fetched within the last minute.
+   */
   ready(): boolean {
-    return this.consumer?.ready() ?? false;
+    return this.streams === 0 || (this.consumer?.ready() ?? false);
   }
 
   /** True once shutdown began: new streams are refused, open ones have been ended. */
@@ -108,6 +142,7 @@ export class LiveRequestEvents {
 
   async stop(): Promise<void> {
     this.stopped = true;
+    if (this.idleTimer) clearTimeout(this.idleTimer);
     // A connection attempt still in progress (a group join takes seconds; a broker that is down,
     // forever) is not waited for: it stops its consumer itself once it sees `stopped`, and the
     // instance's group is its own, so nobody waits for it to leave.
@@ -123,11 +158,18 @@ export class LiveRequestEvents {
     }
     set.add(subscriber);
     this.open.inc();
+    this.streams++;
+    this.wake();
     return () => {
       const current = this.subscribers.get(requestId);
       if (!current?.delete(subscriber)) return;
       this.open.dec();
+      this.streams--;
       if (current.size === 0) this.subscribers.delete(requestId);
+      if (this.streams === 0 && !this.idleTimer && !this.stopped) {
+        this.idleTimer = setTimeout(() => void this.sleepIfIdle(), LIVE_LINGER_MS);
+        this.idleTimer.unref();
+      }
     };
   }
 

@@ -48,8 +48,14 @@ function expectPublicError(res: request.Response, status: number, code: string) 
 }
 
 async function balance(tenant = tenantId): Promise<number> {
-  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenant}/balance`);
-  return (res.body as { balance_tokens: number }).balance_tokens;
+  // Settled first: an earlier request's hold may still be on its way to the ledger (settlement is
+  // batched, a few hundred ms); a test compares balances with nothing in flight.
+  for (const deadline = Date.now() + 15_000; ;) {
+    const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenant}/balance`);
+    const b = res.body as { balance_tokens: number; reserved_tokens: number };
+    if (b.reserved_tokens === 0 || Date.now() > deadline) return b.balance_tokens;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 async function detail(id: string) {

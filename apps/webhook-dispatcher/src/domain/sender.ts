@@ -82,6 +82,8 @@ export class DeliverySender {
       log: deps.log,
       onNotify: (payload) => payload === this.schema && this.kick(),
       onListening: () => this.kick(),
+      // A lost notification delays a first attempt until the poll (WEBHOOK_POLL_MS), loses nothing.
+      heartbeatMs: 30_000,
     });
     this.delivered = new GroupedWrites((group) => this.recordGroup(group));
     this.agent = deliveryAgent(deps.policy, { timeoutMs: deps.env.WEBHOOK_TIMEOUT_MS, connections: deps.env.WEBHOOK_CONCURRENCY });

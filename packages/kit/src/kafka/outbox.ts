@@ -96,6 +96,9 @@ export const OUTBOX_CHANNEL = 'wdr_outbox';
  * (drainOnce): replicas of a service take turns through an advisory lock instead of holding rows
  * locked in a transaction open across the produce.
  */
+/** How often the relay's LISTEN connection is checked (PgListener's heartbeat; the poll is the safety net). */
+const OUTBOX_LISTEN_HEARTBEAT_MS = 30_000;
+
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
@@ -140,6 +143,9 @@ export class OutboxRelay {
       },
       // Rows committed while nobody listened are published now rather than at the next poll.
       onListening: () => this.nudge(),
+      // The poll (pollMs) publishes whatever a lost notification left, so a listening connection
+      // that died quietly costs latency, not rows: it is checked twice a minute, not every 5 s.
+      heartbeatMs: OUTBOX_LISTEN_HEARTBEAT_MS,
     });
     // A pooled connection that breaks while idle is discarded by the pool; the error must not crash.
     this.pool.on('error', (err) => opts.log.warn({ err }, 'outbox: idle database connection failed'));

@@ -154,7 +154,15 @@ export class ProxyPool {
     const reload = (): void => {
       void this.reload().catch((err: unknown) => this.log.warn({ err }, 'proxy exits reload failed'));
     };
-    this.listener = new PgListener({ connection, channel: 'wdr_proxy_exits', log: this.log, onNotify: reload, onListening: reload });
+    // The pool also reloads every `everyMs`: a quietly dead listener delays a change, loses none.
+    this.listener = new PgListener({
+      connection,
+      channel: 'wdr_proxy_exits',
+      log: this.log,
+      onNotify: reload,
+      onListening: reload,
+      heartbeatMs: 30_000,
+    });
     this.listener.start();
     this.timer = setInterval(reload, everyMs);
     this.timer.unref();

@@ -50,8 +50,16 @@ const ended = (id: string, ms = 60_000) => eventually(() => detail(id), settled,
 
 async function balance(): Promise<number> {
   // Read as the gateway would: the ledger's API takes named callers only.
-  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenantId}/balance`);
-  return (res.body as { balance_tokens: number }).balance_tokens;
+  // Settled first: an earlier request's hold may still be on its way to the ledger (settlement is
+  // batched, a few hundred ms); a test compares balances with nothing in flight.
+  for (const deadline = Date.now() + 15_000; ;) {
+    const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(
+      `/internal/v1/accounts/${tenantId}/balance`,
+    );
+    const b = res.body as { balance_tokens: number; reserved_tokens: number };
+    if (b.reserved_tokens === 0 || Date.now() > deadline) return b.balance_tokens;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 async function accepted(body: Record<string, unknown>): Promise<string> {

@@ -54,8 +54,16 @@ const until = (id: string, pred: (d: Record<string, unknown>) => boolean, ms = 3
 const settled = (d: Record<string, unknown>) => ['settled', 'refunded'].includes(d['token_state'] as string);
 
 async function balance(): Promise<number> {
-  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenantId}/balance`);
-  return (res.body as { balance_tokens: number }).balance_tokens;
+  // Settled first: an earlier request's hold may still be on its way to the ledger (settlement is
+  // batched, a few hundred ms); a test compares balances with nothing in flight.
+  for (const deadline = Date.now() + 15_000; ;) {
+    const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(
+      `/internal/v1/accounts/${tenantId}/balance`,
+    );
+    const b = res.body as { balance_tokens: number; reserved_tokens: number };
+    if (b.reserved_tokens === 0 || Date.now() > deadline) return b.balance_tokens;
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 const orchestratorSql = <T>(sql: string, params: unknown[]) =>
@@ -486,6 +494,13 @@ describe('GET /api/v1/data/requests/{id}/events/stream (Server-Sent Events)', ()
     await until(id, (d) => d['status'] === 'running');
     const s = await open(id, gatewayB.url);
     await s.waitForMessages(2);
+    // The live consumer runs only while a stream is open: this one started it; it reads from the
+    // offsets at its join, so the Kafka-only events below are published once it has joined.
+    const liveReady = async () =>
+      ((await request(gatewayB.url).get('/readyz')).body as { checks: { name: string; ok: boolean }[] }).checks.find(
+        (c) => c.name === 'kafka_live_events',
+      )?.ok;
+    await eventually(liveReady, (ok) => ok === true, 20_000, 100);
     // Event 3 exists only in the database (as if its Kafka copy were lost); 4 and 5 only on Kafka.
     await orchestratorSql(
       `WITH bumped AS (UPDATE data_requests SET last_event_seq = 3 WHERE id = $1 RETURNING id)
