@@ -50,16 +50,8 @@ const untilBatch = (tenant: Tenant, id: string, pred: (b: Record<string, unknown
   eventually(async () => (await readBatch(tenant, id)).body as Record<string, unknown>, pred, ms, 200);
 
 async function balance(tenant: Tenant): Promise<number> {
-  // Settled first: an earlier request's hold may still be on its way to the ledger (settlement is
-  // batched, a few hundred ms); a test compares balances with nothing in flight.
-  for (const deadline = Date.now() + 15_000; ;) {
-    const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(
-      `/internal/v1/accounts/${tenant.id}/balance`,
-    );
-    const b = res.body as { balance_tokens: number; reserved_tokens: number };
-    if (b.reserved_tokens === 0 || Date.now() > deadline) return b.balance_tokens;
-    await new Promise((r) => setTimeout(r, 50));
-  }
+  const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenant.id}/balance`);
+  return (res.body as { balance_tokens: number }).balance_tokens;
 }
 
 const orchestratorCount = (sql: string, params: unknown[]) =>
