@@ -4,7 +4,7 @@ import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { createLogger, type Logger } from '@wdr/kit/log';
 import { createMetrics, type ServiceMetrics } from '@wdr/kit/metrics';
 import { serviceIdentityFrom } from '@wdr/kit/service-identity';
-import { KafkaBus } from '@wdr/kit/kafka';
+import type { KafkaBus } from '@wdr/kit/kafka';
 import { PgListener, pgConnectionFor } from '@wdr/kit/pg-listen';
 import { PrismaClient } from './generated/prisma/client.js';
 import { CREDENTIALS_CHANNEL, CredentialCache } from './domain/auth/credential-cache.js';
@@ -46,7 +46,9 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
   const metrics = createMetrics('gateway');
   // The gateway serves no internal route; its calls to the others carry its identity.
   const identity = serviceIdentityFrom('gateway', env).signer;
-  const bus = KafkaBus.fromEnv('gateway', env, log);
+  // Kafka serves only the live event streams: the client (and kafkajs) is loaded when the first opens.
+  let bus: Promise<KafkaBus> | undefined;
+  const busOnce = () => (bus ??= import('@wdr/kit/kafka').then(({ KafkaBus }) => KafkaBus.fromEnv('gateway', env, log)));
   const credentials = new CredentialCache({ ttlMs: env.AUTH_CACHE_TTL_MS, maxEntries: env.AUTH_CACHE_MAX_ENTRIES });
   const credentialChanges = new PgListener({
     connection: pgConnectionFor(env.DATABASE_URL).config,
@@ -62,7 +64,7 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
     env,
     credentials,
     credentialChanges,
-    liveEvents: new LiveRequestEvents({ bus, log, metrics }),
+    liveEvents: new LiveRequestEvents({ bus: busOnce, log, metrics }),
     db: new PrismaClient(prismaClientOptions(env.DATABASE_URL)),
     orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, timeoutMs: 10_000, metrics, identity }),
     ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, metrics, identity }),

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type { CatalogEnvelope } from '@wdr/contracts';
-import { startBroadcastConsumer, type ConsumerHandle, type KafkaBus } from '@wdr/kit/kafka';
+import type { ConsumerHandle, KafkaBus } from '@wdr/kit/kafka';
 import type { Logger } from '@wdr/kit/log';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
 import type { StoredRequestEvent } from '../domain/reads/request-events.js';
@@ -51,7 +51,11 @@ export class LiveRequestEvents {
   private readonly delivered;
   private readonly open;
 
-  constructor(private readonly opts: { bus: KafkaBus; log: Logger; metrics: ServiceMetrics; instanceId?: string }) {
+  /**
+   * `bus`: the Kafka client, made on the first stream's connect (the gateway loads kafkajs only
+   * then: an instance nobody streams from holds no Kafka client at all).
+   */
+  constructor(private readonly opts: { bus: () => Promise<KafkaBus>; log: Logger; metrics: ServiceMetrics; instanceId?: string }) {
     this.groupId = `gateway.sse.${opts.instanceId ?? randomUUID()}`;
     this.delivered = opts.metrics.counter('sse_live_events_total', 'Lifecycle events consumed for event streams, by outcome.', [
       'outcome',
@@ -92,9 +96,10 @@ export class LiveRequestEvents {
   }
 
   private async connect(): Promise<void> {
-    const { bus, log, metrics } = this.opts;
+    const { log, metrics } = this.opts;
     for (let failures = 0; !this.stopped && this.streams > 0; failures++) {
       try {
+        const [bus, { startBroadcastConsumer }] = await Promise.all([this.opts.bus(), import('@wdr/kit/kafka')]);
         await bus.ensureTopics(['requestLifecycle']);
         const consumer = await startBroadcastConsumer({
           bus,
