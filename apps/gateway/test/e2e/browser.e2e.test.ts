@@ -5,6 +5,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { adminCommand, eventually, startFixtureSite, startFleet, type Fleet, type FixtureSite, internalAgent } from '@wdr/testkit';
+import { settledBalance } from './balances.js';
 
 /**
  * The browser stage through the public API, on the real fleet with a real Chromium: the default
@@ -50,18 +51,7 @@ const eventsOf = async (id: string) =>
     }
   ).data;
 
-async function balance(): Promise<number> {
-  // Settled first: an earlier request's hold may still be on its way to the ledger (settlement is
-  // batched, a few hundred ms); a test compares balances with nothing in flight.
-  for (const deadline = Date.now() + 15_000; ;) {
-    const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(
-      `/internal/v1/accounts/${tenantId}/balance`,
-    );
-    const b = res.body as { balance_tokens: number; reserved_tokens: number };
-    if (b.reserved_tokens === 0 || Date.now() > deadline) return b.balance_tokens;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const balance = (): Promise<number> => settledBalance(fleet, tenantId);
 
 /** What the ledger finally charged for a request (its settled reservation). */
 async function charged(id: string): Promise<number> {

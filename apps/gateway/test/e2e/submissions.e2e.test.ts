@@ -3,17 +3,9 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { ERROR_CODES, ERROR_STATUS } from '@wdr/kit/errors';
-import {
-  adminCommand,
-  eventually,
-  startFixtureSite,
-  startFleet,
-  withDatabase,
-  type FixtureSite,
-  type Fleet,
-  internalAgent,
-} from '@wdr/testkit';
+import { adminCommand, eventually, startFixtureSite, startFleet, withDatabase, type FixtureSite, type Fleet } from '@wdr/testkit';
 import { FORBIDDEN_HEADERS } from '../../src/domain/validation/submission-body.js';
+import { settledBalance } from './balances.js';
 
 /**
  * POST /api/v1/data/requests through the real fleet: every rule of the spec's body table (status,
@@ -47,16 +39,7 @@ function expectPublicError(res: request.Response, status: number, code: string) 
   expect(ERROR_STATUS[code as (typeof ERROR_CODES)[number]]).toBe(status);
 }
 
-async function balance(tenant = tenantId): Promise<number> {
-  // Settled first: an earlier request's hold may still be on its way to the ledger (settlement is
-  // batched, a few hundred ms); a test compares balances with nothing in flight.
-  for (const deadline = Date.now() + 15_000; ;) {
-    const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenant}/balance`);
-    const b = res.body as { balance_tokens: number; reserved_tokens: number };
-    if (b.reserved_tokens === 0 || Date.now() > deadline) return b.balance_tokens;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const balance = (tenant = tenantId): Promise<number> => settledBalance(fleet, tenant);
 
 async function detail(id: string) {
   const res = await gateway().get(`/api/v1/data/requests/${id}`).set('X-API-Key', apiKey);

@@ -1,16 +1,8 @@
 // Own fleet (not the shared one of ./shared/): it SIGKILLs the orchestrator mid-fetch and stops every service.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import {
-  adminCommand,
-  eventually,
-  startFixtureSite,
-  startFleet,
-  withDatabase,
-  type Fleet,
-  type FixtureSite,
-  internalAgent,
-} from '@wdr/testkit';
+import { adminCommand, eventually, startFixtureSite, startFleet, withDatabase, type Fleet, type FixtureSite } from '@wdr/testkit';
+import { settledBalance } from './balances.js';
 
 /**
  * The walking skeleton through the real pieces: six service processes, real Postgres, the real
@@ -38,18 +30,7 @@ async function submit(path: string, extra: Record<string, unknown> = {}) {
   return res.body as Record<string, unknown> & { id: string };
 }
 
-async function balance(): Promise<number> {
-  // Settled first: an earlier request's hold may still be on its way to the ledger (settlement is
-  // batched, a few hundred ms); a test compares balances with nothing in flight.
-  for (const deadline = Date.now() + 15_000; ;) {
-    const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(
-      `/internal/v1/accounts/${tenantId}/balance`,
-    );
-    const b = res.body as { balance_tokens: number; reserved_tokens: number };
-    if (b.reserved_tokens === 0 || Date.now() > deadline) return b.balance_tokens;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const balance = (): Promise<number> => settledBalance(fleet, tenantId);
 
 async function ledgerTransfers(requestId: string) {
   return withDatabase(

@@ -4,7 +4,8 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { openEventStream } from '../sse-client.js';
-import { adminCommand, eventually, internalAgent, startFixtureSite, sharedFleet, type FixtureSite, type Fleet } from '@wdr/testkit';
+import { adminCommand, eventually, startFixtureSite, sharedFleet, type FixtureSite, type Fleet } from '@wdr/testkit';
+import { settledBalance } from '../balances.js';
 
 /**
  * Issue 23: every submission option has its effect in every mode, observed through the public API
@@ -48,19 +49,7 @@ async function detail(id: string): Promise<Record<string, unknown>> {
 const settled = (d: Record<string, unknown>) => ['settled', 'refunded'].includes(d['token_state'] as string);
 const ended = (id: string, ms = 60_000) => eventually(() => detail(id), settled, ms, 150);
 
-async function balance(): Promise<number> {
-  // Read as the gateway would: the ledger's API takes named callers only.
-  // Settled first: an earlier request's hold may still be on its way to the ledger (settlement is
-  // batched, a few hundred ms); a test compares balances with nothing in flight.
-  for (const deadline = Date.now() + 15_000; ;) {
-    const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(
-      `/internal/v1/accounts/${tenantId}/balance`,
-    );
-    const b = res.body as { balance_tokens: number; reserved_tokens: number };
-    if (b.reserved_tokens === 0 || Date.now() > deadline) return b.balance_tokens;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const balance = (): Promise<number> => settledBalance(fleet, tenantId);
 
 async function accepted(body: Record<string, unknown>): Promise<string> {
   const res = await submit({ skip_cache: true, ...body });

@@ -12,11 +12,11 @@ import {
   type Fleet,
   type FixtureSite,
   type ServiceProcess,
-  internalAgent,
 } from '@wdr/testkit';
 import { KafkaBus, makeEnvelope } from '@wdr/kit/kafka';
 import { createLogger } from '@wdr/kit/log';
 import { openEventStream, type SseStream } from '../sse-client.js';
+import { settledBalance } from '../balances.js';
 
 /**
  * The read side of requests (detail, list, events, result), cancel, retry and the event stream,
@@ -53,18 +53,7 @@ async function detail(id: string, key = apiKey): Promise<Record<string, unknown>
 const until = (id: string, pred: (d: Record<string, unknown>) => boolean, ms = 30_000) => eventually(() => detail(id), pred, ms, 150);
 const settled = (d: Record<string, unknown>) => ['settled', 'refunded'].includes(d['token_state'] as string);
 
-async function balance(): Promise<number> {
-  // Settled first: an earlier request's hold may still be on its way to the ledger (settlement is
-  // batched, a few hundred ms); a test compares balances with nothing in flight.
-  for (const deadline = Date.now() + 15_000; ;) {
-    const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(
-      `/internal/v1/accounts/${tenantId}/balance`,
-    );
-    const b = res.body as { balance_tokens: number; reserved_tokens: number };
-    if (b.reserved_tokens === 0 || Date.now() > deadline) return b.balance_tokens;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const balance = (): Promise<number> => settledBalance(fleet, tenantId);
 
 const orchestratorSql = <T>(sql: string, params: unknown[]) =>
   withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) => (await c.query(sql, params)).rows as T[]);

@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import { adminCommand, eventually, startFixtureSite, sharedFleet, type Fleet, type FixtureSite, internalAgent } from '@wdr/testkit';
+import { settledBalance } from '../balances.js';
 
 /**
  * The result cache through the public API, on the real fleet: a repeated request within its TTL
@@ -67,16 +68,7 @@ async function reservation(id: string): Promise<{ token_state: string; charged_t
   return res.body as { token_state: string; charged_tokens: number };
 }
 
-async function balance(tenant = tenantId): Promise<number> {
-  // Settled first: an earlier request's hold may still be on its way to the ledger (settlement is
-  // batched, a few hundred ms); a test compares balances with nothing in flight.
-  for (const deadline = Date.now() + 15_000; ;) {
-    const res = await internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger').get(`/internal/v1/accounts/${tenant}/balance`);
-    const b = res.body as { balance_tokens: number; reserved_tokens: number };
-    if (b.reserved_tokens === 0 || Date.now() > deadline) return b.balance_tokens;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
+const balance = (tenant = tenantId): Promise<number> => settledBalance(fleet, tenant);
 
 /** Submit and wait until settled (or refunded). */
 async function run(body: Record<string, unknown>, apiKey = key): Promise<Detail & { id: string }> {
