@@ -82,6 +82,9 @@ function messageOf(topic: string, row: OutboxRow): OutgoingMessage & { topic: st
 /** The channel every service's `outbox_messages` trigger notifies, with its schema as the payload. */
 export const OUTBOX_CHANNEL = 'wdr_outbox';
 
+/** How often the relay's LISTEN connection is checked (PgListener's heartbeat; the poll is the safety net). */
+const OUTBOX_LISTEN_HEARTBEAT_MS = 30_000;
+
 /**
  * Publishes committed outbox rows. It wakes when a transaction that inserted rows commits: each
  * service's `outbox_messages` has a statement trigger that sends `NOTIFY wdr_outbox, '<schema>'`,
@@ -96,9 +99,6 @@ export const OUTBOX_CHANNEL = 'wdr_outbox';
  * (drainOnce): replicas of a service take turns through an advisory lock instead of holding rows
  * locked in a transaction open across the produce.
  */
-/** How often the relay's LISTEN connection is checked (PgListener's heartbeat; the poll is the safety net). */
-const OUTBOX_LISTEN_HEARTBEAT_MS = 30_000;
-
 export class OutboxRelay {
   private timer: NodeJS.Timeout | undefined;
   private running = false;
