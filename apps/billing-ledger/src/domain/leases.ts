@@ -45,6 +45,8 @@ interface LeaseRow {
   plan_id: string;
   pricing_version: number;
   granted: bigint;
+  /** What the lease account still has: granted - used - returned. */
+  rest: bigint;
   state: string;
   admit_until: Date;
   return_after: Date;
@@ -133,7 +135,8 @@ export async function grantLease(
            )
            INSERT INTO leases (id, tenant_id, plan_id, pricing_version, admit_until, return_after)
            VALUES ($1::uuid, $2::uuid, $3, $4, now() + make_interval(secs => $5::float8), now() + make_interval(secs => $5::float8 + $6::float8))
-           RETURNING id::text, tenant_id::text, plan_id, pricing_version, granted, state, admit_until, return_after, true AS admits`,
+           RETURNING id::text, tenant_id::text, plan_id, pricing_version, granted, granted - used - returned AS rest, state, admit_until,
+                     return_after, true AS admits`,
           cmd.lease_id,
           cmd.tenant_id,
           planId,
@@ -198,8 +201,8 @@ class Refused extends Error {
 
 async function lockLease(tx: Tx, leaseId: string): Promise<LeaseRow | null> {
   const rows = await tx.$queryRawUnsafe<LeaseRow[]>(
-    `SELECT id::text, tenant_id::text, plan_id, pricing_version, granted, state, admit_until, return_after,
-            state = 'open' AND admit_until > now() AS admits
+    `SELECT id::text, tenant_id::text, plan_id, pricing_version, granted, granted - used - returned AS rest, state, admit_until,
+            return_after, state = 'open' AND admit_until > now() AS admits
        FROM leases WHERE id = $1::uuid FOR UPDATE`,
     leaseId,
   );
@@ -231,12 +234,8 @@ export async function releaseLease(db: PrismaClient, leaseId: string, cmd: Lease
     if (done[0]) return { lease_id: leaseId, released_tokens: Number(done[0].amount), replay: true };
     if (lease.admits) throw new PublicError('CONFLICT', 'The lease still admits requests.');
     if (lease.state !== 'open') return { lease_id: leaseId, released_tokens: 0, replay: false };
-    const [row] = await tx.$queryRawUnsafe<{ rest: bigint; granted: bigint }[]>(
-      'SELECT granted - used - returned AS rest, granted FROM leases WHERE id = $1::uuid',
-      leaseId,
-    );
-    const unheld = BigInt(row!.granted) - BigInt(cmd.held_tokens);
-    const rest = BigInt(row!.rest);
+    const unheld = BigInt(lease.granted) - BigInt(cmd.held_tokens);
+    const rest = BigInt(lease.rest);
     const amount = unheld < rest ? unheld : rest;
     if (amount <= 0n) return { lease_id: leaseId, released_tokens: 0, replay: false };
     await moveBack(tx, releaseTransferId(leaseId), lease.tenant_id, leaseId, amount, false);
