@@ -286,9 +286,10 @@ export class CreditLeases {
           body: { tenant_id: d.tenant_id, held_tokens: Number(d.held) },
         });
       } catch (err) {
-        if (err instanceof PublicError && err.code === 'CONFLICT') continue; // still admitting there: next pass
-        if (!(err instanceof PublicError && err.code === 'NOT_FOUND')) {
-          this.log.warn({ err, tenant_id: d.tenant_id, lease_id: d.lease_id }, 'lease release failed');
+        const code = err instanceof PublicError ? err.code : undefined;
+        // NOT_FOUND: nothing to give back. CONFLICT: still admitting on the ledger's clock; next pass.
+        if (code !== 'NOT_FOUND') {
+          if (code !== 'CONFLICT') this.log.warn({ err, tenant_id: d.tenant_id, lease_id: d.lease_id }, 'lease release failed');
           continue;
         }
       }

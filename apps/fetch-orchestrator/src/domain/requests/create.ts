@@ -111,12 +111,12 @@ async function admitFromLease(
   );
   row.leasePlanId = q.planId;
   try {
-    const slot = await insertAccepted(deps.db, row, firstJobOf(row), q);
-    if (slot === null) {
+    const room = await insertAccepted(deps.db, row, firstJobOf(row), q);
+    if (room === null) {
       leases.noRoom(cmd.tenant_id, q.slot, cmd.route_mode, cmd.proxy_type);
       return null;
     }
-    leases.afterAdmission(cmd.tenant_id, q.slot, slot, cmd.route_mode, cmd.proxy_type);
+    leases.afterAdmission(cmd.tenant_id, q.slot, room, cmd.route_mode, cmd.proxy_type);
     return submissionView(row, q.hold, false);
   } catch (err) {
     if (isUniqueViolation(err)) return replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd);
