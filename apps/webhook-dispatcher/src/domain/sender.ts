@@ -141,22 +141,21 @@ export class DeliverySender {
     do {
       this.again = false;
       try {
-        let claimed = 0;
-        let nothingDue = false;
+        // Messages claimed by this drain; undefined when no slot was free to claim with.
+        let claimed: number | undefined;
         for (;;) {
           const more = await this.exclusive(async () => {
             const free = this.deps.env.WEBHOOK_CONCURRENCY - this.inFlight;
             if (!this.running || free <= 0) return false;
             const claims = await claimDue(this.sql, this.limits(free));
             for (const c of claims) this.launch(c);
-            claimed += claims.length;
-            nothingDue = claimed === 0;
+            claimed = (claimed ?? 0) + claims.length;
             return claims.length === free;
           });
           if (!more) break;
         }
-        // Nothing was due: wake when the earliest scheduled attempt is (a retry, or a lease ending).
-        if (nothingDue) {
+        // A claim found nothing due: wake when the earliest scheduled attempt is (a retry, a lease ending).
+        if (claimed === 0) {
           const ms = await nextDueInMs(this.sql);
           if (ms !== null) this.wakeIn(ms);
         }
