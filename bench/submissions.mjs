@@ -15,13 +15,15 @@ import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import express from 'express';
 import { Kafka, logLevel } from 'kafkajs';
-// Kit's kafkajs fixes, as in the fleet's services: without them the baseline's producer spins a
-// 1 ms timer per broker connection (kafkajs-idle-fix.ts) in this process while the fleet is measured.
-import '@wdr/kit/kafka';
+import { applyKafkajsIdleLoopFix } from '@wdr/kit/kafka';
 import pg from 'pg';
 import { KAFKA_BROKERS, PG_ADMIN_URL, SERVICE_NAMES, adminCommand, startFixtureSite, startFleet, withDatabase } from '@wdr/testkit';
 import { BENCH_LEASES, leaseEnv, leaseRestOf } from './lib/leases.mjs';
 import { benchReport } from './lib/report.mjs';
+
+// Kit's kafkajs fixes, as in the fleet's services: without them the baseline's producer spins a
+// 1 ms timer per broker connection (kafkajs-idle-fix.ts) in this process while the fleet is measured.
+applyKafkajsIdleLoopFix();
 
 const DURATION_S = Number(process.env.BENCH_DURATION_S ?? 12);
 const WARMUP_S = Number(process.env.BENCH_WARMUP_S ?? 2);

@@ -2,8 +2,7 @@
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Kafka, logLevel } from 'kafkajs';
-// Kit's kafkajs fixes in this process too (the services have them): stock 2.2.4 spins a 1 ms timer per idle connection.
-import '@wdr/kit/kafka';
+import { applyKafkajsIdleLoopFix } from '@wdr/kit/kafka';
 import request from 'supertest';
 import { dlqName, TOPICS, type TopicKey } from '@wdr/contracts';
 import {
@@ -19,6 +18,9 @@ import {
   type Fleet,
   type TcpProxy,
 } from '@wdr/testkit';
+
+// Kit's kafkajs fixes in this process too (the services have them): stock 2.2.4 spins a 1 ms timer per idle connection.
+applyKafkajsIdleLoopFix();
 
 /**
  * Postgres unreachable for 20 s under load. Every service of the fleet reaches Postgres through a

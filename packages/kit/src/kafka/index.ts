@@ -1,4 +1,5 @@
 export { KafkaBus, type OutgoingMessage } from './bus.js';
+export { applyKafkajsIdleLoopFix } from './kafkajs-idle-fix.js';
 export { makeEnvelope } from './envelope.js';
 export { enqueue, enqueueMany, outboxJson, OutboxRelay } from './outbox.js';
 export {
