@@ -277,30 +277,28 @@ const checkAnswers = (r) =>
 checkAnswers(results[0]);
 
 const site = await startFixtureSite();
-const fleet = await startFleet({
-  env: {
-    gateway: {
-      REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`,
-      RATE_LIMIT_SUBMISSIONS: '10000000',
-      CONCURRENCY_LIMIT: '10000000',
-      ...EXTRA_ENV.gateway,
-    },
-    'fetch-orchestrator': { ...leaseEnv(), ...EXTRA_ENV['fetch-orchestrator'] },
-    // Production settings where the test fleet's differ: the services' defaults for the outbox's
-    // safety poll (5 s) and the consumer session (30 s), production mode, quiet logs.
-    all: {
-      NODE_ENV: 'production',
-      // Production verifies that the topics exist; a bench's fresh topic prefix needs them created.
-      KAFKA_TOPICS_MODE: 'create',
-      LOG_LEVEL: 'error',
-      OUTBOX_POLL_MS: process.env.BENCH_OUTBOX_POLL_MS ?? '5000',
-      KAFKA_SESSION_TIMEOUT_MS: '30000',
-      ...(CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}` } : {}),
-      ...EXTRA_ENV.all,
-    },
-    ...Object.fromEntries(Object.entries(EXTRA_ENV).filter(([k]) => k !== 'all' && k !== 'gateway' && k !== 'fetch-orchestrator')),
+const fleetEnv = {
+  gateway: {
+    REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`,
+    RATE_LIMIT_SUBMISSIONS: '10000000',
+    CONCURRENCY_LIMIT: '10000000',
   },
-});
+  'fetch-orchestrator': leaseEnv(),
+  // Production settings where the test fleet's differ: the services' defaults for the outbox's
+  // safety poll (5 s) and the consumer session (30 s), production mode, quiet logs.
+  all: {
+    NODE_ENV: 'production',
+    // Production verifies that the topics exist; a bench's fresh topic prefix needs them created.
+    KAFKA_TOPICS_MODE: 'create',
+    LOG_LEVEL: 'error',
+    OUTBOX_POLL_MS: process.env.BENCH_OUTBOX_POLL_MS ?? '5000',
+    KAFKA_SESSION_TIMEOUT_MS: '30000',
+    ...(CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}` } : {}),
+  },
+};
+// BENCH_FLEET_ENV's settings on top, service by service.
+for (const [service, settings] of Object.entries(EXTRA_ENV)) fleetEnv[service] = { ...fleetEnv[service], ...settings };
+const fleet = await startFleet({ env: fleetEnv });
 let idleFigures;
 if (CPU_PROF_DIR) {
   mkdirSync(CPU_PROF_DIR, { recursive: true });
