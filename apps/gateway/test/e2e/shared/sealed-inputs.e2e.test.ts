@@ -146,10 +146,10 @@ describe('headers and cookies', () => {
     await ended(id);
     expect((await sealedColumns(id)).secrets_sealed).not.toBeNull();
     await orchestratorSql("UPDATE data_requests SET target_purge_at = now() - interval '1 second' WHERE id = $1", [id]);
-    const pass = await adminCommand(fleet, ['purge-expired'], 'fetch-orchestrator');
-    // The orchestrator's own retention pass (every minute, in this shared fleet) may purge the row
-    // between the UPDATE and the command (seen once in a full run): either way it is purged now.
-    expect(pass['targets']).toBeGreaterThanOrEqual(0);
+    // The operator's pass; the orchestrator's own (every minute, in this shared fleet) may get there
+    // first (seen once in a full run), so which one purged the row is not asserted, the row is. The
+    // pass's own counts are pinned in apps/fetch-orchestrator/test/sealed-inputs.test.ts.
+    await adminCommand(fleet, ['purge-expired'], 'fetch-orchestrator');
     const row = await sealedColumns(id);
     expect(row).toMatchObject({ target_sealed: null, secrets_sealed: null, options: { header_names: ['X-Token'], cookie_names: ['s'] } });
     expect(await storedText(id)).not.toContain(auth);
