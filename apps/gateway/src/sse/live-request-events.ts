@@ -55,7 +55,16 @@ export class LiveRequestEvents {
    * `bus`: the Kafka client, made on the first stream's connect (the gateway loads kafkajs only
    * then: an instance nobody streams from holds no Kafka client at all).
    */
-  constructor(private readonly opts: { bus: () => Promise<KafkaBus>; log: Logger; metrics: ServiceMetrics; instanceId?: string }) {
+  constructor(
+    private readonly opts: {
+      bus: () => Promise<KafkaBus>;
+      log: Logger;
+      metrics: ServiceMetrics;
+      instanceId?: string;
+      /** How long the consumer stays joined after the last stream closed (LIVE_LINGER_MS). */
+      lingerMs?: number;
+    },
+  ) {
     this.groupId = `gateway.sse.${opts.instanceId ?? randomUUID()}`;
     this.delivered = opts.metrics.counter('sse_live_events_total', 'Lifecycle events consumed for event streams, by outcome.', [
       'outcome',
@@ -134,6 +143,11 @@ export class LiveRequestEvents {
     return this.streams === 0 || (this.consumer?.ready() ?? false);
   }
 
+  /** A consumer is joined (or joining) on this instance right now. */
+  get consuming(): boolean {
+    return this.consumer !== undefined || this.connecting !== undefined;
+  }
+
   /** True once shutdown began: new streams are refused, open ones have been ended. */
   get shuttingDown(): boolean {
     return this.closing;
@@ -172,7 +186,7 @@ export class LiveRequestEvents {
       this.streams--;
       if (current.size === 0) this.subscribers.delete(requestId);
       if (this.streams === 0 && !this.idleTimer && !this.stopped) {
-        this.idleTimer = setTimeout(() => void this.sleepIfIdle(), LIVE_LINGER_MS);
+        this.idleTimer = setTimeout(() => void this.sleepIfIdle(), this.opts.lingerMs ?? LIVE_LINGER_MS);
         this.idleTimer.unref();
       }
     };
