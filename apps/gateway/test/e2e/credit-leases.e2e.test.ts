@@ -183,6 +183,39 @@ describe('admission from a lease', () => {
     expect(items.reduce((sum, i) => sum + i.balance_effect_tokens, 0)).toBe(balance.balance_tokens);
   }, 120_000);
 
+  it('releases a lease that a top-up replaced, and the new lease admits', async () => {
+    const t = await newTenant(100);
+    const old = await leaseReady(t);
+    const id = await submit(t, '/page?o1');
+    expect(await leasedIds([id])).toEqual([id]);
+    expect(await eventually(() => detail(t, id), ended, 30_000, 200)).toMatchObject({ token_state: 'settled' });
+    // The old lease stops admitting on both sides; the next submission finds no room in the slot
+    // and its top-up replaces the lease, writing the old one down for release.
+    await ledgerDb(`UPDATE leases SET admit_until = now() - interval '5 seconds' WHERE id = $1`, [old.lease_id]);
+    await orch(`UPDATE tenant_leases SET admit_until = now() - interval '5 seconds' WHERE tenant_id = $1 AND slot = 0`, [t.id]);
+    await submit(t, '/page?o2');
+    const fresh = await eventually(
+      () => slot(t),
+      (x) => !!x && x.lease_id !== old.lease_id && x.pending_n === null && Number(x.granted) > 0,
+      30_000,
+      100,
+    );
+    // The old lease held 1 (one request): 7 of its 8 back, released, not left to its return_after.
+    expect(
+      await eventually(
+        () => leaseSums(old.lease_id!),
+        (x) => x.returned !== '0',
+        30_000,
+        200,
+      ),
+    ).toMatchObject({ granted: String(BLOCK), used: '1', returned: String(BLOCK - 1), rest: '0', state: 'open' });
+    const next = await submit(t, '/page?o3');
+    expect(await leasedIds([next])).toEqual([next]);
+    expect((await orch<{ lease_id: string }>('SELECT lease_id::text FROM data_requests WHERE id = $1', [next]))[0]!.lease_id).toBe(
+      fresh!.lease_id,
+    );
+  }, 120_000);
+
   it('leaves a guarded plan, and requests with a ceiling, to the synchronous reserve', async () => {
     const t = await newTenant(500);
     await adminCommand(fleet, ['set-plan', '--tenant', t.id, '--plan', 'business'], 'billing-ledger');
