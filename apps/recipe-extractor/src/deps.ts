@@ -8,6 +8,7 @@ import { LlmGenerator } from './domain/generation/llm.js';
 import type { GenerationDeps } from './domain/generation/generate.js';
 import type { LlmBillingDeps } from './domain/generation/llm-billing.js';
 import type { RepairPolicy } from './domain/repairs/request-repair.js';
+import { CpuTurns } from './domain/cpu-turns.js';
 
 export interface ExtractorDeps extends KafkaServiceDeps<ExtractorEnv, PrismaClient> {
   /** fetch-orchestrator: the stored page of a request (claim-check). */
@@ -19,6 +20,8 @@ export interface ExtractorDeps extends KafkaServiceDeps<ExtractorEnv, PrismaClie
   /** billing-ledger: LLM generation and repair are paid operations there. */
   billing: LlmBillingDeps;
   repair: RepairPolicy;
+  /** The thread's turns for extraction runs, round-robin by tenant (one per process). */
+  turns: CpuTurns;
 }
 
 export function createExtractorDeps(env: ExtractorEnv): ExtractorDeps {
@@ -57,6 +60,7 @@ export function createExtractorDeps(env: ExtractorEnv): ExtractorDeps {
       minFailures: env.RECIPE_REPAIR_MIN_FAILURES,
       failureRatio: env.RECIPE_REPAIR_FAILURE_RATIO,
     },
+    turns: new CpuTurns(),
   };
 }
 

@@ -12,6 +12,7 @@ import { extract, ExtractionBudgetExceeded, type ExtractionBudget } from './dsl/
 import { validateOutput } from './dsl/schema.js';
 import { DRIFT_ERROR_CODES, requestRepairIfDrifting, type RepairPolicy } from './repairs/request-repair.js';
 import { TERMINAL_RUN_STATUSES } from './runs.js';
+import type { CpuTurns, TurnTicket } from './cpu-turns.js';
 
 type Tx = Prisma.TransactionClient;
 
@@ -24,6 +25,8 @@ export interface RunDeps {
   /** Output and time bounds of one run (EXTRACTION_MAX_OUTPUT_CHARS, EXTRACTION_MAX_MS). */
   budget?: ExtractionBudget;
   repair: RepairPolicy;
+  /** The run's rules execute on its tenant's turn (cpu-turns.ts): another tenant's runs cannot hold it behind all of theirs. */
+  turns: CpuTurns;
 }
 
 interface RunEnd {
@@ -49,6 +52,22 @@ export async function runExtraction(
   job: z.infer<typeof ExtractionJobRequested>,
   ctx: HandlerContext<Tx>,
 ): Promise<void> {
+  // On its way to a turn at the thread from here (cpu-turns.ts): a tenant's next long run waits for it.
+  const ticket = deps.turns.arrive(tenantId);
+  try {
+    await runArrived(deps, ticket, tenantId, job, ctx);
+  } finally {
+    ticket.leave();
+  }
+}
+
+async function runArrived(
+  deps: RunDeps,
+  ticket: TurnTicket,
+  tenantId: string,
+  job: z.infer<typeof ExtractionJobRequested>,
+  ctx: HandlerContext<Tx>,
+): Promise<void> {
   // A redelivery after the run ended: its end (and the announcement written with it) committed already.
   if (await ctx.alreadyProcessed()) return;
   const run = await runFor(deps, tenantId, job);
@@ -57,7 +76,7 @@ export async function runExtraction(
     return;
   }
   const pageStatus = job.page_status ?? 'completed';
-  const end = pageStatus === 'completed' ? await extractPage(deps, run) : pageNotCompleted(pageStatus);
+  const end = pageStatus === 'completed' ? await extractPage(deps, ticket, run) : pageNotCompleted(pageStatus);
   // Deliveries of one job may run at once (the consumer takes several messages of a partition in
   // flight): each may extract, but only the one whose update finds the run not yet terminal ends it,
   // and only that one counts it and may request a repair.
@@ -170,7 +189,7 @@ function pageNotCompleted(pageStatus: string): RunEnd {
   };
 }
 
-async function extractPage(deps: RunDeps, run: ExtractionRun): Promise<RunEnd> {
+async function extractPage(deps: RunDeps, ticket: TurnTicket, run: ExtractionRun): Promise<RunEnd> {
   await deps.db.extractionRun.updateMany({
     where: { id: run.id, status: { notIn: [...TERMINAL_RUN_STATUSES] } },
     data: { status: 'running', startedAt: new Date() },
@@ -210,12 +229,16 @@ async function extractPage(deps: RunDeps, run: ExtractionRun): Promise<RunEnd> {
   }
 
   const definition = version.definition as unknown as RecipeDefinition;
-  const started = process.hrtime.bigint();
+  let started = process.hrtime.bigint();
   let outcome: ReturnType<typeof extract>;
   try {
-    outcome = extract(definition, html, {
-      ...(run.pageOrigin ? { pageUrl: run.pageOrigin } : {}),
-      ...(deps.budget ? { budget: deps.budget } : {}),
+    outcome = await ticket.run(() => {
+      // The run's own time, not its wait for a turn.
+      started = process.hrtime.bigint();
+      return extract(definition, html, {
+        ...(run.pageOrigin ? { pageUrl: run.pageOrigin } : {}),
+        ...(deps.budget ? { budget: deps.budget } : {}),
+      });
     });
   } catch (err) {
     // A recipe that expands past its budget on this page (nested `multiple` scopes): the run fails

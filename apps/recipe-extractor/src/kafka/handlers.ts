@@ -17,6 +17,7 @@ export const onExtractionJobRequested =
         maxPageBytes: deps.env.EXTRACTION_MAX_PAGE_BYTES,
         budget: { maxOutputChars: deps.env.EXTRACTION_MAX_OUTPUT_CHARS, maxMs: deps.env.EXTRACTION_MAX_MS },
         repair: deps.repair,
+        turns: deps.turns,
       },
       envelope.tenant_id,
       envelope.data,

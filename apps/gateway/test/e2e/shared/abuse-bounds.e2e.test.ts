@@ -403,9 +403,12 @@ describe('a recipe that expands past its budget (a DSL bomb)', () => {
         expect(events.filter((e) => e.type.startsWith('extraction.')).map((e) => e.type)).toEqual(['extraction.failed']);
         bombEnds.push(Date.parse(events.find((e) => e.type === 'extraction.failed')!.created_at));
       }
-      // The victim's extraction was not held behind the bombs: it ended before the last of them did
-      // (behind all three, each running to its budget, EXTRACTION_MAX_MS 5 s, it would end after
-      // them). Compared on the events' own times, so a loaded machine stretches both sides alike.
+      // The victim's extraction was not held behind the bombs: it ended before the last of them did.
+      // The extractor runs one recipe at a time, and the next turn goes to the tenant served least
+      // recently (recipe-extractor's cpu-turns.ts); in arrival order, the bombs' pages (fetched at the
+      // same time as the victim's) could take the thread one after another before the victim's run
+      // had read its page, and it would end after them. Compared on the events' own times, so a
+      // loaded machine stretches both sides alike.
       const victimEnd = Date.parse(
         (await extractionEnd(victim, victimId!, 'extraction.completed')).find((e) => e.type === 'extraction.completed')!.created_at,
       );

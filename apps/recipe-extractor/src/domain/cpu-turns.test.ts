@@ -1,0 +1,112 @@
+import { describe, expect, it } from '@jest/globals';
+import { CpuTurns } from './cpu-turns.js';
+
+/** Busy-wait: a synchronous task that holds the thread, as a recipe run does. */
+function hold(ms: number): void {
+  const until = Date.now() + ms;
+  while (Date.now() < until) {
+    // spin
+  }
+}
+
+/** A run's steps before it asks for its turn (reading its version, its page): each needs the thread for a moment. */
+async function roundTrips(n: number): Promise<void> {
+  for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 1));
+}
+
+describe('CpuTurns', () => {
+  it("gives a tenant that asks during another tenant's run the next turn, before that tenant's queued runs", async () => {
+    const turns = new CpuTurns();
+    const order: string[] = [];
+    let bRun: Promise<unknown> | undefined;
+    const aRuns = [1, 2, 3].map((i) =>
+      turns.arrive('a').run(() => {
+        order.push(`a${i}`);
+        if (i === 1) bRun = turns.arrive('b').run(() => order.push('b1'));
+        hold(20);
+      }),
+    );
+    await Promise.all(aRuns);
+    await bRun;
+    expect(order).toEqual(['a1', 'b1', 'a2', 'a3']);
+  });
+
+  it("after a tenant's long run, waits for another tenant's run that is on its way (a few round trips) before the next", async () => {
+    const turns = new CpuTurns();
+    const order: string[] = [];
+    let bRun: Promise<unknown> | undefined;
+    const aRuns = [1, 2, 3].map((i) =>
+      turns.arrive('a').run(() => {
+        order.push(`a${i}`);
+        if (i === 1) {
+          const ticket = turns.arrive('b');
+          bRun = roundTrips(5).then(() => ticket.run(() => order.push('b1')));
+        }
+        hold(60);
+      }),
+    );
+    await Promise.all(aRuns);
+    await bRun;
+    expect(order).toEqual(['a1', 'b1', 'a2', 'a3']);
+  });
+
+  it('waits for a run on its way at most 500 ms, and no longer once it leaves without asking', async () => {
+    const turns = new CpuTurns();
+    const started: Record<string, number> = {};
+    const t0 = performance.now();
+    // b arrives during a1 and never asks for a turn: a2 starts after the hold's bound.
+    const late = turns.arrive('b');
+    const slow = [1, 2].map((i) =>
+      turns.arrive('a').run(() => {
+        started[`a${i}`] = performance.now() - t0;
+        hold(60);
+      }),
+    );
+    await Promise.all(slow);
+    expect(started['a2']! - started['a1']!).toBeGreaterThanOrEqual(500);
+    late.leave();
+    // c arrives, then leaves (its page was gone): d's second run does not wait for the bound.
+    const gone = turns.arrive('c');
+    const d = [1, 2].map((i) =>
+      turns.arrive('d').run(() => {
+        started[`d${i}`] = performance.now() - t0;
+        if (i === 1) setTimeout(() => gone.leave(), 20);
+        hold(60);
+      }),
+    );
+    await Promise.all(d);
+    expect(started['d2']! - started['d1']!).toBeLessThan(300);
+  });
+
+  it('never holds a turn after short runs', async () => {
+    const turns = new CpuTurns();
+    turns.arrive('b'); // on its way, and never asks
+    const t0 = performance.now();
+    await Promise.all([1, 2, 3, 4].map(() => turns.arrive('a').run(() => hold(5))));
+    expect(performance.now() - t0).toBeLessThan(300);
+  });
+
+  it('serves tenants round-robin, one run each per round, in the order they first waited', async () => {
+    const turns = new CpuTurns();
+    const order: string[] = [];
+    const runs = [
+      ...['a1', 'a2', 'a3'].map((n) => turns.arrive('a').run(() => order.push(n))),
+      ...['b1', 'b2'].map((n) => turns.arrive('b').run(() => order.push(n))),
+      turns.arrive('c').run(() => order.push('c1')),
+    ];
+    expect(turns.pending).toBe(6);
+    await Promise.all(runs);
+    expect(order).toEqual(['a1', 'b1', 'c1', 'a2', 'b2', 'a3']);
+    expect(turns.pending).toBe(0);
+  });
+
+  it("passes a task's value and its error to its caller, and goes on with the next tasks after an error", async () => {
+    const turns = new CpuTurns();
+    const failing = turns.arrive('a').run(() => {
+      throw new Error('budget exceeded');
+    });
+    const after = turns.arrive('a').run(() => 42);
+    await expect(failing).rejects.toThrow('budget exceeded');
+    await expect(after).resolves.toBe(42);
+  });
+});
