@@ -17,9 +17,10 @@
  * Only loopback traffic: every page comes from the local fixture site.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { mkdirSync, writeFileSync } from 'node:fs';
 import { performance } from 'node:perf_hooks';
 import puppeteer from 'puppeteer-core';
-import { SERVICE_NAMES, adminCommand, startFixtureSite, startFleet } from '@wdr/testkit';
+import { SERVICE_NAMES, adminCommand, startFixtureSite, startFleet, withDatabase } from '@wdr/testkit';
 import { createLogger } from '@wdr/kit/log';
 import { createMetrics } from '@wdr/kit/metrics';
 import { TargetPolicy } from '@wdr/kit/target-policy';
@@ -36,12 +37,21 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // BENCH_PAGE: another fixture page for every row but site-light (`/big?mb=5`: the hand-back of large pages).
 const PAGE = process.env.BENCH_PAGE ?? '/js-page';
 const IMAGES = '/images?n=40';
+// BENCH_CPU_PROF_DIR: a V8 CPU profile of every service of the through-the-API fleet (summarise
+// with bench/profile-top.mjs); the fleet then gets 30 s to stop, so each one writes its profile.
+const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
+if (CPU_PROF_DIR) process.env.WDR_FLEET_STOP_BOUND_MS ??= '30000';
 const MB = 1024 * 1024;
 
-/** Run `n` tasks, `concurrency` at a time; pages/s of the completed ones. */
+/**
+ * Run `n` tasks, `concurrency` at a time; pages/s of the completed ones, and this process's CPU per
+ * completed page (ms: the bare loop's puppeteer-core client or the in-process engine, plus the
+ * fixture site, which serves from this process in every row).
+ */
 async function closedLoop(n, concurrency, task) {
   let next = 0;
   let ok = 0;
+  const cpu = process.cpuUsage();
   const started = performance.now();
   await Promise.all(
     Array.from({ length: concurrency }, async () => {
@@ -52,7 +62,8 @@ async function closedLoop(n, concurrency, task) {
     }),
   );
   const seconds = (performance.now() - started) / 1000;
-  return { pagesPerSecond: ok / seconds, ok, seconds };
+  const used = process.cpuUsage(cpu);
+  return { pagesPerSecond: ok / seconds, ok, seconds, cpuMsPerPage: (used.user + used.system) / 1000 / Math.max(1, ok) };
 }
 
 async function bareLoop(site, path) {
@@ -164,9 +175,14 @@ async function throughApi(site) {
         LOG_LEVEL: 'error',
         OUTBOX_POLL_MS: process.env.BENCH_OUTBOX_POLL_MS ?? '5000',
         ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
+        ...(CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}` } : {}),
       },
     },
   });
+  if (CPU_PROF_DIR) {
+    mkdirSync(CPU_PROF_DIR, { recursive: true });
+    writeFileSync(`${CPU_PROF_DIR}/services.json`, JSON.stringify(Object.fromEntries(SERVICE_NAMES.map((s) => [fleet.pid(s), s]))));
+  }
   try {
     const tenant = await adminCommand(fleet, ['create-tenant', '--name', 'bench-browser', '--credits', '100000000']);
     const gw = fleet.url('gateway');
@@ -182,18 +198,23 @@ async function throughApi(site) {
       if (res.status !== 202) throw new Error(`submission answered ${res.status}: ${await res.text()}`);
       return (await res.json()).id;
     };
-    // One list call per poll (the tenant has only these requests), not one detail call per
-    // request: polling must not become the load it measures. Timed until every request is
-    // terminal; its tokens are then awaited (untimed) for the checks.
-    const list = async () => (await (await fetch(`${gw}/api/v1/data/requests?limit=100`, { headers })).json()).data;
+    // Timed until every request is terminal, read from the orchestrator's database (200 ms polls):
+    // the fleet's CPU per page is what doing the pages costs, and a client polling the API would
+    // add its reads to it (a list of 40 requests every 500 ms was some 7 ms of gateway and
+    // orchestrator CPU per page). The checks read the API's own answers, once, after the run.
     const untilTerminal = async (ids) => {
-      const wanted = new Set(ids);
       for (;;) {
-        const done = (await list()).filter((d) => wanted.has(d.id) && ['completed', 'failed', 'cancelled'].includes(d.status));
-        if (done.length === wanted.size) return done.map((d) => d.status);
-        await new Promise((r) => setTimeout(r, 500));
+        const rows = await withDatabase(
+          fleet.databases['fetch-orchestrator'].url,
+          async (c) => (await c.query('SELECT status FROM data_requests WHERE id = ANY($1::uuid[])', [ids])).rows,
+        );
+        const done = rows.filter((d) => ['completed', 'failed', 'cancelled'].includes(d.status));
+        if (done.length === ids.length) return done.map((d) => d.status);
+        await new Promise((r) => setTimeout(r, 200));
       }
     };
+    // One list call per poll (the tenant has only these requests), untimed.
+    const list = async () => (await (await fetch(`${gw}/api/v1/data/requests?limit=100`, { headers })).json()).data;
     const untilSettled = async (ids) => {
       const wanted = new Set(ids);
       const deadline = performance.now() + 120_000;
@@ -282,6 +303,9 @@ try {
       .map(([k, ms]) => `${k} ${fmt(ms, 1)}`)
       .join(', ')}`,
   );
+  console.log(
+    `CPU per page of this process (ms, node; with the fixture site it serves): bare loop ${fmt(bare.cpuMsPerPage, 1)}, engine ${fmt(engine.cpuMsPerPage, 1)}`,
+  );
   console.log(`site-light / full on ${IMAGES}: ${fmt(light.pagesPerSecond / full.pagesPerSecond)}x faster (target >= 1.3x)`);
   const report = benchReport('browser');
   report.check('bare loop: every page loaded', bare.ok === PAGES, `${bare.ok}/${PAGES}`);
@@ -312,6 +336,8 @@ try {
     referenceName: 'bare puppeteer-core loop',
   });
   report.figure('browser: fleet CPU per page (node)', fleetMs, { unit: 'ms', target: { op: '<=', value: 30, of: 'value' } });
+  report.figure('browser: bare loop CPU per page (node)', bare.cpuMsPerPage, { unit: 'ms' });
+  report.figure('browser: renderer engine CPU per page (node, in-process)', engine.cpuMsPerPage, { unit: 'ms' });
   report.figure('browser: site-light pages/s (/images)', light.pagesPerSecond, {
     reference: full.pagesPerSecond,
     referenceName: 'full (compatible)',
