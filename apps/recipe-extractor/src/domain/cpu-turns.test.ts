@@ -14,39 +14,37 @@ async function roundTrips(n: number): Promise<void> {
   for (let i = 0; i < n; i++) await new Promise((r) => setTimeout(r, 1));
 }
 
+/**
+ * Tenant a queues three runs that hold the thread `holdMs` each; during the first, `startB` starts
+ * tenant b's run. Answers the order in which the runs had the thread.
+ */
+async function runOrder(holdMs: number, startB: (turns: CpuTurns, order: string[]) => Promise<unknown>): Promise<string[]> {
+  const turns = new CpuTurns();
+  const order: string[] = [];
+  let bRun: Promise<unknown> | undefined;
+  const aRuns = [1, 2, 3].map((i) =>
+    turns.arrive('a').run(() => {
+      order.push(`a${i}`);
+      if (i === 1) bRun = startB(turns, order);
+      hold(holdMs);
+    }),
+  );
+  await Promise.all(aRuns);
+  await bRun;
+  return order;
+}
+
 describe('CpuTurns', () => {
   it("gives a tenant that asks during another tenant's run the next turn, before that tenant's queued runs", async () => {
-    const turns = new CpuTurns();
-    const order: string[] = [];
-    let bRun: Promise<unknown> | undefined;
-    const aRuns = [1, 2, 3].map((i) =>
-      turns.arrive('a').run(() => {
-        order.push(`a${i}`);
-        if (i === 1) bRun = turns.arrive('b').run(() => order.push('b1'));
-        hold(20);
-      }),
-    );
-    await Promise.all(aRuns);
-    await bRun;
+    const order = await runOrder(20, (turns, order) => turns.arrive('b').run(() => order.push('b1')));
     expect(order).toEqual(['a1', 'b1', 'a2', 'a3']);
   });
 
   it("after a tenant's long run, waits for another tenant's run that is on its way (a few round trips) before the next", async () => {
-    const turns = new CpuTurns();
-    const order: string[] = [];
-    let bRun: Promise<unknown> | undefined;
-    const aRuns = [1, 2, 3].map((i) =>
-      turns.arrive('a').run(() => {
-        order.push(`a${i}`);
-        if (i === 1) {
-          const ticket = turns.arrive('b');
-          bRun = roundTrips(5).then(() => ticket.run(() => order.push('b1')));
-        }
-        hold(60);
-      }),
-    );
-    await Promise.all(aRuns);
-    await bRun;
+    const order = await runOrder(60, (turns, order) => {
+      const ticket = turns.arrive('b');
+      return roundTrips(5).then(() => ticket.run(() => order.push('b1')));
+    });
     expect(order).toEqual(['a1', 'b1', 'a2', 'a3']);
   });
 
