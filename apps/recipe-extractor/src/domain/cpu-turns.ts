@@ -1,6 +1,9 @@
 /** A run at least this long makes its tenant wait for other tenants' runs on their way to a turn. */
 const LONG_RUN_MS = 50;
-/** The longest a turn is held for runs on their way (one whose page read is slow must not stall the rest). */
+/**
+ * How long a run on its way is waited for, in all, from the first turn held for it: one whose page
+ * read is slower is not waited for any more (it must not stall the rest, once or turn after turn).
+ */
 const MAX_HOLD_MS = 500;
 
 /** One run's place: on its way to a turn from its arrival until it asks for one (`run`) or leaves. */
@@ -22,33 +25,34 @@ export interface TurnTicket {
  * reads its version and its page first. Between two long runs of one tenant those round trips get
  * the thread only for a moment each, so the other run would reach the queue only after the whole
  * queue of long runs. So after a tenant's long run (LONG_RUN_MS or more), its next turn waits while
- * a tenant served less recently has a run on its way, for at most MAX_HOLD_MS. Short runs (the
- * common case) never wait for anyone.
+ * a tenant served less recently has a run on its way, each such run for at most MAX_HOLD_MS in all
+ * (from the first turn held for it). Short runs (the common case) never wait
+ * for anyone.
  *
  * Nothing runs in parallel that did not before (the thread was already shared); the order changes.
  */
 export class CpuTurns {
   /** Waiting tasks per tenant, in the order the tenants started waiting. */
   private readonly waiting = new Map<string, Array<() => void>>();
-  /** Runs that arrived and have not asked for a turn (or left), per tenant. */
-  private readonly onTheWay = new Map<string, number>();
+  /** Runs that arrived and have not asked for a turn (or left), per tenant; `holdUntil` once a turn was held for one. */
+  private readonly onTheWay = new Map<string, Set<{ holdUntil?: number }>>();
   /** The number of each tenant's last turn, and how long it held the thread (cleared when nobody waits). */
   private readonly lastTurn = new Map<string, { turn: number; heldMs: number }>();
   private turns = 0;
-  private holdingSince: number | undefined;
+  private holding = false;
   private timer: NodeJS.Timeout | undefined;
   private wakeAt = Infinity;
 
   /** A run has arrived: it is on its way to a turn until it asks for one or leaves. */
   arrive(tenantId: string): TurnTicket {
-    this.onTheWay.set(tenantId, (this.onTheWay.get(tenantId) ?? 0) + 1);
-    let onItsWay = true;
+    const arrival: { holdUntil?: number } = {};
+    const mine = this.onTheWay.get(tenantId) ?? new Set();
+    mine.add(arrival);
+    this.onTheWay.set(tenantId, mine);
     const off = () => {
-      if (!onItsWay) return;
-      onItsWay = false;
-      const n = this.onTheWay.get(tenantId)! - 1;
-      if (n > 0) this.onTheWay.set(tenantId, n);
-      else this.onTheWay.delete(tenantId);
+      const set = this.onTheWay.get(tenantId);
+      if (!set?.delete(arrival)) return;
+      if (set.size === 0) this.onTheWay.delete(tenantId);
     };
     return {
       run: <T>(task: () => T) => {
@@ -58,7 +62,7 @@ export class CpuTurns {
       leave: () => {
         off();
         // A turn held for this run need not wait for it any longer.
-        if (this.holdingSince !== undefined) this.schedule(0);
+        if (this.holding) this.schedule(0);
       },
     };
   }
@@ -105,13 +109,12 @@ export class CpuTurns {
   private next(): void {
     let chosen: string | undefined;
     for (const tenantId of this.waiting.keys()) if (chosen === undefined || this.served(tenantId) < this.served(chosen)) chosen = tenantId;
+    this.holding = chosen !== undefined && this.mustHold(chosen);
     if (chosen === undefined) {
-      this.holdingSince = undefined;
       if (this.onTheWay.size === 0) this.lastTurn.clear();
       return;
     }
-    if (this.mustHold(chosen)) return;
-    this.holdingSince = undefined;
+    if (this.holding) return;
     const queue = this.waiting.get(chosen)!;
     const task = queue.shift()!;
     if (queue.length === 0) this.waiting.delete(chosen);
@@ -122,16 +125,24 @@ export class CpuTurns {
     else if (this.onTheWay.size === 0) this.lastTurn.clear();
   }
 
-  /** After its long run, `chosen` waits (up to MAX_HOLD_MS) for runs on their way of tenants served before it. */
+  /**
+   * After its long run, `chosen` waits for the runs on their way of tenants served before it, each
+   * until MAX_HOLD_MS after the first turn held for it; scheduled to look again when the first of
+   * them stops counting.
+   */
   private mustHold(chosen: string): boolean {
     if ((this.lastTurn.get(chosen)?.heldMs ?? 0) < LONG_RUN_MS) return false;
-    const due = [...this.onTheWay.keys()].some((t) => t !== chosen && this.served(t) < this.served(chosen));
-    if (!due) return false;
     const now = performance.now();
-    this.holdingSince ??= now;
-    const left = this.holdingSince + MAX_HOLD_MS - now;
-    if (left <= 0) return false;
-    this.schedule(left);
+    let until = 0;
+    for (const [tenantId, arrivals] of this.onTheWay) {
+      if (tenantId === chosen || this.served(tenantId) >= this.served(chosen)) continue;
+      for (const a of arrivals) {
+        a.holdUntil ??= now + MAX_HOLD_MS;
+        if (a.holdUntil > now) until = until === 0 ? a.holdUntil : Math.min(until, a.holdUntil);
+      }
+    }
+    if (until === 0) return false;
+    this.schedule(until - now);
     return true;
   }
 }
