@@ -16,8 +16,7 @@
  *
  * Only loopback traffic: every page comes from the local fixture site.
  */
-import { randomBytes, randomUUID } from 'node:crypto';
-import { mkdirSync, writeFileSync } from 'node:fs';
+import { randomUUID } from 'node:crypto';
 import { performance } from 'node:perf_hooks';
 import puppeteer from 'puppeteer-core';
 import { SERVICE_NAMES, adminCommand, startFixtureSite, startFleet, withDatabase } from '@wdr/testkit';
@@ -25,6 +24,7 @@ import { createLogger } from '@wdr/kit/log';
 import { createMetrics } from '@wdr/kit/metrics';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { RenderOptions } from '@wdr/contracts';
+import { benchGatewayEnv, nodeOptionsEnv, recordProfiledFleet } from './lib/fleet.mjs';
 import { leaseEnv, leaseRestOf } from './lib/leases.mjs';
 import { benchReport } from './lib/report.mjs';
 import { BrowserPool, treeRss } from '../apps/browser-renderer/dist/domain/browser-pool.js';
@@ -37,10 +37,6 @@ const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // BENCH_PAGE: another fixture page for every row but site-light (`/big?mb=5`: the hand-back of large pages).
 const PAGE = process.env.BENCH_PAGE ?? '/js-page';
 const IMAGES = '/images?n=40';
-// BENCH_CPU_PROF_DIR: a V8 CPU profile of every service of the through-the-API fleet (summarise
-// with bench/profile-top.mjs); the fleet then gets 30 s to stop, so each one writes its profile.
-const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
-if (CPU_PROF_DIR) process.env.WDR_FLEET_STOP_BOUND_MS ??= '30000';
 const MB = 1024 * 1024;
 
 /**
@@ -162,27 +158,20 @@ async function rssOf(pid) {
 async function throughApi(site) {
   const fleet = await startFleet({
     env: {
-      gateway: {
-        REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`,
-        RATE_LIMIT_SUBMISSIONS: '10000000',
-        CONCURRENCY_LIMIT: '10000000',
-      },
+      gateway: benchGatewayEnv(),
       'browser-renderer': { BROWSER_POOL_SIZE: '1', BROWSER_PAGES_PER_BROWSER: String(CONCURRENCY) },
       'fetch-orchestrator': leaseEnv(),
       // The outbox's production safety poll (the relays wake on NOTIFY at commit; the test fleet
-      // polls every second). BENCH_NODE_OPTIONS: V8 flags for every service (issue 24).
+      // polls every second). BENCH_NODE_OPTIONS: V8 flags for every service (issue 24);
+      // BENCH_CPU_PROF_DIR: a profile of each (bench/lib/fleet.mjs).
       all: {
         LOG_LEVEL: 'error',
         OUTBOX_POLL_MS: process.env.BENCH_OUTBOX_POLL_MS ?? '5000',
-        ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
-        ...(CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}` } : {}),
+        ...nodeOptionsEnv(),
       },
     },
   });
-  if (CPU_PROF_DIR) {
-    mkdirSync(CPU_PROF_DIR, { recursive: true });
-    writeFileSync(`${CPU_PROF_DIR}/services.json`, JSON.stringify(Object.fromEntries(SERVICE_NAMES.map((s) => [fleet.pid(s), s]))));
-  }
+  recordProfiledFleet(fleet);
   try {
     const tenant = await adminCommand(fleet, ['create-tenant', '--name', 'bench-browser', '--credits', '100000000']);
     const gw = fleet.url('gateway');
@@ -202,17 +191,15 @@ async function throughApi(site) {
     // the fleet's CPU per page is what doing the pages costs, and a client polling the API would
     // add its reads to it (a list of 40 requests every 500 ms was some 7 ms of gateway and
     // orchestrator CPU per page). The checks read the API's own answers, once, after the run.
-    const untilTerminal = async (ids) => {
-      for (;;) {
-        const rows = await withDatabase(
-          fleet.databases['fetch-orchestrator'].url,
-          async (c) => (await c.query('SELECT status FROM data_requests WHERE id = ANY($1::uuid[])', [ids])).rows,
-        );
-        const done = rows.filter((d) => ['completed', 'failed', 'cancelled'].includes(d.status));
-        if (done.length === ids.length) return done.map((d) => d.status);
-        await new Promise((r) => setTimeout(r, 200));
-      }
-    };
+    const untilTerminal = (ids) =>
+      withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) => {
+        for (;;) {
+          const { rows } = await c.query('SELECT status FROM data_requests WHERE id = ANY($1::uuid[])', [ids]);
+          const done = rows.filter((d) => ['completed', 'failed', 'cancelled'].includes(d.status));
+          if (done.length === ids.length) return done.map((d) => d.status);
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      });
     // One list call per poll (the tenant has only these requests), untimed.
     const list = async () => (await (await fetch(`${gw}/api/v1/data/requests?limit=100`, { headers })).json()).data;
     const untilSettled = async (ids) => {

@@ -23,7 +23,7 @@
  * Only loopback traffic: the site listens on 127.0.0.1, the exit on 127.0.0.2.
  */
 import { fork } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -172,9 +172,6 @@ async function main() {
   const REPEAT = Number(args.repeat);
   const WARMUP = Math.min(CONCURRENCY, 16);
   const POLL_MS = 200;
-  const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
-  // A profile is written at the service's exit: give the fleet's stop time for a graceful one.
-  if (CPU_PROF_DIR) process.env.WDR_FLEET_STOP_BOUND_MS ??= '30000';
   if (!(PAGES > 0 && REPEAT > 0 && CONCURRENCY > 0 && CONCURRENCY <= 256))
     throw new Error('--pages and --repeat must be > 0, --concurrency in 1..256');
 
@@ -187,6 +184,7 @@ async function main() {
   const { PG_ADMIN_URL, SERVICE_NAMES, adminCommand, startFleet } = await import('@wdr/testkit');
   const { benchReport } = await import('./lib/report.mjs');
   const { leaseEnv, leaseRestOf } = await import('./lib/leases.mjs');
+  const { CPU_PROF_DIR, benchGatewayEnv, nodeOptionsEnv, productionEnv, recordProfiledFleet } = await import('./lib/fleet.mjs');
   const report = benchReport('http');
   const { default: pg } = await import('pg');
 
@@ -399,28 +397,12 @@ async function main() {
   try {
     fleet = await startFleet({
       env: {
-        gateway: {
-          REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`,
-          RATE_LIMIT_SUBMISSIONS: '10000000',
-          CONCURRENCY_LIMIT: '10000000',
-        },
+        gateway: benchGatewayEnv(),
         'fetch-orchestrator': { FETCH_CONCURRENCY: String(CONCURRENCY), ...leaseEnv() },
-        // Production settings where the test fleet's differ (as bench/submissions.mjs).
-        all: {
-          NODE_ENV: 'production',
-          // Production verifies that the topics exist; a bench's fresh topic prefix needs them created.
-          KAFKA_TOPICS_MODE: 'create',
-          LOG_LEVEL: 'error',
-          OUTBOX_POLL_MS: process.env.BENCH_OUTBOX_POLL_MS ?? '5000',
-          KAFKA_SESSION_TIMEOUT_MS: '30000',
-          ...(CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}` } : {}),
-        },
+        all: { ...productionEnv(), ...nodeOptionsEnv() },
       },
     });
-    if (CPU_PROF_DIR) {
-      mkdirSync(CPU_PROF_DIR, { recursive: true });
-      writeFileSync(`${CPU_PROF_DIR}/services.json`, JSON.stringify(Object.fromEntries(SERVICE_NAMES.map((s) => [fleet.pid(s), s]))));
-    }
+    recordProfiledFleet(fleet);
     if (exit) {
       await adminCommand(fleet, ['proxy-add', '--label', 'bench-dc', '--class', 'datacenter'], 'fetch-orchestrator', {
         PROXY_EXIT_URL: exit.url,

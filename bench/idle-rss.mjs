@@ -8,6 +8,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { SERVICE_NAMES, startFleet } from '@wdr/testkit';
+import { nodeOptionsEnv, productionEnv } from './lib/fleet.mjs';
 
 const IDLE_S = Number(process.argv[2] ?? 30);
 const MB = 1024 * 1024;
@@ -15,14 +16,7 @@ const MB = 1024 * 1024;
 const fleet = await startFleet({
   env: {
     gateway: { REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:` },
-    all: {
-      NODE_ENV: 'production',
-      KAFKA_TOPICS_MODE: 'create',
-      LOG_LEVEL: 'error',
-      OUTBOX_POLL_MS: '5000',
-      KAFKA_SESSION_TIMEOUT_MS: '30000',
-      ...(process.env.BENCH_NODE_OPTIONS ? { NODE_OPTIONS: process.env.BENCH_NODE_OPTIONS } : {}),
-    },
+    all: { ...productionEnv(), ...nodeOptionsEnv() },
   },
 });
 try {

@@ -10,7 +10,7 @@
  * Only loopback traffic: the fleet fetches the local fixture site.
  */
 import { randomBytes } from 'node:crypto';
-import { mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { performance } from 'node:perf_hooks';
 import express from 'express';
@@ -18,6 +18,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { applyKafkajsIdleLoopFix } from '@wdr/kit/kafka';
 import pg from 'pg';
 import { KAFKA_BROKERS, PG_ADMIN_URL, SERVICE_NAMES, adminCommand, startFixtureSite, startFleet, withDatabase } from '@wdr/testkit';
+import { CPU_PROF_DIR, benchGatewayEnv, nodeOptionsEnv, productionEnv, recordProfiledFleet } from './lib/fleet.mjs';
 import { BENCH_LEASES, leaseEnv, leaseRestOf } from './lib/leases.mjs';
 import { benchReport } from './lib/report.mjs';
 
@@ -35,12 +36,8 @@ const TENANTS = Number(process.env.BENCH_TENANTS ?? 64);
 const IDLE_S = Number(process.env.BENCH_IDLE_S ?? 60);
 /** Credit leases as in production (on; `BENCH_LEASES=false`: every admission reserves; bench/lib/leases.mjs). */
 const LEASES = BENCH_LEASES;
-/** Write a V8 CPU profile of every service to this directory (read with bench/profile-top.mjs). */
 /** BENCH_FLEET_ENV: more settings for the fleet, as JSON `{"all": {...}, "<service>": {...}}` (an experiment's knobs). */
 const EXTRA_ENV = JSON.parse(process.env.BENCH_FLEET_ENV ?? '{}');
-const CPU_PROF_DIR = process.env.BENCH_CPU_PROF_DIR;
-// A profile is written at the service's exit: give the fleet's stop time for a graceful one.
-if (CPU_PROF_DIR) process.env.WDR_FLEET_STOP_BOUND_MS ??= '30000';
 
 /**
  * Closed-loop load: CONCURRENCY workers on keep-alive connections, each sending the next request
@@ -278,32 +275,15 @@ checkAnswers(results[0]);
 
 const site = await startFixtureSite();
 const fleetEnv = {
-  gateway: {
-    REDIS_KEY_PREFIX: `wdr:bench:${randomBytes(4).toString('hex')}:`,
-    RATE_LIMIT_SUBMISSIONS: '10000000',
-    CONCURRENCY_LIMIT: '10000000',
-  },
+  gateway: benchGatewayEnv(),
   'fetch-orchestrator': leaseEnv(),
-  // Production settings where the test fleet's differ: the services' defaults for the outbox's
-  // safety poll (5 s) and the consumer session (30 s), production mode, quiet logs.
-  all: {
-    NODE_ENV: 'production',
-    // Production verifies that the topics exist; a bench's fresh topic prefix needs them created.
-    KAFKA_TOPICS_MODE: 'create',
-    LOG_LEVEL: 'error',
-    OUTBOX_POLL_MS: process.env.BENCH_OUTBOX_POLL_MS ?? '5000',
-    KAFKA_SESSION_TIMEOUT_MS: '30000',
-    ...(CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}` } : {}),
-  },
+  all: { ...productionEnv(), ...nodeOptionsEnv() },
 };
 // BENCH_FLEET_ENV's settings on top, service by service.
 for (const [service, settings] of Object.entries(EXTRA_ENV)) fleetEnv[service] = { ...fleetEnv[service], ...settings };
 const fleet = await startFleet({ env: fleetEnv });
 let idleFigures;
-if (CPU_PROF_DIR) {
-  mkdirSync(CPU_PROF_DIR, { recursive: true });
-  writeFileSync(`${CPU_PROF_DIR}/services.json`, JSON.stringify(Object.fromEntries(SERVICE_NAMES.map((s) => [fleet.pid(s), s]))));
-}
+recordProfiledFleet(fleet);
 const CREDITS = 100_000_000;
 /** A tenant with CREDITS credits (an admin command, as an operator makes one). */
 const newTenant = async (name) => {
