@@ -251,14 +251,17 @@ const tenantMessages = await messageCount(tenantId);
  * its event loop per delivery (its CPU, as near as a thread can tell).
  */
 const bareSource = `
-const { createHmac } = require('node:crypto');
+const { createHmac, createSecretKey } = require('node:crypto');
 const http = require('node:http');
 const { performance } = require('node:perf_hooks');
 async function bare({ receiverUrl, items, secrets, concurrency, client, undiciPath, warm }) {
   const origin = new URL(receiverUrl).origin;
+  // Each secret imported once, as the dispatcher does (kit's secretKeyOf).
+  const keys = new Map();
   const sign = (secret, id, body) => {
     const ts = Math.floor(Date.now() / 1000);
-    const key = Buffer.from(secret.slice('whsec_'.length), 'base64');
+    let key = keys.get(secret);
+    if (!key) keys.set(secret, (key = createSecretKey(Buffer.from(secret.slice('whsec_'.length), 'base64'))));
     return {
       'content-type': 'application/json',
       'user-agent': 'wdr-webhooks/1',

@@ -1,7 +1,7 @@
-import { randomBytes } from 'node:crypto';
+import { createHmac, randomBytes, type KeyObject } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
 import { z } from 'zod';
-import { parseSealingKey, previousSealingKeysEnv, Sealer, SealingKeyUnknownError, sealingKeyEnv } from './sealing.js';
+import { parseSealingKey, previousSealingKeysEnv, Sealer, SealingKeyUnknownError, sealingKeyEnv, secretKeyOf } from './sealing.js';
 
 const b64 = () => randomBytes(32).toString('base64');
 
@@ -33,7 +33,7 @@ describe('Sealer', () => {
     tampered[tampered.length - 1]! ^= 1;
     expect(() => sealer.openBytes(tampered, 'req-1/screenshot.png')).toThrow();
     // A second key introduced beside the first still opens what the first sealed.
-    const k1 = (sealer as unknown as { keys: Map<string, Buffer> }).keys.get('k1')!;
+    const k1 = (sealer as unknown as { keys: Map<string, KeyObject> }).keys.get('k1')!.export();
     const rotated = new Sealer(
       new Map([
         ['k1', k1],
@@ -134,5 +134,24 @@ describe('key rings from the environment (rotation)', () => {
     // Empty and unset previous lists are no previous keys.
     expect(z.object(shape).parse({ KEY: b64() }).KEY_PREVIOUS).toEqual([]);
     expect(z.object(shape).parse({ KEY: b64(), KEY_PREVIOUS: '' }).KEY_PREVIOUS).toEqual([]);
+  });
+});
+
+describe('secretKeyOf', () => {
+  const hmac = (key: Parameters<typeof createHmac>[1]) => createHmac('sha256', key).update('message').digest('hex');
+
+  it('is the key createHmac takes from the text (utf8) or from its bytes (base64)', () => {
+    const pepper = 'pepper \u00e9\u4e2d';
+    expect(hmac(secretKeyOf(pepper))).toBe(hmac(pepper));
+    const bytes = randomBytes(32);
+    expect(hmac(secretKeyOf(bytes.toString('base64'), 'base64'))).toBe(hmac(bytes));
+    // The same text read in the other encoding is another key.
+    expect(hmac(secretKeyOf(bytes.toString('base64')))).not.toBe(hmac(bytes));
+  });
+
+  it('imports a secret once and keeps it', () => {
+    const s = b64();
+    expect(secretKeyOf(s, 'base64')).toBe(secretKeyOf(s, 'base64'));
+    expect(secretKeyOf(s, 'base64')).not.toBe(secretKeyOf(s));
   });
 });

@@ -1,5 +1,5 @@
 import { transactionWithHooks } from '@wdr/kit/db';
-import { createHmac } from 'node:crypto';
+import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { canonicalJson } from '@wdr/kit/canonical-json';
 import type { Sealer } from '@wdr/kit/sealing';
 import type { DataRequest, Prisma, PrismaClient } from '../generated/prisma/client.js';
@@ -23,7 +23,7 @@ type Tx = Prisma.TransactionClient;
  */
 export interface ResultCacheSettings {
   /** HMAC key of the entries' keys (derived from the at-rest key, see `cacheKeySecretOf`). */
-  keySecret: Buffer;
+  keySecret: KeyObject;
   /** Entries one tenant may hold; a fill evicts that tenant's oldest beyond it. */
   maxEntriesPerTenant: number;
   /** Total size of the results the entries serve; the retention purge evicts the oldest beyond it. */
@@ -44,8 +44,9 @@ export interface ResultCacheDeps {
 export const DEFAULT_CACHE_TTL_SECONDS = 300;
 
 /** The cache key's own key, derived from the service's at-rest key: rotating that one empties the cache. */
-export function cacheKeySecretOf(targetUrlKeyBase64: string): Buffer {
-  return createHmac('sha256', Buffer.from(targetUrlKeyBase64, 'base64')).update('wdr result cache key v1').digest();
+export function cacheKeySecretOf(targetUrlKeyBase64: string): KeyObject {
+  // A KeyObject: every request's key is an HMAC under it (kit's secretKeyOf says why it is imported once).
+  return createSecretKey(createHmac('sha256', Buffer.from(targetUrlKeyBase64, 'base64')).update('wdr result cache key v1').digest());
 }
 
 export interface CachePolicy {
@@ -132,7 +133,7 @@ export function cacheKeyMaterial(request: KeyedRequest, url: string): string {
   });
 }
 
-export function cacheKeyOf(secret: Buffer, request: KeyedRequest, url: string): string {
+export function cacheKeyOf(secret: KeyObject, request: KeyedRequest, url: string): string {
   return createHmac('sha256', secret).update(cacheKeyMaterial(request, url)).digest('hex');
 }
 

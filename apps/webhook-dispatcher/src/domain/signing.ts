@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { secretKeyOf } from '@wdr/kit/sealing';
 
 /**
  * Standard Webhooks (https://www.standardwebhooks.com): secrets are `whsec_` + base64 of random
@@ -13,7 +14,8 @@ export function generateSecret(): string {
 }
 
 export function signatureOf(secret: string, webhookId: string, timestampSeconds: number, body: string): string {
-  const key = Buffer.from(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
+  // The secret's bytes imported once (kit's secretKeyOf): every attempt of every message signs with it.
+  const key = secretKeyOf(secret.startsWith(PREFIX) ? secret.slice(PREFIX.length) : secret, 'base64');
   return 'v1,' + createHmac('sha256', key).update(`${webhookId}.${timestampSeconds}.${body}`).digest('base64');
 }
 

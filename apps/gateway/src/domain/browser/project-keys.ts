@@ -1,4 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
+import { secretKeyOf } from '@wdr/kit/sealing';
 import { PublicError } from '@wdr/kit/errors';
 import type { GatewayDeps } from '../../deps.js';
 import type { CreateProjectKeyBody, ProjectKey } from '../../models/browser.js';
@@ -22,7 +23,7 @@ export function projectKeyPrefixOf(key: string): string | undefined {
   return KEY_RE.exec(key)?.[1];
 }
 
-const hashOf = (key: string, pepper: string) => createHmac('sha256', pepper).update(key).digest('hex');
+const hashOf = (key: string, pepper: string) => createHmac('sha256', secretKeyOf(pepper)).update(key).digest('hex');
 
 const badKey = () => new PublicError('UNAUTHENTICATED', 'A valid project+environment key is required in X-API-Key.');
 

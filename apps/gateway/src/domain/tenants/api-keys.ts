@@ -1,4 +1,5 @@
 import { createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
+import { secretKeyOf } from '@wdr/kit/sealing';
 
 /**
  * API key format: `wdr_<prefix>_<secret>`. The prefix (12 url-safe chars) finds the row; the whole
@@ -20,7 +21,7 @@ export function issueApiKey(pepper: string): IssuedKey {
 }
 
 export function hashApiKey(key: string, pepper: string): string {
-  return createHmac('sha256', pepper).update(key).digest('hex');
+  return createHmac('sha256', secretKeyOf(pepper)).update(key).digest('hex');
 }
 
 /** The lookup prefix of a well-formed key, or undefined for anything else. */
