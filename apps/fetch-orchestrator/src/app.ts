@@ -15,6 +15,7 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
   let leaseTimer: NodeJS.Timeout | undefined;
   const stageDeps = {
     db: deps.db,
+    sql: deps.sql,
     ledger: deps.ledger,
     sealer: deps.sealer,
     policy: deps.policy,
@@ -32,6 +33,8 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
         group: 'fetch-orchestrator.http-stage',
         topics: ['fetchJobs'],
         handlers: { 'fetch.job_requested': onFetchJobRequested(stageDeps) },
+        // The processed record and the stage's writes on node-postgres (kit/pg-sql.ts), with its moves.
+        sql: deps.sql,
         // Every partition at once, and several jobs per partition: a slow target must not hold up
         // the jobs queued behind it on its partition. Jobs are independent, so order is not needed.
         concurrency: TOPICS.fetchJobs.partitions,
@@ -84,6 +87,7 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
         clearInterval(leaseTimer);
         await deps.routes.pool.shutdown();
         await deps.uploads.end();
+        await deps.sql.end();
       },
     },
   });

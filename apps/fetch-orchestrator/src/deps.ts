@@ -1,6 +1,7 @@
 import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
 import { pgPoolFor, type PgPool } from '@wdr/kit/pg-listen';
+import { PgSql } from '@wdr/kit/pg-sql';
 import { Sealer } from '@wdr/kit/sealing';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { cacheKeySecretOf, type ResultCacheSettings } from './domain/result-cache.js';
@@ -25,11 +26,20 @@ export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, Pris
   routes: RouteDeps;
   /** Plain Postgres connections that write rendered pages as they arrive (domain/render-uploads.ts). */
   uploads: PgPool;
+  /**
+   * The hottest statements on node-postgres (kit/pg-sql.ts): admission's, a request's moves, the
+   * HTTP stage consumer's processed record. Everything else stays on Prisma (`db`).
+   */
+  sql: PgSql;
 }
 
 export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
   const base = kafkaServiceDeps('fetch-orchestrator', env, (options) => new PrismaClient(options), {
     poolSize: Math.min(env.FETCH_CONCURRENCY, 8) + 4,
+  });
+  const sql = new PgSql(env.DATABASE_URL, {
+    max: Math.min(env.FETCH_CONCURRENCY, 8) + 2,
+    onError: (err) => base.log.warn({ err }, 'a statement connection broke'),
   });
   const ledger = createServiceClient({
     name: 'billing-ledger',
@@ -60,8 +70,10 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
         ['outcome'],
       ),
     },
+    sql,
     admission: {
       db: base.db,
+      sql,
       ledger,
       sealer,
       sealRequestInputs: env.SEAL_REQUEST_INPUTS,

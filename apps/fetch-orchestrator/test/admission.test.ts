@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { PgSql } from '@wdr/kit/pg-sql';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { ledgerApi } from '@wdr/contracts';
 import {
@@ -32,6 +33,7 @@ let database: TestDatabase;
 let ledgerDb: TestDatabase;
 let ledgerProcess: ServiceProcess;
 let db: PrismaClient;
+let sql: PgSql;
 let deps: AdmissionDeps;
 /** A tenant with tokens enough for every test that does not name its own. */
 let TENANT: string;
@@ -63,9 +65,11 @@ beforeAll(async () => {
     LOG_LEVEL: 'warn',
   });
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
+  sql = new PgSql(database.url, { max: 2 });
   const sealer = Sealer.fromBase64(Buffer.alloc(32, 3).toString('base64'));
   deps = {
     db,
+    sql,
     ledger: createServiceClient({
       name: 'billing-ledger',
       baseUrl: ledgerProcess.url,
@@ -81,6 +85,7 @@ beforeAll(async () => {
 
 afterAll(async () => {
   await db?.$disconnect();
+  await sql?.end();
   await ledgerProcess?.kill('SIGTERM');
   await Promise.all([database?.drop(), ledgerDb?.drop()]);
 }, 60_000);

@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { PgSql, type PgStatement } from '@wdr/kit/pg-sql';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, withDatabase, type TestDatabase } from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
@@ -23,15 +24,18 @@ import { TargetPolicy } from '@wdr/kit/target-policy';
 /** The orchestrator's read side and cancel against the real Postgres (no Kafka needed: the outbox is a table). */
 let database: TestDatabase;
 let db: PrismaClient;
+let sql: PgSql;
 const sealer = Sealer.fromBase64(Buffer.alloc(32, 7).toString('base64'));
 
 beforeAll(async () => {
   database = await createTestDatabase('fetch-orchestrator');
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
+  sql = new PgSql(database.url, { max: 2 });
 }, 60_000);
 
 afterAll(async () => {
   await db?.$disconnect();
+  await sql?.end();
   await database?.drop();
 }, 60_000);
 
@@ -260,7 +264,7 @@ describe('cancelRequest', () => {
         await db.$transaction(fn);
         return true;
       },
-      writes: async (statements) => (await db.$transaction(statements as Parameters<typeof db.$transaction>[0] & unknown[])) as unknown[],
+      writes: (statements) => sql.transaction(statements as PgStatement<unknown>[]),
     };
     // The ledger is never asked here (the job stops at the cancelled request): an unreachable one.
     const ledger = createServiceClient({ name: 'billing-ledger', baseUrl: 'http://127.0.0.1:9' });
@@ -268,6 +272,7 @@ describe('cancelRequest', () => {
     const routes = { pool: new ProxyPool(db, sealer, log), geo: new GeoVerifier({ echoUrl: undefined }), maxExitAttempts: 1 };
     const deps = {
       db,
+      sql,
       ledger,
       sealer,
       policy: new TargetPolicy(['127.0.0.1']),
@@ -307,12 +312,12 @@ describe('terminal moves in one statement (requests/writes.ts)', () => {
       const r = await storedRequest(tenant, { status: 'running' });
       const expiresAt = new Date(Date.now() + 3600_000);
       const { statements } = endStatements(
-        { db, sealer, resultRetentionHours: 1 },
+        { db, sql, sealer, resultRetentionHours: 1 },
         r,
         { status: 'completed', resultExpiresAt: expiresAt, terminalStage: 'http' },
         { result: { statusCode: 200, contentType: 'text/html', body: Buffer.from('<p>page</p>'), expiresAt } },
       );
-      const [cancelled, moved] = await Promise.allSettled([cancelRequest(db, tenant, r.id), runStatements(db, statements)]);
+      const [cancelled, moved] = await Promise.allSettled([cancelRequest(db, tenant, r.id), runStatements(sql, statements)]);
       const row = await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } });
       const terminalEvents = (await readEvents(db, tenant, r.id)).events.filter((e) =>
         ['request.completed', 'request.cancelled'].includes(e.kind),
@@ -363,8 +368,8 @@ describe('terminal moves in one statement (requests/writes.ts)', () => {
     const viaFinish = await storedRequest(tenant, extra);
     await db.$transaction((tx) => finish(tx, viaFinish, t));
     const viaMove = await storedRequest(tenant, extra);
-    const { statements, done } = endStatements({ db, sealer, resultRetentionHours: 1 }, viaMove, t);
-    expect(done(await runStatements(db, statements))).toMatchObject({ moved: true, status: 'completed' });
+    const { statements, done } = endStatements({ db, sql, sealer, resultRetentionHours: 1 }, viaMove, t);
+    expect(done(await runStatements(sql, statements))).toMatchObject({ moved: true, status: 'completed' });
     const sent = async (id: string) =>
       (
         await withDatabase(

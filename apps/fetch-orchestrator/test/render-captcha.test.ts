@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { PgSql } from '@wdr/kit/pg-sql';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
@@ -24,16 +25,18 @@ import { stagePage } from './staged-page.js';
  */
 let database: TestDatabase;
 let db: PrismaClient;
+let sql: PgSql;
 let routes: RouteDeps;
 let uploads: PgPool;
 const sealer = Sealer.fromBase64(Buffer.alloc(32, 7).toString('base64'));
 /** No request here has a ceiling: the ledger is never asked (a call fails the test). */
 const ledger = { post: () => Promise.reject(new Error('the ledger is not asked here')) } as unknown as ServiceClient;
-const deps = () => ({ db, ledger, sealer, maxResultBytes: 1024 * 1024, resultRetentionHours: 1, routes });
+const deps = () => ({ db, sql, ledger, sealer, maxResultBytes: 1024 * 1024, resultRetentionHours: 1, routes });
 
 beforeAll(async () => {
   database = await createTestDatabase('fetch-orchestrator');
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
+  sql = new PgSql(database.url, { max: 2 });
   uploads = pgPoolFor(database.url);
   routes = {
     pool: new ProxyPool(db, sealer, createLogger('test', 'silent')),
@@ -45,6 +48,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await uploads?.end();
   await db?.$disconnect();
+  await sql?.end();
   await database?.drop();
 }, 60_000);
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { PgSql } from '@wdr/kit/pg-sql';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
@@ -24,17 +25,19 @@ import { createLogger } from '@wdr/kit/log';
  */
 let database: TestDatabase;
 let db: PrismaClient;
+let sql: PgSql;
 const sealer = Sealer.fromBase64(Buffer.alloc(32, 7).toString('base64'));
 let routes: RouteDeps;
 let uploads: PgPool;
 /** No request here has a ceiling: the ledger is never asked (a call fails the test). */
 const ledger = { post: () => Promise.reject(new Error('the ledger is not asked here')) } as unknown as ServiceClient;
-const deps = () => ({ db, ledger, sealer, maxResultBytes: 1024 * 1024, resultRetentionHours: 1, routes });
+const deps = () => ({ db, sql, ledger, sealer, maxResultBytes: 1024 * 1024, resultRetentionHours: 1, routes });
 const uploadDeps = () => ({ db, uploads, maxResultBytes: 1024 * 1024 });
 
 beforeAll(async () => {
   database = await createTestDatabase('fetch-orchestrator');
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
+  sql = new PgSql(database.url, { max: 2 });
   uploads = pgPoolFor(database.url);
   routes = {
     pool: new ProxyPool(db, sealer, createLogger('test', 'silent')),
@@ -46,6 +49,7 @@ beforeAll(async () => {
 afterAll(async () => {
   await uploads?.end();
   await db?.$disconnect();
+  await sql?.end();
   await database?.drop();
 }, 60_000);
 

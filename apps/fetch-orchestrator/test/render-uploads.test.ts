@@ -1,4 +1,5 @@
 import { randomBytes, randomUUID } from 'node:crypto';
+import { PgSql } from '@wdr/kit/pg-sql';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { Readable } from 'node:stream';
@@ -33,6 +34,7 @@ import { piecesOf, stagePage, uploadOf } from './staged-page.js';
  */
 let database: TestDatabase;
 let db: PrismaClient;
+let sql: PgSql;
 let uploads: PgPool;
 let routes: RouteDeps;
 let server: http.Server;
@@ -40,12 +42,13 @@ let orchestrator: ServiceClient;
 const MAX = 10 * 1024 * 1024;
 const sealer = Sealer.fromBase64(Buffer.alloc(32, 7).toString('base64'));
 const ledger = { post: () => Promise.reject(new Error('the ledger is not asked here')) } as unknown as ServiceClient;
-const deps = () => ({ db, ledger, sealer, maxResultBytes: MAX, resultRetentionHours: 1, routes });
+const deps = () => ({ db, sql, ledger, sealer, maxResultBytes: MAX, resultRetentionHours: 1, routes });
 const uploadDeps = () => ({ db, uploads, maxResultBytes: MAX });
 
 beforeAll(async () => {
   database = await createTestDatabase('fetch-orchestrator');
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
+  sql = new PgSql(database.url, { max: 2 });
   uploads = pgPoolFor(database.url);
   routes = {
     pool: new ProxyPool(db, sealer, createLogger('test', 'silent')),
@@ -57,7 +60,15 @@ beforeAll(async () => {
   app.use(express.json({ limit: '1mb' }));
   app.use(
     renderJobRoutes(
-      { db, uploads, ledger, sealer, routes, env: { MAX_RESULT_BYTES: MAX, RESULT_RETENTION_HOURS: 1 } } as unknown as OrchestratorDeps,
+      {
+        db,
+        sql,
+        uploads,
+        ledger,
+        sealer,
+        routes,
+        env: { MAX_RESULT_BYTES: MAX, RESULT_RETENTION_HOURS: 1 },
+      } as unknown as OrchestratorDeps,
       () => undefined,
     ),
   );
@@ -71,6 +82,7 @@ afterAll(async () => {
   await new Promise((resolve) => server?.close(resolve));
   await uploads?.end();
   await db?.$disconnect();
+  await sql?.end();
   await database?.drop();
 }, 60_000);
 

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { PgSql } from '@wdr/kit/pg-sql';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
@@ -23,11 +24,13 @@ import {
  */
 let database: TestDatabase;
 let db: PrismaClient;
+let sql: PgSql;
 const key = Buffer.alloc(32, 7).toString('base64');
 const sealer = Sealer.fromBase64(key);
 const settings = { keySecret: cacheKeySecretOf(key), maxEntriesPerTenant: 3, maxTotalBytes: 1_000_000 };
 const deps = (over: Partial<ResultCacheDeps> = {}): ResultCacheDeps => ({
   db,
+  sql,
   sealer,
   resultRetentionHours: 1,
   resultCache: settings,
@@ -37,10 +40,12 @@ const deps = (over: Partial<ResultCacheDeps> = {}): ResultCacheDeps => ({
 beforeAll(async () => {
   database = await createTestDatabase('fetch-orchestrator');
   db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
+  sql = new PgSql(database.url, { max: 2 });
 }, 60_000);
 
 afterAll(async () => {
   await db?.$disconnect();
+  await sql?.end();
   await database?.drop();
 }, 60_000);
 

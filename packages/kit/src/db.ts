@@ -130,6 +130,8 @@ export async function databaseReachable(db: RawSql): Promise<boolean> {
 export function isUniqueViolation(err: unknown): boolean {
   if (err === null || typeof err !== 'object') return false;
   const e = err as { name?: unknown; code?: unknown; meta?: unknown; message?: unknown };
+  // node-postgres (kit/pg-sql.ts): the server's SQLSTATE itself.
+  if (e.code === '23505' && typeof (e as { severity?: unknown }).severity === 'string') return true;
   if (e.name !== 'PrismaClientKnownRequestError') return false;
   if (e.code === 'P2002') return true;
   const meta = JSON.stringify(e.meta ?? {});

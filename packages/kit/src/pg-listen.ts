@@ -145,11 +145,12 @@ export type PgPool = pg.Pool;
  */
 export function pgPoolFor(
   databaseUrl: string,
-  opts: { max?: number; idleTimeoutMillis?: number; onError?: (err: Error) => void } = {},
+  opts: { max?: number; idleTimeoutMillis?: number; onError?: (err: Error) => void; types?: pg.CustomTypesConfig } = {},
 ): pg.Pool {
   const pool = new pg.Pool({
     ...pgConnectionFor(databaseUrl).config,
     max: opts.max ?? 4,
+    ...(opts.types ? { types: opts.types } : {}),
     ...(opts.idleTimeoutMillis !== undefined ? { idleTimeoutMillis: opts.idleTimeoutMillis } : {}),
   });
   // An idle connection that breaks is dropped by the pool; unhandled, its error would end the process.

@@ -11,6 +11,7 @@ export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void)
   const r = Router();
   const renderDeps = {
     db: deps.db,
+    sql: deps.sql,
     ledger: deps.ledger,
     sealer: deps.sealer,
     maxResultBytes: deps.env.MAX_RESULT_BYTES,

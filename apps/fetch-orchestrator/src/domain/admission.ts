@@ -1,5 +1,6 @@
 import { TERMINAL_REQUEST_STATUSES, VISIBLE_REQUEST_STATUSES, type ConcurrencyCeiling } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
+import type { RawSql } from '@wdr/kit/db';
 import type { PrismaClient } from '../generated/prisma/client.js';
 
 /**
@@ -32,7 +33,7 @@ const CONCURRENCY_RETRY_AFTER_S = 1;
  * tenant's ceiling, how many of the tenant's requests have not ended, counted up to the ceiling.
  */
 export async function admissionSnapshot(
-  db: PrismaClient,
+  db: RawSql,
   requestId: string,
   tenantId: string,
   ceiling: ConcurrencyCeiling | undefined,

@@ -1,4 +1,5 @@
 import type { RawSql } from '@wdr/kit/db';
+import type { PgSql, PgStatement } from '@wdr/kit/pg-sql';
 import { makeEnvelope, outboxJson } from '@wdr/kit/kafka';
 import { TERMINAL } from './requests/terminal.js';
 
@@ -16,9 +17,9 @@ export async function announceBatchIfFinished(tx: RawSql, batchId: string, tenan
   for (const [sql, ...params] of batchEndSql(batchId, tenantId)) await tx.$queryRawUnsafe(sql, ...params);
 }
 
-/** announceBatchIfFinished's statements, as lazy queries of `db` for `$transaction([...])`. */
-export function announceBatchStatements(db: RawSql, batchId: string, tenantId: string): PromiseLike<unknown>[] {
-  return batchEndSql(batchId, tenantId).map(([sql, ...params]) => db.$queryRawUnsafe(sql, ...params));
+/** announceBatchIfFinished's statements, as lazy statements of `sql` for `sql.transaction([...])`. */
+export function announceBatchStatements(sql: PgSql, batchId: string, tenantId: string): PgStatement<unknown>[] {
+  return batchEndSql(batchId, tenantId).map(([text, ...params]) => sql.rows(text, params));
 }
 
 function batchEndSql(batchId: string, tenantId: string): [string, ...unknown[]][] {

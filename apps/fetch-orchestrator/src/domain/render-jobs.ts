@@ -1,5 +1,6 @@
 import { PublicError } from '@wdr/kit/errors';
 import type { Sealer } from '@wdr/kit/sealing';
+import type { PgSql } from '@wdr/kit/pg-sql';
 import type { ServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
 import {
@@ -29,6 +30,8 @@ type Tx = Prisma.TransactionClient;
 /** What the two render-job operations need. */
 export interface RenderJobDeps {
   db: PrismaClient;
+  /** The statements of a request's moves (requests/writes.ts). */
+  sql: PgSql;
   /** The ledger, asked whether a browser stage's proxy traffic still fits the ceiling before its page is delivered. */
   ledger: ServiceClient;
   sealer: Sealer;
@@ -61,7 +64,7 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
   const route = await browserRouteFor(deps.routes, { proxyType: row.proxyType, options: row.options as Record<string, unknown> });
   const fail = async (t: Termination): Promise<RenderStartAnswer> => {
     const { statements, done } = endStatements(deps, row, t, { start: true });
-    const moved = done(await runStatements(deps.db, statements));
+    const moved = done(await runStatements(deps.sql, statements));
     if (!moved) throw notFound();
     return { state: 'skip', status: await statusAfter(deps.db, row.id, moved) };
   };
@@ -108,7 +111,7 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
       terminalStage: 'browser',
     });
   }
-  const [moved] = await moveStatement(deps.db, row, {
+  const [moved] = await moveStatement(deps.sql, row, {
     set: startSet(),
     events: [
       {
@@ -213,7 +216,7 @@ export async function acceptRenderResult(deps: RenderJobDeps, requestId: string,
   const { statements, done } = endStatements(deps, row, termination, { before, ...(page ? { result: page } : {}), fillCache: true });
   // Whatever this request staged goes with its end (this hand-back's page, an earlier attempt's).
   const moved = done(
-    (await runStatements(deps.db, [...statements, ...dropStagedStatements(deps.db, requestId)])).slice(0, statements.length),
+    (await runStatements(deps.sql, [...statements, ...dropStagedStatements(deps.sql, requestId)])).slice(0, statements.length),
   );
   if (!moved) throw notFound();
   return moved.moved

@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
 import { PublicError } from '@wdr/kit/errors';
 import type { PgPool } from '@wdr/kit/pg-listen';
+import type { PgSql, PgStatement } from '@wdr/kit/pg-sql';
 import type { RenderUploadAnswer, RenderUploadRef } from '@wdr/contracts';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { TERMINAL } from './requests/terminal.js';
@@ -140,11 +141,11 @@ export async function checkStagedUpload(db: PrismaClient, requestId: string, ref
 }
 
 /** Statements that drop every staged upload of a request (run with its finishing move). */
-export function dropStagedStatements(db: PrismaClient, requestId: string): PromiseLike<unknown>[] {
+export function dropStagedStatements(sql: PgSql, requestId: string): PgStatement<unknown>[] {
   return [
-    db.$executeRawUnsafe(
+    sql.count(
       'WITH c AS (DELETE FROM render_upload_chunks WHERE request_id = $1::uuid) DELETE FROM render_uploads WHERE request_id = $1::uuid',
-      requestId,
+      [requestId],
     ),
   ];
 }

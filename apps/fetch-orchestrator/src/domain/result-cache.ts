@@ -2,6 +2,7 @@ import { transactionWithHooks } from '@wdr/kit/db';
 import { createHmac, createSecretKey, type KeyObject } from 'node:crypto';
 import { canonicalJson } from '@wdr/kit/canonical-json';
 import type { Sealer } from '@wdr/kit/sealing';
+import type { PgSql, PgStatement } from '@wdr/kit/pg-sql';
 import type { DataRequest, Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { appendEvent } from './requests/events.js';
 import { openInputs } from './requests/sealed-inputs.js';
@@ -34,6 +35,8 @@ export interface ResultCacheSettings {
 
 export interface ResultCacheDeps {
   db: PrismaClient;
+  /** The statements that go with a request's end (requests/writes.ts). */
+  sql: PgSql;
   sealer: Sealer;
   resultRetentionHours: number;
   /** Absent: no result cache (the stage tests that are not about it). */
@@ -252,17 +255,18 @@ export async function fillResultCache(tx: Tx, deps: ResultCacheDeps, request: Da
 }
 
 /**
- * fillResultCache as a lazy statement of `db` for `$transaction([...])` after the completing move
+ * fillResultCache as a lazy statement of `sql` for `sql.transaction([...])` after the completing move
  * (it reads the row that move wrote), or undefined when the request makes no entry; `counted`
  * takes its answer once the transaction committed.
  */
 export function fillResultCacheStatement(
   deps: ResultCacheDeps,
   request: DataRequest,
-): { statement: PromiseLike<number>; counted: (evicted: unknown) => void } | undefined {
+): { statement: PgStatement<number>; counted: (evicted: unknown) => void } | undefined {
   const fill = fillResultCacheSql(deps, request);
   if (!fill) return undefined;
-  return { statement: deps.db.$executeRawUnsafe(...fill), counted: (evicted) => countEvicted(deps, Number(evicted)) };
+  const [text, ...params] = fill;
+  return { statement: deps.sql.count(text, params), counted: (evicted) => countEvicted(deps, Number(evicted)) };
 }
 
 function countEvicted(deps: ResultCacheDeps, evicted: number): void {

@@ -4,6 +4,7 @@ import { callInternal } from '@wdr/kit/internal-call';
 import { PoisonMessageError, type HandlerContext } from '@wdr/kit/kafka';
 import type { Logger } from '@wdr/kit/log';
 import type { Sealer } from '@wdr/kit/sealing';
+import type { PgSql } from '@wdr/kit/pg-sql';
 import type { TargetPolicy } from '@wdr/kit/target-policy';
 import type { DataRequest, Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { fetchPage, type FetchOutcome } from './fetcher.js';
@@ -24,6 +25,8 @@ type Tx = Prisma.TransactionClient;
 
 export interface HttpStageDeps {
   db: PrismaClient;
+  /** The statements of a request's moves, and the consumer's (requests/writes.ts, kit/pg-sql.ts). */
+  sql: PgSql;
   /** The ledger, asked before an extra paid step (auto's escalation to the browser). */
   ledger: ServiceClient;
   sealer: Sealer;
@@ -53,7 +56,7 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
 
   // Guarded: a request cancelled (or finished) since it was read must not come back to running.
   // One statement: running, one more attempt, the `request.running` event and its mirror.
-  const [moved] = await moveStatement(deps.db, request, {
+  const [moved] = await moveStatement(deps.sql, request, {
     set: startSet(),
     events: [{ kind: 'request.running', status: 'running', payload: { stage: 'http' }, withAttempt: true }],
   });
@@ -315,7 +318,7 @@ async function escalateToBrowser(
   // One statement: the HTTP stage's proxy traffic rides along to the browser stage's settlement,
   // the `request.escalated` event, the render job; none of it for a request ended meanwhile.
   await ctx.writes([
-    moveStatement(deps.db, request, {
+    moveStatement(deps.sql, request, {
       set: [
         ...(isProtected ? [{ raw: 'protected = true' }] : []),
         ...(traffic ? [{ column: 'traffic_carried', value: JSON.stringify(traffic), cast: 'jsonb' }] : []),

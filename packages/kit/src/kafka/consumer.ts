@@ -4,6 +4,7 @@
 // dead-letter.ts, progress.ts (offset commits of a batch, the in-flight limit), health.ts (readiness,
 // liveness) and lag.ts (the lag metric).
 import { setTimeout as sleep } from 'node:timers/promises';
+import { isPgStatement, type PgSql } from '../pg-sql.js';
 import type { Consumer, KafkaMessage } from 'kafkajs';
 import { TOPICS, type CatalogEnvelope, type TopicKey } from '@wdr/contracts';
 import { transactionWithHooks, type RawSql, type TxCapable } from '../db.js';
@@ -85,6 +86,12 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   batchHandlers?: EventBatchHandlers<Tx>;
   /** Most messages handed to one batch handler call (default 200). */
   maxBatch?: number;
+  /**
+   * Plain node-postgres for `ctx.alreadyProcessed` and `ctx.writes` (kit/pg-sql.ts): `writes` of
+   * PgSql statements run with the processed record in a PgSql transaction instead of Prisma's
+   * array form. Absent: both go through `db`.
+   */
+  sql?: PgSql;
   concurrency?: number;
   /**
    * Messages processed at once across the consumer's partitions, several per partition (default
@@ -215,7 +222,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
           const ctx: HandlerContext<Tx> = {
             topic,
             alreadyProcessed: async () => {
-              const rows = await db.$queryRawUnsafe<unknown[]>(
+              const rows = await (opts.sql ?? db).$queryRawUnsafe<unknown[]>(
                 'SELECT 1 FROM processed_messages WHERE consumer = $1 AND event_id = $2::uuid',
                 opts.group,
                 envelope.id,
@@ -226,10 +233,15 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
               ran = true;
               // The record goes first and without ON CONFLICT: an event processed before (or by another
               // member right now) fails it, rolling back the whole batch of statements.
-              const batch = (db as unknown as { $transaction: (s: PromiseLike<unknown>[]) => Promise<unknown[]> }).$transaction([
-                db.$executeRawUnsafe('INSERT INTO processed_messages (consumer, event_id) VALUES ($1, $2::uuid)', opts.group, envelope.id),
-                ...statements,
-              ]);
+              const record = 'INSERT INTO processed_messages (consumer, event_id) VALUES ($1, $2::uuid)';
+              const { sql } = opts;
+              const batch =
+                sql && statements.every(isPgStatement)
+                  ? sql.transaction([sql.count(record, [opts.group, envelope.id]), ...statements])
+                  : (db as unknown as { $transaction: (s: PromiseLike<unknown>[]) => Promise<unknown[]> }).$transaction([
+                      db.$executeRawUnsafe(record, opts.group, envelope.id),
+                      ...statements,
+                    ]);
               try {
                 return (await batch).slice(1);
               } catch (err) {

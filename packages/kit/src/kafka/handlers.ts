@@ -20,8 +20,9 @@ export interface HandlerContext<Tx extends RawSql = RawSql> {
   /**
    * Record this event as processed and run `statements` with it in one transaction of the array
    * form (`$transaction([...])`: statements sent in turn, no interactive transaction). They must be
-   * the service client's lazy statements (Prisma's `$queryRawUnsafe(...)` not yet awaited), each
-   * safe on its own to run after a crash (guarded by the state it changes). Returns their results,
+   * the service client's lazy statements (Prisma's `$queryRawUnsafe(...)` not yet awaited), or all
+   * the consumer's PgSql statements (kit/pg-sql.ts; then one PgSql transaction), each safe on its
+   * own to run after a crash (guarded by the state it changes). Returns their results,
    * or undefined when the event was already processed (then nothing of them committed).
    */
   writes: (statements: PromiseLike<unknown>[]) => Promise<unknown[] | undefined>;

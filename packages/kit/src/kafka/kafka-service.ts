@@ -1,4 +1,5 @@
 import type { Express, Router } from 'express';
+import type { PgSql } from '../pg-sql.js';
 import { internalEndpointsOf, topicsConsumedBy, topicsProducedBy, type ServiceName, type TopicKey } from '@wdr/contracts';
 import { databaseReachable, prismaClientOptions, type PrismaClientOptions, type RawSql, type TxCapable } from '../db.js';
 import { createLogger, type Logger } from '../log.js';
@@ -31,6 +32,8 @@ export interface ConsumerSpec<Tx extends RawSql> {
   fetch?: { minBytes: number; maxWaitMs: number };
   /** Skip-only batches commit their offsets at most this often (see startConsumer). */
   lazySkipCommitMs?: number;
+  /** Plain node-postgres for the processed record and `ctx.writes` of PgSql statements (see startConsumer). */
+  sql?: PgSql;
 }
 
 type ConnectableDb = { $connect: () => Promise<void>; $disconnect: () => Promise<void> };
@@ -224,6 +227,7 @@ export function createKafkaService<Tx extends RawSql>(
           topics: spec.topics,
           handlers: spec.handlers,
           ...(spec.batchHandlers ? { batchHandlers: spec.batchHandlers } : {}),
+          ...(spec.sql ? { sql: spec.sql } : {}),
           ...(spec.maxBatch !== undefined ? { maxBatch: spec.maxBatch } : {}),
           concurrency: spec.concurrency ?? 1,
           ...(spec.inFlight !== undefined ? { inFlight: spec.inFlight } : {}),

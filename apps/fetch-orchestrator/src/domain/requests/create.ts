@@ -40,6 +40,8 @@ export interface CreateCommand {
 /** What admission needs: its database, the ledger to reserve with, the sealer and the URL retention. */
 export interface AdmissionDeps {
   db: PrismaClient;
+  /** Admission's two statements (the snapshot, the insert) on node-postgres (kit/pg-sql.ts). */
+  sql: RawSql;
   ledger: ServiceClient;
   sealer: Sealer;
   /** SEAL_REQUEST_INPUTS: false writes headers, cookies and actions in clear (the first rollout from an older release only). */
@@ -62,7 +64,7 @@ export async function createRequest(
   cmd: CreateCommand,
   opts: { retriedFromId?: string } = {},
 ): Promise<SubmissionResponse> {
-  const seen = await admissionSnapshot(deps.db, cmd.request_id, cmd.tenant_id, cmd.concurrency);
+  const seen = await admissionSnapshot(deps.sql, cmd.request_id, cmd.tenant_id, cmd.concurrency);
   if (seen.exists) return replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd);
   enforceCeiling(cmd.concurrency, seen.active);
   await refuseUnconnectedPremium(deps.pool, cmd.proxy_type);
@@ -74,7 +76,7 @@ export async function createRequest(
   const reservation = await reserve(deps, cmd, cmd.max_credits);
   try {
     const row = acceptedRow(deps, cmd, reservation, cmd.max_credits ?? 0, opts);
-    await insertAccepted(deps.db, row, firstJobOf(row));
+    await insertAccepted(deps.sql, row, firstJobOf(row));
     // The submission that stores the request reports its reservation's price as charged, even when
     // its own ledger call was the replay (a racing create of the same id reserved first and lost the insert).
     return submissionView(row, reservation.base_tokens, false);
@@ -111,7 +113,7 @@ async function admitFromLease(
   );
   row.leasePlanId = q.planId;
   try {
-    const room = await insertAccepted(deps.db, row, firstJobOf(row), q);
+    const room = await insertAccepted(deps.sql, row, firstJobOf(row), q);
     if (room === null) {
       leases.noRoom(cmd.tenant_id, q.slot, cmd.route_mode, cmd.proxy_type);
       return null;

@@ -1,0 +1,105 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
+import { isUniqueViolation } from './db.js';
+import { isPgStatement, PgSql } from './pg-sql.js';
+
+/** The hot statements' node-postgres path (kit/pg-sql.ts), against a real Postgres. */
+let database: TestDatabase;
+let sql: PgSql;
+
+beforeAll(async () => {
+  database = await createTestDatabase('webhook-dispatcher');
+  sql = new PgSql(database.url, { max: 2 });
+  await sql.$executeRawUnsafe('CREATE TABLE pg_sql_probe (id uuid PRIMARY KEY, n bigint NOT NULL, at timestamp, label text)');
+}, 60_000);
+
+afterAll(async () => {
+  await sql?.end();
+  await database?.drop();
+});
+
+const count = async (id: string) =>
+  Number((await sql.$queryRawUnsafe<{ n: bigint }[]>('SELECT count(*) AS n FROM pg_sql_probe WHERE id = $1::uuid', id))[0]!.n);
+
+describe('PgSql', () => {
+  it("reads values as Prisma's raw queries do: int8 as BigInt, timestamp as UTC, timestamptz as Date, jsonb parsed", async () => {
+    const [row] = await sql.$queryRawUnsafe<
+      { big: unknown; plain: unknown; zoned: unknown; small: unknown; doc: unknown; list: unknown }[]
+    >(
+      `SELECT 9007199254740993::bigint AS big, '2026-01-02 03:04:05.678'::timestamp AS plain,
+              '2026-01-02 03:04:05+02'::timestamptz AS zoned, 7::int AS small, '{"a": [1]}'::jsonb AS doc, ARRAY['x', 'y"z'] AS list`,
+    );
+    expect(row).toEqual({
+      big: 9007199254740993n,
+      plain: new Date('2026-01-02T03:04:05.678Z'),
+      zoned: new Date('2026-01-02T01:04:05Z'),
+      small: 7,
+      doc: { a: [1] },
+      list: ['x', 'y"z'],
+    });
+  });
+
+  it('sends parameters as the statements expect them: arrays, dates, bytes, JSON text', async () => {
+    const at = new Date('2026-03-04T05:06:07.123Z');
+    const [row] = await sql.$queryRawUnsafe<{ a: string[]; d: Date; b: Buffer; j: unknown }[]>(
+      'SELECT $1::text[] AS a, $2::timestamptz AS d, $3::bytea AS b, $4::jsonb AS j',
+      ['p,q', null, 'r"s'],
+      at,
+      Buffer.from([0, 1, 255]),
+      JSON.stringify({ k: 'v' }),
+    );
+    expect(row).toEqual({ a: ['p,q', null, 'r"s'], d: at, b: Buffer.from([0, 1, 255]), j: { k: 'v' } });
+  });
+
+  it('runs a statement only when it is awaited, and once', async () => {
+    const id = randomUUID();
+    const insert = sql.count('INSERT INTO pg_sql_probe (id, n) VALUES ($1::uuid, 1)', [id]);
+    expect(isPgStatement(insert)).toBe(true);
+    expect(await count(id)).toBe(0);
+    expect(await insert).toBe(1);
+    expect(await insert).toBe(1); // the same answer, not a second insert (which would fail on the key)
+    expect(await count(id)).toBe(1);
+    // Already run: a transaction refuses it rather than running it outside itself.
+    await expect(sql.transaction([insert])).rejects.toThrow('already run');
+  });
+
+  it('commits a transaction as a whole, and rolls every statement back when one fails', async () => {
+    const a = randomUUID();
+    const b = randomUUID();
+    const answers = await sql.transaction([
+      sql.count('INSERT INTO pg_sql_probe (id, n) VALUES ($1::uuid, 2)', [a]),
+      sql.rows<{ n: bigint }>('SELECT n FROM pg_sql_probe WHERE id = $1::uuid', [a]),
+    ]);
+    expect(answers).toEqual([1, [{ n: 2n }]]);
+
+    const failing = sql.transaction([
+      sql.count('INSERT INTO pg_sql_probe (id, n) VALUES ($1::uuid, 3)', [b]),
+      sql.count('INSERT INTO pg_sql_probe (id, n) VALUES ($1::uuid, 4)', [a]), // a's key exists
+    ]);
+    const err = await failing.catch((e: unknown) => e);
+    expect(isUniqueViolation(err)).toBe(true);
+    expect(await count(b)).toBe(0);
+    // The pool is still usable afterwards (the connection was rolled back and returned).
+    expect(await sql.transaction([sql.rows('SELECT 1 AS one', [])])).toEqual([[{ one: 1 }]]);
+  });
+
+  it('prepares a statement from its third run, on the connection that runs it', async () => {
+    const one = new PgSql(database.url, { max: 1 }); // one connection: the catalog below is that connection's
+    try {
+      const id = randomUUID();
+      await one.$executeRawUnsafe('INSERT INTO pg_sql_probe (id, n, label) VALUES ($1::uuid, 5, $2)', id, 'prepared');
+      const text = `SELECT label FROM pg_sql_probe WHERE id = $1::uuid AND n = 5`;
+      const preparedCount = async () =>
+        Number(
+          (await one.$queryRawUnsafe<{ n: bigint }[]>('SELECT count(*) AS n FROM pg_prepared_statements WHERE statement = $1', text))[0]!.n,
+        );
+      for (let i = 0; i < 2; i++) expect(await one.$queryRawUnsafe(text, id)).toEqual([{ label: 'prepared' }]);
+      expect(await preparedCount()).toBe(0);
+      for (let i = 0; i < 2; i++) expect(await one.$queryRawUnsafe(text, id)).toEqual([{ label: 'prepared' }]);
+      expect(await preparedCount()).toBe(1);
+    } finally {
+      await one.end();
+    }
+  });
+});
