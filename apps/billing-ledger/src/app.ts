@@ -19,6 +19,8 @@ export function createLedgerService(deps: LedgerDeps) {
         handlers: { 'billing.settlement_requested': onSettlementRequested(deps.metrics) },
         // A run of commands settles in one transaction and announces in one outbox insert.
         batchHandlers: { 'billing.settlement_requested': onSettlementBatch(deps.metrics) },
+        // Those batches' transactions on node-postgres (kit/pg-sql.ts, LedgerDeps.sql).
+        sql: deps.sql,
         concurrency: 3,
         // Settlement is not on anyone's wait: up to 100 ms more of it, so a steady trickle of
         // commands settles a fetch of a few dozen at a time (one transaction, one offset commit)
@@ -48,5 +50,6 @@ export function createLedgerService(deps: LedgerDeps) {
         clearInterval(leaseSweeper);
       },
     },
+    close: () => deps.sql.end(),
   });
 }

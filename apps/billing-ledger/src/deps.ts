@@ -1,10 +1,23 @@
 import { kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
+import { PgSql } from '@wdr/kit/pg-sql';
 import type { LedgerEnv } from './env.js';
 import { PrismaClient } from './generated/prisma/client.js';
 
 /** What the ledger's operations, routes and handlers are given: configuration, the database, the bus, log and metrics. */
-export type LedgerDeps = KafkaServiceDeps<LedgerEnv, PrismaClient>;
+export interface LedgerDeps extends KafkaServiceDeps<LedgerEnv, PrismaClient> {
+  /**
+   * The settlement consumer's batches on node-postgres (kit/pg-sql.ts): one Kafka batch of
+   * commands is one transaction of raw statements, where Prisma's interactive transaction and
+   * raw-query path cost more CPU than the statements. Everything else stays on Prisma (`db`).
+   */
+  sql: PgSql;
+}
 
 export function createLedgerDeps(env: LedgerEnv): LedgerDeps {
-  return kafkaServiceDeps('billing-ledger', env, (options) => new PrismaClient(options));
+  const base = kafkaServiceDeps('billing-ledger', env, (options) => new PrismaClient(options));
+  return {
+    ...base,
+    // The consumer settles up to three partitions' batches at once.
+    sql: new PgSql(env.DATABASE_URL, { max: 3, onError: (err) => base.log.warn({ err }, 'a settlement connection broke') }),
+  };
 }

@@ -87,8 +87,8 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
         clearInterval(leaseTimer);
         await deps.routes.pool.shutdown();
         await deps.uploads.end();
-        await deps.sql.end();
       },
     },
+    close: () => deps.sql.end(),
   });
 }

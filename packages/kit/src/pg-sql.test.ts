@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
-import { isUniqueViolation } from './db.js';
+import { afterCommit, isUniqueViolation, transactionWithHooks } from './db.js';
 import { isPgStatement, PgSql } from './pg-sql.js';
 
 /** The hot statements' node-postgres path (kit/pg-sql.ts), against a real Postgres. */
@@ -101,5 +101,37 @@ describe('PgSql', () => {
     } finally {
       await one.end();
     }
+  });
+
+  it('runs an interactive transaction on one connection: committed when it resolves, rolled back when it throws, hooks after commit', async () => {
+    const a = randomUUID();
+    const b = randomUUID();
+    const committed: string[] = [];
+    const answer = await transactionWithHooks(sql, async (tx) => {
+      await tx.$executeRawUnsafe('INSERT INTO pg_sql_probe (id, n) VALUES ($1::uuid, 6)', a);
+      afterCommit(tx, () => committed.push('a'));
+      // The transaction's own connection sees its write before the commit; the pool's others do not.
+      const mine = await tx.$queryRawUnsafe<{ n: bigint }[]>('SELECT n FROM pg_sql_probe WHERE id = $1::uuid', a);
+      expect(await count(a)).toBe(0);
+      return mine;
+    });
+    expect(answer).toEqual([{ n: 6n }]);
+    expect(committed).toEqual(['a']);
+    expect(await count(a)).toBe(1);
+
+    const err = await transactionWithHooks(sql, async (tx) => {
+      await tx.$executeRawUnsafe('INSERT INTO pg_sql_probe (id, n) VALUES ($1::uuid, 7)', b);
+      afterCommit(tx, () => committed.push('b'));
+      throw new Error('changed my mind');
+    }).catch((e: unknown) => e);
+    expect((err as Error).message).toBe('changed my mind');
+    expect(committed).toEqual(['a']);
+    expect(await count(b)).toBe(0);
+  });
+
+  it('bounds each statement of an interactive transaction by its timeout', async () => {
+    const err = await sql.$transaction((tx) => tx.$queryRawUnsafe('SELECT pg_sleep(2)'), { timeout: 100 }).catch((e: unknown) => e);
+    expect(String((err as Error).message)).toMatch(/statement timeout/);
+    expect(await sql.$queryRawUnsafe('SELECT 2 AS two')).toEqual([{ two: 2 }]);
   });
 });

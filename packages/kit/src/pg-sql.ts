@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { preparedStatementName, type RawSql } from './db.js';
+import { preparedStatementName, type RawSql, type TxCapable } from './db.js';
 import { pgPoolFor } from './pg-listen.js';
 
 /**
@@ -20,7 +20,7 @@ import { pgPoolFor } from './pg-listen.js';
  * prepares them (Date as a timestamp with its offset, arrays as array literals, Buffer and
  * Uint8Array as bytea, other objects as JSON).
  */
-export class PgSql implements RawSql {
+export class PgSql implements TxCapable<RawSql> {
   private readonly pool: pg.Pool;
 
   constructor(databaseUrl: string, opts: { max?: number; onError?: (err: Error) => void } = {}) {
@@ -56,7 +56,7 @@ export class PgSql implements RawSql {
    */
   async transaction(statements: readonly PgStatement<unknown>[]): Promise<unknown[]> {
     for (const s of statements) if (s.started) throw new Error('a statement given to a transaction has already run');
-    const client = await this.pool.connect();
+    const client = await this.connect(10_000);
     let broken: Error | undefined;
     try {
       await client.query('BEGIN');
@@ -76,8 +76,60 @@ export class PgSql implements RawSql {
     }
   }
 
+  /**
+   * An interactive transaction on one connection: `fn` gets the connection as a RawSql; COMMIT when
+   * it resolves, ROLLBACK when it throws (and the error is thrown). `timeout` bounds each statement
+   * in it (`statement_timeout`, default 20 s), `maxWait` the wait for a connection (default 10 s).
+   * kit/db.ts `transactionWithHooks` runs on it as on Prisma's client.
+   */
+  async $transaction<R>(fn: (tx: RawSql) => Promise<R>, opts: { timeout?: number; maxWait?: number } = {}): Promise<R> {
+    const client = await this.connect(opts.maxWait ?? 10_000);
+    let broken: Error | undefined;
+    try {
+      await client.query(`BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(opts.timeout ?? 20_000))}`);
+      try {
+        const result = await fn({
+          $queryRawUnsafe: <T>(query: string, ...values: unknown[]) => this.rows(query, values).runOn(client) as Promise<T>,
+          $executeRawUnsafe: (query: string, ...values: unknown[]) => this.count(query, values).runOn(client),
+        });
+        await client.query('COMMIT');
+        return result;
+      } catch (err) {
+        await client.query('ROLLBACK').catch((e: unknown) => {
+          broken = e as Error;
+        });
+        throw err;
+      }
+    } finally {
+      client.release(broken);
+    }
+  }
+
   end(): Promise<void> {
     return this.pool.end();
+  }
+
+  /** A connection of the pool, waited for at most `ms`. */
+  private async connect(ms: number): Promise<pg.PoolClient> {
+    let timer: NodeJS.Timeout | undefined;
+    const pending = this.pool.connect();
+    try {
+      return await Promise.race([
+        pending,
+        new Promise<never>((_resolve, reject) => {
+          timer = setTimeout(() => reject(new Error(`no database connection free within ${ms} ms`)), ms);
+        }),
+      ]);
+    } catch (err) {
+      // A connection that arrives after the wait was given up goes straight back.
+      void pending.then(
+        (c) => c.release(),
+        () => undefined,
+      );
+      throw err;
+    } finally {
+      clearTimeout(timer);
+    }
   }
 }
 

@@ -1,3 +1,4 @@
+import type { RawSql } from '@wdr/kit/db';
 import { enqueue, makeEnvelope } from '@wdr/kit/kafka';
 import type { Prisma } from '../generated/prisma/client.js';
 
@@ -27,7 +28,7 @@ export async function reviewBalanceAlert(tx: Tx, accountId: string): Promise<voi
 
 /** The same review from figures the caller already has (the debit's RETURNING): no read. */
 export async function applyBalanceAlert(
-  tx: Tx,
+  tx: RawSql,
   accountId: string,
   tenantId: string,
   available: bigint,
@@ -62,7 +63,7 @@ export async function noteExhaustedOnRefusal(tx: Tx, accountId: string, required
 }
 
 async function announce(
-  tx: Tx,
+  tx: RawSql,
   tenantId: string,
   alert: Exclude<Alert, 'none'>,
   available: bigint,

@@ -1,3 +1,4 @@
+import type { RawSql } from '@wdr/kit/db';
 import type { Prisma } from '../generated/prisma/client.js';
 import { priceBookOf, type PriceBook, type PriceRow, type Tariff } from '@wdr/kit/pricing';
 
@@ -10,7 +11,7 @@ export * from '@wdr/kit/pricing';
  */
 const versionCache = new Map<number, Promise<PriceRow[]>>();
 
-async function versionPrices(tx: Prisma.TransactionClient, pricingVersion: number): Promise<PriceRow[]> {
+async function versionPrices(tx: RawSql, pricingVersion: number): Promise<PriceRow[]> {
   let rows = versionCache.get(pricingVersion);
   if (!rows) {
     rows = tx.$queryRawUnsafe<PriceRow[]>(
@@ -23,7 +24,7 @@ async function versionPrices(tx: Prisma.TransactionClient, pricingVersion: numbe
   return rows;
 }
 
-export async function loadPriceBook(tx: Prisma.TransactionClient, planId: string, pricingVersion: number): Promise<PriceBook> {
+export async function loadPriceBook(tx: RawSql, planId: string, pricingVersion: number): Promise<PriceBook> {
   const overrides = await tx.$queryRawUnsafe<PriceRow[]>(
     'SELECT network_class, tariff, tokens, true AS override FROM plan_prices WHERE plan_id = $1 AND pricing_version = $2',
     planId,
@@ -34,7 +35,7 @@ export async function loadPriceBook(tx: Prisma.TransactionClient, planId: string
 
 /** A price book from a version's rows (cached) and overrides already read with the account. */
 export async function priceBookWith(
-  tx: Prisma.TransactionClient,
+  tx: RawSql,
   planId: string,
   pricingVersion: number,
   overrides: [string, Tariff, number][],

@@ -1,5 +1,6 @@
 import type { LedgerStepAnswer } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
+import type { RawSql } from '@wdr/kit/db';
 import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
 import type { Prisma, PrismaClient, Reservation } from '../generated/prisma/client.js';
 import {
@@ -124,7 +125,7 @@ async function lockReservation(tx: Tx, requestId: string): Promise<Locked | null
 }
 
 /** Lock many reservations at once, in request id order (two batches lock in the same order), by request id. */
-async function lockReservations(tx: Tx, requestIds: string[]): Promise<Map<string, Locked>> {
+async function lockReservations(tx: RawSql, requestIds: string[]): Promise<Map<string, Locked>> {
   const rows = await tx.$queryRawUnsafe<(Record<string, unknown> & { overrides: unknown; holds: unknown })[]>(
     `SELECT ${LOCK_COLUMNS} FROM reservations r WHERE r.request_id = ANY($1::uuid[]) ORDER BY r.request_id FOR UPDATE OF r`,
     requestIds,
@@ -150,7 +151,7 @@ interface LockedLease {
  * Its row is inserted by recordLeased(), then resolved with the rest. A lease unknown here throws
  * (the batch rolls back), as a missing reservation does.
  */
-async function leasedReservations(tx: Tx, cmds: SettlementCommand[], locked: Map<string, Locked>): Promise<Map<string, LockedLease>> {
+async function leasedReservations(tx: RawSql, cmds: SettlementCommand[], locked: Map<string, Locked>): Promise<Map<string, LockedLease>> {
   const todo = cmds.filter((c) => c.lease && !locked.has(c.request_id.toLowerCase()));
   const leases = new Map<string, LockedLease>();
   if (todo.length === 0) return leases;
@@ -187,7 +188,7 @@ async function leasedReservations(tx: Tx, cmds: SettlementCommand[], locked: Map
 }
 
 /** The reservation rows of the batch's leased requests, and what the batch took from each lease. */
-async function recordLeased(tx: Tx, leases: Map<string, LockedLease>, rows: Reservation[]): Promise<void> {
+async function recordLeased(tx: RawSql, leases: Map<string, LockedLease>, rows: Reservation[]): Promise<void> {
   if (rows.length === 0) return;
   await tx.$executeRawUnsafe(
     `INSERT INTO reservations (request_id, tenant_id, transfer_id, amount, held_tokens, route_mode, proxy_type, pricing_version, plan_id, policy, state)
@@ -266,7 +267,7 @@ interface Deltas {
  *
  * `requestIds[i]`, when given, is the request id command i's outbox event carries (its message's).
  */
-export async function settleBatch(tx: Tx, cmds: SettlementCommand[], requestIds?: (string | undefined)[]): Promise<SettlementResult[]> {
+export async function settleBatch(tx: RawSql, cmds: SettlementCommand[], requestIds?: (string | undefined)[]): Promise<SettlementResult[]> {
   const keyOf = (cmd: SettlementCommand) => cmd.request_id.toLowerCase();
   const locked = await lockReservations(tx, [...new Set(cmds.map(keyOf))]);
   const leased = await leasedReservations(tx, cmds, locked);

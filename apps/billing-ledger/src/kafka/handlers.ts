@@ -1,5 +1,6 @@
 import type { BatchHandler, EventHandler } from '@wdr/kit/kafka';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
+import type { RawSql } from '@wdr/kit/db';
 import type { Prisma } from '../generated/prisma/client.js';
 import { settle, settleBatch, type SettlementFlows, type SettlementResult } from '../domain/settlement.js';
 import { tokenFlowMetrics } from '../metrics.js';
@@ -30,13 +31,15 @@ export const onSettlementBatch =
   (metrics: ServiceMetrics): BatchHandler<Tx, 'billing.settlement_requested'> =>
   async (envelopes, ctx) => {
     let results: SettlementResult[] = [];
-    const fresh = await ctx.transaction(async (tx, todo) => {
+    const work = async (tx: RawSql, todo: typeof envelopes) => {
       results = await settleBatch(
         tx,
         todo.map((e) => e.data),
         todo.map((e) => ctx.requestIdOf(e)),
       );
-    });
+    };
+    // settleBatch is raw SQL only: on the consumer's node-postgres connections when it has them.
+    const fresh = ctx.transactionOnSql ? await ctx.transactionOnSql(work) : await ctx.transaction(work);
     // Committed: count each command once.
     countSettlements(metrics, [...results, ...Array.from({ length: envelopes.length - fresh.length }, () => 'redelivered' as const)]);
   };

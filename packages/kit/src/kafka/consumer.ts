@@ -338,24 +338,28 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     const requestIds = new Map(messages.map((m) => [m.envelope, validRequestId(m.message.headers?.[REQUEST_ID_HEADER]?.toString())]));
     const handler = batchHandlerOf(opts.batchHandlers, run[0]!.type)!;
     const ids = [...new Set(run.map((e) => e.id.toLowerCase()))];
+    /** The batch in one transaction of `on`, its envelopes recorded as processed first. */
+    const batchOn = <T extends RawSql>(on: TxCapable<T>, fn: (tx: T, fresh: CatalogEnvelope[]) => Promise<void>) =>
+      transactionWithHooks(
+        on,
+        async (tx) => {
+          const rows = await tx.$queryRawUnsafe<{ event_id: string }[]>(
+            'INSERT INTO processed_messages (consumer, event_id) SELECT $1, unnest($2::uuid[]) ON CONFLICT DO NOTHING RETURNING event_id::text',
+            opts.group,
+            ids,
+          );
+          const unseen = new Set(rows.map((r) => r.event_id));
+          const fresh = run.filter((e) => unseen.delete(e.id.toLowerCase()));
+          if (fresh.length > 0) await fn(tx, fresh);
+          return fresh;
+        },
+        { timeout: 20_000, maxWait: 10_000 },
+      );
+    const { sql } = opts;
     const ctx: BatchContext<Tx> = {
       topic,
-      transaction: (fn) =>
-        transactionWithHooks(
-          db,
-          async (tx) => {
-            const rows = await tx.$queryRawUnsafe<{ event_id: string }[]>(
-              'INSERT INTO processed_messages (consumer, event_id) SELECT $1, unnest($2::uuid[]) ON CONFLICT DO NOTHING RETURNING event_id::text',
-              opts.group,
-              ids,
-            );
-            const unseen = new Set(rows.map((r) => r.event_id));
-            const fresh = run.filter((e) => unseen.delete(e.id.toLowerCase()));
-            if (fresh.length > 0) await fn(tx, fresh);
-            return fresh;
-          },
-          { timeout: 20_000, maxWait: 10_000 },
-        ),
+      transaction: (fn) => batchOn(db, fn),
+      ...(sql ? { transactionOnSql: (fn: (tx: RawSql, fresh: CatalogEnvelope[]) => Promise<void>) => batchOn(sql, fn) } : {}),
       requestIdOf: (envelope) => requestIds.get(envelope),
     };
     let waitingOnDependency = false;

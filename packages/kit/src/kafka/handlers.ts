@@ -63,6 +63,12 @@ export interface BatchContext<Tx extends RawSql = RawSql, E extends EventType = 
    * each id once; when there are none it is not called. Returns what `fn` was given.
    */
   transaction: (fn: (tx: Tx, fresh: CatalogEnvelope<E>[]) => Promise<void>) => Promise<CatalogEnvelope<E>[]>;
+  /**
+   * The same on the consumer's node-postgres connections (its `sql`, kit/pg-sql.ts), for a handler
+   * whose work is raw SQL only: Prisma's interactive transaction and raw-query path cost more CPU
+   * than the statements. Present only when the consumer has `sql`.
+   */
+  transactionOnSql?: (fn: (tx: RawSql, fresh: CatalogEnvelope<E>[]) => Promise<void>) => Promise<CatalogEnvelope<E>[]>;
   /** The request id an envelope's message carried (`x-request-id`), for the rows its handling writes (enqueueMany's `requestId`). */
   requestIdOf: (envelope: CatalogEnvelope<E>) => string | undefined;
 }

@@ -90,6 +90,11 @@ export interface KafkaServiceParts<Tx extends RawSql> {
   jsonLimit?: string;
   /** Extra background work started after the consumers and stopped before them. */
   background?: { start: () => Promise<void> | void; stop: () => Promise<void> | void };
+  /**
+   * Closes what the service holds beside its Prisma client (its node-postgres pools, kit/pg-sql.ts),
+   * once the consumers and the outbox relay have stopped: in-flight messages still write through them.
+   */
+  close?: () => Promise<void> | void;
   /** The consumer watchdog's stall time and period (ConsumerWatchdog; defaults 5 min and 15 s; tests shorten them). */
   consumerLiveness?: { stallMs?: number; everyMs?: number };
 }
@@ -288,6 +293,7 @@ export function createKafkaService<Tx extends RawSql>(
       await Promise.all([...running.values()].map((c) => c.stop()));
       await relay.stop();
       await bus.disconnect();
+      await parts.close?.();
       await db.$disconnect();
     },
   };
