@@ -1,5 +1,4 @@
 import type { RawSql } from '@wdr/kit/db';
-import type { Prisma } from '../generated/prisma/client.js';
 import { priceBookOf, type PriceBook, type PriceRow, type Tariff } from '@wdr/kit/pricing';
 
 /** The pure pricing lives in @wdr/kit/pricing (fetch-orchestrator prices leased admissions with it). */
