@@ -101,6 +101,9 @@ export function createDispatcherService(deps: DispatcherDeps) {
         // but skipped events commits its offset within a few seconds, not at once (after a crash
         // they are read again and skipped again).
         lazySkipCommitMs: 5_000,
+        // ... and are skipped from the message's tenant header, unparsed, when the tenant has no
+        // endpoint at all (Subscribers fails closed: while it may be incomplete, nothing is skipped).
+        skipTenant: (tenantId) => !deps.subscribers.mayReceiveAny(tenantId),
       },
     ],
     routes: () => internalRoutes(deps),

@@ -63,6 +63,11 @@ it('knows the tenants with enabled endpoints, learns new ones from the notificat
     10_000,
   );
   expect([a.mayReceive(early, 'request.completed', null), b.mayReceive(early, 'request.completed', null)]).toEqual([true, true]);
+  // Any message of a tenant without an enabled endpoint may go unread (the consumer's skipTenant).
+  expect([a.mayReceiveAny(early), a.mayReceiveAny(stranger)]).toEqual([true, false]);
+  // Before its first load an instance skips nothing (fails closed).
+  const fresh = new Subscribers(prisma, db.url, createLogger('test', 'silent'), 600_000);
+  expect(fresh.mayReceiveAny(stranger)).toBe(true);
 
   // Another replica commits an endpoint: both hear it.
   const late = randomUUID();
@@ -73,6 +78,7 @@ it('knows the tenants with enabled endpoints, learns new ones from the notificat
     (v) => v.every(Boolean),
     10_000,
   );
+  expect(b.mayReceiveAny(late)).toBe(true);
 
   // A disabled endpoint is announced too, read again, and still skipped; re-enabling it is heard.
   const quiet = randomUUID();

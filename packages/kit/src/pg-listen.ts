@@ -145,15 +145,27 @@ export type PgPool = pg.Pool;
  */
 export function pgPoolFor(
   databaseUrl: string,
-  opts: { max?: number; idleTimeoutMillis?: number; onError?: (err: Error) => void; types?: pg.CustomTypesConfig } = {},
+  opts: {
+    max?: number;
+    idleTimeoutMillis?: number;
+    /** How long a caller waits for a connection (node-postgres's "timeout exceeded when trying to connect"); default: without bound. */
+    connectionTimeoutMillis?: number;
+    onError?: (err: Error) => void;
+    types?: pg.CustomTypesConfig;
+  } = {},
 ): pg.Pool {
   const pool = new pg.Pool({
     ...pgConnectionFor(databaseUrl).config,
     max: opts.max ?? 4,
-    ...(opts.types ? { types: opts.types } : {}),
     ...(opts.idleTimeoutMillis !== undefined ? { idleTimeoutMillis: opts.idleTimeoutMillis } : {}),
+    ...(opts.connectionTimeoutMillis !== undefined ? { connectionTimeoutMillis: opts.connectionTimeoutMillis } : {}),
+    ...(opts.types ? { types: opts.types } : {}),
   });
   // An idle connection that breaks is dropped by the pool; unhandled, its error would end the process.
   pool.on('error', (err) => opts.onError?.(err));
+  // So would one that breaks while checked out between two queries (a transaction's connection while
+  // the server goes away): the pool listens only to idle ones. Its next query fails, and its holder
+  // releases it with that error (the pool then drops it).
+  pool.on('connect', (client) => client.on('error', (err) => opts.onError?.(err)));
   return pool;
 }

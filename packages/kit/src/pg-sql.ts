@@ -56,50 +56,49 @@ export class PgSql implements TxCapable<RawSql> {
    */
   async transaction(statements: readonly PgStatement<unknown>[]): Promise<unknown[]> {
     for (const s of statements) if (s.started) throw new Error('a statement given to a transaction has already run');
-    const client = await this.connect(10_000);
-    let broken: Error | undefined;
-    try {
-      await client.query('BEGIN');
+    return this.onOneConnection('BEGIN', async (client) => {
       const answers: unknown[] = [];
-      try {
-        for (const s of statements) answers.push(await s.runOn(client));
-        await client.query('COMMIT');
-      } catch (err) {
-        await client.query('ROLLBACK').catch((e: unknown) => {
-          broken = e as Error; // the connection is unusable: dropped below, not returned to the pool
-        });
-        throw err;
-      }
+      for (const s of statements) answers.push(await s.runOn(client));
       return answers;
-    } finally {
-      client.release(broken);
-    }
+    });
   }
 
   /**
    * An interactive transaction on one connection: `fn` gets the connection as a RawSql; COMMIT when
    * it resolves, ROLLBACK when it throws (and the error is thrown). `timeout` bounds each statement
-   * in it (`statement_timeout`, default 20 s), `maxWait` the wait for a connection (default 10 s).
-   * kit/db.ts `transactionWithHooks` runs on it as on Prisma's client.
+   * in it (`statement_timeout`, default 20 s). The wait for a connection is the pool's (5 s,
+   * kit/pg-listen.ts: node-postgres's "timeout exceeded when trying to connect", a dependency
+   * failure for the consumers); `maxWait` is taken for Prisma's signature only. kit/db.ts
+   * `transactionWithHooks` runs on it as on Prisma's client.
    */
-  async $transaction<R>(fn: (tx: RawSql) => Promise<R>, opts: { timeout?: number; maxWait?: number } = {}): Promise<R> {
-    const client = await this.connect(opts.maxWait ?? 10_000);
+  $transaction<R>(fn: (tx: RawSql) => Promise<R>, opts: { timeout?: number; maxWait?: number } = {}): Promise<R> {
+    const begin = `BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(opts.timeout ?? 20_000))}`;
+    return this.onOneConnection(begin, (client) =>
+      fn({
+        $queryRawUnsafe: <T>(query: string, ...values: unknown[]) => this.rows(query, values).runOn(client) as Promise<T>,
+        $executeRawUnsafe: (query: string, ...values: unknown[]) => this.count(query, values).runOn(client),
+      }),
+    );
+  }
+
+  /**
+   * `begin`, `work`, COMMIT on one connection of the pool; on any failure (BEGIN and COMMIT
+   * included) ROLLBACK and the failure thrown. A connection whose ROLLBACK fails too is broken
+   * (the server went away): the pool drops it instead of handing it out again.
+   */
+  private async onOneConnection<R>(begin: string, work: (client: pg.PoolClient) => Promise<R>): Promise<R> {
+    const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
-      await client.query(`BEGIN; SET LOCAL statement_timeout = ${Math.max(1, Math.floor(opts.timeout ?? 20_000))}`);
-      try {
-        const result = await fn({
-          $queryRawUnsafe: <T>(query: string, ...values: unknown[]) => this.rows(query, values).runOn(client) as Promise<T>,
-          $executeRawUnsafe: (query: string, ...values: unknown[]) => this.count(query, values).runOn(client),
-        });
-        await client.query('COMMIT');
-        return result;
-      } catch (err) {
-        await client.query('ROLLBACK').catch((e: unknown) => {
-          broken = e as Error;
-        });
-        throw err;
-      }
+      await client.query(begin);
+      const result = await work(client);
+      await client.query('COMMIT');
+      return result;
+    } catch (err) {
+      await client.query('ROLLBACK').catch((e: unknown) => {
+        broken = e instanceof Error ? e : new Error(String(e));
+      });
+      throw err;
     } finally {
       client.release(broken);
     }
@@ -107,29 +106,6 @@ export class PgSql implements TxCapable<RawSql> {
 
   end(): Promise<void> {
     return this.pool.end();
-  }
-
-  /** A connection of the pool, waited for at most `ms`. */
-  private async connect(ms: number): Promise<pg.PoolClient> {
-    let timer: NodeJS.Timeout | undefined;
-    const pending = this.pool.connect();
-    try {
-      return await Promise.race([
-        pending,
-        new Promise<never>((_resolve, reject) => {
-          timer = setTimeout(() => reject(new Error(`no database connection free within ${ms} ms`)), ms);
-        }),
-      ]);
-    } catch (err) {
-      // A connection that arrives after the wait was given up goes straight back.
-      void pending.then(
-        (c) => c.release(),
-        () => undefined,
-      );
-      throw err;
-    } finally {
-      clearTimeout(timer);
-    }
   }
 }
 

@@ -114,6 +114,12 @@ export class Subscribers {
     );
   }
 
+  /** False only when the tenant has no enabled endpoint at all (and the set is complete): nothing of its is for anyone here. */
+  mayReceiveAny(tenantId: string): boolean {
+    if (this.tenants === undefined || this.pending.has(tenantId)) return true;
+    return this.tenants.has(tenantId);
+  }
+
   /** A tenant whose endpoints changed: it receives everything until they have been read again. */
   add(tenantId: string): void {
     this.announced?.add(tenantId);

@@ -20,10 +20,19 @@ export interface OutgoingMessage {
   headers?: IHeaders;
 }
 
-/** Headers of a produced message: its event type, and the request id of the work producing it (unless given). */
+/**
+ * Headers of a produced message: its event type and tenant (a consumer skips what it has no use
+ * for without parsing the message: startConsumer's handlers and `skipTenant`), and the request id
+ * of the work producing it (unless given).
+ */
 function headersOf(m: OutgoingMessage): IHeaders {
   const requestId = currentRequestId();
-  return { 'event-type': m.envelope.type, ...(requestId !== undefined ? { [REQUEST_ID_HEADER]: requestId } : {}), ...(m.headers ?? {}) };
+  return {
+    'event-type': m.envelope.type,
+    'tenant-id': m.envelope.tenant_id,
+    ...(requestId !== undefined ? { [REQUEST_ID_HEADER]: requestId } : {}),
+    ...(m.headers ?? {}),
+  };
 }
 
 /**

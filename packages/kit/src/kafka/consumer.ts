@@ -87,6 +87,13 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   /** Most messages handed to one batch handler call (default 200). */
   maxBatch?: number;
   /**
+   * Tenants whose messages have no effect here (webhook-dispatcher: tenants without endpoints): a
+   * message whose `tenant-id` header names one is skipped unread, like a type without a handler
+   * (a skip-only batch commits lazily). Must answer true only when nothing of the tenant's would
+   * have an effect; a message without the header is read as before.
+   */
+  skipTenant?: (tenantId: string) => boolean;
+  /**
    * Plain node-postgres for `ctx.alreadyProcessed` and `ctx.writes` (kit/pg-sql.ts): `writes` of
    * PgSql statements run with the processed record in a PgSql transaction instead of Prisma's
    * array form. Absent: both go through `db`.
@@ -197,6 +204,11 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     const headerType = message.headers?.['event-type']?.toString();
     if (headerType !== undefined && !handlerOf(opts.handlers, headerType)) {
       consumed.inc({ topic: topicLabel, outcome: 'ignored' });
+      return NO_EFFECT;
+    }
+    const headerTenant = opts.skipTenant ? message.headers?.['tenant-id']?.toString() : undefined;
+    if (headerTenant !== undefined && opts.skipTenant!(headerTenant)) {
+      consumed.inc({ topic: topicLabel, outcome: 'skipped' });
       return NO_EFFECT;
     }
     const decoded = alreadyDecoded ?? decode(topic, message);

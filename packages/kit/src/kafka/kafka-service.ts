@@ -34,6 +34,8 @@ export interface ConsumerSpec<Tx extends RawSql> {
   lazySkipCommitMs?: number;
   /** Plain node-postgres for the processed record and `ctx.writes` of PgSql statements (see startConsumer). */
   sql?: PgSql;
+  /** Tenants whose messages are skipped unread (see startConsumer). */
+  skipTenant?: (tenantId: string) => boolean;
 }
 
 type ConnectableDb = { $connect: () => Promise<void>; $disconnect: () => Promise<void> };
@@ -233,6 +235,7 @@ export function createKafkaService<Tx extends RawSql>(
           handlers: spec.handlers,
           ...(spec.batchHandlers ? { batchHandlers: spec.batchHandlers } : {}),
           ...(spec.sql ? { sql: spec.sql } : {}),
+          ...(spec.skipTenant ? { skipTenant: spec.skipTenant } : {}),
           ...(spec.maxBatch !== undefined ? { maxBatch: spec.maxBatch } : {}),
           concurrency: spec.concurrency ?? 1,
           ...(spec.inFlight !== undefined ? { inFlight: spec.inFlight } : {}),

@@ -413,6 +413,33 @@ describe('batches', () => {
     await b.disconnect();
   }, 60_000);
 
+  it("skips, unread, the messages of the tenants skipTenant names (their tenant header), and handles the others'", async () => {
+    const b = await ownBus('kit-test-skip-tenant');
+    const metrics = createMetrics('kit_test_skip_tenant');
+    const [quiet, busy] = [randomUUID(), randomUUID()];
+    const handled: string[] = [];
+    const c = await consume(b, 'kit-test-skip-tenant', {
+      metrics,
+      handlers: {
+        'render.job_requested': async (e) => {
+          handled.push(e.tenant_id);
+        },
+      },
+      skipTenant: (tenantId) => tenantId === quiet,
+    });
+    const job = (tenantId: string) => makeEnvelope('renderJobs', 'render.job_requested', tenantId, { request_id: randomUUID() });
+    await sendInOrder(b, [job(quiet), job(busy), job(quiet), job(busy)]);
+    await eventually(
+      () => committedOffset(b, 'kit-test-skip-tenant'),
+      (o) => o === 4,
+      30_000,
+    );
+    expect(handled).toEqual([busy, busy]);
+    expect(await metrics.registry.getSingleMetricAsString('wdr_kafka_messages_total')).toMatch(/outcome="skipped"[^\n]* 2/);
+    await c.stop();
+    await b.disconnect();
+  }, 60_000);
+
   it('commits the offset of a batch of skipped events lazily, and at once for a batch with an effect', async () => {
     const b = await ownBus('kit-test-lazy');
     const handled: string[] = [];

@@ -3,7 +3,7 @@ import type { ConcurrencyCeiling } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import type { GatewayDeps } from '../../deps.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';
-import { takeRate, type RatePolicy } from './tenant-limits.js';
+import { applyRateVerdict, takeRate, type RatePolicy } from './tenant-limits.js';
 
 /**
  * Admission limits of submissions, per tenant:
@@ -61,19 +61,20 @@ function refused(deps: Pick<GatewayDeps, 'metrics'>, outcome: 'rate_limited' | '
     .inc({ outcome });
 }
 
+const submissionPolicy = (deps: Pick<GatewayDeps, 'env'>, tenant: AuthenticatedTenant, limits: EffectiveLimits): RatePolicy => ({
+  key: rateKey(deps, tenant.tenantId),
+  limit: limits.submissionsPerWindow,
+  windowSeconds: limits.windowSeconds,
+  what: 'submissions',
+});
+
 /** Take one unit of the tenant's submission rate, or throw RATE_LIMITED. Sets the RateLimit headers either way. */
 export async function takeSubmissionRate(
   deps: Pick<GatewayDeps, 'env' | 'log' | 'metrics' | 'redis'>,
   tenant: AuthenticatedTenant,
   setHeader: SetHeader,
 ): Promise<void> {
-  const limits = effectiveLimits(deps, tenant);
-  const policy: RatePolicy = {
-    key: rateKey(deps, tenant.tenantId),
-    limit: limits.submissionsPerWindow,
-    windowSeconds: limits.windowSeconds,
-    what: 'submissions',
-  };
+  const policy = submissionPolicy(deps, tenant, effectiveLimits(deps, tenant));
   try {
     await takeRate(deps, policy, { setHeader }, (err) => limiterFailed(deps, 'rate', err));
   } catch (err) {
@@ -83,35 +84,45 @@ export async function takeSubmissionRate(
 }
 
 /**
- * Create a request while holding one of the tenant's concurrency slots: the admission is counted in
- * Redis (so concurrent admissions of the tenant, on any gateway, see each other) for as long as
- * `create` runs, and `create` passes the ceiling to the orchestrator, which counts the tenant's
- * non-terminal requests and refuses with CONCURRENCY_LIMITED in the same call that creates the
- * request (one round trip; a replay of an existing request is never refused).
+ * Admit one submission (limits 1 and 2 above) in one Redis round trip (the `admit` script): a unit
+ * of the tenant's rate (RATE_LIMITED when none is left), then the ticket that counts this admission
+ * in flight while `create` runs. `create` passes the ceiling to the orchestrator, which counts the
+ * tenant's non-terminal requests and refuses with CONCURRENCY_LIMITED in the same call that creates
+ * the request (a replay of an existing request is never refused). Redis down: both fail open.
  */
-export async function withConcurrencySlot<T>(
+export async function withSubmissionAdmission<T>(
   deps: Pick<GatewayDeps, 'env' | 'log' | 'metrics' | 'redis'>,
   tenant: AuthenticatedTenant,
+  setHeader: SetHeader,
   create: (ceiling: ConcurrencyCeiling) => Promise<T>,
 ): Promise<T> {
-  const { maxConcurrentRequests: limit } = effectiveLimits(deps, tenant);
+  const limits = effectiveLimits(deps, tenant);
+  const policy = submissionPolicy(deps, tenant, limits);
   const key = inflightKey(deps, tenant.tenantId);
   const ticket = randomUUID();
-  let inflight = 1;
-  let entered = false;
+  let verdict: number[] | undefined;
   try {
-    inflight = Number(await deps.redis.admissionEnter(key, ticket, TICKET_TTL_MS));
-    entered = true;
+    verdict = (await deps.redis.admit(policy.key, key, policy.limit, policy.windowSeconds * 1000, ticket, TICKET_TTL_MS)).map(Number);
   } catch (err) {
+    limiterFailed(deps, 'rate', err);
     limiterFailed(deps, 'concurrency', err);
   }
+  if (verdict) {
+    try {
+      applyRateVerdict(policy, { setHeader }, verdict);
+    } catch (err) {
+      if (err instanceof PublicError && err.code === 'RATE_LIMITED') refused(deps, 'rate_limited');
+      throw err; // refused by the rate: the script added no ticket
+    }
+  }
+  const inflight = verdict ? verdict[4]! : 1;
   try {
-    return await create({ limit, others_in_flight: Math.max(0, inflight - 1) });
+    return await create({ limit: limits.maxConcurrentRequests, others_in_flight: Math.max(0, inflight - 1) });
   } catch (err) {
     if (err instanceof PublicError && err.code === 'CONCURRENCY_LIMITED') refused(deps, 'concurrency_limited');
     throw err;
   } finally {
-    if (entered) {
+    if (verdict) {
       try {
         await deps.redis.zrem(key, ticket);
       } catch (err) {

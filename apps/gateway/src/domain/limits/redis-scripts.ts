@@ -27,28 +27,49 @@ return {1, remaining, 0, math.ceil(new_tat - now)}
 `;
 
 /**
- * Admissions in flight for one tenant: a sorted set of ticket ids scored by their expiry, so a
- * gateway that dies mid-admission leaks nothing for longer than the ticket's lifetime.
- * Returns the number of admissions in flight, this one included.
+ * A submission's two limits in one round trip: the rate (GCRA above, on KEYS[1]) and, when the rate
+ * allows it, its ticket among the tenant's admissions in flight (KEYS[2]: a sorted set of ticket
+ * ids scored by their expiry, so a gateway that dies mid-admission leaks nothing for longer than
+ * the ticket's lifetime). ARGV: limit, window ms, ticket, ticket ttl ms. Returns GCRA's four answers
+ * and the admissions in flight, this one included (0 when refused: no ticket was added).
  */
-const ENTER = `
+const ADMIT = `
+local limit = tonumber(ARGV[1])
+local window = tonumber(ARGV[2])
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local ttl = tonumber(ARGV[2])
-redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
-redis.call('ZADD', KEYS[1], now + ttl, ARGV[1])
-if redis.call('PTTL', KEYS[1]) < ttl then redis.call('PEXPIRE', KEYS[1], ttl) end
-return redis.call('ZCARD', KEYS[1])
+local interval = window / limit
+local tat = tonumber(redis.call('GET', KEYS[1]))
+if tat == nil or tat < now then tat = now end
+local new_tat = tat + interval
+local allow_at = new_tat - window
+if allow_at > now then
+  return {0, 0, math.ceil(allow_at - now), math.ceil(tat - now), 0}
+end
+redis.call('SET', KEYS[1], string.format('%.3f', new_tat), 'PX', math.ceil(new_tat - now) + 1000)
+local remaining = math.floor((window - (new_tat - now)) / interval + 1e-9)
+local ttl = tonumber(ARGV[4])
+redis.call('ZREMRANGEBYSCORE', KEYS[2], '-inf', now)
+redis.call('ZADD', KEYS[2], now + ttl, ARGV[3])
+if redis.call('PTTL', KEYS[2]) < ttl then redis.call('PEXPIRE', KEYS[2], ttl) end
+return {1, remaining, 0, math.ceil(new_tat - now), redis.call('ZCARD', KEYS[2])}
 `;
 
 export interface LimiterRedis extends Redis {
   gcra(key: string, limit: number, windowMs: number): Promise<[number, number, number, number]>;
-  admissionEnter(key: string, ticket: string, ttlMs: number): Promise<number>;
+  admit(
+    rateKey: string,
+    inflightKey: string,
+    limit: number,
+    windowMs: number,
+    ticket: string,
+    ttlMs: number,
+  ): Promise<[number, number, number, number, number]>;
 }
 
 /** Register the scripts on a client (ioredis sends EVALSHA and falls back to EVAL after a Redis restart). */
 export function withLimiterScripts(redis: Redis): LimiterRedis {
   redis.defineCommand('gcra', { numberOfKeys: 1, lua: GCRA });
-  redis.defineCommand('admissionEnter', { numberOfKeys: 1, lua: ENTER });
+  redis.defineCommand('admit', { numberOfKeys: 2, lua: ADMIT });
   return redis as LimiterRedis;
 }

@@ -69,6 +69,11 @@ export async function takeRate(
     unavailable(err);
     return;
   }
+  applyRateVerdict(p, sink, verdict);
+}
+
+/** GCRA's answer ({allowed, remaining, retry_after_ms, reset_ms}) as headers, or RATE_LIMITED (see takeRate). */
+export function applyRateVerdict(p: RatePolicy, sink: LimitHeaderSink, verdict: readonly unknown[]): void {
   const [allowed, remaining, retryAfterMs, resetMs] = verdict.map(Number) as [number, number, number, number];
   const policy = `${p.limit};w=${p.windowSeconds}${p.name !== undefined ? `;name="${p.name}"` : ''}`;
   reportLimit(sink, { limit: p.limit, remaining, resetSeconds: Math.ceil(resetMs / 1000), policy }, allowed !== 1);

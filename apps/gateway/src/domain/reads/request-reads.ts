@@ -5,7 +5,7 @@ import { callInternal, streamInternal } from '@wdr/kit/internal-call';
 import type { GatewayDeps } from '../../deps.js';
 import type { DataJobStatus, RequestDetail } from '../../models/index.js';
 import type { RequestEventList, RequestPage, RetrySubmissionResponse } from '../../models/reads.js';
-import { takeSubmissionRate, withConcurrencySlot } from '../limits/admission.js';
+import { withSubmissionAdmission } from '../limits/admission.js';
 import { inputHashOf, requestIdFor, validateIdempotencyKey, type SubmissionContext } from '../requests/data-requests.js';
 import { publicEventOf, type StoredRequestEvent } from './request-events.js';
 import {
@@ -159,8 +159,7 @@ export async function retryDataRequest(
     await validateExtraction(deps, tenantId, requestId, extraction);
   }
   const origin = await retriedRunOrigin(deps, tenantId, source);
-  await takeSubmissionRate(deps, ctx.tenant, ctx.setHeader);
-  const created = await withConcurrencySlot(deps, ctx.tenant, (concurrency) =>
+  const created = await withSubmissionAdmission(deps, ctx.tenant, ctx.setHeader, (concurrency) =>
     callInternal(deps.orchestrator, orchestratorApi.retryRequest, {
       params: { id: sourceId },
       body: {

@@ -19,7 +19,7 @@ import {
   visibleRunStatus,
   withExtraction,
 } from '../extraction/extraction-runs.js';
-import { takeSubmissionRate, withConcurrencySlot, type SetHeader } from '../limits/admission.js';
+import { withSubmissionAdmission, type SetHeader } from '../limits/admission.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';
 import { normalizeSubmission } from '../validation/submission-body.js';
 
@@ -108,12 +108,12 @@ export async function submitRequest(
   const key = given ?? (surface === 'client' ? `server:${randomUUID()}` : undefined);
   const requestId = requestIdFor(tenantId, key);
 
-  await takeSubmissionRate(deps, ctx.tenant, ctx.setHeader);
   const { url, max_credits_per_request, ...options } = normalized;
   const extraction = normalized.extraction ?? undefined;
-  if (extraction) await validateExtraction(deps, tenantId, requestId, extraction);
-  const created = await withConcurrencySlot(deps, ctx.tenant, (concurrency) =>
-    callInternal(deps.orchestrator, orchestratorApi.createRequest, {
+  // The rate and the concurrency ticket in one Redis round trip; the recipe is checked holding it.
+  const created = await withSubmissionAdmission(deps, ctx.tenant, ctx.setHeader, async (concurrency) => {
+    if (extraction) await validateExtraction(deps, tenantId, requestId, extraction);
+    return callInternal(deps.orchestrator, orchestratorApi.createRequest, {
       body: {
         request_id: requestId,
         tenant_id: tenantId,
@@ -126,8 +126,8 @@ export async function submitRequest(
         concurrency,
         ...(run ? { origin: run.origin } : {}),
       },
-    }),
-  );
+    });
+  });
   if (!extraction) return created;
   // After the request exists: a run created for a request that then failed admission would be an
   // orphan. If this call is lost, the extraction job creates the run itself (recipe-extractor).
