@@ -13,6 +13,20 @@ import { withLimiterScripts } from './redis-scripts.js';
 const redis = withLimiterScripts(new Redis(process.env['REDIS_URL'] ?? 'redis://127.0.0.1:6379'));
 const key = () => `wdr:test:${randomUUID()}`;
 
+/** The limiter functions' dependencies, on `r` (metrics of their own each time). */
+const env = loadGatewayEnv({
+  DATABASE_URL: 'postgresql://unused@127.0.0.1/unused',
+  API_KEY_PEPPER: 'p'.repeat(16),
+  LOG_LEVEL: 'silent',
+  REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:`,
+});
+const deps = (r: GatewayDeps['redis']): Pick<GatewayDeps, 'env' | 'redis' | 'metrics' | 'log'> => ({
+  env,
+  redis: r,
+  metrics: createMetrics('gateway'),
+  log: createLogger('gateway', 'silent'),
+});
+
 afterAll(async () => {
   await redis.quit();
 });
@@ -81,18 +95,6 @@ describe('admit', () => {
 });
 
 describe('takeSubmissionRate', () => {
-  const env = loadGatewayEnv({
-    DATABASE_URL: 'postgresql://unused@127.0.0.1/unused',
-    API_KEY_PEPPER: 'p'.repeat(16),
-    LOG_LEVEL: 'silent',
-    REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:`,
-  });
-  const deps = (r: GatewayDeps['redis']): Pick<GatewayDeps, 'env' | 'redis' | 'metrics' | 'log'> => ({
-    env,
-    redis: r,
-    metrics: createMetrics('gateway'),
-    log: createLogger('gateway', 'silent'),
-  });
   const tenant = { tenantId: randomUUID(), credential: 'api_key' as const, limits: { submissionsPerWindow: 2, windowSeconds: 60 } };
 
   it('sets the RateLimit headers and refuses with RATE_LIMITED and Retry-After', async () => {
@@ -128,18 +130,6 @@ describe('takeSubmissionRate', () => {
 });
 
 describe('withSubmissionAdmission', () => {
-  const env = loadGatewayEnv({
-    DATABASE_URL: 'postgresql://unused@127.0.0.1/unused',
-    API_KEY_PEPPER: 'p'.repeat(16),
-    LOG_LEVEL: 'silent',
-    REDIS_KEY_PREFIX: `wdr:test:${randomUUID()}:`,
-  });
-  const deps = (r: GatewayDeps['redis']): Pick<GatewayDeps, 'env' | 'redis' | 'metrics' | 'log'> => ({
-    env,
-    redis: r,
-    metrics: createMetrics('gateway'),
-    log: createLogger('gateway', 'silent'),
-  });
   const tenantOf = (limits: { submissionsPerWindow: number; maxConcurrentRequests?: number }) => ({
     tenantId: randomUUID(),
     credential: 'api_key' as const,
