@@ -4,7 +4,7 @@ import { internalRoutes } from './api/internal-routes.js';
 import type { DispatcherDeps } from './deps.js';
 import { readBacklog } from './domain/backlog.js';
 import { FanOut } from './domain/fan-out.js';
-import { HotSql } from './domain/hot-sql.js';
+import { PgSql } from '@wdr/kit/pg-sql';
 import { purgeEndpointOperations } from './domain/operations.js';
 import { purgeFinishedMessages } from './domain/retention.js';
 import { DeliverySender } from './domain/sender.js';
@@ -19,8 +19,12 @@ export { createDispatcherDeps, type DispatcherDeps } from './deps.js';
  * due messages from the database. The two meet only in Postgres: a consumer never waits on a receiver.
  */
 export function createDispatcherService(deps: DispatcherDeps) {
-  // The per-delivery statements (fan-out, claim, record) on pg directly; the rest on Prisma.
-  const hot = new HotSql(deps.env.DATABASE_URL);
+  // The per-delivery statements (fan-out, claim, record) on node-postgres (kit/pg-sql.ts); the rest on Prisma.
+  const hot = new PgSql(deps.env.DATABASE_URL, {
+    max: 4,
+    idleTimeoutMillis: 30_000,
+    onError: (err) => deps.log.warn({ err }, 'a delivery connection broke'),
+  });
   const fanOut = new FanOut(hot);
   const sender = new DeliverySender(deps, hot);
   const purged = deps.metrics.counter(
@@ -126,9 +130,10 @@ export function createDispatcherService(deps: DispatcherDeps) {
         if (backlogTimer) clearInterval(backlogTimer);
         await sender.stop();
         await deps.subscribers.stop();
-        await hot.end().catch(() => undefined);
       },
     },
+    // After the consumer stopped: its fan-outs in flight still write through these connections.
+    close: () => hot.end().catch(() => undefined),
   });
   return Object.assign(service, { sender });
 }

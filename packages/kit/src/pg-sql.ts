@@ -23,9 +23,10 @@ import { pgPoolFor } from './pg-listen.js';
 export class PgSql implements TxCapable<RawSql> {
   private readonly pool: pg.Pool;
 
-  constructor(databaseUrl: string, opts: { max?: number; onError?: (err: Error) => void } = {}) {
+  constructor(databaseUrl: string, opts: { max?: number; idleTimeoutMillis?: number; onError?: (err: Error) => void } = {}) {
     this.pool = pgPoolFor(databaseUrl, {
       max: opts.max ?? 4,
+      ...(opts.idleTimeoutMillis !== undefined ? { idleTimeoutMillis: opts.idleTimeoutMillis } : {}),
       types: PRISMA_LIKE_TYPES,
       ...(opts.onError ? { onError: opts.onError } : {}),
     });

@@ -1,4 +1,4 @@
-import type { HotSql } from './hot-sql.js';
+import type { PgSql } from '@wdr/kit/pg-sql';
 
 /** A message a sender holds (its lease is `claimed_until`), with what it needs to send it. */
 export interface Claim {
@@ -72,8 +72,8 @@ export function claimTail(
 const CLAIM = `WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3', token: '$4' })}`;
 
 /** Claims due messages (see claimTail). */
-export function claimDue(sql: HotSql, l: ClaimLimits): Promise<Claim[]> {
-  return sql.rows<Claim>('wdr_webhook_claim', CLAIM, [l.limit, l.perEndpoint, l.leaseMs, l.token]);
+export async function claimDue(sql: PgSql, l: ClaimLimits): Promise<Claim[]> {
+  return sql.rows<Claim>(CLAIM, [l.limit, l.perEndpoint, l.leaseMs, l.token]);
 }
 
 /**
@@ -81,9 +81,8 @@ export function claimDue(sql: HotSql, l: ClaimLimits): Promise<Claim[]> {
  * retry, or a lease running out), or null when there is none: one probe of the due index per
  * enabled endpoint. Read when a claim found nothing due, so an idle sender sleeps until then.
  */
-export async function nextDueInMs(sql: HotSql): Promise<number | null> {
+export async function nextDueInMs(sql: PgSql): Promise<number | null> {
   const [row] = await sql.rows<{ ms: number | null }>(
-    'wdr_webhook_next_due',
     `SELECT (extract(epoch FROM min(n.at) - now()) * 1000)::float8 AS ms
        FROM webhook_endpoints ep
        CROSS JOIN LATERAL (

@@ -1,5 +1,5 @@
 import { claimTail, type Claim, type ClaimLimits } from './claim.js';
-import type { HotSql } from './hot-sql.js';
+import type { PgSql } from '@wdr/kit/pg-sql';
 
 /** One successful attempt waiting to be recorded. */
 export interface Delivered {
@@ -47,8 +47,8 @@ const RECORD_AND_CLAIM = `WITH input AS (
  * out and the message is sent again (at least once; the stable webhook-id lets the receiver drop
  * the repeat). Like every claim, it must not run at the same time as another claim of this process.
  */
-export function recordDelivered(sql: HotSql, group: Delivered[], claim: ClaimLimits): Promise<Claim[]> {
-  return sql.rows<Claim>('wdr_webhook_delivered_claim', RECORD_AND_CLAIM, [
+export async function recordDelivered(sql: PgSql, group: Delivered[], claim: ClaimLimits): Promise<Claim[]> {
+  return sql.rows<Claim>(RECORD_AND_CLAIM, [
     group.map((d) => d.messageId),
     group.map((d) => d.claimToken),
     group.map((d) => d.endpointId),

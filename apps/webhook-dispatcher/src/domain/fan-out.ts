@@ -1,7 +1,7 @@
 import type { WebhookEventType } from '@wdr/contracts';
 import type { RawSql } from '@wdr/kit/db';
 import { GroupedWrites } from './grouped-writes.js';
-import type { HotSql } from './hot-sql.js';
+import type { PgSql } from '@wdr/kit/pg-sql';
 
 /** One event as it becomes webhook messages: the body is built once and sent as is to every endpoint. */
 export interface WebhookEvent {
@@ -56,7 +56,7 @@ export async function recordMessages(tx: RawSql, e: WebhookEvent): Promise<numbe
 /**
  * The consumer's fan-out of many events at once: the events handled while a write is in flight are
  * recorded together by the next (GroupedWrites), one statement and one wake-up of the senders for
- * the group, on the delivery loop's own connections (HotSql). The same rows as `recordMessages`
+ * the group, on the delivery loop's own connections (PgSql). The same rows as `recordMessages`
  * writes one event at a time: one message per subscribed, enabled endpoint of each event's tenant,
  * idempotent by (endpoint, event). Each handler's promise settles once its event's messages are
  * committed, so the consumer's offset never moves past an event whose messages are not durable.
@@ -64,7 +64,7 @@ export async function recordMessages(tx: RawSql, e: WebhookEvent): Promise<numbe
 export class FanOut {
   private readonly groups: GroupedWrites<WebhookEvent>;
 
-  constructor(private readonly sql: HotSql) {
+  constructor(private readonly sql: PgSql) {
     this.groups = new GroupedWrites((group) => this.write(group));
   }
 
@@ -75,7 +75,6 @@ export class FanOut {
   private async write(group: WebhookEvent[]): Promise<void> {
     const scoped = group.map((e) => (e.scope !== null && e.scope !== 'tenant' ? e.scope : null));
     await this.sql.count(
-      'wdr_webhook_fan_out',
       `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
        SELECT gen_random_uuid(), ep.id, ep.tenant_id, e.event_id, e.event_type, e.body, now()
        FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[])

@@ -9,7 +9,7 @@ import { recordDelivered, type Delivered } from './delivered-batch.js';
 import { deliveryAgent } from './delivery-agent.js';
 import { disableEndpoint } from './disable-endpoint.js';
 import { GroupedWrites } from './grouped-writes.js';
-import type { HotSql } from './hot-sql.js';
+import type { PgSql } from '@wdr/kit/pg-sql';
 import { parseRetryAfter, retryDelayMs } from './schedule.js';
 import { signedHeaders, webhookIdOf } from './signing.js';
 
@@ -45,7 +45,7 @@ const EXCERPT_CHARS = 256;
  * scheduled, or the earliest due time read when a claim found nothing), and every WEBHOOK_POLL_MS
  * (lost notifications, another replica's schedule).
  *
- * The claim and the success records run on HotSql (pg directly, prepared statements), the POST on
+ * The claim and the success records run on PgSql (node-postgres, prepared statements), the POST on
  * undici's dispatcher: in the profile of the earlier loop (Prisma's raw queries, node:http) those
  * two layers, not the work itself, took most of the CPU of a delivery.
  */
@@ -72,7 +72,7 @@ export class DeliverySender {
 
   constructor(
     private readonly deps: DispatcherDeps,
-    private readonly sql: HotSql,
+    private readonly sql: PgSql,
   ) {
     const { schema, config } = pgConnectionFor(deps.env.DATABASE_URL);
     this.schema = schema;

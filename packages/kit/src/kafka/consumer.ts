@@ -247,9 +247,13 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
               // member right now) fails it, rolling back the whole batch of statements.
               const record = 'INSERT INTO processed_messages (consumer, event_id) VALUES ($1, $2::uuid)';
               const { sql } = opts;
+              // One transaction on one client: PgSql statements only with the consumer's sql, and never mixed with Prisma's.
+              const onSql = statements.filter(isPgStatement);
+              if (onSql.length > 0 && (!sql || onSql.length < statements.length))
+                throw new Error('ctx.writes: PgSql statements need the consumer given `sql`, and cannot be mixed with Prisma statements');
               const batch =
-                sql && statements.every(isPgStatement)
-                  ? sql.transaction([sql.count(record, [opts.group, envelope.id]), ...statements])
+                sql && onSql.length === statements.length
+                  ? sql.transaction([sql.count(record, [opts.group, envelope.id]), ...onSql])
                   : (db as unknown as { $transaction: (s: PromiseLike<unknown>[]) => Promise<unknown[]> }).$transaction([
                       db.$executeRawUnsafe(record, opts.group, envelope.id),
                       ...statements,
