@@ -13,18 +13,6 @@ const LEASE_RELEASE_EVERY_MS = 10_000;
 export function createOrchestratorService(deps: OrchestratorDeps) {
   let purgeTimer: NodeJS.Timeout | undefined;
   let leaseTimer: NodeJS.Timeout | undefined;
-  const stageDeps = {
-    db: deps.db,
-    sql: deps.sql,
-    ledger: deps.ledger,
-    sealer: deps.sealer,
-    policy: deps.policy,
-    log: deps.log,
-    maxResultBytes: deps.env.MAX_RESULT_BYTES,
-    resultRetentionHours: deps.env.RESULT_RETENTION_HOURS,
-    resultCache: deps.resultCache,
-    routes: deps.routes,
-  };
   return createKafkaService<Prisma.TransactionClient>({
     deps,
     // Separate groups so slow fetches never hold back billing updates.
@@ -32,7 +20,7 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
       {
         group: 'fetch-orchestrator.http-stage',
         topics: ['fetchJobs'],
-        handlers: { 'fetch.job_requested': onFetchJobRequested(stageDeps) },
+        handlers: { 'fetch.job_requested': onFetchJobRequested(deps.httpStage) },
         // The processed record and the stage's writes on node-postgres (kit/pg-sql.ts), with its moves.
         sql: deps.sql,
         // Every partition at once, and several jobs per partition: a slow target must not hold up
@@ -74,6 +62,8 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
         pass();
         purgeTimer = setInterval(pass, 60_000);
         purgeTimer.unref();
+        // HTTP stages run where admitted: their claims renewed, and those that ran out queued (domain/local-runs.ts).
+        deps.admission.localRuns?.start();
         // Credit leases that admit no more give back what they never held (domain/leases.ts).
         const leases = deps.admission.leases;
         if (leases) {
@@ -86,6 +76,8 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
       stop: async () => {
         clearInterval(purgeTimer);
         clearInterval(leaseTimer);
+        // Before the relay stops: what still runs here is handed back to fetch.jobs through the outbox.
+        await deps.admission.localRuns?.stop();
         await deps.routes.pool.shutdown();
         await deps.uploads.end();
       },

@@ -7,6 +7,8 @@ import { TargetPolicy } from '@wdr/kit/target-policy';
 import { cacheKeySecretOf, type ResultCacheSettings } from './domain/result-cache.js';
 import type { AdmissionDeps } from './domain/requests/create.js';
 import { CreditLeases } from './domain/leases.js';
+import { LocalHttpRuns } from './domain/local-runs.js';
+import { localStageContext, runHttpStage, type HttpStageDeps } from './domain/run-http-stage.js';
 import { GeoVerifier } from './domain/proxies/geo.js';
 import { DEFAULT_POOL_OPTIONS, ProxyPool } from './domain/proxies/pool.js';
 import type { RouteDeps } from './domain/proxies/route.js';
@@ -20,6 +22,8 @@ export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, Pris
   policy: TargetPolicy;
   /** Everything create, retry and batch admission need, built once. */
   admission: AdmissionDeps;
+  /** What the HTTP stage needs (the fetch.jobs consumer's and local runs'). */
+  httpStage: HttpStageDeps;
   /** The result cache's key and bounds. */
   resultCache: ResultCacheSettings;
   /** Proxy exits, their health and geo verification. */
@@ -55,21 +59,47 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
     geo: new GeoVerifier({ echoUrl: env.GEO_ECHO_URL, databasePath: env.GEO_DATABASE_PATH }),
     maxExitAttempts: env.PROXY_MAX_EXIT_ATTEMPTS,
   };
+  const policy = new TargetPolicy(env.TARGET_ALLOWLIST, { dnsServers: env.TARGET_DNS_SERVERS });
+  const resultCache: ResultCacheSettings = {
+    keySecret: cacheKeySecretOf(env.TARGET_URL_KEY.key.toString('base64')),
+    maxEntriesPerTenant: env.RESULT_CACHE_MAX_ENTRIES_PER_TENANT,
+    maxTotalBytes: env.RESULT_CACHE_MAX_BYTES,
+    outcomes: base.metrics.counter(
+      'result_cache_total',
+      'Result cache: lookups by outcome (hit, miss, bypass: not allowed to read) and entries evicted at fill.',
+      ['outcome'],
+    ),
+  };
+  const httpStage: HttpStageDeps = {
+    db: base.db,
+    sql,
+    ledger,
+    sealer,
+    policy,
+    log: base.log,
+    maxResultBytes: env.MAX_RESULT_BYTES,
+    resultRetentionHours: env.RESULT_RETENTION_HOURS,
+    resultCache,
+    routes,
+  };
+  const claimMs = env.LOCAL_HTTP_CLAIM_S * 1000;
+  const localRuns =
+    env.LOCAL_HTTP_STAGES > 0
+      ? new LocalHttpRuns(
+          sql,
+          base.log,
+          { slots: env.LOCAL_HTTP_STAGES, claimMs, everyMs: Math.floor(claimMs / 3), drainMs: 10_000 },
+          (row) => runHttpStage(httpStage, row.id, localStageContext(sql), row),
+          base.metrics,
+        )
+      : undefined;
   return {
     ...base,
     ledger,
     sealer,
-    policy: new TargetPolicy(env.TARGET_ALLOWLIST, { dnsServers: env.TARGET_DNS_SERVERS }),
-    resultCache: {
-      keySecret: cacheKeySecretOf(env.TARGET_URL_KEY.key.toString('base64')),
-      maxEntriesPerTenant: env.RESULT_CACHE_MAX_ENTRIES_PER_TENANT,
-      maxTotalBytes: env.RESULT_CACHE_MAX_BYTES,
-      outcomes: base.metrics.counter(
-        'result_cache_total',
-        'Result cache: lookups by outcome (hit, miss, bypass: not allowed to read) and entries evicted at fill.',
-        ['outcome'],
-      ),
-    },
+    policy,
+    resultCache,
+    httpStage,
     sql,
     admission: {
       db: base.db,
@@ -82,6 +112,7 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
       leases: env.LEASE_ENABLED
         ? new CreditLeases(base.db, ledger, { enabled: true, blockTokens: env.LEASE_BLOCK_TOKENS, slots: env.LEASE_SLOTS }, base.log)
         : undefined,
+      localRuns,
     },
     routes,
     uploads: pgPoolFor(env.DATABASE_URL, { max: 3, onError: (err) => base.log.warn({ err }, 'an upload connection broke') }),

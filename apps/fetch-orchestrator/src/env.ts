@@ -70,6 +70,13 @@ export const orchestratorEnv = {
     ),
   /** HTTP stages run at once by one orchestrator instance (across and within partitions). */
   FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
+  /**
+   * HTTP stages run where they were admitted, at most this many at once (domain/local-runs.ts): the
+   * request skips the fetch.jobs hop while a slot is free; 0 queues every job on Kafka.
+   */
+  LOCAL_HTTP_STAGES: z.coerce.number().int().min(0).max(256).default(16),
+  /** How long a local stage's claim holds unrenewed: after a crash, how soon its request is queued again. */
+  LOCAL_HTTP_CLAIM_S: z.coerce.number().int().min(3).max(600).default(15),
   MAX_RESULT_BYTES: z.coerce
     .number()
     .int()

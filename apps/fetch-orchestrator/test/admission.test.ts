@@ -15,7 +15,8 @@ import { pgAdapterFor } from '@wdr/kit/db';
 import { createServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
 import { Sealer } from '@wdr/kit/sealing';
-import { PrismaClient } from '../src/generated/prisma/client.js';
+import { PrismaClient, type DataRequest } from '../src/generated/prisma/client.js';
+import { LocalHttpRuns, type LocalRunsOptions } from '../src/domain/local-runs.js';
 import { createRequest, type AdmissionDeps, type CreateCommand } from '../src/domain/requests/create.js';
 import { appendEvent } from '../src/domain/requests/events.js';
 import { readEvents } from '../src/domain/request-reads.js';
@@ -268,5 +269,140 @@ describe('createRequest', () => {
       message: 'The premium network is not priced for this plan.',
     });
     expect(await reservationsOf(tenant_id)).toBe(0);
+  });
+});
+
+/**
+ * HTTP stages run where admitted (domain/local-runs.ts), against the real Postgres: the claim
+ * replaces the job message, a full set of slots falls back to the job, and a claim that runs out
+ * (its instance gone) or a stage that fails comes back as a job; renewal keeps a live one.
+ */
+describe('local runs', () => {
+  /** Local runs whose stage waits until the test lets it end (or fail). */
+  function localRuns(slots: number, over: Partial<LocalRunsOptions> = {}) {
+    const started: DataRequest[] = [];
+    const gates = new Map<string, { end: () => void; fail: (e: Error) => void }>();
+    const runs = new LocalHttpRuns(
+      sql,
+      createLogger('test', 'silent'),
+      { slots, claimMs: 30_000, everyMs: 60_000, drainMs: 200, ...over },
+      (row) =>
+        new Promise<void>((end, fail) => {
+          started.push(row);
+          gates.set(row.id, { end, fail });
+        }),
+    );
+    return { runs, started, gates, deps: { ...deps, localRuns: runs } as AdmissionDeps };
+  }
+  const claimOf = async (id: string) =>
+    (await db.dataRequest.findUniqueOrThrow({ where: { id }, select: { claimedUntil: true } })).claimedUntil;
+  const jobsOf = async (id: string) => (await outboxOf(id)).filter((m) => m.topic === 'fetchJobs').length;
+  const until = async (check: () => boolean) => {
+    for (let i = 0; i < 100 && !check(); i++) await new Promise((r) => setTimeout(r, 20));
+  };
+
+  it('an HTTP request given a free slot is stored claimed, without a job, and its stage starts here with the stored row', async () => {
+    const { runs, started, gates, deps: local } = localRuns(1);
+    const cmd = command();
+    const t0 = Date.now();
+    await createRequest(local, cmd);
+    expect(started.map((r) => [r.id, r.status, r.tenantId, r.attempts])).toEqual([[cmd.request_id, 'pending', TENANT, 0]]);
+    expect((await outboxOf(cmd.request_id)).map((m) => m.topic)).toEqual(['requestLifecycle']);
+    const claim = (await claimOf(cmd.request_id))!.getTime();
+    // now() + 30 s, by the database's clock.
+    expect(claim).toBeGreaterThan(t0 + 25_000);
+    expect(claim).toBeLessThan(Date.now() + 35_000);
+    expect(runs.size).toBe(1);
+
+    // The slot is taken: the next one queues its job, unclaimed; a browser route always does.
+    const queued = command();
+    await createRequest(local, queued);
+    const browser = command({ route_mode: 'browser' });
+    await createRequest(local, browser);
+    expect(started).toHaveLength(1);
+    expect((await outboxOf(queued.request_id)).map((m) => m.topic)).toEqual(['requestLifecycle', 'fetchJobs']);
+    expect((await outboxOf(browser.request_id)).map((m) => m.topic)).toEqual(['requestLifecycle', 'renderJobs']);
+    expect([await claimOf(queued.request_id), await claimOf(browser.request_id)]).toEqual([null, null]);
+
+    gates.get(cmd.request_id)!.end();
+    await until(() => runs.size === 0);
+    // Free again.
+    const next = command();
+    await createRequest(local, next);
+    expect(started.map((r) => r.id)).toEqual([cmd.request_id, next.request_id]);
+    gates.get(next.request_id)!.end();
+  });
+
+  it('a replay or a refused create frees the slot it took, and starts nothing', async () => {
+    const { runs, started, gates, deps: local } = localRuns(1);
+    const cmd = command();
+    await createRequest(local, cmd);
+    gates.get(cmd.request_id)!.end();
+    await until(() => runs.size === 0);
+    expect(await createRequest(local, cmd)).toMatchObject({ idempotent_replay: true });
+    await expect(createRequest(local, { ...cmd, input_hash: 'b'.repeat(64) })).rejects.toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
+    // A tenant the ledger holds nothing for.
+    await expect(createRequest(local, command({ tenant_id: randomUUID() }))).rejects.toThrow();
+    expect(started).toHaveLength(1);
+    // The slot is still there to take.
+    const next = command();
+    await createRequest(local, next);
+    expect(started.map((r) => r.id)).toEqual([cmd.request_id, next.request_id]);
+    gates.get(next.request_id)!.end();
+  });
+
+  it('renewal keeps a running stage claimed; a claim that ran out is swept into a job (an ended request only unclaimed)', async () => {
+    const alive = localRuns(4);
+    const running = command();
+    await createRequest(alive.deps, running);
+    // Another instance's claims, which it stopped renewing (it died): one request still pending, one cancelled since.
+    const dead = localRuns(4);
+    const orphan = command();
+    const ended = command();
+    await createRequest(dead.deps, orphan);
+    await createRequest(dead.deps, ended);
+    await db.$executeRawUnsafe(`UPDATE data_requests SET status = 'cancelled' WHERE id = $1::uuid`, ended.request_id);
+    await db.$executeRawUnsafe(`UPDATE data_requests SET claimed_until = now() - interval '1 second' WHERE id = ANY($1::uuid[])`, [
+      running.request_id,
+      orphan.request_id,
+      ended.request_id,
+    ]);
+    // The live instance renews its own claim before anyone sweeps (its pass does both, renewal first).
+    await alive.runs.tick();
+    expect((await claimOf(running.request_id))!.getTime()).toBeGreaterThan(Date.now() + 25_000);
+    expect(await jobsOf(running.request_id)).toBe(0);
+    expect([await claimOf(orphan.request_id), await claimOf(ended.request_id)]).toEqual([null, null]);
+    const jobs = (await outboxOf(orphan.request_id)).filter((m) => m.topic === 'fetchJobs');
+    expect(jobs.map((m) => [m.envelope.type, m.envelope.data['request_id']])).toEqual([['fetch.job_requested', orphan.request_id]]);
+    expect(await jobsOf(ended.request_id)).toBe(0);
+    // Swept once: a second pass finds nothing.
+    await alive.runs.tick();
+    expect(await jobsOf(orphan.request_id)).toBe(1);
+    alive.gates.get(running.request_id)!.end();
+    for (const g of dead.gates.values()) g.end();
+  });
+
+  it('a stage that fails is handed to fetch.jobs at once; stop hands back what still runs after the drain', async () => {
+    const { runs, gates, deps: local } = localRuns(4);
+    const failing = command();
+    const slow = command();
+    const quick = command();
+    for (const c of [failing, slow, quick]) await createRequest(local, c);
+    gates.get(failing.request_id)!.fail(new Error('the database went away'));
+    await until(() => runs.size === 2);
+    expect(await jobsOf(failing.request_id)).toBe(1);
+    expect(await claimOf(failing.request_id)).toBeNull();
+
+    const stopped = runs.stop();
+    // Stopping takes no more admissions.
+    const late = command();
+    await createRequest(local, late);
+    expect(await jobsOf(late.request_id)).toBe(1);
+    gates.get(quick.request_id)!.end();
+    await stopped;
+    expect(await jobsOf(quick.request_id)).toBe(0);
+    expect(await jobsOf(slow.request_id)).toBe(1);
+    expect(await claimOf(slow.request_id)).toBeNull();
+    gates.get(slow.request_id)!.end();
   });
 });

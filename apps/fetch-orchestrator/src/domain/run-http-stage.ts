@@ -4,7 +4,7 @@ import { callInternal } from '@wdr/kit/internal-call';
 import { PoisonMessageError, type HandlerContext } from '@wdr/kit/kafka';
 import type { Logger } from '@wdr/kit/log';
 import type { Sealer } from '@wdr/kit/sealing';
-import type { PgSql } from '@wdr/kit/pg-sql';
+import { isPgStatement, type PgSql } from '@wdr/kit/pg-sql';
 import type { TargetPolicy } from '@wdr/kit/target-policy';
 import type { DataRequest, Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { fetchPage, type FetchOutcome } from './fetcher.js';
@@ -40,16 +40,19 @@ export interface HttpStageDeps {
   routes: RouteDeps;
 }
 
+/** What the stage needs of its caller: the consumer's context, or a local run's (localStageContext). */
+export type StageContext = Pick<HandlerContext<Tx>, 'alreadyProcessed' | 'writes'>;
+
 /**
  * Run the HTTP stage of one request. Safe to run again after a crash: a request already terminal is
  * left alone, and the terminal write is one transaction with the consumer's processed-event record.
  * No interactive transaction: the start is one statement, and every end is one statement (plus the
  * batch's end and the cache entry) in the array form with the processed record (`ctx.writes`, see
- * requests/writes.ts).
+ * requests/writes.ts). `known`: the row as its admission just stored it (a local run), not read again.
  */
-export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: HandlerContext<Tx>): Promise<void> {
+export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: StageContext, known?: DataRequest): Promise<void> {
   if (await ctx.alreadyProcessed()) return;
-  const request = await deps.db.dataRequest.findUnique({ where: { id: requestId } });
+  const request = known ?? (await deps.db.dataRequest.findUnique({ where: { id: requestId } }));
   if (!request) throw new PoisonMessageError(`request ${requestId} does not exist`);
   // An identical request of the tenant completed within its TTL: this one gets a copy, nothing runs.
   if (await serveFromCache(deps, request)) return;
@@ -256,7 +259,7 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
  */
 async function end(
   deps: HttpStageDeps,
-  ctx: HandlerContext<Tx>,
+  ctx: StageContext,
   request: DataRequest,
   t: Termination,
   opts: Parameters<typeof endStatements>[3] = {},
@@ -289,7 +292,7 @@ async function escalateToBrowser(
   deps: HttpStageDeps,
   request: DataRequest,
   signal: Exclude<PageSignal, { kind: 'page' }> | { kind: 'wait_unmet' },
-  ctx: HandlerContext<Tx>,
+  ctx: StageContext,
   traffic: Traffic | undefined,
 ): Promise<void> {
   const trafficBytes = traffic?.measured ? traffic.request_bytes + traffic.response_bytes : 0;
@@ -320,6 +323,8 @@ async function escalateToBrowser(
   await ctx.writes([
     moveStatement(deps.sql, request, {
       set: [
+        // The browser stage is the render job's now: a local run's claim ends here (domain/local-runs.ts).
+        { raw: 'claimed_until = NULL' },
         ...(isProtected ? [{ raw: 'protected = true' }] : []),
         ...(traffic ? [{ column: 'traffic_carried', value: JSON.stringify(traffic), cast: 'jsonb' }] : []),
       ],
@@ -364,5 +369,22 @@ async function trafficOverBudget(
     terminalStage: 'http',
     reason: 'budget_exhausted',
     traffic,
+  };
+}
+
+/**
+ * The context of a stage run where it was admitted (domain/local-runs.ts): no consumer message, so
+ * nothing to record as processed; the writes are one transaction of their statements (a single
+ * statement alone: it is atomic by itself), each guarded by the state it changes.
+ */
+export function localStageContext(sql: PgSql): StageContext {
+  return {
+    alreadyProcessed: () => Promise.resolve(false),
+    writes: async (statements) => {
+      const onSql = statements.filter(isPgStatement);
+      if (onSql.length < statements.length) throw new Error('a local stage writes PgSql statements only');
+      if (onSql.length === 1) return [await onSql[0]];
+      return sql.transaction(onSql);
+    },
   };
 }

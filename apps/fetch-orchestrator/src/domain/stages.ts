@@ -15,7 +15,11 @@ export function firstStageOf(routeMode: string): FirstStage {
 
 /** The job message that starts a stored request. */
 export function firstJobOf(row: { id: string; tenantId: string; routeMode: string }): { topic: TopicKey; key: string; envelope: Envelope } {
-  if (firstStageOf(row.routeMode) === 'browser') return renderJobOf(row);
+  return firstStageOf(row.routeMode) === 'browser' ? renderJobOf(row) : fetchJobOf(row);
+}
+
+/** The job message of the HTTP stage (local-runs.ts queues it for a claim handed back). */
+export function fetchJobOf(row: { id: string; tenantId: string }): { topic: TopicKey; key: string; envelope: Envelope } {
   return {
     topic: 'fetchJobs',
     key: row.id,

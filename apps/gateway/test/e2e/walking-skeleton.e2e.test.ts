@@ -125,6 +125,11 @@ describe('POST /api/v1/data/requests -> GET /api/v1/data/requests/{id}', () => {
       ['post_pending', '1'],
     ]);
     expect(await eventKinds(created.id)).toEqual(['request.accepted', 'request.running', 'request.completed', 'tokens.settled']);
+    // It ran where it was admitted (no fetch.jobs hop: the orchestrator's LOCAL_HTTP_STAGES slots were free).
+    const metrics = (await request(fleet.metricsUrl('fetch-orchestrator')).get('/metrics').expect(200)).text;
+    const dispatched = (path: string) =>
+      Number(new RegExp(`^fetch_orchestrator_http_stage_dispatch_total\\{[^}]*path="${path}"[^}]*\\} (\\d+)`, 'm').exec(metrics)?.[1] ?? 0);
+    expect([dispatched('local'), dispatched('queued')]).toEqual([1, 0]);
   }, 60_000);
 
   it('refunds a request whose target fails', async () => {

@@ -16,7 +16,8 @@ import type { Prisma, DataRequest, PrismaClient } from '../../generated/prisma/c
 import type { Sealer } from '@wdr/kit/sealing';
 import { admissionSnapshot, enforceCeiling } from '../admission.js';
 import { ADMIT_MARGIN_SQL, type CreditLeases, type LeasedQuote } from '../leases.js';
-import { firstJobOf } from '../stages.js';
+import { firstJobOf, firstStageOf } from '../stages.js';
+import type { LocalClaim, LocalHttpRuns } from '../local-runs.js';
 import type { ProxyPool } from '../proxies/pool.js';
 import { lifecycleEnvelope } from './events.js';
 import { storedInputs } from './sealed-inputs.js';
@@ -51,6 +52,27 @@ export interface AdmissionDeps {
   pool: ProxyPool;
   /** Credit leases (LEASE_ENABLED); absent: every admission reserves with the ledger. */
   leases?: CreditLeases | undefined;
+  /** HTTP stages run where admitted while a slot is free (local-runs.ts); absent: every job goes through Kafka. */
+  localRuns?: LocalHttpRuns | undefined;
+}
+
+/**
+ * How a stored request starts: its first job on the outbox, or (an HTTP request given a local slot)
+ * claimed, its stage started here once the statement committed.
+ */
+type FirstStart = { job: { topic: TopicKey; key: string; envelope: Envelope } } | { claim: LocalClaim };
+
+/** A local slot for the request when its first stage is HTTP and one is free. */
+function startOf(deps: AdmissionDeps, row: DataRequest): FirstStart {
+  const claim = firstStageOf(row.routeMode) === 'http' ? deps.localRuns?.claim() : undefined;
+  return claim ? { claim } : { job: firstJobOf(row) };
+}
+
+/** After the statement: a claimed request's stage starts (or its slot is freed when nothing was stored). */
+function afterInsert(start: FirstStart, row: DataRequest | undefined): void {
+  if (!('claim' in start)) return;
+  if (row) start.claim.run(row);
+  else start.claim.release();
 }
 
 /**
@@ -74,9 +96,12 @@ export async function createRequest(
     if (leased) return leased;
   }
   const reservation = await reserve(deps, cmd, cmd.max_credits);
+  const row = acceptedRow(deps, cmd, reservation, cmd.max_credits ?? 0, opts);
+  const start = startOf(deps, row);
+  let stored = false;
   try {
-    const row = acceptedRow(deps, cmd, reservation, cmd.max_credits ?? 0, opts);
-    await insertAccepted(deps.sql, row, firstJobOf(row));
+    await insertAccepted(deps.sql, row, start);
+    stored = true;
     // The submission that stores the request reports its reservation's price as charged, even when
     // its own ledger call was the replay (a racing create of the same id reserved first and lost the insert).
     return submissionView(row, reservation.base_tokens, false);
@@ -86,6 +111,8 @@ export async function createRequest(
       return replayOf(winner, cmd);
     }
     throw err;
+  } finally {
+    afterInsert(start, stored ? row : undefined);
   }
 }
 
@@ -112,17 +139,23 @@ async function admitFromLease(
     opts,
   );
   row.leasePlanId = q.planId;
+  const start = startOf(deps, row);
+  let stored = false;
   try {
-    const room = await insertAccepted(deps.sql, row, firstJobOf(row), q);
+    const room = await insertAccepted(deps.sql, row, start, q);
     if (room === null) {
       leases.noRoom(cmd.tenant_id, q.slot, cmd.route_mode, cmd.proxy_type);
       return null;
     }
+    row.leaseId = room.leaseId;
+    stored = true;
     leases.afterAdmission(cmd.tenant_id, q.slot, room, cmd.route_mode, cmd.proxy_type);
     return submissionView(row, q.hold, false);
   } catch (err) {
     if (isUniqueViolation(err)) return replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd);
     throw err;
+  } finally {
+    afterInsert(start, stored ? row : undefined);
   }
 }
 
@@ -184,7 +217,7 @@ async function admitWithinProjectBudget(
           throw err;
         }
         const row = acceptedRow(deps, cmd, reservation, ceiling, opts);
-        await insertAccepted(tx, row, firstJobOf(row));
+        await insertAccepted(tx, row, { job: firstJobOf(row) });
         return submissionView(row, reservation.base_tokens, false);
       },
       { timeout: 15_000, maxWait: 10_000 },
@@ -251,6 +284,7 @@ function acceptedRow(
     budgetCommitted: cmd.origin ? budgetCommitted : 0,
     leaseId: null,
     leasePlanId: null,
+    claimedUntil: null,
   };
 }
 
@@ -272,7 +306,8 @@ const acceptedPayload = (r: Pick<DataRequest, 'routeMode' | 'baseTokens'>) => ({
 
 /**
  * Store an accepted request, its first event (`request.accepted`, seq 1) and its outbox messages
- * (the event's mirror, then the first stage's job) in one statement: atomic like the transaction it
+ * (the event's mirror, then the first stage's job; a claimed request has no job, its claim's
+ * deadline instead: local-runs.ts) in one statement: atomic like the transaction it
  * replaces, in one round trip and without Prisma's query engine on the hottest write of the fleet.
  * A duplicate id fails the whole statement with a unique violation (a concurrent replay).
  *
@@ -284,11 +319,12 @@ const acceptedPayload = (r: Pick<DataRequest, 'routeMode' | 'baseTokens'>) => ({
 async function insertAccepted(
   db: RawSql,
   row: DataRequest,
-  job: { topic: TopicKey; key: string; envelope: Envelope },
+  start: FirstStart,
   lease?: LeasedQuote,
-): Promise<{ left: number; granted: number } | null> {
+): Promise<{ left: number; granted: number; leaseId: string } | null> {
   const payload = acceptedPayload(row);
   const accepted = lifecycleEnvelope(row, { seq: 1, kind: 'request.accepted', status: 'pending', payload, createdAt: row.createdAt });
+  const messages = [{ topic: 'requestLifecycle', key: row.id, envelope: accepted }, ...('job' in start ? [start.job] : [])];
   const params = [
     row.id,
     row.tenantId,
@@ -303,15 +339,16 @@ async function insertAccepted(
     JSON.stringify(row.options),
     row.createdAt,
     JSON.stringify(payload),
-    ['requestLifecycle', job.topic],
-    [row.id, job.key],
-    [outboxJson(accepted), outboxJson(job.envelope)],
+    messages.map((m) => m.topic),
+    messages.map((m) => m.key),
+    messages.map((m) => outboxJson(m.envelope)),
     row.projectId,
     row.environmentId,
     row.workflowId,
     row.workflowVersionId,
     row.budgetCommitted,
     row.secretsSealed,
+    'claim' in start ? start.claim.seconds : null,
   ];
   if (!lease) {
     await db.$executeRawUnsafe(
@@ -322,32 +359,32 @@ async function insertAccepted(
     );
     return null;
   }
-  const rows = await db.$queryRawUnsafe<{ left: bigint; granted: bigint }[]>(
+  const rows = await db.$queryRawUnsafe<{ left: bigint; granted: bigint; lease_id: string }[]>(
     `WITH s AS (
        UPDATE tenant_leases SET held = held + $10
-        WHERE tenant_id = $2::uuid AND slot = $23 AND lease_id IS NOT NULL AND policy = 'standard'
-          AND plan_id = $24 AND pricing_version = $9 AND granted - held >= $10 AND admit_until > now() + ${ADMIT_MARGIN_SQL}
+        WHERE tenant_id = $2::uuid AND slot = $24 AND lease_id IS NOT NULL AND policy = 'standard'
+          AND plan_id = $25 AND pricing_version = $9 AND granted - held >= $10 AND admit_until > now() + ${ADMIT_MARGIN_SQL}
        RETURNING lease_id, plan_id, granted - held AS left, granted
      ),
      r AS (INSERT INTO data_requests (${REQUEST_COLUMNS}, lease_id, lease_plan_id) SELECT ${REQUEST_VALUES}, s.lease_id, s.plan_id FROM s RETURNING id),
      e AS (${ACCEPTED_EVENT}),
      o AS (${FIRST_MESSAGES})
-     SELECT s.left, s.granted FROM s, r`,
+     SELECT s.left, s.granted, s.lease_id::text FROM s, r`,
     ...params,
     lease.slot,
     lease.planId,
   );
-  return rows[0] ? { left: Number(rows[0].left), granted: Number(rows[0].granted) } : null;
+  return rows[0] ? { left: Number(rows[0].left), granted: Number(rows[0].granted), leaseId: rows[0].lease_id } : null;
 }
 
 // insertAccepted's statement, in parts shared by its two forms (with and without a lease): the
-// request row ($1-$12, $17-$22), its `request.accepted` event ($12, $13) and its outbox messages ($14-$16),
+// request row ($1-$12, $17-$23; $23 the claim's seconds, null when its job is queued), its `request.accepted` event ($12, $13) and its outbox messages ($14-$16),
 // each written only from the row the statement inserted (`r`).
 const REQUEST_COLUMNS = `id, tenant_id, retried_from_id, url_origin, target_sealed, target_purge_at, status, route_mode, proxy_type,
   pricing_version, base_tokens, token_state, options, last_event_seq, created_at,
-  project_id, environment_id, workflow_id, workflow_version_id, budget_committed, secrets_sealed`;
+  project_id, environment_id, workflow_id, workflow_version_id, budget_committed, secrets_sealed, claimed_until`;
 const REQUEST_VALUES = `$1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, 'pending', $7, $8, $9, $10, 'reserved', $11::jsonb, 1, $12::timestamptz,
-  $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21, $22`;
+  $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21, $22, now() + make_interval(secs => $23::float8)`;
 const ACCEPTED_EVENT = `INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
   SELECT id, 1, 'request.accepted', 'pending', $13::jsonb, $12::timestamptz FROM r`;
 const FIRST_MESSAGES = `INSERT INTO outbox_messages (topic, message_key, envelope)

@@ -57,6 +57,8 @@ export async function finish(tx: Tx, request: DataRequest, t: Termination): Prom
       resultMeta: (t.resultMeta ?? Prisma.DbNull) as Prisma.InputJsonObject,
       resultExpiresAt: t.resultExpiresAt ?? null,
       proxyUsed: t.status === 'completed' ? 'platform' : null,
+      // A stage run where it was admitted ends its claim (domain/local-runs.ts).
+      claimedUntil: null,
       ...(t.protected ? { protected: true } : {}),
       ...(t.debugArtifacts ? { debugArtifacts: t.debugArtifacts as Prisma.InputJsonObject } : {}),
       ...(t.captchaSolves ? { captchaType: 'captcha' } : {}),

@@ -197,6 +197,8 @@ export function terminalMove(
     ...(opts.start ? startSet(now).filter((s) => !('column' in s && s.column === 'status')) : []),
     { column: 'status', value: t.status },
     { column: 'finished_at', value: now, cast: 'timestamptz' },
+    // A stage run where it was admitted ends its claim (domain/local-runs.ts).
+    { raw: 'claimed_until = NULL' },
     { raw: `token_state = 'settlement_pending'` },
     { column: 'error', value: json(t.error), cast: 'jsonb' },
     { column: 'user_error', value: json(t.userError), cast: 'jsonb' },
