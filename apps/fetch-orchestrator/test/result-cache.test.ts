@@ -6,6 +6,7 @@ import { pgAdapterFor } from '@wdr/kit/db';
 import { Sealer } from '@wdr/kit/sealing';
 import { PrismaClient, type Prisma } from '../src/generated/prisma/client.js';
 import { appendEvent } from '../src/domain/requests/events.js';
+import { endStatements } from '../src/domain/requests/writes.js';
 import {
   cacheKeyOf,
   cacheKeySecretOf,
@@ -194,6 +195,37 @@ describe('filling', () => {
     const again = await stored(tenant, 'https://example.com/p4');
     await fill(again);
     expect((await entriesOf(tenant)).map((e) => e.sourceRequestId)).toEqual([rows[2]!.id, rows[3]!.id, again.id]);
+  });
+
+  it('a completing move that stores its page makes the entry in its own statement, under the same cap and conditions', async () => {
+    const tenant = randomUUID();
+    const complete = async (url: string, opts: { statusCode?: number; protected?: boolean } = {}) => {
+      const row = await stored(tenant, url, { status: 'running', result: null });
+      const expiresAt = new Date(Date.now() + 3600_000);
+      const { statements, done } = endStatements(
+        deps(),
+        row,
+        { status: 'completed', resultExpiresAt: expiresAt, terminalStage: 'http', ...(opts.protected ? { protected: true } : {}) },
+        {
+          result: { statusCode: opts.statusCode ?? 200, contentType: 'text/html', body: Buffer.alloc(12, 'y'), expiresAt },
+          fillCache: true,
+        },
+      );
+      // One statement: the move, its page and the entry (no batch, so nothing else).
+      expect(statements).toHaveLength(1);
+      expect(done(await sql.transaction(statements))).toMatchObject({ moved: true, status: 'completed' });
+      return row;
+    };
+    const rows = [];
+    for (let i = 0; i < 5; i++) rows.push(await complete(`https://example.com/m${i}`));
+    const entries = await entriesOf(tenant);
+    expect(entries.map((e) => [e.sourceRequestId, e.bytes])).toEqual(rows.slice(2).map((r) => [r.id, 12]));
+    const again = await complete('https://example.com/m4');
+    expect((await entriesOf(tenant)).map((e) => e.sourceRequestId)).toEqual([rows[2]!.id, rows[3]!.id, again.id]);
+    // A protected page, or one of 500 and above, makes none.
+    await complete('https://example.com/protected', { protected: true });
+    await complete('https://example.com/5xx', { statusCode: 503 });
+    expect(await entriesOf(tenant)).toHaveLength(3);
   });
 
   it('makes no entry for a failed request, a 5xx page, a protected page, a cached copy, TTL 0, or without a stored result', async () => {

@@ -269,6 +269,59 @@ export function fillResultCacheStatement(
   return { statement: deps.sql.count(text, params), counted: (evicted) => countEvicted(deps, Number(evicted)) };
 }
 
+/** The entry a completing move makes in its own statement (requests/writes.ts moveStatement's `cacheFill`). */
+export interface CacheFill {
+  tenantId: string;
+  key: string;
+  ttlSeconds: number;
+  /** Entries of the tenant's others kept (the new one is one of the cap). */
+  keepOthers: number;
+  /** Counts the evicted entries once the statement committed. */
+  counted: (evicted: number) => void;
+}
+
+/** The entry a request's completion makes, or undefined when it makes none (not allowed to write, no cache). */
+export function cacheFillOf(deps: ResultCacheDeps, request: DataRequest): CacheFill | undefined {
+  const settings = deps.resultCache;
+  if (!settings) return undefined;
+  const k = keyFor(settings, deps.sealer, request, 'write');
+  if (!k) return undefined;
+  return {
+    tenantId: request.tenantId,
+    key: k.key,
+    ttlSeconds: k.policy.ttlSeconds,
+    keepOthers: settings.maxEntriesPerTenant - 1,
+    counted: (evicted) => countEvicted(deps, evicted),
+  };
+}
+
+/**
+ * fillResultCacheSql's entry and eviction as CTEs of a completing move's statement: `moved` is the
+ * CTE of the row it moved (with its status, cached and protected after the move), `bytes` and
+ * `expiresAt` the SQL of its stored page's size and expiry. The `evict` CTE answers one row per
+ * entry evicted. Same conditions as the separate statement: a completed request, not served from
+ * the cache, no anti-bot protection detected (the caller includes it only for a page below 500).
+ */
+export function cacheFillCtes(fill: CacheFill, moved: string, bytes: string, expiresAt: string, p: (v: unknown) => string): string {
+  const tenant = p(fill.tenantId);
+  const key = p(fill.key);
+  return `, cfill AS (
+      INSERT INTO result_cache (tenant_id, key_hash, source_request_id, bytes, stored_at, expires_at)
+      SELECT ${tenant}::uuid, ${key}, ${moved}.id, ${bytes}, now(), LEAST(now() + make_interval(secs => ${p(fill.ttlSeconds)}::double precision), ${expiresAt})
+        FROM ${moved} WHERE ${moved}.status = 'completed' AND NOT ${moved}.cached AND NOT ${moved}.protected
+      ON CONFLICT (tenant_id, key_hash) DO UPDATE
+         SET source_request_id = EXCLUDED.source_request_id, bytes = EXCLUDED.bytes, stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at
+      RETURNING tenant_id
+    ), cold AS (
+      SELECT c.key_hash FROM result_cache c
+       WHERE c.tenant_id = ${tenant}::uuid AND c.key_hash <> ${key} AND EXISTS (SELECT 1 FROM cfill)
+       ORDER BY c.stored_at DESC, c.key_hash
+      OFFSET ${p(fill.keepOthers)}::int
+    ), evict AS (
+      DELETE FROM result_cache c USING cold WHERE c.tenant_id = ${tenant}::uuid AND c.key_hash = cold.key_hash RETURNING 1
+    )`;
+}
+
 function countEvicted(deps: ResultCacheDeps, evicted: number): void {
   if (evicted > 0) deps.resultCache?.outcomes?.inc({ outcome: 'evicted' }, evicted);
 }

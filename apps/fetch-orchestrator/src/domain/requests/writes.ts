@@ -4,7 +4,7 @@ import type { PgSql, PgStatement } from '@wdr/kit/pg-sql';
 import type { DataRequest, PrismaClient } from '../../generated/prisma/client.js';
 import { announceBatchStatements } from '../batch-status.js';
 import { recordTerminal } from '../request-metrics.js';
-import { fillResultCacheStatement, type ResultCacheDeps } from '../result-cache.js';
+import { cacheFillCtes, cacheFillOf, fillResultCacheStatement, type CacheFill, type ResultCacheDeps } from '../result-cache.js';
 import { lifecycleEnvelope } from './events.js';
 import { leaseGiveBack, terminalEventPayload, terminalMessages, type Termination } from './finish.js';
 import { TERMINAL } from './terminal.js';
@@ -63,6 +63,8 @@ export interface Move {
   result?: MoveResult;
   /** A leased request ending refunded: its hold back to its lease slot (requests/finish.ts leaseGiveBack), if the row moved. */
   leaseGiveBack?: { leaseId: string; tokens: number } | undefined;
+  /** With `result`: the result cache entry its completion makes, in the same statement (result-cache.ts). */
+  cacheFill?: CacheFill | undefined;
 }
 
 export interface MoveRow {
@@ -74,6 +76,8 @@ export interface MoveRow {
   status: string;
   attempts: number | null;
   started_at: Date | null;
+  /** Result cache entries the move's `cacheFill` evicted. */
+  evicted: number;
 }
 
 /** The statement of a move (lazy: run it alone by awaiting it, or in `sql.transaction([...])`). */
@@ -106,7 +110,7 @@ export function moveStatement(
   const text = `WITH u AS (
       UPDATE data_requests SET ${[...sets, `last_event_seq = last_event_seq + ${p(n)}::int`].join(', ')}
        WHERE id = ${id}::uuid AND status <> ALL(${terminal}::text[])
-      RETURNING id, status, attempts, last_event_seq, started_at
+      RETURNING id, status, attempts, last_event_seq, started_at, cached, protected
     ), ev AS (
       SELECT u.id, (u.last_event_seq - ${p(n)}::int + e.n)::int AS seq, e.kind, e.status, e.n,
              CASE WHEN e.with_attempt THEN e.payload::jsonb || jsonb_build_object('attempt', u.attempts) ELSE e.payload::jsonb END AS payload,
@@ -121,6 +125,10 @@ export function moveStatement(
     )${
       result
         ? resultInsert(result, id, p)
+        : ''
+    }${
+      result && move.cacheFill
+        ? cacheFillCtes(move.cacheFill, 'u', `${p(Buffer.isBuffer(result.body) ? result.body.length : result.body.bodyBytes)}::int`, `${p(result.expiresAt)}::timestamptz`, p)
         : ''
     }${
       move.leaseGiveBack
@@ -141,7 +149,8 @@ export function moveStatement(
                          ${p(messages.map((m) => outboxJson(m.envelope)))}::text[]) WITH ORDINALITY AS m(topic, message_key, envelope, n)
       ) x ORDER BY n
     )
-    SELECT u.id IS NOT NULL AS moved, COALESCE(u.status, cur.status) AS status, u.attempts, u.started_at
+    SELECT u.id IS NOT NULL AS moved, COALESCE(u.status, cur.status) AS status, u.attempts, u.started_at,
+           ${result && move.cacheFill ? '(SELECT count(*) FROM evict)::int' : '0'} AS evicted
       FROM (SELECT status FROM data_requests WHERE id = ${id}::uuid) cur LEFT JOIN u ON true`;
   return sql.rows<MoveRow>(text, params);
 }
@@ -233,9 +242,10 @@ export function countTerminal(request: DataRequest, t: Termination, row: MoveRow
 
 /**
  * A terminal move with what goes with it in the same transaction: the batch's end (when the request
- * is a batch job) and, when `fillCache`, the result cache entry of a completed request. `done`
- * takes the transaction's results for these statements once it committed (counting the move) and
- * answers the move's row.
+ * is a batch job) and, when `fillCache`, the result cache entry of a completed request (in the
+ * move's own statement when the move stores the page; a request that is no batch's job then ends in
+ * one statement). `done` takes the transaction's results for these statements once it committed
+ * (counting the move) and answers the move's row.
  */
 export function endStatements(
   deps: ResultCacheDeps,
@@ -243,9 +253,12 @@ export function endStatements(
   t: Termination,
   opts: { before?: MoveEvent[]; result?: MoveResult; start?: boolean; fillCache?: boolean } = {},
 ): { statements: PgStatement<unknown>[]; done: (results: unknown[]) => MoveRow | undefined } {
-  const fill = opts.fillCache ? fillResultCacheStatement(deps, request) : undefined;
+  // A page below 500 makes an entry with the move that stores it; a completion without a page of
+  // its own reads the stored one in a statement after the move.
+  const inline = opts.fillCache && opts.result ? (opts.result.statusCode < 500 ? cacheFillOf(deps, request) : undefined) : undefined;
+  const fill = opts.fillCache && !opts.result ? fillResultCacheStatement(deps, request) : undefined;
   const statements: PgStatement<unknown>[] = [
-    moveStatement(deps.sql, request, terminalMove(request, t, opts)),
+    moveStatement(deps.sql, request, { ...terminalMove(request, t, opts), cacheFill: inline }),
     ...(request.batchId ? announceBatchStatements(deps.sql, request.batchId, request.tenantId) : []),
     ...(fill ? [fill.statement] : []),
   ];
@@ -254,6 +267,7 @@ export function endStatements(
     done: (results) => {
       const row = (results[0] as MoveRow[] | undefined)?.[0];
       countTerminal(request, t, row);
+      if (inline && row) inline.counted(Number(row.evicted));
       if (fill) fill.counted(results[results.length - 1]);
       return row;
     },
