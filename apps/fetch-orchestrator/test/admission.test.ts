@@ -333,6 +333,31 @@ describe('local runs', () => {
     gates.get(next.request_id)!.end();
   });
 
+  it('a request that may not be served from the cache starts running with its admission: one statement, both events', async () => {
+    const { started, gates, deps: local } = localRuns(1);
+    const cmd = command({ options: { timeout_ms: 45_000, skip_cache: true } });
+    const view = await createRequest(local, cmd);
+    expect(view).toMatchObject({ id: cmd.request_id, status: 'running', charged_tokens: 1, idempotent_replay: false });
+    const row = await db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
+    expect(row).toMatchObject({ status: 'running', attempts: 1, lastEventSeq: 2, startedAt: row.createdAt });
+    expect(started.map((r) => [r.status, r.attempts, r.lastEventSeq, r.startedAt?.getTime()])).toEqual([
+      ['running', 1, 2, row.createdAt.getTime()],
+    ]);
+    const history = await readEvents(db, cmd.tenant_id, cmd.request_id);
+    expect(history.events.map((e) => [e.event_id, e.kind, e.status, e.payload])).toEqual([
+      [1, 'request.accepted', 'pending', { route_mode: 'http', base_tokens: 1 }],
+      [2, 'request.running', 'running', { stage: 'http', attempt: 1 }],
+    ]);
+    const out = await outboxOf(cmd.request_id);
+    expect(out.map((m) => [m.topic, m.envelope.data['event_id'], m.envelope.data['kind']])).toEqual([
+      ['requestLifecycle', 1, 'request.accepted'],
+      ['requestLifecycle', 2, 'request.running'],
+    ]);
+    // The next event continues the sequence.
+    expect(await db.$transaction((tx) => appendEvent(tx, row, 'request.note', 'running', {}))).toBe(3);
+    gates.get(cmd.request_id)!.end();
+  });
+
   it('a replay or a refused create frees the slot it took, and starts nothing', async () => {
     const { runs, started, gates, deps: local } = localRuns(1);
     const cmd = command();

@@ -176,10 +176,15 @@ export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataReq
   // Misses (most requests) stop at this one index lookup, without a transaction or a lock. An
   // entry must be younger than this request's own TTL too: `cache_ttl_seconds: 5` never gets a
   // copy older than 5 s, whatever TTL the request that made it had.
-  const [entry] = await deps.db.$queryRaw<{ n: number }[]>`
-    SELECT 1 AS n FROM result_cache
-     WHERE tenant_id = ${request.tenantId}::uuid AND key_hash = ${k.key} AND expires_at > now()
-       AND stored_at > now() - make_interval(secs => ${k.policy.ttlSeconds}::double precision)`;
+  // On node-postgres (kit/pg-sql.ts): every page allowed to read the cache pays this lookup.
+  const [entry] = await deps.sql.$queryRawUnsafe<{ n: number }[]>(
+    `SELECT 1 AS n FROM result_cache
+      WHERE tenant_id = $1::uuid AND key_hash = $2 AND expires_at > now()
+        AND stored_at > now() - make_interval(secs => $3::double precision)`,
+    request.tenantId,
+    k.key,
+    k.policy.ttlSeconds,
+  );
   if (!entry) {
     settings.outcomes?.inc({ outcome: 'miss' });
     return false;

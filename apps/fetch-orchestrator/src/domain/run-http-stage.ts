@@ -54,25 +54,10 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
   if (await ctx.alreadyProcessed()) return;
   const request = known ?? (await deps.db.dataRequest.findUnique({ where: { id: requestId } }));
   if (!request) throw new PoisonMessageError(`request ${requestId} does not exist`);
-  // An identical request of the tenant completed within its TTL: this one gets a copy, nothing runs.
-  if (await serveFromCache(deps, request)) return;
-
-  // Guarded: a request cancelled (or finished) since it was read must not come back to running.
-  // One statement: running, one more attempt, the `request.running` event and its mirror.
-  const [moved] = await moveStatement(deps.sql, request, {
-    set: startSet(),
-    events: [{ kind: 'request.running', status: 'running', payload: { stage: 'http' }, withAttempt: true }],
-  });
-  if (!moved?.moved) {
-    await ctx.writes([]);
-    return;
-  }
-  const started: DataRequest = {
-    ...request,
-    status: 'running',
-    attempts: moved.attempts ?? request.attempts + 1,
-    startedAt: moved.started_at,
-  };
+  // Stored running by its admission (a local run that may not read the cache: requests/create.ts
+  // startOf), or started here.
+  const started = known?.status === 'running' ? known : await start(deps, ctx, request);
+  if (!started) return;
 
   if (!started.targetSealed) {
     await end(deps, ctx, started, {
@@ -254,6 +239,25 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
 }
 
 /**
+ * The stage's start, or undefined when nothing is to run: an identical request of the tenant
+ * completed within its TTL (this one gets a copy), or the request ended since it was read.
+ */
+async function start(deps: HttpStageDeps, ctx: StageContext, request: DataRequest): Promise<DataRequest | undefined> {
+  if (await serveFromCache(deps, request)) return undefined;
+  // Guarded: a request cancelled (or finished) since it was read must not come back to running.
+  // One statement: running, one more attempt, the `request.running` event and its mirror.
+  const [moved] = await moveStatement(deps.sql, request, {
+    set: startSet(),
+    events: [{ kind: 'request.running', status: 'running', payload: { stage: 'http' }, withAttempt: true }],
+  });
+  if (!moved?.moved) {
+    await ctx.writes([]);
+    return undefined;
+  }
+  return { ...request, status: 'running', attempts: moved.attempts ?? request.attempts + 1, startedAt: moved.started_at };
+}
+
+/**
  * End the request in the consumer's transaction of statements (the processed record first):
  * the terminal move, the batch's end, the cache entry (requests/writes.ts endStatements).
  */
@@ -383,7 +387,7 @@ export function localStageContext(sql: PgSql): StageContext {
     writes: async (statements) => {
       const onSql = statements.filter(isPgStatement);
       if (onSql.length < statements.length) throw new Error('a local stage writes PgSql statements only');
-      if (onSql.length === 1) return [await onSql[0]];
+      if (onSql.length <= 1) return onSql.length === 0 ? [] : [await onSql[0]];
       return sql.transaction(onSql);
     },
   };

@@ -20,6 +20,7 @@ import { firstJobOf, firstStageOf } from '../stages.js';
 import type { LocalClaim, LocalHttpRuns } from '../local-runs.js';
 import type { ProxyPool } from '../proxies/pool.js';
 import { lifecycleEnvelope } from './events.js';
+import { cachePolicyOf } from '../result-cache.js';
 import { storedInputs } from './sealed-inputs.js';
 import { submissionView, type SubmissionResponse } from './views.js';
 
@@ -62,10 +63,18 @@ export interface AdmissionDeps {
  */
 type FirstStart = { job: { topic: TopicKey; key: string; envelope: Envelope } } | { claim: LocalClaim };
 
-/** A local slot for the request when its first stage is HTTP and one is free. */
+/**
+ * A local slot for the request when its first stage is HTTP and one is free. A request that may not
+ * be served from the cache (`skip_cache`, TTL 0, the bypassing options) then starts running with
+ * its admission: the row is stored `running` (one attempt, started) with its `request.running`
+ * event, and the stage skips its start move. One that may be served is looked up first, when the
+ * stage starts, as on the queued path.
+ */
 function startOf(deps: AdmissionDeps, row: DataRequest): FirstStart {
   const claim = firstStageOf(row.routeMode) === 'http' ? deps.localRuns?.claim() : undefined;
-  return claim ? { claim } : { job: firstJobOf(row) };
+  if (!claim) return { job: firstJobOf(row) };
+  if (!cachePolicyOf(row.options).read) Object.assign(row, { status: 'running', attempts: 1, startedAt: row.createdAt, lastEventSeq: 2 });
+  return { claim };
 }
 
 /** After the statement: a claimed request's stage starts (or its slot is freed when nothing was stored). */
@@ -322,9 +331,19 @@ async function insertAccepted(
   start: FirstStart,
   lease?: LeasedQuote,
 ): Promise<{ left: number; granted: number; leaseId: string } | null> {
-  const payload = acceptedPayload(row);
-  const accepted = lifecycleEnvelope(row, { seq: 1, kind: 'request.accepted', status: 'pending', payload, createdAt: row.createdAt });
-  const messages = [{ topic: 'requestLifecycle', key: row.id, envelope: accepted }, ...('job' in start ? [start.job] : [])];
+  // `request.accepted`, and `request.running` when it starts running with its admission (startOf).
+  const events = [
+    { kind: 'request.accepted', status: 'pending', payload: acceptedPayload(row) as Record<string, unknown> },
+    ...(row.status === 'running' ? [{ kind: 'request.running', status: 'running', payload: { stage: 'http', attempt: 1 } }] : []),
+  ];
+  const messages = [
+    ...events.map((e, i) => ({
+      topic: 'requestLifecycle' as TopicKey,
+      key: row.id,
+      envelope: lifecycleEnvelope(row, { seq: i + 1, ...e, createdAt: row.createdAt }),
+    })),
+    ...('job' in start ? [start.job] : []),
+  ];
   const params = [
     row.id,
     row.tenantId,
@@ -338,7 +357,7 @@ async function insertAccepted(
     row.baseTokens,
     JSON.stringify(row.options),
     row.createdAt,
-    JSON.stringify(payload),
+    events.map((e) => JSON.stringify(e.payload)),
     messages.map((m) => m.topic),
     messages.map((m) => m.key),
     messages.map((m) => outboxJson(m.envelope)),
@@ -349,11 +368,16 @@ async function insertAccepted(
     row.budgetCommitted,
     row.secretsSealed,
     'claim' in start ? start.claim.seconds : null,
+    events.map((e) => e.kind),
+    events.map((e) => e.status),
+    row.status,
+    row.attempts,
+    row.startedAt,
   ];
   if (!lease) {
     await db.$executeRawUnsafe(
       `WITH r AS (INSERT INTO data_requests (${REQUEST_COLUMNS}) VALUES (${REQUEST_VALUES}) RETURNING id),
-            e AS (${ACCEPTED_EVENT})
+            e AS (${FIRST_EVENTS})
        ${FIRST_MESSAGES}`,
       ...params,
     );
@@ -362,12 +386,12 @@ async function insertAccepted(
   const rows = await db.$queryRawUnsafe<{ left: bigint; granted: bigint; lease_id: string }[]>(
     `WITH s AS (
        UPDATE tenant_leases SET held = held + $10
-        WHERE tenant_id = $2::uuid AND slot = $24 AND lease_id IS NOT NULL AND policy = 'standard'
-          AND plan_id = $25 AND pricing_version = $9 AND granted - held >= $10 AND admit_until > now() + ${ADMIT_MARGIN_SQL}
+        WHERE tenant_id = $2::uuid AND slot = $29 AND lease_id IS NOT NULL AND policy = 'standard'
+          AND plan_id = $30 AND pricing_version = $9 AND granted - held >= $10 AND admit_until > now() + ${ADMIT_MARGIN_SQL}
        RETURNING lease_id, plan_id, granted - held AS left, granted
      ),
      r AS (INSERT INTO data_requests (${REQUEST_COLUMNS}, lease_id, lease_plan_id) SELECT ${REQUEST_VALUES}, s.lease_id, s.plan_id FROM s RETURNING id),
-     e AS (${ACCEPTED_EVENT}),
+     e AS (${FIRST_EVENTS}),
      o AS (${FIRST_MESSAGES})
      SELECT s.left, s.granted, s.lease_id::text FROM s, r`,
     ...params,
@@ -378,15 +402,20 @@ async function insertAccepted(
 }
 
 // insertAccepted's statement, in parts shared by its two forms (with and without a lease): the
-// request row ($1-$12, $17-$23; $23 the claim's seconds, null when its job is queued), its `request.accepted` event ($12, $13) and its outbox messages ($14-$16),
+// request row ($1-$12, $17-$23, $26-$28; $23 the claim's seconds, null when its job is queued; $26
+// its status, $27 attempts and $28 start, which a request that starts running with its admission
+// has), its first events ($24 kinds, $25 statuses, $13 payloads, $12 time; numbered 1, 2) and its outbox messages ($14-$16),
 // each written only from the row the statement inserted (`r`).
 const REQUEST_COLUMNS = `id, tenant_id, retried_from_id, url_origin, target_sealed, target_purge_at, status, route_mode, proxy_type,
   pricing_version, base_tokens, token_state, options, last_event_seq, created_at,
-  project_id, environment_id, workflow_id, workflow_version_id, budget_committed, secrets_sealed, claimed_until`;
-const REQUEST_VALUES = `$1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, 'pending', $7, $8, $9, $10, 'reserved', $11::jsonb, 1, $12::timestamptz,
-  $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21, $22, now() + make_interval(secs => $23::float8)`;
-const ACCEPTED_EVENT = `INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
-  SELECT id, 1, 'request.accepted', 'pending', $13::jsonb, $12::timestamptz FROM r`;
+  project_id, environment_id, workflow_id, workflow_version_id, budget_committed, secrets_sealed, claimed_until,
+  attempts, started_at`;
+const REQUEST_VALUES = `$1::uuid, $2::uuid, $3::uuid, $4, $5, $6::timestamptz, $26, $7, $8, $9, $10, 'reserved', $11::jsonb, cardinality($24::text[]), $12::timestamptz,
+  $17::uuid, $18::uuid, $19::uuid, $20::uuid, $21, $22, now() + make_interval(secs => $23::float8),
+  $27::int, $28::timestamptz`;
+const FIRST_EVENTS = `INSERT INTO request_events (request_id, seq, kind, status, payload, created_at)
+  SELECT r.id, e.seq::int, e.kind, e.status, e.payload::jsonb, $12::timestamptz
+    FROM r, unnest($24::text[], $25::text[], $13::text[]) WITH ORDINALITY AS e(kind, status, payload, seq)`;
 const FIRST_MESSAGES = `INSERT INTO outbox_messages (topic, message_key, envelope)
   SELECT m.t, m.k, m.e::jsonb FROM r, unnest($14::text[], $15::text[], $16::text[]) WITH ORDINALITY AS m(t, k, e, n) ORDER BY m.n`;
 
