@@ -25,7 +25,10 @@ import {
  * While it is cut: the API keeps answering 202 to submissions and 200 to reads, /readyz of the
  * gateway and the orchestrator stays 200, an event stream still serves the stored history and
  * polls for more, and an orchestrator restarted during the outage starts and admits without Kafka.
- * Once it is restored: every request accepted during the outage completes and is settled.
+ * HTTP pages run where they were admitted (fetch-orchestrator/src/domain/local-runs.ts), so they
+ * are fetched and stored during the outage, their settlement waiting in the outbox; a browser
+ * page's render job waits there too. Once it is restored: every request accepted during the
+ * outage completes and is settled.
  */
 let fleet: Fleet;
 let site: FixtureSite;
@@ -64,12 +67,12 @@ afterAll(async () => {
   await proxy?.close();
 }, 60_000);
 
-const submit = () =>
+const submit = (mode = 'http') =>
   request(fleet.url('gateway'))
     .post('/api/v1/data/requests')
     .set('X-API-Key', apiKey)
     .timeout(15_000)
-    .send({ url: `${site.url}/page`, mode: 'http' });
+    .send({ url: `${site.url}/page`, mode });
 
 describe('Kafka unreachable for the fleet', () => {
   it('keeps admitting and reading while the broker is away; everything accepted completes once it is back', async () => {
@@ -98,9 +101,19 @@ describe('Kafka unreachable for the fleet', () => {
       if (res.status === 202) accepted.push((res.body as { id: string }).id);
       await sleep(300);
     }
-    const read = await request(fleet.url('gateway')).get(`/api/v1/data/requests/${accepted[0]}`).set('X-API-Key', apiKey);
+    // Run where admitted: fetched and stored without Kafka, its settlement command waiting in the outbox.
+    const read = await eventually(
+      async () => request(fleet.url('gateway')).get(`/api/v1/data/requests/${accepted[0]}`).set('X-API-Key', apiKey),
+      (r) => r.status !== 200 || (r.body as { status: string }).status !== 'running',
+      10_000,
+    );
     expect(read.status).toBe(200);
-    expect((read.body as { status: string }).status).toBe('pending');
+    expect(read.body).toMatchObject({ status: 'completed', token_state: 'settlement_pending' });
+    // A browser page's render job waits in the outbox: nothing runs it.
+    const browser = await submit('browser');
+    note(browser.status);
+    const browserId = (browser.body as { id: string }).id;
+    accepted.push(browserId);
     const events = await request(fleet.url('gateway')).get(`/api/v1/data/requests/${accepted[0]}/events`).set('X-API-Key', apiKey);
     expect(events.status).toBe(200);
 
@@ -143,18 +156,29 @@ describe('Kafka unreachable for the fleet', () => {
     const late = await submit();
     note(late.status);
     if (late.status === 202) accepted.push((late.body as { id: string }).id);
-    expect(Object.fromEntries(statuses)).toEqual({ 202: 16 });
-    // Nothing ran: every request accepted during the outage is still waiting in the outbox.
-    const waiting = await withDatabase(
-      fleet.databases['fetch-orchestrator'].url,
-      async (c) =>
-        (
-          await c.query<{ n: number }>("SELECT count(*)::int AS n FROM data_requests WHERE id = ANY($1::uuid[]) AND status = 'pending'", [
-            accepted,
-          ])
-        ).rows[0]!.n,
+    expect(Object.fromEntries(statuses)).toEqual({ 202: 17 });
+    // The HTTP pages ran and wait only for their settlement; the browser page waits for its render job.
+    // (The last one was accepted a moment ago: its stage may still be running.)
+    const waiting = await eventually(
+      async () =>
+        withDatabase(
+          fleet.databases['fetch-orchestrator'].url,
+          async (c) =>
+            (
+              await c.query<{ id: string; status: string; token_state: string }>(
+                'SELECT id::text, status, token_state FROM data_requests WHERE id = ANY($1::uuid[])',
+                [accepted],
+              )
+            ).rows,
+        ),
+      (rows) => rows.every((r) => r.id === browserId || (r.status !== 'pending' && r.status !== 'running')),
+      15_000,
     );
-    expect(waiting).toBe(accepted.length);
+    expect(waiting).toHaveLength(accepted.length);
+    expect(waiting.filter((r) => r.id !== browserId).map((r) => `${r.status}/${r.token_state}`)).toEqual(
+      Array(accepted.length - 1).fill('completed/settlement_pending'),
+    );
+    expect(waiting.find((r) => r.id === browserId)).toMatchObject({ status: 'pending', token_state: 'reserved' });
 
     proxy.restore();
     const restoredAt = Date.now();

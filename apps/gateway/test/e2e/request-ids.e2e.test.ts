@@ -89,14 +89,14 @@ describe('X-Request-Id', () => {
     );
     expect((ledgerAccess!['req'] as { path: string }).path).toMatch(/^\/internal\/v1\//);
 
-    // The fetch job (written by the admission's outbox insert) handled by the orchestrator's worker
-    // with the id in its log context, and the settlement command the worker wrote, by the ledger's consumer.
-    const job = await eventually(
-      async () => linesOf('fetch-orchestrator', id).find((l) => l.msg === 'message handled' && l['type'] === 'fetch.job_requested'),
+    // The HTTP stage, run where it was admitted (fetch-orchestrator/src/domain/local-runs.ts), with
+    // the id in its log context, and the settlement command it wrote, by the ledger's consumer.
+    const stage = await eventually(
+      async () => linesOf('fetch-orchestrator', id).find((l) => l.msg === 'http stage finished'),
       Boolean,
       30_000,
     );
-    expect(job).toMatchObject({ topic: 'fetch.jobs', request_id: id });
+    expect(stage).toMatchObject({ request_id: id, requestId: dataRequestId, ok: true });
     const settlement = await eventually(
       async () => linesOf('billing-ledger', id).find((l) => l.msg === 'message handled' && l['type'] === 'billing.settlement_requested'),
       Boolean,
@@ -112,9 +112,12 @@ describe('X-Request-Id', () => {
     expect(other.status).toBe(202);
     const otherId = other.headers['x-request-id'] as string;
     expect(otherId).toMatch(/^[0-9a-f-]{36}$/);
-    await eventually(async () => linesOf('fetch-orchestrator', otherId).some((l) => l.msg === 'message handled'), Boolean, 30_000);
+    // (The same page: served from the result cache the first one filled, so no stage runs for it.)
+    await eventually(async () => linesOf('fetch-orchestrator', otherId).some((l) => l.msg === 'request answered'), Boolean, 30_000);
+    await eventually(async () => linesOf('billing-ledger', otherId).some((l) => l.msg === 'message handled'), Boolean, 30_000);
+    expect(linesOf('fetch-orchestrator', id).filter((l) => l.msg === 'http stage finished')).toHaveLength(1);
     expect(
-      linesOf('fetch-orchestrator', id).filter((l) => l.msg === 'message handled' && l['type'] === 'fetch.job_requested'),
+      linesOf('billing-ledger', id).filter((l) => l.msg === 'message handled' && l['type'] === 'billing.settlement_requested'),
     ).toHaveLength(1);
     expect(dataRequestId).not.toBe((other.body as { id: string }).id);
   }, 90_000);
