@@ -17,6 +17,7 @@ import { callInternal } from '@wdr/kit/internal-call';
 import { Sealer } from '@wdr/kit/sealing';
 import { PrismaClient, type DataRequest } from '../src/generated/prisma/client.js';
 import { LocalHttpRuns, type LocalRunsOptions } from '../src/domain/local-runs.js';
+import { CreditLeases } from '../src/domain/leases.js';
 import { createRequest, type AdmissionDeps, type CreateCommand } from '../src/domain/requests/create.js';
 import { appendEvent } from '../src/domain/requests/events.js';
 import { readEvents } from '../src/domain/request-reads.js';
@@ -269,6 +270,67 @@ describe('createRequest', () => {
       message: 'The premium network is not priced for this plan.',
     });
     expect(await reservationsOf(tenant_id)).toBe(0);
+  });
+});
+
+/**
+ * A request a credit lease serves is checked (replay, ceiling) and stored in one statement with its
+ * hold (requests/create.ts insertLeased), against the real ledger's grant: nothing of it is written
+ * for a replay or past the ceiling.
+ */
+describe('leased admission', () => {
+  const heldOf = async (tenant: string) =>
+    Number(
+      (
+        await db.$queryRawUnsafe<{ held: bigint }[]>(
+          'SELECT coalesce(sum(held), 0)::bigint AS held FROM tenant_leases WHERE tenant_id = $1::uuid',
+          tenant,
+        )
+      )[0]!.held,
+    );
+
+  it('stores a leased request with its hold in one statement; a replay and a create past the ceiling write nothing', async () => {
+    const tenant = await fundedTenant(10_000);
+    const leases = new CreditLeases(db, deps.ledger, { enabled: true, blockTokens: 100, slots: 1 }, createLogger('test', 'silent'));
+    const leased = { ...deps, leases } as AdmissionDeps;
+    // The first create finds no terms yet: it reserves with the ledger and the slot is granted meanwhile.
+    const first = command({ tenant_id: tenant });
+    await createRequest(leased, first);
+    await leases.topUp(tenant, 0, 'http', null);
+    expect(leases.quote(command({ tenant_id: tenant }))).not.toBeNull();
+    expect(await reservationsOf(tenant)).toBe(1);
+
+    const cmd = command({ tenant_id: tenant, concurrency: { limit: 3, others_in_flight: 0 } });
+    expect(await createRequest(leased, cmd)).toMatchObject({
+      id: cmd.request_id,
+      status: 'pending',
+      charged_tokens: 1,
+      idempotent_replay: false,
+    });
+    const row = await db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
+    expect(row.leaseId).not.toBeNull();
+    expect(await heldOf(tenant)).toBe(1);
+    // No reservation of its own: the lease's grant holds it.
+    expect(await reservationsOf(tenant)).toBe(1);
+    expect((await outboxOf(cmd.request_id)).map((m) => m.topic)).toEqual(['requestLifecycle', 'fetchJobs']);
+
+    // The same id again: a replay, never refused for concurrency, nothing taken from the slot.
+    expect(await createRequest(leased, { ...cmd, concurrency: { limit: 1, others_in_flight: 5 } })).toMatchObject({
+      idempotent_replay: true,
+    });
+    await expect(createRequest(leased, { ...cmd, input_hash: 'c'.repeat(64) })).rejects.toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
+    expect(await heldOf(tenant)).toBe(1);
+
+    // Two of the tenant's requests are pending: a third with two more in flight at the gateway is past 3.
+    const over = command({ tenant_id: tenant, concurrency: { limit: 3, others_in_flight: 2 } });
+    await expect(createRequest(leased, over)).rejects.toMatchObject({ code: 'CONCURRENCY_LIMITED' });
+    expect(await db.dataRequest.count({ where: { id: over.request_id } })).toBe(0);
+    expect(await heldOf(tenant)).toBe(1);
+    expect(await reservationsOf(tenant)).toBe(1);
+    // One more fits.
+    const fits = command({ tenant_id: tenant, concurrency: { limit: 3, others_in_flight: 0 } });
+    await createRequest(leased, fits);
+    expect(await heldOf(tenant)).toBe(2);
   });
 });
 

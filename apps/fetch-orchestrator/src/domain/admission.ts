@@ -39,19 +39,36 @@ export async function admissionSnapshot(
   ceiling: ConcurrencyCeiling | undefined,
 ): Promise<{ exists: boolean; active: number }> {
   const [row] = await db.$queryRawUnsafe<{ exists: boolean; active: number }[]>(
-    `SELECT EXISTS (SELECT 1 FROM data_requests WHERE id = $1::uuid) AS exists,
-            CASE WHEN $3::int IS NULL THEN 0 ELSE ${activeCount('$2', '$3', '$4')} END AS active`,
-    requestId,
-    tenantId,
-    ceiling ? ceiling.limit : null,
-    [...NON_TERMINAL_STATUSES],
+    snapshotSelect('$1', '$2', '$3', '$4'),
+    ...snapshotParams(requestId, tenantId, ceiling),
   );
   return { exists: row?.exists === true, active: Number(row?.active ?? 0) };
 }
 
+/**
+ * The snapshot's SELECT (`exists`, `active`) with the placeholders given, for a statement that
+ * takes it as a CTE (requests/create.ts: a leased admission checks and stores in one statement).
+ */
+export const snapshotSelect = (id: string, tenantId: string, limit: string, statuses: string) =>
+  `SELECT EXISTS (SELECT 1 FROM data_requests WHERE id = ${id}::uuid) AS exists,
+          CASE WHEN ${limit}::int IS NULL THEN 0 ELSE ${activeCount(tenantId, limit, statuses)} END AS active`;
+
+/** snapshotSelect's parameters, in its placeholders' order (id, tenant, limit, statuses). */
+export const snapshotParams = (requestId: string, tenantId: string, ceiling: ConcurrencyCeiling | undefined) =>
+  [requestId, tenantId, ceiling ? ceiling.limit : null, [...NON_TERMINAL_STATUSES]] as const;
+
+/** Would a new request take the tenant past its ceiling? (The leased admission statement asks the same in SQL: CEILING_OK_SQL.) */
+export function overCeiling(ceiling: ConcurrencyCeiling | undefined, active: number): boolean {
+  return ceiling !== undefined && active + ceiling.others_in_flight + 1 > ceiling.limit;
+}
+
+/** overCeiling's negation in SQL, over the snapshot's `active`, with the ceiling's placeholders (limit, others in flight). */
+export const ceilingOkSql = (active: string, limit: string, others: string) =>
+  `(${limit}::int IS NULL OR ${active} + ${others}::int + 1 <= ${limit}::int)`;
+
 /** Refuse a new request that would take the tenant past its ceiling. */
 export function enforceCeiling(ceiling: ConcurrencyCeiling | undefined, active: number): void {
-  if (!ceiling || active + ceiling.others_in_flight + 1 <= ceiling.limit) return;
+  if (!ceiling || !overCeiling(ceiling, active)) return;
   throw new PublicError('CONCURRENCY_LIMITED', `Too many requests in progress: at most ${ceiling.limit} non-terminal requests.`, {
     retryAfterSeconds: CONCURRENCY_RETRY_AFTER_S,
   });

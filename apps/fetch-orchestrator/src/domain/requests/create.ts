@@ -14,7 +14,7 @@ import {
 import { callInternal } from '@wdr/kit/internal-call';
 import type { Prisma, DataRequest, PrismaClient } from '../../generated/prisma/client.js';
 import type { Sealer } from '@wdr/kit/sealing';
-import { admissionSnapshot, enforceCeiling } from '../admission.js';
+import { admissionSnapshot, ceilingOkSql, enforceCeiling, overCeiling, snapshotParams, snapshotSelect } from '../admission.js';
 import { ADMIT_MARGIN_SQL, type CreditLeases, type LeasedQuote } from '../leases.js';
 import { firstJobOf, firstStageOf } from '../stages.js';
 import type { LocalClaim, LocalHttpRuns } from '../local-runs.js';
@@ -95,15 +95,17 @@ export async function createRequest(
   cmd: CreateCommand,
   opts: { retriedFromId?: string } = {},
 ): Promise<SubmissionResponse> {
-  const seen = await admissionSnapshot(deps.sql, cmd.request_id, cmd.tenant_id, cmd.concurrency);
+  const capped = cmd.origin !== undefined && cmd.origin.budget_cap_tokens !== null;
+  // The common case, a request a credit lease serves (never premium or under a project's cap): the
+  // replay check, the ceiling and the store in one statement; the rest reads the snapshot first.
+  const quote = capped ? null : (deps.leases?.quote(cmd) ?? null);
+  const leased = quote ? await admitFromLease(deps, deps.leases!, cmd, opts, quote) : undefined;
+  if (leased && 'view' in leased) return leased.view;
+  const seen = leased ?? (await admissionSnapshot(deps.sql, cmd.request_id, cmd.tenant_id, cmd.concurrency));
   if (seen.exists) return replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd);
   enforceCeiling(cmd.concurrency, seen.active);
   await refuseUnconnectedPremium(deps.pool, cmd.proxy_type);
-  if (cmd.origin && cmd.origin.budget_cap_tokens !== null) return admitWithinProjectBudget(deps, cmd, cmd.origin.budget_cap_tokens, opts);
-  if (deps.leases) {
-    const leased = await admitFromLease(deps, deps.leases, cmd, opts);
-    if (leased) return leased;
-  }
+  if (capped) return admitWithinProjectBudget(deps, cmd, cmd.origin!.budget_cap_tokens!, opts);
   const reservation = await reserve(deps, cmd, cmd.max_credits);
   const row = acceptedRow(deps, cmd, reservation, cmd.max_credits ?? 0, opts);
   const start = startOf(deps, row);
@@ -128,18 +130,18 @@ export async function createRequest(
 type Reservation = Awaited<ReturnType<typeof reserve>>;
 
 /**
- * A request a credit lease serves: its hold taken from its slot in the statement that stores it,
- * no ledger call. Null when the lease cannot serve it (not a lease's request, terms not known yet,
- * no room in the slot): the caller reserves as without leases, and the slot is topped up meanwhile.
+ * A request a credit lease serves (`q`, its quote): the snapshot (replay, ceiling), its hold taken
+ * from its slot and the request stored, in one statement, no ledger call. `view` when it was
+ * stored; otherwise the snapshot, for the caller to answer the replay, refuse past the ceiling, or
+ * (no room in the slot) reserve as without leases, the slot topped up meanwhile.
  */
 async function admitFromLease(
   deps: AdmissionDeps,
   leases: CreditLeases,
   cmd: CreateCommand,
   opts: { retriedFromId?: string },
-): Promise<SubmissionResponse | null> {
-  const q = leases.quote(cmd);
-  if (!q) return null;
+  q: LeasedQuote,
+): Promise<{ view: SubmissionResponse } | { exists: boolean; active: number }> {
   const row = acceptedRow(
     deps,
     cmd,
@@ -151,17 +153,19 @@ async function admitFromLease(
   const start = startOf(deps, row);
   let stored = false;
   try {
-    const room = await insertAccepted(deps.sql, row, start, q);
-    if (room === null) {
-      leases.noRoom(cmd.tenant_id, q.slot, cmd.route_mode, cmd.proxy_type);
-      return null;
+    const room = await insertLeased(deps.sql, row, start, q, cmd.concurrency);
+    if (!room.stored) {
+      // A replay or past the ceiling wrote nothing and is the caller's; a slot without room tops up.
+      if (!room.exists && !overCeiling(cmd.concurrency, room.active)) leases.noRoom(cmd.tenant_id, q.slot, cmd.route_mode, cmd.proxy_type);
+      return { exists: room.exists, active: room.active };
     }
     row.leaseId = room.leaseId;
     stored = true;
     leases.afterAdmission(cmd.tenant_id, q.slot, room, cmd.route_mode, cmd.proxy_type);
-    return submissionView(row, q.hold, false);
+    return { view: submissionView(row, q.hold, false) };
   } catch (err) {
-    if (isUniqueViolation(err)) return replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd);
+    if (isUniqueViolation(err))
+      return { view: replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd) };
     throw err;
   } finally {
     afterInsert(start, stored ? row : undefined);
@@ -325,12 +329,59 @@ const acceptedPayload = (r: Pick<DataRequest, 'routeMode' | 'baseTokens'>) => ({
  * request only from that: it answers what the slot has left of what it was granted, or null when
  * nothing was written.
  */
-async function insertAccepted(
+async function insertAccepted(db: RawSql, row: DataRequest, start: FirstStart): Promise<void> {
+  await db.$executeRawUnsafe(
+    `WITH r AS (INSERT INTO data_requests (${REQUEST_COLUMNS}) VALUES (${REQUEST_VALUES}) RETURNING id),
+          e AS (${FIRST_EVENTS})
+     ${FIRST_MESSAGES}`,
+    ...acceptedParams(row, start),
+  );
+}
+
+/**
+ * insertAccepted for a request a credit lease serves, with admission's snapshot (admission.ts) in
+ * the same statement: only when the id is new and the ceiling admits it does the statement take the
+ * request's hold from its tenant's lease slot (only while the slot's lease admits, on the terms it
+ * was priced with, and has room) and store the request from that. It answers what the slot has
+ * left of what it was granted, or (nothing written) the snapshot.
+ */
+async function insertLeased(
   db: RawSql,
   row: DataRequest,
   start: FirstStart,
-  lease?: LeasedQuote,
-): Promise<{ left: number; granted: number; leaseId: string } | null> {
+  lease: LeasedQuote,
+  ceiling: ConcurrencyCeiling | undefined,
+): Promise<{ stored: true; left: number; granted: number; leaseId: string } | { stored: false; exists: boolean; active: number }> {
+  const rows = await db.$queryRawUnsafe<
+    { exists: boolean; active: number; left: bigint | null; granted: bigint | null; lease_id: string | null }[]
+  >(
+    `WITH snap AS (${snapshotSelect('$1', '$2', '$31', '$32')}),
+     ok AS (SELECT 1 FROM snap WHERE NOT snap.exists AND ${ceilingOkSql('snap.active', '$31', '$33')}),
+     s AS (
+       UPDATE tenant_leases SET held = held + $10
+        WHERE tenant_id = $2::uuid AND slot = $29 AND lease_id IS NOT NULL AND policy = 'standard'
+          AND plan_id = $30 AND pricing_version = $9 AND granted - held >= $10 AND admit_until > now() + ${ADMIT_MARGIN_SQL}
+          AND EXISTS (SELECT 1 FROM ok)
+       RETURNING lease_id, plan_id, granted - held AS left, granted
+     ),
+     r AS (INSERT INTO data_requests (${REQUEST_COLUMNS}, lease_id, lease_plan_id) SELECT ${REQUEST_VALUES}, s.lease_id, s.plan_id FROM s RETURNING id),
+     e AS (${FIRST_EVENTS}),
+     o AS (${FIRST_MESSAGES})
+     SELECT snap.exists, snap.active, s.left, s.granted, s.lease_id::text FROM snap LEFT JOIN s ON true`,
+    ...acceptedParams(row, start),
+    lease.slot,
+    lease.planId,
+    ...snapshotParams(row.id, row.tenantId, ceiling).slice(2),
+    ceiling ? ceiling.others_in_flight : 0,
+  );
+  const answer = rows[0]!;
+  return answer.lease_id !== null
+    ? { stored: true, left: Number(answer.left), granted: Number(answer.granted), leaseId: answer.lease_id }
+    : { stored: false, exists: answer.exists, active: Number(answer.active) };
+}
+
+/** insertAccepted's and insertLeased's parameters $1-$28 (see the statement's parts below). */
+function acceptedParams(row: DataRequest, start: FirstStart): unknown[] {
   // `request.accepted`, and `request.running` when it starts running with its admission (startOf).
   const events = [
     { kind: 'request.accepted', status: 'pending', payload: acceptedPayload(row) as Record<string, unknown> },
@@ -344,7 +395,7 @@ async function insertAccepted(
     })),
     ...('job' in start ? [start.job] : []),
   ];
-  const params = [
+  return [
     row.id,
     row.tenantId,
     row.retriedFromId,
@@ -374,34 +425,9 @@ async function insertAccepted(
     row.attempts,
     row.startedAt,
   ];
-  if (!lease) {
-    await db.$executeRawUnsafe(
-      `WITH r AS (INSERT INTO data_requests (${REQUEST_COLUMNS}) VALUES (${REQUEST_VALUES}) RETURNING id),
-            e AS (${FIRST_EVENTS})
-       ${FIRST_MESSAGES}`,
-      ...params,
-    );
-    return null;
-  }
-  const rows = await db.$queryRawUnsafe<{ left: bigint; granted: bigint; lease_id: string }[]>(
-    `WITH s AS (
-       UPDATE tenant_leases SET held = held + $10
-        WHERE tenant_id = $2::uuid AND slot = $29 AND lease_id IS NOT NULL AND policy = 'standard'
-          AND plan_id = $30 AND pricing_version = $9 AND granted - held >= $10 AND admit_until > now() + ${ADMIT_MARGIN_SQL}
-       RETURNING lease_id, plan_id, granted - held AS left, granted
-     ),
-     r AS (INSERT INTO data_requests (${REQUEST_COLUMNS}, lease_id, lease_plan_id) SELECT ${REQUEST_VALUES}, s.lease_id, s.plan_id FROM s RETURNING id),
-     e AS (${FIRST_EVENTS}),
-     o AS (${FIRST_MESSAGES})
-     SELECT s.left, s.granted, s.lease_id::text FROM s, r`,
-    ...params,
-    lease.slot,
-    lease.planId,
-  );
-  return rows[0] ? { left: Number(rows[0].left), granted: Number(rows[0].granted), leaseId: rows[0].lease_id } : null;
 }
 
-// insertAccepted's statement, in parts shared by its two forms (with and without a lease): the
+// insertAccepted's statement, in parts shared with insertLeased: the
 // request row ($1-$12, $17-$23, $26-$28; $23 the claim's seconds, null when its job is queued; $26
 // its status, $27 attempts and $28 start, which a request that starts running with its admission
 // has), its first events ($24 kinds, $25 statuses, $13 payloads, $12 time; numbered 1, 2) and its outbox messages ($14-$16),
