@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { PgSql } from '@wdr/kit/pg-sql';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { ledgerApi } from '@wdr/contracts';
+import { ledgerApi, REQUEST_STATUSES, TERMINAL_REQUEST_STATUSES } from '@wdr/contracts';
 import {
   createTestDatabase,
   startServiceProcess,
@@ -270,6 +270,79 @@ describe('createRequest', () => {
       message: 'The premium network is not priced for this plan.',
     });
     expect(await reservationsOf(tenant_id)).toBe(0);
+  });
+});
+
+/**
+ * The ceiling's count (`tenant_active`, migration 20261127130000_tenant_active): kept by triggers on
+ * every statement that stores, moves or removes requests, so it always equals the count of the
+ * tenant's requests that have not ended.
+ */
+describe('tenant_active', () => {
+  const counted = async (tenant: string) => {
+    const [row] = await db.$queryRawUnsafe<{ kept: bigint | null; actual: bigint }[]>(
+      `SELECT (SELECT sum(n) FROM tenant_active WHERE tenant_id = $1::uuid)::bigint AS kept,
+              (SELECT count(*) FROM data_requests WHERE tenant_id = $1::uuid AND status NOT IN ('completed', 'failed', 'cancelled'))::bigint AS actual`,
+      tenant,
+    );
+    return { kept: Number(row!.kept ?? 0), actual: Number(row!.actual) };
+  };
+  const setStatus = (status: string, ids: string[]) =>
+    db.$executeRawUnsafe('UPDATE data_requests SET status = $1 WHERE id = ANY($2::uuid[])', status, ids);
+
+  it("its terminal statuses are the contracts' terminal statuses", async () => {
+    const rows = await db.$queryRawUnsafe<{ s: string; active: boolean }[]>(
+      'SELECT s, wdr_is_active(s) AS active FROM unnest($1::text[]) AS s',
+      [...REQUEST_STATUSES],
+    );
+    expect(rows.map((r) => [r.s, r.active])).toEqual(
+      REQUEST_STATUSES.map((s) => [s, !(TERMINAL_REQUEST_STATUSES as readonly string[]).includes(s)]),
+    );
+  });
+
+  it('follows creates, moves, ends, multi-row statements and deletes, and answers the ceiling from it', async () => {
+    const tenant = await fundedTenant();
+    const ids: string[] = [];
+    for (let i = 0; i < 4; i++) ids.push((await createRequest(deps, command({ tenant_id: tenant }))).id);
+    expect(await counted(tenant)).toEqual({ kept: 4, actual: 4 });
+    expect(await admissionSnapshot(sql, randomUUID(), tenant, { limit: 100, others_in_flight: 0 })).toEqual({ exists: false, active: 4 });
+    // Capped at the limit, as the count was.
+    expect(await admissionSnapshot(sql, randomUUID(), tenant, { limit: 3, others_in_flight: 0 })).toEqual({ exists: false, active: 3 });
+    await setStatus('running', ids.slice(0, 2));
+    expect(await counted(tenant)).toEqual({ kept: 4, actual: 4 });
+    await setStatus('completed', ids.slice(0, 1));
+    expect(await counted(tenant)).toEqual({ kept: 3, actual: 3 });
+    // Ending again changes nothing; one statement ending several, in several stripes.
+    await setStatus('failed', ids.slice(0, 1));
+    await setStatus('cancelled', ids.slice(1));
+    expect(await counted(tenant)).toEqual({ kept: 0, actual: 0 });
+    await expect(
+      createRequest(deps, command({ tenant_id: tenant, concurrency: { limit: 1, others_in_flight: 0 } })),
+    ).resolves.toMatchObject({
+      status: 'pending',
+    });
+    await expect(createRequest(deps, command({ tenant_id: tenant, concurrency: { limit: 1, others_in_flight: 0 } }))).rejects.toMatchObject(
+      {
+        code: 'CONCURRENCY_LIMITED',
+      },
+    );
+    // Many rows of two tenants in one statement (as a batch admission writes them), then removed.
+    const other = randomUUID();
+    const copies = await db.$queryRawUnsafe<{ id: string }[]>(
+      `INSERT INTO data_requests (id, tenant_id, url_origin, target_purge_at, status, route_mode, pricing_version, base_tokens, token_state, options, created_at)
+       SELECT gen_random_uuid(), CASE WHEN g % 2 = 0 THEN $1::uuid ELSE $2::uuid END, 'http://127.0.0.1:9', now() + interval '1 day', 'pending', 'http', 2, 1, 'reserved', '{}'::jsonb, now()
+         FROM generate_series(1, 20) g RETURNING id::text`,
+      tenant,
+      other,
+    );
+    expect(await counted(tenant)).toEqual({ kept: 11, actual: 11 });
+    expect(await counted(other)).toEqual({ kept: 10, actual: 10 });
+    await db.$executeRawUnsafe(
+      'DELETE FROM data_requests WHERE id = ANY($1::uuid[])',
+      copies.map((c) => c.id),
+    );
+    expect(await counted(tenant)).toEqual({ kept: 1, actual: 1 });
+    expect(await counted(other)).toEqual({ kept: 0, actual: 0 });
   });
 });
 

@@ -1,26 +1,19 @@
-import { TERMINAL_REQUEST_STATUSES, VISIBLE_REQUEST_STATUSES, type ConcurrencyCeiling } from '@wdr/contracts';
+import { type ConcurrencyCeiling } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import type { RawSql } from '@wdr/kit/db';
 import type { PrismaClient } from '../generated/prisma/client.js';
 
 /**
- * Statuses a request holds before it ends: DataVisibleStatus minus the terminal three. Listed
- * positively (not `NOT IN terminal`) so the count is a few range scans of the
- * (tenant_id, status, ...) index instead of a walk over the tenant's whole history.
+ * A tenant's requests that have not ended, from `tenant_active` (8 stripes summed; kept by triggers
+ * on data_requests in the writing transaction, migration 20261127130000_tenant_active), capped at
+ * `limit`: a handful of rows, however many of the tenant's requests are queued.
  */
-export const NON_TERMINAL_STATUSES: readonly string[] = VISIBLE_REQUEST_STATUSES.filter(
-  (s) => !(TERMINAL_REQUEST_STATUSES as readonly string[]).includes(s),
-);
-
-/** SQL of the tenant's non-terminal requests counted up to a limit, with the placeholders given. */
-const activeCount = (tenantId: string, limit: string, statuses: string) =>
-  `(SELECT count(*)::int FROM (SELECT 1 FROM data_requests WHERE tenant_id = ${tenantId}::uuid AND status = ANY(${statuses}::text[]) LIMIT ${limit}::int) a)`;
+const activeCount = (tenantId: string, limit: string) =>
+  `(SELECT LEAST(coalesce(sum(n), 0), ${limit}::int)::int FROM tenant_active WHERE tenant_id = ${tenantId}::uuid)`;
 
 /** Deprecated with its route (api/admission-routes.ts): the previous release's gateway asks for this count. */
 export async function countActiveRequests(db: PrismaClient, tenantId: string, limit: number): Promise<number> {
-  const [row] = await db.$queryRawUnsafe<{ active: number }[]>(`SELECT ${activeCount('$1', '$2', '$3')} AS active`, tenantId, limit, [
-    ...NON_TERMINAL_STATUSES,
-  ]);
+  const [row] = await db.$queryRawUnsafe<{ active: number }[]>(`SELECT ${activeCount('$1', '$2')} AS active`, tenantId, limit);
   return Number(row?.active ?? 0);
 }
 
@@ -39,7 +32,7 @@ export async function admissionSnapshot(
   ceiling: ConcurrencyCeiling | undefined,
 ): Promise<{ exists: boolean; active: number }> {
   const [row] = await db.$queryRawUnsafe<{ exists: boolean; active: number }[]>(
-    snapshotSelect('$1', '$2', '$3', '$4'),
+    snapshotSelect('$1', '$2', '$3'),
     ...snapshotParams(requestId, tenantId, ceiling),
   );
   return { exists: row?.exists === true, active: Number(row?.active ?? 0) };
@@ -49,13 +42,13 @@ export async function admissionSnapshot(
  * The snapshot's SELECT (`exists`, `active`) with the placeholders given, for a statement that
  * takes it as a CTE (requests/create.ts: a leased admission checks and stores in one statement).
  */
-export const snapshotSelect = (id: string, tenantId: string, limit: string, statuses: string) =>
+export const snapshotSelect = (id: string, tenantId: string, limit: string) =>
   `SELECT EXISTS (SELECT 1 FROM data_requests WHERE id = ${id}::uuid) AS exists,
-          CASE WHEN ${limit}::int IS NULL THEN 0 ELSE ${activeCount(tenantId, limit, statuses)} END AS active`;
+          CASE WHEN ${limit}::int IS NULL THEN 0 ELSE ${activeCount(tenantId, limit)} END AS active`;
 
-/** snapshotSelect's parameters, in its placeholders' order (id, tenant, limit, statuses). */
+/** snapshotSelect's parameters, in its placeholders' order (id, tenant, limit). */
 export const snapshotParams = (requestId: string, tenantId: string, ceiling: ConcurrencyCeiling | undefined) =>
-  [requestId, tenantId, ceiling ? ceiling.limit : null, [...NON_TERMINAL_STATUSES]] as const;
+  [requestId, tenantId, ceiling ? ceiling.limit : null] as const;
 
 /** Would a new request take the tenant past its ceiling? (The leased admission statement asks the same in SQL: CEILING_OK_SQL.) */
 export function overCeiling(ceiling: ConcurrencyCeiling | undefined, active: number): boolean {

@@ -355,8 +355,8 @@ async function insertLeased(
   const rows = await db.$queryRawUnsafe<
     { exists: boolean; active: number; left: bigint | null; granted: bigint | null; lease_id: string | null }[]
   >(
-    `WITH snap AS (${snapshotSelect('$1', '$2', '$31', '$32')}),
-     ok AS (SELECT 1 FROM snap WHERE NOT snap.exists AND ${ceilingOkSql('snap.active', '$31', '$33')}),
+    `WITH snap AS (${snapshotSelect('$1', '$2', '$31')}),
+     ok AS (SELECT 1 FROM snap WHERE NOT snap.exists AND ${ceilingOkSql('snap.active', '$31', '$32')}),
      s AS (
        UPDATE tenant_leases SET held = held + $10
         WHERE tenant_id = $2::uuid AND slot = $29 AND lease_id IS NOT NULL AND policy = 'standard'
