@@ -256,7 +256,8 @@ export async function serveFromCache(deps: ResultCacheDeps, requestOrId: DataReq
 export async function fillResultCache(tx: Tx, deps: ResultCacheDeps, request: DataRequest): Promise<void> {
   const fill = fillResultCacheSql(deps, request);
   if (!fill) return;
-  countEvicted(deps, await tx.$executeRawUnsafe(...fill));
+  const [row] = await tx.$queryRawUnsafe<{ evicted: number }[]>(fill.text, ...fill.params);
+  countEvicted(deps, Number(row?.evicted ?? 0));
 }
 
 /**
@@ -267,11 +268,13 @@ export async function fillResultCache(tx: Tx, deps: ResultCacheDeps, request: Da
 export function fillResultCacheStatement(
   deps: ResultCacheDeps,
   request: DataRequest,
-): { statement: PgStatement<number>; counted: (evicted: unknown) => void } | undefined {
+): { statement: PgStatement<{ evicted: number }[]>; counted: (rows: unknown) => void } | undefined {
   const fill = fillResultCacheSql(deps, request);
   if (!fill) return undefined;
-  const [text, ...params] = fill;
-  return { statement: deps.sql.count(text, params), counted: (evicted) => countEvicted(deps, Number(evicted)) };
+  return {
+    statement: deps.sql.rows<{ evicted: number }>(fill.text, fill.params),
+    counted: (rows) => countEvicted(deps, Number((rows as { evicted: number }[] | undefined)?.[0]?.evicted ?? 0)),
+  };
 }
 
 /** The entry a completing move makes in its own statement (requests/writes.ts moveStatement's `cacheFill`). */
@@ -301,11 +304,13 @@ export function cacheFillOf(deps: ResultCacheDeps, request: DataRequest): CacheF
 }
 
 /**
- * fillResultCacheSql's entry and eviction as CTEs of a completing move's statement: `moved` is the
- * CTE of the row it moved (with its status, cached and protected after the move), `bytes` and
- * `expiresAt` the SQL of its stored page's size and expiry. The `evict` CTE answers one row per
- * entry evicted. Same conditions as the separate statement: a completed request, not served from
- * the cache, no anti-bot protection detected (the caller includes it only for a page below 500).
+ * A request's entry and the eviction of its tenant's oldest beyond the cap, as CTEs of a statement
+ * (`p` adds its parameters): `moved` is the CTE of the request's row (its id, and its status, cached
+ * and protected as they now are), `bytes` and `expiresAt` the SQL of its stored page's size and
+ * expiry. Only a completed request not served from the cache and with no anti-bot protection
+ * detected makes one (the caller takes only a page below 500). The `evict` CTE answers one row per
+ * entry evicted. Used by a completing move's own statement (requests/writes.ts) and by
+ * fillResultCacheSql for a request completed before it.
  */
 export function cacheFillCtes(fill: CacheFill, moved: string, bytes: string, expiresAt: string, p: (v: unknown) => string): string {
   const tenant = p(fill.tenantId);
@@ -331,36 +336,25 @@ function countEvicted(deps: ResultCacheDeps, evicted: number): void {
   if (evicted > 0) deps.resultCache?.outcomes?.inc({ outcome: 'evicted' }, evicted);
 }
 
-function fillResultCacheSql(deps: ResultCacheDeps, request: DataRequest): [string, ...unknown[]] | undefined {
-  const settings = deps.resultCache;
-  if (!settings) return undefined;
-  const k = keyFor(settings, deps.sealer, request, 'write');
-  if (!k) return undefined;
-  return [
-    `WITH src AS (
-       SELECT r.id, r.tenant_id, x.bytes, LEAST(now() + make_interval(secs => $3::double precision), x.expires_at) AS expires_at
-         FROM data_requests r JOIN request_results x ON x.request_id = r.id
-        WHERE r.id = $1::uuid AND r.status = 'completed' AND NOT r.cached AND NOT r.protected AND x.status_code < 500
-     ), ins AS (
-       INSERT INTO result_cache (tenant_id, key_hash, source_request_id, bytes, stored_at, expires_at)
-       SELECT tenant_id, $2, id, bytes, now(), expires_at FROM src
-       ON CONFLICT (tenant_id, key_hash) DO UPDATE
-          SET source_request_id = EXCLUDED.source_request_id, bytes = EXCLUDED.bytes, stored_at = EXCLUDED.stored_at, expires_at = EXCLUDED.expires_at
-       RETURNING tenant_id
-     ), old AS (
-       SELECT c.key_hash FROM result_cache c
-        WHERE c.tenant_id = $4::uuid AND c.key_hash <> $2 AND EXISTS (SELECT 1 FROM ins)
-        ORDER BY c.stored_at DESC, c.key_hash
-        OFFSET $5::int
-     )
-     DELETE FROM result_cache c USING old WHERE c.tenant_id = $4::uuid AND c.key_hash = old.key_hash`,
-    request.id,
-    k.key,
-    k.policy.ttlSeconds,
-    request.tenantId,
-    // The new entry is one of the cap.
-    settings.maxEntriesPerTenant - 1,
-  ];
+/**
+ * The entry and eviction of a request completed before this statement (its stored page read back),
+ * answering `evicted`: cacheFillCtes over the row and its result.
+ */
+function fillResultCacheSql(deps: ResultCacheDeps, request: DataRequest): { text: string; params: unknown[] } | undefined {
+  const fill = cacheFillOf(deps, request);
+  if (!fill) return undefined;
+  const params: unknown[] = [];
+  const p = (v: unknown) => {
+    params.push(v);
+    return `$${params.length}`;
+  };
+  const text = `WITH src AS (
+      SELECT r.id, r.status, r.cached, r.protected, x.bytes, x.expires_at
+        FROM data_requests r JOIN request_results x ON x.request_id = r.id
+       WHERE r.id = ${p(request.id)}::uuid AND x.status_code < 500
+    )${cacheFillCtes(fill, 'src', 'src.bytes', 'src.expires_at', p)}
+    SELECT count(*)::int AS evicted FROM evict`;
+  return { text, params };
 }
 
 /**
