@@ -83,13 +83,14 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
     routes,
   };
   const claimMs = env.LOCAL_HTTP_CLAIM_S * 1000;
+  const local = localStageContext(sql);
   const localRuns =
     env.LOCAL_HTTP_STAGES > 0
       ? new LocalHttpRuns(
           sql,
           base.log,
           { slots: env.LOCAL_HTTP_STAGES, claimMs, everyMs: Math.floor(claimMs / 3), drainMs: 10_000 },
-          (row) => runHttpStage(httpStage, row.id, localStageContext(sql), row),
+          (row) => runHttpStage(httpStage, row.id, local, row),
           base.metrics,
         )
       : undefined;

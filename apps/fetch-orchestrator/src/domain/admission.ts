@@ -33,7 +33,9 @@ export async function admissionSnapshot(
 ): Promise<{ exists: boolean; active: number }> {
   const [row] = await db.$queryRawUnsafe<{ exists: boolean; active: number }[]>(
     snapshotSelect('$1', '$2', '$3'),
-    ...snapshotParams(requestId, tenantId, ceiling),
+    requestId,
+    tenantId,
+    ceiling ? ceiling.limit : null,
   );
   return { exists: row?.exists === true, active: Number(row?.active ?? 0) };
 }
@@ -46,12 +48,8 @@ export const snapshotSelect = (id: string, tenantId: string, limit: string) =>
   `SELECT EXISTS (SELECT 1 FROM data_requests WHERE id = ${id}::uuid) AS exists,
           CASE WHEN ${limit}::int IS NULL THEN 0 ELSE ${activeCount(tenantId, limit)} END AS active`;
 
-/** snapshotSelect's parameters, in its placeholders' order (id, tenant, limit). */
-export const snapshotParams = (requestId: string, tenantId: string, ceiling: ConcurrencyCeiling | undefined) =>
-  [requestId, tenantId, ceiling ? ceiling.limit : null] as const;
-
-/** Would a new request take the tenant past its ceiling? (The leased admission statement asks the same in SQL: CEILING_OK_SQL.) */
-export function overCeiling(ceiling: ConcurrencyCeiling | undefined, active: number): boolean {
+/** Would a new request take the tenant past its ceiling? (The leased admission statement asks the same in SQL: ceilingOkSql.) */
+export function overCeiling(ceiling: ConcurrencyCeiling | undefined, active: number): ceiling is ConcurrencyCeiling {
   return ceiling !== undefined && active + ceiling.others_in_flight + 1 > ceiling.limit;
 }
 
@@ -61,7 +59,7 @@ export const ceilingOkSql = (active: string, limit: string, others: string) =>
 
 /** Refuse a new request that would take the tenant past its ceiling. */
 export function enforceCeiling(ceiling: ConcurrencyCeiling | undefined, active: number): void {
-  if (!ceiling || !overCeiling(ceiling, active)) return;
+  if (!overCeiling(ceiling, active)) return;
   throw new PublicError('CONCURRENCY_LIMITED', `Too many requests in progress: at most ${ceiling.limit} non-terminal requests.`, {
     retryAfterSeconds: CONCURRENCY_RETRY_AFTER_S,
   });

@@ -1,4 +1,4 @@
-import { outboxJson } from '@wdr/kit/kafka';
+import { enqueueMany } from '@wdr/kit/kafka';
 import type { Logger } from '@wdr/kit/log';
 import type { MetricFactory } from '@wdr/kit/metrics';
 import type { PgSql } from '@wdr/kit/pg-sql';
@@ -66,10 +66,7 @@ export class LocalHttpRuns {
 
   /** A slot for one admission, or undefined (all taken, or stopping): its job then goes through Kafka. */
   claim(): LocalClaim | undefined {
-    if (!this.accepting || this.running.size + this.reserved >= this.opts.slots) {
-      this.started?.('queued');
-      return undefined;
-    }
+    if (!this.accepting || this.running.size + this.reserved >= this.opts.slots) return undefined;
     this.reserved++;
     let settled = false;
     const settle = () => {
@@ -87,6 +84,11 @@ export class LocalHttpRuns {
         settle();
       },
     };
+  }
+
+  /** An HTTP request stored with its job queued on fetch.jobs (no slot was free), for the dispatch metric. */
+  queued(): void {
+    this.started?.('queued');
   }
 
   /** Stages running here now. */
@@ -184,11 +186,9 @@ export class LocalHttpRuns {
       );
       const jobs = rows.filter((r) => r.live);
       if (jobs.length === 0) return 0;
-      await tx.$executeRawUnsafe(
-        `INSERT INTO outbox_messages (topic, message_key, envelope)
-         SELECT 'fetchJobs', k, e::jsonb FROM unnest($1::text[], $2::text[]) AS m(k, e)`,
-        jobs.map((r) => r.id),
-        jobs.map((r) => outboxJson(fetchJobOf({ id: r.id, tenantId: r.tenant_id }).envelope)),
+      await enqueueMany(
+        tx,
+        jobs.map((r) => fetchJobOf({ id: r.id, tenantId: r.tenant_id })),
       );
       return jobs.length;
     });

@@ -17,7 +17,16 @@ import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { authorizedSolves } from './render-captcha.js';
 import { openInputs } from './requests/sealed-inputs.js';
 import { addTraffic, type Termination, type TrafficReport } from './requests/finish.js';
-import { endStatements, moveStatement, runStatements, startSet, statusAfter, type MoveEvent, type MoveResult } from './requests/writes.js';
+import {
+  endStatements,
+  moveStatement,
+  runningEvent,
+  runStatements,
+  startSet,
+  statusAfter,
+  type MoveEvent,
+  type MoveResult,
+} from './requests/writes.js';
 import { hasCeiling } from './admission.js';
 import { TERMINAL } from './requests/terminal.js';
 import { checkStagedUpload, dropStagedStatements } from './render-uploads.js';
@@ -113,14 +122,7 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
   }
   const [moved] = await moveStatement(deps.sql, row, {
     set: startSet(),
-    events: [
-      {
-        kind: 'request.running',
-        status: 'running',
-        payload: { stage: 'browser', ...(reason === 'escalated' ? { escalated: true } : {}) },
-        withAttempt: true,
-      },
-    ],
+    events: [runningEvent('browser', reason === 'escalated' ? { escalated: true } : {})],
   });
   if (!moved) throw notFound();
   if (!moved.moved) return { state: 'skip', status: await statusAfter(deps.db, row.id, moved) };

@@ -14,7 +14,7 @@ import { classifyHttpPage, type PageSignal } from './page-signals.js';
 import { unmetWait, type WaitOptions } from './http-waits.js';
 import { hasCeiling } from './admission.js';
 import type { Termination } from './requests/finish.js';
-import { endStatements, moveStatement, startSet } from './requests/writes.js';
+import { endStatements, HTTP_RUNNING, moveStatement, startSet } from './requests/writes.js';
 import { openInputs } from './requests/sealed-inputs.js';
 import { TERMINAL } from './requests/terminal.js';
 import { recordHttpFetch } from './request-metrics.js';
@@ -248,7 +248,7 @@ async function start(deps: HttpStageDeps, ctx: StageContext, request: DataReques
   // One statement: running, one more attempt, the `request.running` event and its mirror.
   const [moved] = await moveStatement(deps.sql, request, {
     set: startSet(),
-    events: [{ kind: 'request.running', status: 'running', payload: { stage: 'http' }, withAttempt: true }],
+    events: [HTTP_RUNNING],
   });
   if (!moved?.moved) {
     await ctx.writes([]);

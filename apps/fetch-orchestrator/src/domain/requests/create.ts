@@ -14,12 +14,13 @@ import {
 import { callInternal } from '@wdr/kit/internal-call';
 import type { Prisma, DataRequest, PrismaClient } from '../../generated/prisma/client.js';
 import type { Sealer } from '@wdr/kit/sealing';
-import { admissionSnapshot, ceilingOkSql, enforceCeiling, overCeiling, snapshotParams, snapshotSelect } from '../admission.js';
+import { admissionSnapshot, ceilingOkSql, enforceCeiling, overCeiling, snapshotSelect } from '../admission.js';
 import { ADMIT_MARGIN_SQL, type CreditLeases, type LeasedQuote } from '../leases.js';
 import { firstJobOf, firstStageOf } from '../stages.js';
 import type { LocalClaim, LocalHttpRuns } from '../local-runs.js';
 import type { ProxyPool } from '../proxies/pool.js';
 import { lifecycleEnvelope } from './events.js';
+import { HTTP_RUNNING } from './writes.js';
 import { cachePolicyOf } from '../result-cache.js';
 import { storedInputs } from './sealed-inputs.js';
 import { submissionView, type SubmissionResponse } from './views.js';
@@ -77,9 +78,15 @@ function startOf(deps: AdmissionDeps, row: DataRequest): FirstStart {
   return { claim };
 }
 
-/** After the statement: a claimed request's stage starts (or its slot is freed when nothing was stored). */
-function afterInsert(start: FirstStart, row: DataRequest | undefined): void {
-  if (!('claim' in start)) return;
+/**
+ * After the statement: a claimed request's stage starts (or its slot is freed when nothing was
+ * stored); an HTTP request stored with its job counts as queued.
+ */
+function afterInsert(deps: AdmissionDeps, start: FirstStart, row: DataRequest | undefined): void {
+  if (!('claim' in start)) {
+    if (row && firstStageOf(row.routeMode) === 'http') deps.localRuns?.queued();
+    return;
+  }
   if (row) start.claim.run(row);
   else start.claim.release();
 }
@@ -123,7 +130,7 @@ export async function createRequest(
     }
     throw err;
   } finally {
-    afterInsert(start, stored ? row : undefined);
+    afterInsert(deps, start, stored ? row : undefined);
   }
 }
 
@@ -168,7 +175,7 @@ async function admitFromLease(
       return { view: replayOf(await deps.db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } }), cmd) };
     throw err;
   } finally {
-    afterInsert(start, stored ? row : undefined);
+    afterInsert(deps, start, stored ? row : undefined);
   }
 }
 
@@ -323,11 +330,6 @@ const acceptedPayload = (r: Pick<DataRequest, 'routeMode' | 'baseTokens'>) => ({
  * deadline instead: local-runs.ts) in one statement: atomic like the transaction it
  * replaces, in one round trip and without Prisma's query engine on the hottest write of the fleet.
  * A duplicate id fails the whole statement with a unique violation (a concurrent replay).
- *
- * With `lease`, the statement first takes the request's hold from its tenant's lease slot (only
- * while the slot's lease admits, on the terms it was priced with, and has room) and stores the
- * request only from that: it answers what the slot has left of what it was granted, or null when
- * nothing was written.
  */
 async function insertAccepted(db: RawSql, row: DataRequest, start: FirstStart): Promise<void> {
   await db.$executeRawUnsafe(
@@ -371,7 +373,7 @@ async function insertLeased(
     ...acceptedParams(row, start),
     lease.slot,
     lease.planId,
-    ...snapshotParams(row.id, row.tenantId, ceiling).slice(2),
+    ceiling ? ceiling.limit : null,
     ceiling ? ceiling.others_in_flight : 0,
   );
   const answer = rows[0]!;
@@ -385,7 +387,9 @@ function acceptedParams(row: DataRequest, start: FirstStart): unknown[] {
   // `request.accepted`, and `request.running` when it starts running with its admission (startOf).
   const events = [
     { kind: 'request.accepted', status: 'pending', payload: acceptedPayload(row) as Record<string, unknown> },
-    ...(row.status === 'running' ? [{ kind: 'request.running', status: 'running', payload: { stage: 'http', attempt: 1 } }] : []),
+    ...(row.status === 'running'
+      ? [{ kind: HTTP_RUNNING.kind, status: HTTP_RUNNING.status, payload: { ...HTTP_RUNNING.payload, attempt: 1 } }]
+      : []),
   ];
   const messages = [
     ...events.map((e, i) => ({

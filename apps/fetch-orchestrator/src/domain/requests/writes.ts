@@ -33,6 +33,14 @@ export interface MoveEvent {
   withAttempt?: boolean;
 }
 
+/** A stage's `request.running` event, its attempt added from the row (`extra`: more of its payload). */
+export function runningEvent(stage: 'http' | 'browser', extra: Record<string, unknown> = {}): MoveEvent {
+  return { kind: 'request.running', status: 'running', payload: { stage, ...extra }, withAttempt: true };
+}
+
+/** The HTTP stage's `request.running` (its start move, or the admission that starts it: requests/create.ts). */
+export const HTTP_RUNNING = runningEvent('http');
+
 /** The page stored with a completing move (`request_results`, the claim-check). */
 export interface MoveResult {
   statusCode: number;
