@@ -138,18 +138,17 @@ export class PgListener {
 export type PgPool = pg.Pool;
 
 /**
- * A small pool of plain node-postgres connections to a service's database, for writing bytes:
- * node-postgres sends a Buffer parameter as a binary parameter as it is, where Prisma's raw
- * queries carry bytes as base64 text (encoded and decoded again on this process's event loop).
- * The caller ends it (`end()`) when it stops.
+ * A small pool of plain node-postgres connections to a service's database, beside its Prisma
+ * client: kit/pg-sql.ts's hot statements, and writing bytes (node-postgres sends a Buffer as a
+ * binary parameter as it is, where Prisma's raw queries carry bytes as base64 text). A caller waits
+ * at most 5 s for a connection (pgConnectionFor's `connectionTimeoutMillis`). The caller ends it
+ * (`end()`) when it stops.
  */
 export function pgPoolFor(
   databaseUrl: string,
   opts: {
     max?: number;
     idleTimeoutMillis?: number;
-    /** How long a caller waits for a connection (node-postgres's "timeout exceeded when trying to connect"); default: without bound. */
-    connectionTimeoutMillis?: number;
     onError?: (err: Error) => void;
     types?: pg.CustomTypesConfig;
   } = {},
@@ -158,7 +157,6 @@ export function pgPoolFor(
     ...pgConnectionFor(databaseUrl).config,
     max: opts.max ?? 4,
     ...(opts.idleTimeoutMillis !== undefined ? { idleTimeoutMillis: opts.idleTimeoutMillis } : {}),
-    ...(opts.connectionTimeoutMillis !== undefined ? { connectionTimeoutMillis: opts.connectionTimeoutMillis } : {}),
     ...(opts.types ? { types: opts.types } : {}),
   });
   // An idle connection that breaks is dropped by the pool; unhandled, its error would end the process.
