@@ -54,6 +54,11 @@ export async function withDatabase<T>(url: string, fn: (c: pg.Client) => Promise
   }
 }
 
+/** The rows of one query against a test database (withDatabase for the common case). */
+export function queryRows<T>(url: string, sql: string, params: unknown[] = []): Promise<T[]> {
+  return withDatabase(url, async (c) => (await c.query(sql, params)).rows as T[]);
+}
+
 /** Drop test databases left behind by crashed runs: those created more than `olderThanMs` ago. */
 export async function dropStaleTestDatabases(olderThanMs = 3 * 3600_000): Promise<number> {
   return admin(async (c) => {

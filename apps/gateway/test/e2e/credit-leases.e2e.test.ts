@@ -1,7 +1,16 @@
 // Own fleet (not the shared one of ./shared/): credit leases on, and it SIGKILLs the orchestrator and the ledger.
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
-import { adminCommand, eventually, internalAgent, startFixtureSite, startFleet, startTcpProxy, withDatabase } from '@wdr/testkit';
+import {
+  adminCommand,
+  eventually,
+  internalAgent,
+  startFixtureSite,
+  startFleet,
+  startTcpProxy,
+  queryRows,
+  withDatabase,
+} from '@wdr/testkit';
 import type { Fleet, FixtureSite, TcpProxy } from '@wdr/testkit';
 
 /**
@@ -18,10 +27,8 @@ let tenants = 0;
 
 const gateway = () => request(fleet.url('gateway'));
 const ledgerApi = () => internalAgent(request(fleet.url('billing-ledger')), 'billing-ledger');
-const orch = <T>(sql: string, params: unknown[] = []) =>
-  withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) => (await c.query(sql, params)).rows as T[]);
-const ledgerDb = <T>(sql: string, params: unknown[] = []) =>
-  withDatabase(fleet.databases['billing-ledger'].url, async (c) => (await c.query(sql, params)).rows as T[]);
+const orch = <T>(sql: string, params: unknown[] = []) => queryRows<T>(fleet.databases['fetch-orchestrator'].url, sql, params);
+const ledgerDb = <T>(sql: string, params: unknown[] = []) => queryRows<T>(fleet.databases['billing-ledger'].url, sql, params);
 
 interface Tenant {
   id: string;

@@ -10,7 +10,7 @@ import {
   startFixtureSite,
   startFleet,
   startKafkaProxy,
-  withDatabase,
+  queryRows,
   type FixtureSite,
   type Fleet,
   type TcpProxy,
@@ -34,6 +34,8 @@ let fleet: Fleet;
 let site: FixtureSite;
 let proxy: TcpProxy;
 let apiKey: string;
+
+const orchestratorRows = <T>(sql: string, params: unknown[]) => queryRows<T>(fleet.databases['fetch-orchestrator'].url, sql, params);
 
 const allChecksOk = async (service: (typeof SERVICE_NAMES)[number]) => {
   const res = await fetch(`${fleet.url(service)}/readyz`).catch(() => undefined);
@@ -160,16 +162,10 @@ describe('Kafka unreachable for the fleet', () => {
     // The HTTP pages ran and wait only for their settlement; the browser page waits for its render job.
     // (The last one was accepted a moment ago: its stage may still be running.)
     const waiting = await eventually(
-      async () =>
-        withDatabase(
-          fleet.databases['fetch-orchestrator'].url,
-          async (c) =>
-            (
-              await c.query<{ id: string; status: string; token_state: string }>(
-                'SELECT id::text, status, token_state FROM data_requests WHERE id = ANY($1::uuid[])',
-                [accepted],
-              )
-            ).rows,
+      () =>
+        orchestratorRows<{ id: string; status: string; token_state: string }>(
+          'SELECT id::text, status, token_state FROM data_requests WHERE id = ANY($1::uuid[])',
+          [accepted],
         ),
       (rows) => rows.every((r) => r.id === browserId || (r.status !== 'pending' && r.status !== 'running')),
       15_000,
@@ -183,31 +179,20 @@ describe('Kafka unreachable for the fleet', () => {
     proxy.restore();
     const restoredAt = Date.now();
     const final = await eventually(
-      async () =>
-        withDatabase(
-          fleet.databases['fetch-orchestrator'].url,
-          async (c) =>
-            (
-              await c.query<{ status: string; token_state: string; n: number }>(
-                'SELECT status, token_state, count(*)::int AS n FROM data_requests WHERE id = ANY($1::uuid[]) GROUP BY 1, 2',
-                [accepted],
-              )
-            ).rows,
+      () =>
+        orchestratorRows<{ status: string; token_state: string; n: number }>(
+          'SELECT status, token_state, count(*)::int AS n FROM data_requests WHERE id = ANY($1::uuid[]) GROUP BY 1, 2',
+          [accepted],
         ),
       (rows) => rows.length === 1 && rows[0]!.status === 'completed' && rows[0]!.token_state === 'settled',
       180_000,
       1_000,
     );
     expect(final[0]!.n).toBe(accepted.length);
-    const holds = await withDatabase(
+    const holds = await queryRows<{ state: string; n: number }>(
       fleet.databases['billing-ledger'].url,
-      async (c) =>
-        (
-          await c.query<{ state: string; n: number }>(
-            'SELECT state, count(*)::int AS n FROM reservations WHERE request_id = ANY($1::uuid[]) GROUP BY 1',
-            [accepted],
-          )
-        ).rows,
+      'SELECT state, count(*)::int AS n FROM reservations WHERE request_id = ANY($1::uuid[]) GROUP BY 1',
+      [accepted],
     );
     expect(holds).toEqual([{ state: 'settled', n: accepted.length }]);
     // The stream opened during the outage saw the request through to its end, and closed.
