@@ -380,6 +380,14 @@ async function main() {
     const siteAfter = await site.ask('stats');
     const exitRequests = exit ? (await exit.ask('stats')).requests - exitBefore.requests : undefined;
     const after = await balance(gw, apiKey);
+    // What the pages wrote to the orchestrator's outbox (published rows stay a day), by topic.
+    const outbox = await withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) =>
+      Object.fromEntries(
+        (
+          await c.query(`SELECT topic, count(*)::int AS n FROM outbox_messages WHERE message_key = ANY($1::text[]) GROUP BY topic`, [ids])
+        ).rows.map((r) => [r.topic, r.n]),
+      ),
+    );
     const ok = rows.filter((d) => d.status === 'completed' && d.token_state === 'settled').length;
     // skip_cache: true, so no row may be a cache answer (`cached` must be present and false).
     const cachedOrUnknown = rows.filter((d) => d.cached !== false).length;
@@ -406,6 +414,7 @@ async function main() {
       heldAfter: after.reserved_tokens - (await leaseRestOf(fleet, [tenant.tenant_id])),
       cpuMsPerPage: Object.fromEntries(Object.entries(cpu).map(([s, c]) => [s, (c * 1000) / Math.max(1, ok)])),
       pgMsPerPage: (pgSeconds * 1000) / Math.max(1, ok),
+      outbox,
     };
   }
 
@@ -523,6 +532,24 @@ async function main() {
         .join(
           ', ',
         )}), Postgres backends ${fmt(perPage((x) => x.pgMsPerPage))}; Crawlee's process ${fmt(sum(r.crawlee.runs, (x) => x.cpuMsPerPage * x.ok) / Math.max(1, crawleeOk))}`,
+    );
+    // Keyed by request id (the HTTP stage's own messages; the ledger's answers are in its outbox).
+    const topics = [...new Set(r.runs.flatMap((x) => Object.keys(x.outbox)))].sort();
+    console.log(
+      `  orchestrator outbox messages per page: ${
+        topics
+          .map(
+            (t) =>
+              `${t} ${fmt(
+                sum(r.runs, (x) => x.outbox[t] ?? 0) /
+                  Math.max(
+                    1,
+                    sum(r.runs, (x) => x.ok),
+                  ),
+              )}`,
+          )
+          .join(', ') || 'none'
+      }`,
     );
   }
   // What the figures stand on: every page fetched once, completed, settled, charged its price, no cache answer.

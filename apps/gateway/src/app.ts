@@ -43,6 +43,7 @@ export function createGatewayService(deps: GatewayDeps): ServiceLifecycle {
     stop: async () => {
       clearInterval(purgeTimer);
       await deps.liveEvents.stop();
+      deps.streamListeners.stop();
       await deps.credentialChanges.stop();
       deps.credentials.trust(false);
       deps.redis.disconnect();

@@ -11,6 +11,7 @@ import { CREDENTIALS_CHANNEL, CredentialCache } from './domain/auth/credential-c
 import { withLimiterScripts, type LimiterRedis } from './domain/limits/redis-scripts.js';
 import type { GatewayEnv } from './env.js';
 import { LiveRequestEvents } from './sse/live-request-events.js';
+import { StreamListeners } from './sse/stream-listeners.js';
 
 export interface GatewayDeps {
   env: GatewayEnv;
@@ -29,6 +30,8 @@ export interface GatewayDeps {
   metrics: ServiceMetrics;
   /** request.lifecycle events from Kafka, fanned out to the open event streams. */
   liveEvents: LiveRequestEvents;
+  /** This instance's registration as a listener of the lifecycles it streams (the orchestrator mirrors only those). */
+  streamListeners: StreamListeners;
   /** Recently verified credentials, dropped per tenant when the database says they changed. */
   credentials: CredentialCache;
   /** Keeps `credentials` told of changes (LISTEN wdr_credentials). */
@@ -60,13 +63,21 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
     heartbeatMs: env.AUTH_LISTEN_HEARTBEAT_MS,
     heartbeatTimeoutMs: Math.min(2_000, Math.ceil(env.AUTH_LISTEN_HEARTBEAT_MS / 2)),
   });
+  const orchestrator = createServiceClient({
+    name: 'fetch-orchestrator',
+    baseUrl: env.ORCHESTRATOR_URL,
+    timeoutMs: 10_000,
+    metrics,
+    identity,
+  });
   return {
     env,
     credentials,
     credentialChanges,
     liveEvents: new LiveRequestEvents({ bus: busOnce, log, metrics }),
     db: new PrismaClient(prismaClientOptions(env.DATABASE_URL)),
-    orchestrator: createServiceClient({ name: 'fetch-orchestrator', baseUrl: env.ORCHESTRATOR_URL, timeoutMs: 10_000, metrics, identity }),
+    orchestrator,
+    streamListeners: new StreamListeners({ orchestrator, log }),
     ledger: createServiceClient({ name: 'billing-ledger', baseUrl: env.LEDGER_URL, metrics, identity }),
     renderer: createServiceClient({ name: 'browser-renderer', baseUrl: env.RENDERER_URL, metrics, identity }),
     extractor: createServiceClient({ name: 'recipe-extractor', baseUrl: env.EXTRACTOR_URL, metrics, identity }),

@@ -116,6 +116,7 @@ export function createDispatcherService(deps: DispatcherDeps) {
       start: () => {
         deps.subscribers.start();
         sender.start();
+        void deps.lifecycle.sync();
         purgeTimer = setInterval(() => void purge(), 10 * 60_000);
         purgeTimer.unref();
         operationsTimer = setInterval(() => void purgeOperations(), 3_600_000);
@@ -128,6 +129,7 @@ export function createDispatcherService(deps: DispatcherDeps) {
         if (purgeTimer) clearInterval(purgeTimer);
         if (operationsTimer) clearInterval(operationsTimer);
         if (backlogTimer) clearInterval(backlogTimer);
+        deps.lifecycle.stop();
         await sender.stop();
         await deps.subscribers.stop();
       },

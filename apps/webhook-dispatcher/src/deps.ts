@@ -1,8 +1,10 @@
+import { createServiceClient } from '@wdr/kit/http-client';
 import { kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
 import { Sealer } from '@wdr/kit/sealing';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import type { DispatcherEnv } from './env.js';
 import { PrismaClient } from './generated/prisma/client.js';
+import { LifecycleRegistration } from './domain/lifecycle-registration.js';
 import { Subscribers } from './domain/subscribers.js';
 
 export interface DispatcherDeps extends KafkaServiceDeps<DispatcherEnv, PrismaClient> {
@@ -12,6 +14,8 @@ export interface DispatcherDeps extends KafkaServiceDeps<DispatcherEnv, PrismaCl
   policy: TargetPolicy;
   /** The tenants with an enabled endpoint: the fan-out skips the others' events. */
   subscribers: Subscribers;
+  /** The tenants with endpoints, registered at the orchestrator as listeners of their request lifecycle. */
+  lifecycle: LifecycleRegistration;
 }
 
 export function createDispatcherDeps(env: DispatcherEnv): DispatcherDeps {
@@ -21,6 +25,19 @@ export function createDispatcherDeps(env: DispatcherEnv): DispatcherDeps {
     sealer: Sealer.fromKeys(env.WEBHOOK_SECRET_KEY, env.WEBHOOK_SECRET_KEY_PREVIOUS, 'WEBHOOK_SECRET_KEY'),
     policy: new TargetPolicy(env.TARGET_ALLOWLIST),
     subscribers: new Subscribers(base.db, env.DATABASE_URL, base.log),
+    lifecycle: new LifecycleRegistration(
+      base.db,
+      env.ORCHESTRATOR_URL === undefined
+        ? undefined
+        : createServiceClient({
+            name: 'fetch-orchestrator',
+            baseUrl: env.ORCHESTRATOR_URL,
+            timeoutMs: 15_000,
+            metrics: base.metrics,
+            identity: base.identity.signer,
+          }),
+      base.log,
+    ),
   };
 }
 

@@ -10,6 +10,13 @@ export const envDispatcher = {
   ...kafkaEnv,
   PORT: z.coerce.number().int().min(0).max(65535).default(8085),
   /**
+   * fetch-orchestrator's internal API, where the dispatcher registers the tenants with webhook
+   * endpoints as listeners of their request lifecycle (only those tenants' events are mirrored on
+   * request.lifecycle). Unset: nothing is registered and the orchestrator mirrors every tenant's
+   * events (the dispatcher's own tests); every deployment sets it.
+   */
+  ORCHESTRATOR_URL: z.string().url().optional(),
+  /**
    * AES-256-GCM key sealing endpoint URLs and `whsec_` signing secrets at rest: `<id>:<base64 of 32
    * bytes>`, or plain base64 (id k1). New values are sealed under it.
    */

@@ -6,6 +6,7 @@ import { createRequest } from '../domain/requests/create.js';
 import { readRequest } from '../domain/requests/read.js';
 import { admissionRoutes } from './admission-routes.js';
 import { batchRoutes } from './batch-routes.js';
+import { lifecycleListenerRoutes } from './lifecycle-listener-routes.js';
 import { renderJobRoutes } from './render-job-routes.js';
 import { requestReadRoutes } from './request-read-routes.js';
 
@@ -16,6 +17,7 @@ export function internalRoutes(deps: OrchestratorDeps, onCreated: () => void): R
   r.use(requestReadRoutes(deps, onCreated));
   r.use(batchRoutes(deps, onCreated));
   r.use(renderJobRoutes(deps, onCreated));
+  r.use(lifecycleListenerRoutes(deps));
   r.post(api.createRequest.route, async (req, res) => {
     const cmd = parse(api.createRequest.body, req.body);
     const view = await createRequest(deps.admission, cmd);

@@ -198,7 +198,7 @@ class StreamSession implements LiveSubscriber {
  * the JSON endpoints'; errors before the stream starts are ordinary PublicError bodies.
  */
 export function requestEventStream(
-  deps: Pick<GatewayDeps, 'liveEvents' | 'log' | 'metrics' | 'orchestrator'>,
+  deps: Pick<GatewayDeps, 'liveEvents' | 'log' | 'metrics' | 'orchestrator' | 'streamListeners'>,
   settings: StreamSettings,
 ): RequestHandler {
   // Open streams per tenant on this replica: each holds a connection, a subscription and timers.
@@ -217,6 +217,10 @@ export function requestEventStream(
       const lastEventId = parseLastEventId(req.header('last-event-id'));
       if (deps.liveEvents.shuttingDown) throw new PublicError('DEPENDENCY_UNAVAILABLE', 'This instance is shutting down; reconnect.');
 
+      // Listen to the tenant's lifecycle first (its events are mirrored on Kafka only while somebody
+      // does): once in force, every event not mirrored is in the history read below.
+      const unlisten = await deps.streamListeners.hold(tenant.tenantId);
+      res.on('close', unlisten);
       session = new StreamSession(deps, res, tenant.tenantId, id, lastEventId);
       // Subscribe before reading the history: whatever is appended in between is buffered, not lost.
       session.unsubscribe = deps.liveEvents.subscribe(id, session);

@@ -14,7 +14,7 @@ import { endpointOf, endpointView } from './endpoint-views.js';
 import { applyOnce, type EndpointOperationKind } from './operations.js';
 import { generateSecret } from './signing.js';
 
-type Deps = Pick<DispatcherDeps, 'db' | 'sealer' | 'policy'>;
+type Deps = Pick<DispatcherDeps, 'db' | 'sealer' | 'policy' | 'lifecycle'>;
 type Tx = Prisma.TransactionClient;
 
 /**
@@ -77,6 +77,7 @@ export async function deleteEndpoint(deps: Deps, endpointId: string, body: Endpo
     await tx.webhookEndpoint.delete({ where: { id: endpointId } });
     return { value: { deleted: true as const } };
   });
+  await deps.lifecycle.releaseIfUnused(body.tenant_id);
   return value;
 }
 

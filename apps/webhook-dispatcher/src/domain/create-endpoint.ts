@@ -7,7 +7,9 @@ import { checkedEndpointUrl } from './endpoint-url.js';
 import { endpointView } from './endpoint-views.js';
 import { generateSecret } from './signing.js';
 
-type Deps = Pick<DispatcherDeps, 'db' | 'sealer' | 'policy'> & { env: Pick<DispatcherDeps['env'], 'WEBHOOK_ENDPOINTS_PER_ENVIRONMENT'> };
+type Deps = Pick<DispatcherDeps, 'db' | 'sealer' | 'policy' | 'lifecycle'> & {
+  env: Pick<DispatcherDeps['env'], 'WEBHOOK_ENDPOINTS_PER_ENVIRONMENT'>;
+};
 
 /**
  * Creates an endpoint (URL checked against the target policy) with a fresh `whsec_` secret,
@@ -46,33 +48,39 @@ async function insert(
   secret: string,
 ): Promise<WebhookEndpointWithSecret> {
   const cap = deps.env.WEBHOOK_ENDPOINTS_PER_ENVIRONMENT;
-  // Counted and created under a lock on the project environment: two creates cannot both take the last place.
-  const row = await deps.db.$transaction(async (tx) => {
-    // An endpoint outside any project counts against its tenant's own scope.
-    const scope = cmd.project_id
-      ? { projectId: cmd.project_id, environmentId: cmd.environment_id ?? null }
-      : { tenantId: cmd.tenant_id, projectId: null };
-    await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(hashtextextended(${`webhook-endpoints:${JSON.stringify(scope)}`}, 0))) AS l`;
-    const count = await tx.webhookEndpoint.count({ where: scope });
-    if (count >= cap) {
-      throw new PublicError(
-        'CONFLICT',
-        `This project environment already has ${cap} webhook endpoints, the most it may have; delete one first.`,
-      );
-    }
-    return tx.webhookEndpoint.create({
-      data: {
-        id,
-        tenantId: cmd.tenant_id,
-        projectId: cmd.project_id,
-        environmentId: cmd.environment_id,
-        urlSealed: deps.sealer.seal(url.toString(), sealedUrlAad(id)),
-        urlOrigin: url.origin,
-        eventTypes: [...new Set(cmd.event_types)],
-        description: cmd.description,
-        secretSealed: deps.sealer.seal(secret, sealedSecretAad(id)),
-      },
-    });
-  });
+  // Counted and created under a lock on the project environment: two creates cannot both take the
+  // last place. The tenant is registered as a lifecycle listener first (lifecycle-registration.ts):
+  // when that fails, no endpoint is created.
+  const row = await deps.db.$transaction(
+    async (tx) => {
+      await deps.lifecycle.registerIn(tx, cmd.tenant_id);
+      // An endpoint outside any project counts against its tenant's own scope.
+      const scope = cmd.project_id
+        ? { projectId: cmd.project_id, environmentId: cmd.environment_id ?? null }
+        : { tenantId: cmd.tenant_id, projectId: null };
+      await tx.$queryRaw`SELECT 1 AS locked FROM (SELECT pg_advisory_xact_lock(hashtextextended(${`webhook-endpoints:${JSON.stringify(scope)}`}, 0))) AS l`;
+      const count = await tx.webhookEndpoint.count({ where: scope });
+      if (count >= cap) {
+        throw new PublicError(
+          'CONFLICT',
+          `This project environment already has ${cap} webhook endpoints, the most it may have; delete one first.`,
+        );
+      }
+      return tx.webhookEndpoint.create({
+        data: {
+          id,
+          tenantId: cmd.tenant_id,
+          projectId: cmd.project_id,
+          environmentId: cmd.environment_id,
+          urlSealed: deps.sealer.seal(url.toString(), sealedUrlAad(id)),
+          urlOrigin: url.origin,
+          eventTypes: [...new Set(cmd.event_types)],
+          description: cmd.description,
+          secretSealed: deps.sealer.seal(secret, sealedSecretAad(id)),
+        },
+      });
+    },
+    { timeout: 30_000, maxWait: 10_000 },
+  );
   return { endpoint: endpointView(row), secret };
 }

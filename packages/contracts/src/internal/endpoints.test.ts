@@ -46,6 +46,8 @@ const expected: [string, AnyInternalEndpoint, string][] = [
   ['orchestrator.renderJobResult', orchestratorApi.renderJobResult, RENDER_PATHS.result(ID)],
   ['orchestrator.renderJobCaptcha', orchestratorApi.renderJobCaptcha, RENDER_PATHS.captcha(ID)],
   ['orchestrator.renderJobCaptchaSolved', orchestratorApi.renderJobCaptchaSolved, RENDER_PATHS.captchaSolved(ID)],
+  ['orchestrator.registerLifecycleListeners', orchestratorApi.registerLifecycleListeners, '/internal/v1/lifecycle-listeners'],
+  ['orchestrator.releaseLifecycleListener', orchestratorApi.releaseLifecycleListener, '/internal/v1/lifecycle-listeners/release'],
   ['ledger.reserve', ledgerApi.reserve, '/internal/v1/reservations'],
   ['ledger.reserveBatch', ledgerApi.reserveBatch, '/internal/v1/reservations/batch'],
   ['ledger.grantLease', ledgerApi.grantLease, '/internal/v1/leases'],

@@ -145,6 +145,36 @@ export interface StoredEventHistory {
 /** The kinds that end an extraction request's history: its run ended (recipe-extractor's `extraction.run_ended`). */
 export const EXTRACTION_END_KINDS = ['extraction.completed', 'extraction.failed'] as const;
 
+/**
+ * Who holds a lifecycle registration: the calling service's name, alone (webhook-dispatcher: one
+ * registration for all its replicas) or with an instance of its own after a colon (a gateway
+ * instance: `gateway:<instance id>`). The orchestrator accepts only holders named after the caller.
+ */
+const listenerHolder = z
+  .string()
+  .max(120)
+  .regex(/^[a-z][a-z-]*(:[A-Za-z0-9._-]{1,80})?$/);
+
+/**
+ * Body of POST /internal/v1/lifecycle-listeners: `holder` listens to the request lifecycle of each
+ * tenant of `tenant_ids` (their `request.event_appended` mirrors are written to request.lifecycle
+ * from now on). Answered only once in force: every event not mirrored for such a tenant is by then
+ * in its stored history. `ttl_seconds` null: until released; otherwise it lapses unless renewed.
+ * `complete`: these are all the tenants this holder listens to (the dispatcher's sync at start),
+ * which ends the "every tenant" registration the orchestrator starts with.
+ */
+export const RegisterLifecycleListenersBody = z.object({
+  holder: listenerHolder,
+  tenant_ids: z.array(uuid).max(10_000),
+  ttl_seconds: z.number().int().min(10).max(3_600).nullable(),
+  complete: z.boolean().optional(),
+});
+export type RegisterLifecycleListenersBody = z.infer<typeof RegisterLifecycleListenersBody>;
+
+/** Body of POST /internal/v1/lifecycle-listeners/release: `holder` no longer listens to `tenant_id`. */
+export const ReleaseLifecycleListenerBody = z.object({ holder: listenerHolder, tenant_id: uuid });
+export type ReleaseLifecycleListenerBody = z.infer<typeof ReleaseLifecycleListenerBody>;
+
 const requestPath = '/internal/v1/requests/:id';
 
 export const orchestratorApi = {
@@ -261,5 +291,24 @@ export const orchestratorApi = {
     route: '/internal/v1/render-jobs/:id/captcha/solved',
     params: { id: uuid },
     body: RenderCaptchaSolvedBody,
+  }),
+  /**
+   * Register listeners of request lifecycles (see RegisterLifecycleListenersBody): the dispatcher
+   * for tenants with webhook endpoints, a gateway instance for tenants with open event streams.
+   */
+  registerLifecycleListeners: endpoint<{ registered: number }>()({
+    method: 'POST',
+    callers: ['gateway', 'webhook-dispatcher'],
+    route: '/internal/v1/lifecycle-listeners',
+    params: {},
+    body: RegisterLifecycleListenersBody,
+  }),
+  /** webhook-dispatcher: the tenant's last endpoint was deleted (a gateway instance's registrations lapse instead). */
+  releaseLifecycleListener: endpoint<{ released: boolean }>()({
+    method: 'POST',
+    callers: ['webhook-dispatcher'],
+    route: '/internal/v1/lifecycle-listeners/release',
+    params: {},
+    body: ReleaseLifecycleListenerBody,
   }),
 } as const;

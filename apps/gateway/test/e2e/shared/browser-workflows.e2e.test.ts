@@ -809,3 +809,39 @@ describe('running a workflow with the project+environment key', () => {
     expect([capped.status, capped.body.code]).toEqual([402, 'PROJECT_BUDGET_EXHAUSTED']);
   }, 240_000);
 });
+
+describe("a tenant's request lifecycle is mirrored on Kafka while it has a webhook endpoint", () => {
+  const listeners = (tenantId: string) =>
+    withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) =>
+      (
+        await c.query<{ holder: string }>(`SELECT holder FROM lifecycle_listeners WHERE tenant_id = $1::uuid ORDER BY holder`, [tenantId])
+      ).rows.map((r) => r.holder),
+    );
+
+  it('registered by its first endpoint, before the create answers; released with its last delete', async () => {
+    // The dispatcher's sync at start ended the "every tenant" registration the orchestrator starts with.
+    await eventually(
+      () => listeners('00000000-0000-0000-0000-000000000000'),
+      (h) => h.length === 0,
+      30_000,
+    );
+    const c = await newTenant('workflows-listen');
+    const w = await post(c, '/workspaces', { name: 'Listen', owner_user_id: 1 });
+    const created = await post(c, `/workspaces/${w.body.id}/projects`, { name: 'Listen', slug: 'listen' });
+    const project = (created.headers['location'] as string).split('/').pop()!;
+    const [env] = (await get(c, `/workspaces/${w.body.id}/projects`)).body.items[0].environments.map((e: { id: string }) => e.id);
+    const base = `/projects/${project}/environments/${env}/webhooks`;
+    expect(await listeners(c.id)).toEqual([]);
+
+    const first = await post(c, base, { url: `${receiverUrl}/hooks/listen-1`, event_types: ['request.completed'] });
+    expect(first.status).toBe(201);
+    expect(await listeners(c.id)).toEqual(['webhook-dispatcher']);
+    const second = await post(c, base, { url: `${receiverUrl}/hooks/listen-2`, event_types: ['request.completed'] });
+    expect(second.status).toBe(201);
+
+    expect((await del(c, `${base}/${first.body.endpoint.id}`)).status).toBe(204);
+    expect(await listeners(c.id)).toEqual(['webhook-dispatcher']); // one endpoint left
+    expect((await del(c, `${base}/${second.body.endpoint.id}`)).status).toBe(204);
+    expect(await listeners(c.id)).toEqual([]);
+  }, 60_000);
+});

@@ -532,6 +532,41 @@ describe('GET /api/v1/data/requests/{id}/events/stream (Server-Sent Events)', ()
     await post(`/api/v1/data/requests/${id}/cancel`).send().expect(200);
   }, 30_000);
 
+  it("mirrors a tenant's events on Kafka only while somebody listens: none without a stream or endpoint, the rest once a stream opened", async () => {
+    const quiet = await adminCommand(fleet, ['create-tenant', '--name', 'quiet', '--credits', '100']);
+    const key = quiet['api_key'] as string;
+    const mirrors = async (id: string) =>
+      (
+        await orchestratorSql<{ n: number }>(
+          `SELECT count(*)::int AS n FROM outbox_messages WHERE topic = 'requestLifecycle' AND message_key = $1`,
+          [id],
+        )
+      )[0]!.n;
+    // The dispatcher's sync at start ended the "every tenant" registration the orchestrator starts with.
+    await eventually(
+      () => orchestratorSql(`SELECT 1 FROM lifecycle_listeners WHERE tenant_id = '00000000-0000-0000-0000-000000000000'`, []),
+      (rows) => rows.length === 0,
+      30_000,
+    );
+    const unheard = await submit('/page', {}, key);
+    await eventually(() => detail(unheard, key), settled, 30_000, 150);
+    expect(await mirrors(unheard)).toBe(0);
+    // The history is whole all the same.
+    const history = (await get(`/api/v1/data/requests/${unheard}/events`, key)).body.data as { type: string }[];
+    expect(history.map((e) => e.type)).toEqual(['request.accepted', 'request.running', 'request.completed', 'tokens.settled']);
+
+    const heard = await submit('/slow?ms=1500', {}, key);
+    const s = await openEventStream(gatewayB.url, streamPath(heard), { 'X-API-Key': key });
+    await s.ended;
+    expect(parsed(s).map((m) => m.event.type)).toEqual(['request.accepted', 'request.running', 'request.completed']);
+    // The events written once the stream listened are on Kafka (at least the completion, 1.5 s later).
+    expect(await mirrors(heard)).toBeGreaterThanOrEqual(1);
+    const holders = await orchestratorSql<{ holder: string }>(`SELECT holder FROM lifecycle_listeners WHERE tenant_id = $1::uuid`, [
+      quiet['tenant_id'],
+    ]);
+    expect(holders.map((h) => h.holder)).toEqual([expect.stringMatching(/^gateway:[0-9a-f-]{36}$/)]);
+  }, 60_000);
+
   it('answers errors as PublicError bodies before streaming: 401, 404 for another tenant, 422', async () => {
     const id = await submit('/page');
     const none = await openEventStream(A(), streamPath(id), {});

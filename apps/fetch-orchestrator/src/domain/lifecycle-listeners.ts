@@ -1,0 +1,94 @@
+import type { RegisterLifecycleListenersBody, ReleaseLifecycleListenerBody } from '@wdr/contracts';
+import { PublicError } from '@wdr/kit/errors';
+import type { PrismaClient } from '../generated/prisma/client.js';
+
+/** The registration that stands for every tenant (lifecycle_listeners' nil tenant). */
+export const EVERY_TENANT = '00000000-0000-0000-0000-000000000000';
+
+/** How long a registration waits for the tenant's event writes in flight before it gives up (503). */
+const LOCK_TIMEOUT = '10s';
+
+/**
+ * Who listens to a tenant's request lifecycle. A request event is stored for every request, but
+ * mirrored on `request.lifecycle` (outbox row, Kafka message, every consumer's fetch) only for a
+ * tenant somebody listens to: webhook-dispatcher for tenants with endpoints, a gateway instance for
+ * tenants it streams events of. The gate is the outbox's insert trigger (migration
+ * 20261127140000_lifecycle_listeners), so every path that writes a mirror is covered by it.
+ *
+ * Registering is ordered with the tenant's event writes by an advisory lock: each writer holds it
+ * shared from the moment it looks, and a new registration takes it exclusively around its insert,
+ * so it is answered only after every event written without a mirror has been committed to the
+ * stored history, where the listener's catch-up finds it; the first write after the answer
+ * mirrors. A renewal of a registration still in force changes nothing about that and takes no lock.
+ */
+export async function registerLifecycleListeners(
+  db: PrismaClient,
+  caller: string,
+  cmd: RegisterLifecycleListenersBody,
+): Promise<{ registered: number }> {
+  assertHolderOf(caller, cmd.holder);
+  const expiry = cmd.ttl_seconds;
+  for (const tenantId of new Set(cmd.tenant_ids)) {
+    const renewed = await db.$executeRawUnsafe(
+      `UPDATE lifecycle_listeners SET expires_at = CASE WHEN $3::int IS NULL THEN NULL ELSE now() + $3::int * interval '1 second' END,
+              updated_at = now()
+        WHERE tenant_id = $1::uuid AND holder = $2 AND (expires_at IS NULL OR expires_at > now())`,
+      tenantId,
+      cmd.holder,
+      expiry,
+    );
+    if (renewed > 0) continue;
+    try {
+      await db.$transaction(
+        async (tx) => {
+          await tx.$executeRawUnsafe(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
+          await tx.$queryRawUnsafe(`SELECT pg_advisory_xact_lock(wdr_lifecycle_lock_key($1::uuid))::text AS locked`, tenantId);
+          await tx.$executeRawUnsafe(
+            `INSERT INTO lifecycle_listeners (tenant_id, holder, expires_at)
+           VALUES ($1::uuid, $2, CASE WHEN $3::int IS NULL THEN NULL ELSE now() + $3::int * interval '1 second' END)
+           ON CONFLICT (tenant_id, holder) DO UPDATE SET expires_at = EXCLUDED.expires_at, updated_at = now()`,
+            tenantId,
+            cmd.holder,
+            expiry,
+          );
+        },
+        { timeout: 30_000, maxWait: 10_000 },
+      );
+    } catch (err) {
+      if (isLockTimeout(err)) {
+        throw new PublicError('DEPENDENCY_UNAVAILABLE', 'The tenant has event writes in flight for too long; register again.');
+      }
+      throw err;
+    }
+  }
+  if (cmd.complete) {
+    // Every tenant this holder listens to is registered now: its "every tenant" registration ends.
+    await db.lifecycleListener.deleteMany({ where: { tenantId: EVERY_TENANT, holder: cmd.holder } });
+  }
+  // The holder's lapsed registrations (a gateway instance's tenants whose streams closed).
+  await db.$executeRawUnsafe(`DELETE FROM lifecycle_listeners WHERE holder = $1 AND expires_at < now()`, cmd.holder);
+  return { registered: new Set(cmd.tenant_ids).size };
+}
+
+/** The holder no longer listens to the tenant. Needs no lock: a write that still mirrors costs a message, nothing else. */
+export async function releaseLifecycleListener(
+  db: PrismaClient,
+  caller: string,
+  cmd: ReleaseLifecycleListenerBody,
+): Promise<{ released: boolean }> {
+  assertHolderOf(caller, cmd.holder);
+  const { count } = await db.lifecycleListener.deleteMany({ where: { tenantId: cmd.tenant_id, holder: cmd.holder } });
+  return { released: count > 0 };
+}
+
+/** A service registers only under its own name (`gateway`, `gateway:<instance>`). */
+function assertHolderOf(caller: string, holder: string): void {
+  if (holder !== caller && !holder.startsWith(`${caller}:`)) {
+    throw new PublicError('FORBIDDEN', `A listener registered by ${caller} must be named after it.`);
+  }
+}
+
+function isLockTimeout(err: unknown): boolean {
+  // 55P03: lock_not_available (lock_timeout), as Prisma passes the database's error on.
+  return /55P03|lock timeout/i.test(err instanceof Error ? err.message : String(err));
+}
