@@ -1,6 +1,6 @@
 import http from 'node:http';
 import type { Readable } from 'node:stream';
-import got, { type Method } from 'got';
+import type { Method } from 'got';
 import CircuitBreaker from 'opossum';
 import { DependencyUnavailableError, PublicError } from './errors.js';
 import type { ServiceMetrics } from './metrics.js';
@@ -192,7 +192,8 @@ export function createServiceClient(opts: {
    * that the body fails only when no byte moves for `idleTimeoutMs`.
    */
   const openStream = async (spec: CallSpec): Promise<StreamedAnswer> => {
-    const headers = await headersOf(spec);
+    // got is loaded on the first streamed read only: most services never make one (idle memory).
+    const [headers, { default: got }] = await Promise.all([headersOf(spec), import('got')]);
     const stream = got.stream(`${base}${spec.path}`, {
       method: 'GET',
       agent: { http: agent },
