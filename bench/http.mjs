@@ -222,6 +222,16 @@ async function main() {
       await client.end();
     }
   };
+  /** The local Kafka broker's pid (infra/kafka/kafka.sh records it), or undefined for a broker elsewhere. */
+  const brokerPid = (() => {
+    try {
+      const pid = Number(readFileSync(new URL('../.stack/kafka/kafka.pid', import.meta.url), 'utf8').trim());
+      cpuOfPid(pid);
+      return pid;
+    } catch {
+      return undefined;
+    }
+  })();
   const pgCpuSince = (before, after) => [...after].reduce((n, [pid, c]) => n + c - (before.get(pid) ?? 0), 0);
 
   /**
@@ -367,6 +377,7 @@ async function main() {
     const exitBefore = exit ? await exit.ask('stats') : undefined;
     const cpuBefore = Object.fromEntries(SERVICE_NAMES.map((s) => [s, cpuOfPid(fleet.pid(s))]));
     const pgBefore = await pgCpu(fleet);
+    const brokerBefore = brokerPid === undefined ? undefined : cpuOfPid(brokerPid);
     const t0 = performance.now();
     const wall0 = Date.now();
     const { ids, refused } = await submitAll(gw, apiKey, urls, proxy);
@@ -375,6 +386,7 @@ async function main() {
     const seconds = (performance.now() - t0) / 1000;
     const cpu = Object.fromEntries(SERVICE_NAMES.map((s) => [s, cpuOfPid(fleet.pid(s)) - cpuBefore[s]]));
     const pgSeconds = pgCpuSince(pgBefore, await pgCpu(fleet));
+    const brokerSeconds = brokerBefore === undefined ? undefined : cpuOfPid(brokerPid) - brokerBefore;
     // Untimed, after the figures: the API's own answers, which the checks read.
     const rows = await untilSettled(gw, apiKey, ids);
     const siteAfter = await site.ask('stats');
@@ -414,6 +426,8 @@ async function main() {
       heldAfter: after.reserved_tokens - (await leaseRestOf(fleet, [tenant.tenant_id])),
       cpuMsPerPage: Object.fromEntries(Object.entries(cpu).map(([s, c]) => [s, (c * 1000) / Math.max(1, ok)])),
       pgMsPerPage: (pgSeconds * 1000) / Math.max(1, ok),
+      // Not in the fleet's figure (the bare crawler has no broker): shown beside it.
+      brokerMsPerPage: brokerSeconds === undefined ? undefined : (brokerSeconds * 1000) / Math.max(1, ok),
       outbox,
     };
   }
@@ -535,6 +549,8 @@ async function main() {
     );
     // Keyed by request id (the HTTP stage's own messages; the ledger's answers are in its outbox).
     const topics = [...new Set(r.runs.flatMap((x) => Object.keys(x.outbox)))].sort();
+    if (r.runs.every((x) => x.brokerMsPerPage !== undefined))
+      console.log(`  Kafka broker CPU per page (not in the fleet figure): ${fmt(perPage((x) => x.brokerMsPerPage))} ms`);
     console.log(
       `  orchestrator outbox messages per page: ${
         topics

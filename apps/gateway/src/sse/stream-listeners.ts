@@ -7,6 +7,9 @@ import type { Logger } from '@wdr/kit/log';
 /** How long the orchestrator keeps mirroring a tenant's events after this instance's last renewal. */
 const LISTEN_TTL_S = 120;
 
+/** Tenants per renewal call (the endpoint takes at most 10,000). */
+const RENEW_CHUNK = 5_000;
+
 /**
  * This instance's registration as a listener of the lifecycle of the tenants it streams events of.
  * The orchestrator mirrors a request event on `request.lifecycle` only for a tenant somebody listens
@@ -98,10 +101,13 @@ export class StreamListeners {
     this.timer = setInterval(
       () => {
         const tenants = this.tenants();
-        if (tenants.length === 0) return;
-        this.register(tenants).catch((err: unknown) =>
-          this.opts.log.warn({ err, tenants: tenants.length }, 'renewing stream listeners failed'),
-        );
+        // At most RENEW_CHUNK tenants per call (the endpoint's bound).
+        for (let i = 0; i < tenants.length; i += RENEW_CHUNK) {
+          const chunk = tenants.slice(i, i + RENEW_CHUNK);
+          this.register(chunk).catch((err: unknown) =>
+            this.opts.log.warn({ err, tenants: chunk.length }, 'renewing stream listeners failed'),
+          );
+        }
       },
       Math.floor((this.ttl * 1000) / 3),
     );
