@@ -32,8 +32,12 @@ const A = '11111111-1111-4111-8111-111111111111';
 const B = '22222222-2222-4222-8222-222222222222';
 
 describe('StreamListeners', () => {
-  beforeEach(() => jest.useFakeTimers());
-  afterEach(() => jest.useRealTimers());
+  beforeEach(() => {
+    jest.useFakeTimers();
+  });
+  afterEach(() => {
+    jest.useRealTimers();
+  });
 
   it('registers a tenant once for its streams, renews every third of the expiry while one is open, and stops after the last closes', async () => {
     const { calls, client } = recorder();
