@@ -38,6 +38,9 @@ const { values: args } = parseArgs({
     scenarios: { type: 'string', default: 'direct,proxy' },
     repeat: { type: 'string', default: process.env.BENCH_REPEAT ?? '3' },
     role: { type: 'string' },
+    // Another tenant watches one of its requests through an event stream while the pages run: the
+    // gateway's live consumer runs (as it does whenever any stream is open on an instance).
+    watcher: { type: 'boolean', default: process.env.BENCH_HTTP_WATCHER === '1' },
   },
 });
 
@@ -91,6 +94,8 @@ async function roleSite() {
   let bytes = 0;
   const server = createServer((req, res) => {
     const path = new URL(req.url ?? '/', 'http://site').pathname;
+    // The watcher's request: answered only when the site stops (it stays running meanwhile).
+    if (path === '/hold') return;
     if (!/^\/(page|warm)\/\d+$/.test(path)) {
       res.writeHead(404, { 'content-type': 'text/plain' });
       res.end('not found');
@@ -355,6 +360,36 @@ async function main() {
     });
   }
 
+  /**
+   * The watcher: a tenant of its own with one request that stays running (the site holds it) and an
+   * event stream open on it, read in the background. Stopped: the stream closed, the request cancelled.
+   */
+  async function watch(fleet, gw, holdUrl) {
+    const t = await adminCommand(fleet, ['create-tenant', '--name', `bench-watcher-${randomBytes(3).toString('hex')}`, '--credits', '100']);
+    const headers = { 'x-api-key': t.api_key, 'content-type': 'application/json' };
+    const res = await fetch(`${gw}/api/v1/data/requests`, {
+      method: 'POST',
+      headers,
+      body: JSON.stringify({ url: holdUrl, mode: 'http', skip_cache: true, timeout_ms: 300_000 }),
+    });
+    const { id } = await res.json();
+    const aborter = new AbortController();
+    const stream = await fetch(`${gw}/api/v1/data/requests/${id}/events/stream`, { headers, signal: aborter.signal });
+    if (stream.status !== 200) throw new Error(`the watcher's stream answered ${stream.status}`);
+    let events = 0;
+    const reading = (async () => {
+      for await (const chunk of stream.body) events += (Buffer.from(chunk).toString('utf8').match(/^id: /gm) ?? []).length;
+    })().catch(() => undefined);
+    while (events === 0) await sleep(50);
+    return {
+      stop: async () => {
+        aborter.abort();
+        await reading;
+        await fetch(`${gw}/api/v1/data/requests/${id}/cancel`, { method: 'POST', headers });
+      },
+    };
+  }
+
   async function balance(gw, apiKey) {
     return (await fetch(`${gw}/api/v1/data/balance`, { headers: { 'x-api-key': apiKey } })).json();
   }
@@ -370,6 +405,7 @@ async function main() {
       '100000000',
     ]);
     const apiKey = tenant.api_key;
+    const watcher = args.watcher ? await watch(fleet, gw, `${new URL(urls[0]).origin}/hold`) : undefined;
     const warm = await submitAll(gw, apiKey, warmUrls, proxy);
     await untilSettled(gw, apiKey, warm.ids);
     const before = await balance(gw, apiKey);
@@ -386,6 +422,7 @@ async function main() {
     const seconds = (performance.now() - t0) / 1000;
     const cpu = Object.fromEntries(SERVICE_NAMES.map((s) => [s, cpuOfPid(fleet.pid(s)) - cpuBefore[s]]));
     const pgSeconds = pgCpuSince(pgBefore, await pgCpu(fleet));
+    await watcher?.stop();
     const brokerSeconds = brokerBefore === undefined ? undefined : cpuOfPid(brokerPid) - brokerBefore;
     // Untimed, after the figures: the API's own answers, which the checks read.
     const rows = await untilSettled(gw, apiKey, ids);
