@@ -5,15 +5,15 @@ import type { OrchestratorDeps } from '../deps.js';
 import { registerLifecycleListeners, releaseLifecycleListener } from '../domain/lifecycle-listeners.js';
 
 /** Listeners of request lifecycles: webhook-dispatcher (tenants with endpoints), gateway instances (open event streams). */
-export function lifecycleListenerRoutes(deps: Pick<OrchestratorDeps, 'db'>): Router {
+export function lifecycleListenerRoutes(deps: Pick<OrchestratorDeps, 'sql'>): Router {
   const r = Router();
   r.post(api.registerLifecycleListeners.route, async (req, res) => {
     const cmd = parse(api.registerLifecycleListeners.body, req.body);
-    res.json(await registerLifecycleListeners(deps.db, callerOf(res), cmd));
+    res.json(await registerLifecycleListeners(deps.sql, callerOf(res), cmd));
   });
   r.post(api.releaseLifecycleListener.route, async (req, res) => {
     const cmd = parse(api.releaseLifecycleListener.body, req.body);
-    res.json(await releaseLifecycleListener(deps.db, callerOf(res), cmd));
+    res.json(await releaseLifecycleListener(deps.sql, callerOf(res), cmd));
   });
   return r;
 }

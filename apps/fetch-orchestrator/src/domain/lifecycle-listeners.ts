@@ -1,6 +1,6 @@
 import type { RegisterLifecycleListenersBody, ReleaseLifecycleListenerBody } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
-import type { PrismaClient } from '../generated/prisma/client.js';
+import type { RawSql } from '@wdr/kit/db';
 
 /** The registration that stands for every tenant (lifecycle_listeners' nil tenant). */
 export const EVERY_TENANT = '00000000-0000-0000-0000-000000000000';
@@ -22,37 +22,34 @@ const LOCK_TIMEOUT = '10s';
  * mirrors. A renewal of a registration still in force changes nothing about that and takes no lock.
  */
 export async function registerLifecycleListeners(
-  db: PrismaClient,
+  sql: RawSql,
   caller: string,
   cmd: RegisterLifecycleListenersBody,
 ): Promise<{ registered: number }> {
   assertHolderOf(caller, cmd.holder);
-  const expiry = cmd.ttl_seconds;
-  for (const tenantId of new Set(cmd.tenant_ids)) {
-    const renewed = await db.$executeRawUnsafe(
-      `UPDATE lifecycle_listeners SET expires_at = CASE WHEN $3::int IS NULL THEN NULL ELSE now() + $3::int * interval '1 second' END,
-              updated_at = now()
+  const expiresAt = `CASE WHEN $3::int IS NULL THEN NULL ELSE now() + $3::int * interval '1 second' END`;
+  const tenants = [...new Set(cmd.tenant_ids)];
+  for (const tenantId of tenants) {
+    const renewed = await sql.$executeRawUnsafe(
+      `UPDATE lifecycle_listeners SET expires_at = ${expiresAt}, updated_at = now()
         WHERE tenant_id = $1::uuid AND holder = $2 AND (expires_at IS NULL OR expires_at > now())`,
       tenantId,
       cmd.holder,
-      expiry,
+      cmd.ttl_seconds,
     );
     if (renewed > 0) continue;
     try {
-      await db.$transaction(
-        async (tx) => {
-          await tx.$executeRawUnsafe(`SET LOCAL lock_timeout = '${LOCK_TIMEOUT}'`);
-          await tx.$queryRawUnsafe(`SELECT pg_advisory_xact_lock(wdr_lifecycle_lock_key($1::uuid))::text AS locked`, tenantId);
-          await tx.$executeRawUnsafe(
-            `INSERT INTO lifecycle_listeners (tenant_id, holder, expires_at)
-           VALUES ($1::uuid, $2, CASE WHEN $3::int IS NULL THEN NULL ELSE now() + $3::int * interval '1 second' END)
-           ON CONFLICT (tenant_id, holder) DO UPDATE SET expires_at = EXCLUDED.expires_at, updated_at = now()`,
-            tenantId,
-            cmd.holder,
-            expiry,
-          );
-        },
-        { timeout: 30_000, maxWait: 10_000 },
+      // One statement, so one transaction without a round trip of its own: the lock (bounded by
+      // lock_timeout, set first), then the row; it commits, and lets the writers go, with the statement.
+      await sql.$executeRawUnsafe(
+        `WITH t AS MATERIALIZED (SELECT set_config('lock_timeout', '${LOCK_TIMEOUT}', true) AS v),
+              l AS MATERIALIZED (SELECT pg_advisory_xact_lock(wdr_lifecycle_lock_key($1::uuid))::text AS locked FROM t)
+         INSERT INTO lifecycle_listeners (tenant_id, holder, expires_at)
+         SELECT $1::uuid, $2, ${expiresAt} FROM l
+         ON CONFLICT (tenant_id, holder) DO UPDATE SET expires_at = EXCLUDED.expires_at, updated_at = now()`,
+        tenantId,
+        cmd.holder,
+        cmd.ttl_seconds,
       );
     } catch (err) {
       if (isLockTimeout(err)) {
@@ -63,22 +60,26 @@ export async function registerLifecycleListeners(
   }
   if (cmd.complete) {
     // Every tenant this holder listens to is registered now: its "every tenant" registration ends.
-    await db.lifecycleListener.deleteMany({ where: { tenantId: EVERY_TENANT, holder: cmd.holder } });
+    await sql.$executeRawUnsafe(`DELETE FROM lifecycle_listeners WHERE tenant_id = $1::uuid AND holder = $2`, EVERY_TENANT, cmd.holder);
   }
   // The holder's lapsed registrations (a gateway instance's tenants whose streams closed).
-  await db.$executeRawUnsafe(`DELETE FROM lifecycle_listeners WHERE holder = $1 AND expires_at < now()`, cmd.holder);
-  return { registered: new Set(cmd.tenant_ids).size };
+  await sql.$executeRawUnsafe(`DELETE FROM lifecycle_listeners WHERE holder = $1 AND expires_at < now()`, cmd.holder);
+  return { registered: tenants.length };
 }
 
 /** The holder no longer listens to the tenant. Needs no lock: a write that still mirrors costs a message, nothing else. */
 export async function releaseLifecycleListener(
-  db: PrismaClient,
+  sql: RawSql,
   caller: string,
   cmd: ReleaseLifecycleListenerBody,
 ): Promise<{ released: boolean }> {
   assertHolderOf(caller, cmd.holder);
-  const { count } = await db.lifecycleListener.deleteMany({ where: { tenantId: cmd.tenant_id, holder: cmd.holder } });
-  return { released: count > 0 };
+  const n = await sql.$executeRawUnsafe(
+    `DELETE FROM lifecycle_listeners WHERE tenant_id = $1::uuid AND holder = $2`,
+    cmd.tenant_id,
+    cmd.holder,
+  );
+  return { released: n > 0 };
 }
 
 /** A service registers only under its own name (`gateway`, `gateway:<instance>`). */
@@ -89,6 +90,6 @@ function assertHolderOf(caller: string, holder: string): void {
 }
 
 function isLockTimeout(err: unknown): boolean {
-  // 55P03: lock_not_available (lock_timeout), as Prisma passes the database's error on.
-  return /55P03|lock timeout/i.test(err instanceof Error ? err.message : String(err));
+  // 55P03: lock_not_available (lock_timeout).
+  return (err as { code?: unknown } | null)?.code === '55P03' || /lock timeout/i.test(err instanceof Error ? err.message : String(err));
 }
