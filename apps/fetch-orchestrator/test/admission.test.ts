@@ -166,7 +166,10 @@ describe('createRequest', () => {
     await createRequest(deps, cmd);
     const row = await db.dataRequest.findUniqueOrThrow({ where: { id: cmd.request_id } });
     const seqs = await Promise.all(
-      Array.from({ length: 10 }, (_, i) => db.$transaction((tx) => appendEvent(tx, row, `request.note_${i}`, 'running', { i }))),
+      // They queue on the request's row: on a loaded machine ten of them outlast Prisma's default 2 s wait.
+      Array.from({ length: 10 }, (_, i) =>
+        db.$transaction((tx) => appendEvent(tx, row, `request.note_${i}`, 'running', { i }), { maxWait: 30_000, timeout: 30_000 }),
+      ),
     );
     expect([...seqs].sort((a, b) => a - b)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10, 11]);
     const history = await readEvents(db, cmd.tenant_id, cmd.request_id);

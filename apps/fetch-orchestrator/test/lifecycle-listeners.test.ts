@@ -1,11 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
-import { pgAdapterFor } from '@wdr/kit/db';
+import { describe, expect, it } from '@jest/globals';
+import { orchestratorDatabase } from './database.js';
 import { PublicError } from '@wdr/kit/errors';
 import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
 import { Sealer } from '@wdr/kit/sealing';
-import { PrismaClient } from '../src/generated/prisma/client.js';
 import { appendEvent } from '../src/domain/requests/events.js';
 import { EVERY_TENANT, registerLifecycleListeners, releaseLifecycleListener } from '../src/domain/lifecycle-listeners.js';
 
@@ -14,23 +12,12 @@ import { EVERY_TENANT, registerLifecycleListeners, releaseLifecycleListener } fr
  * outbox's insert trigger against lifecycle_listeners, on the real Postgres with the real event
  * writer (appendEvent). The history is stored either way.
  */
-let database: TestDatabase;
-let db: PrismaClient;
+const testDb = orchestratorDatabase();
 const sealer = Sealer.fromBase64(Buffer.alloc(32, 9).toString('base64'));
-
-beforeAll(async () => {
-  database = await createTestDatabase('fetch-orchestrator');
-  db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
-}, 60_000);
-
-afterAll(async () => {
-  await db?.$disconnect();
-  await database?.drop();
-}, 60_000);
 
 async function requestOf(tenantId: string): Promise<{ id: string; tenantId: string }> {
   const id = randomUUID();
-  await db.dataRequest.create({
+  await testDb.db.dataRequest.create({
     data: {
       id,
       tenantId,
@@ -51,12 +38,12 @@ async function requestOf(tenantId: string): Promise<{ id: string; tenantId: stri
 
 /** One event appended in its own transaction; answers whether it was mirrored and whether it was stored. */
 async function eventOf(request: { id: string; tenantId: string }): Promise<{ mirrored: boolean; stored: boolean }> {
-  const seq = await db.$transaction((tx) => appendEvent(tx, request, 'request.running', 'running', {}));
+  const seq = await testDb.db.$transaction((tx) => appendEvent(tx, request, 'request.running', 'running', {}));
   return witnessed(request.id, seq);
 }
 
 async function witnessed(requestId: string, seq: number): Promise<{ mirrored: boolean; stored: boolean }> {
-  const [row] = await db.$queryRawUnsafe<{ mirrored: boolean; stored: boolean }[]>(
+  const [row] = await testDb.db.$queryRawUnsafe<{ mirrored: boolean; stored: boolean }[]>(
     `SELECT EXISTS (SELECT 1 FROM outbox_messages WHERE topic = 'requestLifecycle' AND message_key = $1
                       AND (envelope->'data'->>'event_id')::int = $2) AS mirrored,
             EXISTS (SELECT 1 FROM request_events WHERE request_id = $1::uuid AND seq = $2) AS stored`,
@@ -67,7 +54,7 @@ async function witnessed(requestId: string, seq: number): Promise<{ mirrored: bo
 }
 
 const dispatcher = (tenantIds: string[], complete = false) =>
-  registerLifecycleListeners(db, 'webhook-dispatcher', {
+  registerLifecycleListeners(testDb.db, 'webhook-dispatcher', {
     holder: 'webhook-dispatcher',
     tenant_ids: tenantIds,
     ttl_seconds: null,
@@ -81,19 +68,19 @@ describe('lifecycle mirrors only for listened tenants', () => {
 
   it('mirrors every tenant until the dispatcher said which tenants it listens to', async () => {
     expect(await eventOf(await requestOf(silent))).toEqual({ mirrored: true, stored: true });
-    expect(await db.lifecycleListener.count({ where: { tenantId: EVERY_TENANT } })).toBe(1);
+    expect(await testDb.db.lifecycleListener.count({ where: { tenantId: EVERY_TENANT } })).toBe(1);
   });
 
   it('after the sync, mirrors the registered tenant only; the other keeps its history', async () => {
     await expect(dispatcher([listened], true)).resolves.toEqual({ registered: 1 });
-    expect(await db.lifecycleListener.count({ where: { tenantId: EVERY_TENANT } })).toBe(0);
+    expect(await testDb.db.lifecycleListener.count({ where: { tenantId: EVERY_TENANT } })).toBe(0);
     expect(await eventOf(await requestOf(listened))).toEqual({ mirrored: true, stored: true });
     expect(await eventOf(await requestOf(silent))).toEqual({ mirrored: false, stored: true });
   });
 
   it('a batch.completed is written whoever listens; other topics are not looked at', async () => {
-    const before = await db.outboxMessage.count();
-    await db.$transaction((tx) =>
+    const before = await testDb.db.outboxMessage.count();
+    await testDb.db.$transaction((tx) =>
       enqueueMany(tx, [
         {
           topic: 'requestLifecycle',
@@ -110,34 +97,36 @@ describe('lifecycle mirrors only for listened tenants', () => {
         },
       ]),
     );
-    expect(await db.outboxMessage.count()).toBe(before + 1);
+    expect(await testDb.db.outboxMessage.count()).toBe(before + 1);
   });
 
   it('a gateway instance listens until its registration lapses', async () => {
     const streamed = randomUUID();
     const request = await requestOf(streamed);
-    await registerLifecycleListeners(db, 'gateway', { holder: 'gateway:i-1', tenant_ids: [streamed], ttl_seconds: 60 });
+    await registerLifecycleListeners(testDb.db, 'gateway', { holder: 'gateway:i-1', tenant_ids: [streamed], ttl_seconds: 60 });
     expect(await eventOf(request)).toEqual({ mirrored: true, stored: true });
     // A renewal keeps it (no lock taken: it is in force).
-    await registerLifecycleListeners(db, 'gateway', { holder: 'gateway:i-1', tenant_ids: [streamed], ttl_seconds: 60 });
+    await registerLifecycleListeners(testDb.db, 'gateway', { holder: 'gateway:i-1', tenant_ids: [streamed], ttl_seconds: 60 });
     expect(await eventOf(request)).toEqual({ mirrored: true, stored: true });
-    await db.$executeRawUnsafe(`UPDATE lifecycle_listeners SET expires_at = now() - interval '1 second' WHERE holder = 'gateway:i-1'`);
+    await testDb.db.$executeRawUnsafe(
+      `UPDATE lifecycle_listeners SET expires_at = now() - interval '1 second' WHERE holder = 'gateway:i-1'`,
+    );
     expect(await eventOf(request)).toEqual({ mirrored: false, stored: true });
     // The holder's next registration (another tenant) clears what lapsed.
-    await registerLifecycleListeners(db, 'gateway', { holder: 'gateway:i-1', tenant_ids: [randomUUID()], ttl_seconds: 60 });
-    expect(await db.lifecycleListener.count({ where: { holder: 'gateway:i-1', tenantId: streamed } })).toBe(0);
+    await registerLifecycleListeners(testDb.db, 'gateway', { holder: 'gateway:i-1', tenant_ids: [randomUUID()], ttl_seconds: 60 });
+    expect(await testDb.db.lifecycleListener.count({ where: { holder: 'gateway:i-1', tenantId: streamed } })).toBe(0);
   });
 
   it('a released tenant is no longer mirrored', async () => {
     const request = await requestOf(listened);
     await expect(
-      releaseLifecycleListener(db, 'webhook-dispatcher', { holder: 'webhook-dispatcher', tenant_id: listened }),
+      releaseLifecycleListener(testDb.db, 'webhook-dispatcher', { holder: 'webhook-dispatcher', tenant_id: listened }),
     ).resolves.toEqual({
       released: true,
     });
     expect(await eventOf(request)).toEqual({ mirrored: false, stored: true });
     await expect(
-      releaseLifecycleListener(db, 'webhook-dispatcher', { holder: 'webhook-dispatcher', tenant_id: listened }),
+      releaseLifecycleListener(testDb.db, 'webhook-dispatcher', { holder: 'webhook-dispatcher', tenant_id: listened }),
     ).resolves.toEqual({
       released: false,
     });
@@ -150,7 +139,7 @@ describe('lifecycle mirrors only for listened tenants', () => {
     let commit!: () => void;
     const open = new Promise<void>((resolve) => (commit = resolve));
     let inFlightSeq = 0;
-    const writer = db.$transaction(
+    const writer = testDb.db.$transaction(
       async (tx) => {
         inFlightSeq = await appendEvent(tx, request, 'request.running', 'running', {});
         await open;
@@ -174,14 +163,14 @@ describe('lifecycle mirrors only for listened tenants', () => {
   });
 
   it('a service registers only under its own name', async () => {
-    const refused = registerLifecycleListeners(db, 'gateway', {
+    const refused = registerLifecycleListeners(testDb.db, 'gateway', {
       holder: 'webhook-dispatcher',
       tenant_ids: [randomUUID()],
       ttl_seconds: null,
     });
     await expect(refused).rejects.toBeInstanceOf(PublicError);
     await expect(refused).rejects.toMatchObject({ code: 'FORBIDDEN' });
-    await expect(releaseLifecycleListener(db, 'gateway', { holder: 'gateway-x', tenant_id: randomUUID() })).rejects.toMatchObject({
+    await expect(releaseLifecycleListener(testDb.db, 'gateway', { holder: 'gateway-x', tenant_id: randomUUID() })).rejects.toMatchObject({
       code: 'FORBIDDEN',
     });
   });

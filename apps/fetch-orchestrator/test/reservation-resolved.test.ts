@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
-import { pgAdapterFor } from '@wdr/kit/db';
+import { describe, expect, it } from '@jest/globals';
+import { orchestratorDatabase } from './database.js';
 import { Sealer } from '@wdr/kit/sealing';
 import type { EventData } from '@wdr/contracts';
-import { PrismaClient } from '../src/generated/prisma/client.js';
 import { appendEvent } from '../src/domain/requests/events.js';
 import {
   reflectResolvedReservation,
@@ -19,26 +17,15 @@ import {
  * with its number, and its `request.lifecycle` mirror (scope, tenant, status, x-request-id). Each
  * case runs on twin requests, one through each path, against the real Postgres.
  */
-let database: TestDatabase;
-let db: PrismaClient;
+const testDb = orchestratorDatabase();
 const sealer = Sealer.fromBase64(Buffer.alloc(32, 9).toString('base64'));
-
-beforeAll(async () => {
-  database = await createTestDatabase('fetch-orchestrator');
-  db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
-}, 60_000);
-
-afterAll(async () => {
-  await db?.$disconnect();
-  await database?.drop();
-}, 60_000);
 
 type Resolution = EventData<'billingEvents', 'billing.reservation_resolved'>;
 
 async function stored(tenantId: string, opts: { status?: string; project?: boolean } = {}) {
   const id = randomUUID();
   const status = opts.status ?? 'completed';
-  await db.$transaction(async (tx) => {
+  await testDb.db.$transaction(async (tx) => {
     const r = await tx.dataRequest.create({
       data: {
         id,
@@ -65,12 +52,12 @@ async function stored(tenantId: string, opts: { status?: string; project?: boole
 
 /** What a request's resolution left: the row's fields, its events after the first two, their mirrors. */
 async function leftOf(id: string) {
-  const row = await db.dataRequest.findUniqueOrThrow({ where: { id } });
-  const events = await db.$queryRawUnsafe<{ seq: number; kind: string; status: string; payload: unknown }[]>(
+  const row = await testDb.db.dataRequest.findUniqueOrThrow({ where: { id } });
+  const events = await testDb.db.$queryRawUnsafe<{ seq: number; kind: string; status: string; payload: unknown }[]>(
     'SELECT seq, kind, status, payload FROM request_events WHERE request_id = $1::uuid AND seq > 2 ORDER BY seq',
     id,
   );
-  const mirrors = await db.$queryRawUnsafe<{ envelope: Record<string, unknown> & { data: Record<string, unknown> } }[]>(
+  const mirrors = await testDb.db.$queryRawUnsafe<{ envelope: Record<string, unknown> & { data: Record<string, unknown> } }[]>(
     `SELECT envelope FROM outbox_messages WHERE message_key = $1 AND topic = 'requestLifecycle' AND (envelope->'data'->>'event_id')::int > 2 ORDER BY id`,
     id,
   );
@@ -119,14 +106,14 @@ async function compare(cases: { tenant: string; opts?: Parameters<typeof stored>
     batched.push(b);
     perCase.push([]);
     for (const r of c.resolutions) {
-      await db.$transaction((tx) => reflectResolvedReservation(tx, resolution(a, r)));
+      await testDb.db.$transaction((tx) => reflectResolvedReservation(tx, resolution(a, r)));
       perCase.at(-1)!.push({ data: resolution(b, r), requestId: `req-${b}` });
     }
   }
   // Interleaved as a Kafka batch would carry them (each request's own in their order).
   const run: ResolvedReservation[] = [];
   for (let k = 0; perCase.some((l) => l.length > k); k++) for (const l of perCase) if (l[k]) run.push(l[k]!);
-  await db.$transaction((tx) => reflectResolvedReservations(tx, run));
+  await testDb.db.$transaction((tx) => reflectResolvedReservations(tx, run));
   for (let i = 0; i < cases.length; i++) {
     const single = await leftOf(singles[i]!);
     const batch = await leftOf(batched[i]!);
@@ -163,18 +150,18 @@ describe('resolutions reflected in a run', () => {
 
   it('carries each message’s request id to its mirror, and ignores a request that was never stored', async () => {
     const id = await stored(randomUUID());
-    await db.$transaction((tx) =>
+    await testDb.db.$transaction((tx) =>
       reflectResolvedReservations(tx, [
         { data: resolution(randomUUID()), requestId: 'req-missing' },
         { data: resolution(id), requestId: 'req-present' },
       ]),
     );
-    const mirrors = await db.$queryRawUnsafe<{ envelope: Record<string, unknown> }[]>(
+    const mirrors = await testDb.db.$queryRawUnsafe<{ envelope: Record<string, unknown> }[]>(
       `SELECT envelope FROM outbox_messages WHERE message_key = $1 AND (envelope->'data'->>'event_id')::int = 3`,
       id,
     );
     expect(mirrors).toHaveLength(1);
     expect(mirrors[0]!.envelope['$request_id']).toBe('req-present');
-    expect(await db.outboxMessage.count({ where: { envelope: { path: ['$request_id'], equals: 'req-missing' } } })).toBe(0);
+    expect(await testDb.db.outboxMessage.count({ where: { envelope: { path: ['$request_id'], equals: 'req-missing' } } })).toBe(0);
   });
 });

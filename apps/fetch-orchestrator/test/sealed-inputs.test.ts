@@ -1,9 +1,9 @@
 import { randomUUID } from 'node:crypto';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createTestDatabase, withDatabase, type TestDatabase } from '@wdr/testkit';
-import { pgAdapterFor } from '@wdr/kit/db';
+import { describe, expect, it } from '@jest/globals';
+import { orchestratorDatabase } from './database.js';
+import { withDatabase } from '@wdr/testkit';
 import { Sealer } from '@wdr/kit/sealing';
-import { PrismaClient, type Prisma } from '../src/generated/prisma/client.js';
+import type { Prisma } from '../src/generated/prisma/client.js';
 import { InputsPurgedError, openInputs, sealInputs, shownInputs, storedInputs } from '../src/domain/requests/sealed-inputs.js';
 import { detailView } from '../src/domain/requests/views.js';
 import { retentionPass } from '../src/domain/retention.js';
@@ -13,8 +13,7 @@ import { retentionPass } from '../src/domain/retention.js';
  * pass seals them (or, when their URL is already purged, drops the values), the stages read both
  * forms, key rotation opens what the previous key sealed, and views never show a value.
  */
-let database: TestDatabase;
-let db: PrismaClient;
+const testDb = orchestratorDatabase();
 const k1 = { id: 'k1', key: Buffer.alloc(32, 1) };
 const k2 = { id: 'k2', key: Buffer.alloc(32, 2) };
 const sealer = Sealer.fromKeys(k1);
@@ -30,19 +29,9 @@ const CLEAR = {
 };
 const SECRETS = ['CLEAR-AUTH-1', 'CLEAR-COOKIE-1', 'CLEAR-FILL-1'];
 
-beforeAll(async () => {
-  database = await createTestDatabase('fetch-orchestrator');
-  db = new PrismaClient({ adapter: pgAdapterFor(database.url) });
-}, 60_000);
-
-afterAll(async () => {
-  await db?.$disconnect();
-  await database?.drop();
-}, 60_000);
-
 async function stored(extra: Partial<Prisma.DataRequestUncheckedCreateInput>) {
   const id = randomUUID();
-  return db.dataRequest.create({
+  return testDb.db.dataRequest.create({
     data: {
       id,
       tenantId: randomUUID(),
@@ -62,7 +51,7 @@ async function stored(extra: Partial<Prisma.DataRequestUncheckedCreateInput>) {
 
 const rowText = (id: string) =>
   withDatabase(
-    database.url,
+    testDb.url,
     async (c) => (await c.query<{ t: string }>('SELECT row_to_json(r)::text AS t FROM data_requests r WHERE id = $1', [id])).rows[0]!.t,
   );
 
@@ -72,8 +61,8 @@ describe('rows stored in the clear form', () => {
     expect(storedInputs({ sealer, sealRequestInputs: false }, id, CLEAR)).toEqual({ options: CLEAR, secretsSealed: null });
     expect(storedInputs({ sealer, sealRequestInputs: true }, id, CLEAR).secretsSealed).toMatch(/^k1\./);
     const row = await stored({});
-    expect(await retentionPass(db, sealer, new Date(), undefined, false)).toMatchObject({ sealed: 0 });
-    expect((await db.dataRequest.findUniqueOrThrow({ where: { id: row.id } })).options).toEqual(CLEAR);
+    expect(await retentionPass(testDb.db, sealer, new Date(), undefined, false)).toMatchObject({ sealed: 0 });
+    expect((await testDb.db.dataRequest.findUniqueOrThrow({ where: { id: row.id } })).options).toEqual(CLEAR);
   });
 
   it('are read as they are until the retention pass seals them; the pass leaves no value in the row', async () => {
@@ -82,11 +71,11 @@ describe('rows stored in the clear form', () => {
     const before = detailView(live).request;
     expect(JSON.stringify(before)).not.toMatch(/CLEAR-/);
 
-    const pass = await retentionPass(db, sealer);
+    const pass = await retentionPass(testDb.db, sealer);
     expect(pass.sealed).toBeGreaterThanOrEqual(1);
     const text = await rowText(live.id);
     for (const s of SECRETS) expect(text).not.toContain(s);
-    const after = await db.dataRequest.findUniqueOrThrow({ where: { id: live.id } });
+    const after = await testDb.db.dataRequest.findUniqueOrThrow({ where: { id: live.id } });
     expect(after.secretsSealed).toMatch(/^k1\./);
     expect(openInputs(sealer, after)).toEqual(CLEAR);
     // The detail is the same before and after.
@@ -97,14 +86,14 @@ describe('rows stored in the clear form', () => {
       browser_actions: [{ type: 'fill', selector: '#user' }, { type: 'press' }],
     });
     // A second pass finds nothing left to seal for this row.
-    await retentionPass(db, sealer);
-    expect((await db.dataRequest.findUniqueOrThrow({ where: { id: live.id } })).secretsSealed).toBe(after.secretsSealed);
+    await retentionPass(testDb.db, sealer);
+    expect((await testDb.db.dataRequest.findUniqueOrThrow({ where: { id: live.id } })).secretsSealed).toBe(after.secretsSealed);
   });
 
   it('whose URL was already purged lose the values without being sealed', async () => {
     const gone = await stored({ targetSealed: null, targetPurgeAt: new Date(Date.now() - 1000) });
-    await retentionPass(db, sealer);
-    const row = await db.dataRequest.findUniqueOrThrow({ where: { id: gone.id } });
+    await retentionPass(testDb.db, sealer);
+    const row = await testDb.db.dataRequest.findUniqueOrThrow({ where: { id: gone.id } });
     expect(row.secretsSealed).toBeNull();
     for (const s of SECRETS) expect(await rowText(gone.id)).not.toContain(s);
     expect(() => openInputs(sealer, row)).toThrow(InputsPurgedError);
@@ -125,9 +114,9 @@ describe('sealed inputs', () => {
     const kept = randomUUID();
     const k = sealInputs(sealer, kept, CLEAR);
     await stored({ id: kept, options: k.options as Prisma.InputJsonObject, secretsSealed: k.secretsSealed });
-    await retentionPass(db, sealer);
-    expect(await db.dataRequest.findUniqueOrThrow({ where: { id } })).toMatchObject({ targetSealed: null, secretsSealed: null });
-    expect((await db.dataRequest.findUniqueOrThrow({ where: { id: kept } })).secretsSealed).toBe(k.secretsSealed);
+    await retentionPass(testDb.db, sealer);
+    expect(await testDb.db.dataRequest.findUniqueOrThrow({ where: { id } })).toMatchObject({ targetSealed: null, secretsSealed: null });
+    expect((await testDb.db.dataRequest.findUniqueOrThrow({ where: { id: kept } })).secretsSealed).toBe(k.secretsSealed);
   });
 
   it('open after a key rotation (k2 current, k1 previous) and are sealed under the current key', async () => {

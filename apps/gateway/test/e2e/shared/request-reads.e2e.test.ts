@@ -410,8 +410,16 @@ describe('GET /api/v1/data/requests/{id}/events/stream (Server-Sent Events)', ()
     s.messages.map((m) => ({ id: m.id, event: JSON.parse(m.data) as { id: number; type: string; status: string } }));
 
   it('streams live events of a request submitted through another gateway instance, in order, then closes after the terminal one', async () => {
-    const id = await submit('/slow?ms=1200');
-    const s = await open(id, gatewayB.url);
+    // Submitted through B, streamed from A (B's streams end after 2.5 s). The page is slow enough
+    // that the stream is open (listener registered, history read) before it ends, even on a loaded
+    // machine: a stream opened after it would replay the settlement too.
+    const submitted = await api(gatewayB.url)
+      .post('/api/v1/data/requests')
+      .set('X-API-Key', apiKey)
+      .send({ url: `${site.url}/slow?ms=3000`, mode: 'http' });
+    expect(submitted.status).toBe(202);
+    const id = (submitted.body as { id: string }).id;
+    const s = await open(id);
     expect(s.status).toBe(200);
     expect(s.headers['content-type']).toBe('text/event-stream; charset=utf-8');
     await s.ended;
