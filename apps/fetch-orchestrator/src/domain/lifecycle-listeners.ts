@@ -29,15 +29,18 @@ export async function registerLifecycleListeners(
   assertHolderOf(caller, cmd.holder);
   const expiresAt = `CASE WHEN $3::int IS NULL THEN NULL ELSE now() + $3::int * interval '1 second' END`;
   const tenants = [...new Set(cmd.tenant_ids)];
-  for (const tenantId of tenants) {
-    const renewed = await sql.$executeRawUnsafe(
-      `UPDATE lifecycle_listeners SET expires_at = ${expiresAt}, updated_at = now()
-        WHERE tenant_id = $1::uuid AND holder = $2 AND (expires_at IS NULL OR expires_at > now())`,
-      tenantId,
-      cmd.holder,
-      cmd.ttl_seconds,
-    );
-    if (renewed > 0) continue;
+  // Registrations still in force are renewed in one statement (a gateway's renewal, the
+  // dispatcher's sync at start); only the others need the lock, one tenant at a time.
+  const renewed = await sql.$queryRawUnsafe<{ tenant_id: string }[]>(
+    `UPDATE lifecycle_listeners SET expires_at = ${expiresAt}, updated_at = now()
+      WHERE tenant_id = ANY($1::uuid[]) AND holder = $2 AND (expires_at IS NULL OR expires_at > now())
+      RETURNING tenant_id::text AS tenant_id`,
+    tenants,
+    cmd.holder,
+    cmd.ttl_seconds,
+  );
+  const inForce = new Set(renewed.map((r) => r.tenant_id));
+  for (const tenantId of tenants.filter((t) => !inForce.has(t))) {
     try {
       // One statement, so one transaction without a round trip of its own: the lock (bounded by
       // lock_timeout, set first), then the row; it commits, and lets the writers go, with the statement.
