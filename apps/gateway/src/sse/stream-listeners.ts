@@ -53,11 +53,6 @@ export class StreamListeners {
     if (!entry) {
       entry = { streams: 0, registered: this.register([tenantId]) };
       this.held.set(tenantId, entry);
-      // A failed registration is not kept: the next stream of the tenant tries again.
-      const failed = entry;
-      failed.registered.catch(() => {
-        if (this.held.get(tenantId) === failed && failed.streams === 0) this.held.delete(tenantId);
-      });
     }
     entry.streams++;
     const held = entry;
@@ -74,6 +69,8 @@ export class StreamListeners {
     try {
       await held.registered;
     } catch (err) {
+      // Every stream waiting on it releases: the failed registration is dropped with the last, and
+      // the tenant's next stream registers again.
       release();
       throw err;
     }
