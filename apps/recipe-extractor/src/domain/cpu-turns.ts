@@ -1,4 +1,4 @@
-/** A run that held the thread (CPU time) at least this long makes its tenant wait for other tenants' runs on their way to a turn. */
+/** A run that took at least this much CPU time makes its tenant wait for other tenants' runs on their way to a turn. */
 const LONG_RUN_MS = 50;
 /**
  * How long a run on its way is waited for, in all, from the first turn held for it: one whose page
@@ -118,8 +118,9 @@ export class CpuTurns {
     const queue = this.waiting.get(chosen)!;
     const task = queue.shift()!;
     if (queue.length === 0) this.waiting.delete(chosen);
-    // The thread's time, not the clock's: on a loaded machine a short run descheduled for a while
-    // would otherwise count as long and make its tenant wait for runs on their way.
+    // CPU time (the process's, which the synchronous task all but fills), not the clock's: on a
+    // loaded machine a short run descheduled for a while would otherwise count as long and make its
+    // tenant wait for runs on their way.
     const started = process.cpuUsage();
     task();
     const held = process.cpuUsage(started);
