@@ -1,7 +1,9 @@
+import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll } from '@jest/globals';
 import { pgAdapterFor } from '@wdr/kit/db';
+import type { Sealer } from '@wdr/kit/sealing';
 import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
-import { PrismaClient } from '../src/generated/prisma/client.js';
+import { PrismaClient, type Prisma } from '../src/generated/prisma/client.js';
 
 /**
  * A database of the orchestrator's schema for one test file (from the migrated template), created
@@ -29,5 +31,34 @@ export function orchestratorDatabase(): { readonly db: PrismaClient; readonly ur
     get url() {
       return ready(database).url;
     },
+  };
+}
+
+/**
+ * The columns of a stored request as admission leaves it (an HTTP page of `url`, its target sealed
+ * under its id, reserved, pending), with `extra` over them: what a test writes with
+ * `dataRequest.create({ data })` before it exercises what follows admission.
+ */
+export function requestRowOf(
+  sealer: Sealer,
+  tenantId: string,
+  extra: Partial<Prisma.DataRequestUncheckedCreateInput> & { url?: string } = {},
+): Prisma.DataRequestUncheckedCreateInput & { id: string } {
+  const { url = 'https://example.com/a', ...columns } = extra;
+  const id = columns.id ?? randomUUID();
+  return {
+    tenantId,
+    urlOrigin: new URL(url).origin,
+    targetSealed: sealer.seal(url, id),
+    targetPurgeAt: new Date(Date.now() + 3600_000),
+    status: 'pending',
+    routeMode: 'http',
+    proxyType: 'datacenter',
+    pricingVersion: 2,
+    baseTokens: 1,
+    tokenState: 'reserved',
+    options: {},
+    ...columns,
+    id,
   };
 }

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
-import { orchestratorDatabase } from './database.js';
+import { orchestratorDatabase, requestRowOf } from './database.js';
 import { PublicError } from '@wdr/kit/errors';
 import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
 import { Sealer } from '@wdr/kit/sealing';
@@ -16,23 +16,7 @@ const testDb = orchestratorDatabase();
 const sealer = Sealer.fromBase64(Buffer.alloc(32, 9).toString('base64'));
 
 async function requestOf(tenantId: string): Promise<{ id: string; tenantId: string }> {
-  const id = randomUUID();
-  await testDb.db.dataRequest.create({
-    data: {
-      id,
-      tenantId,
-      urlOrigin: 'https://example.com',
-      targetSealed: sealer.seal('https://example.com/a', id),
-      targetPurgeAt: new Date(Date.now() + 3600_000),
-      status: 'pending',
-      routeMode: 'http',
-      proxyType: 'datacenter',
-      pricingVersion: 2,
-      baseTokens: 1,
-      tokenState: 'reserved',
-      options: {},
-    },
-  });
+  const { id } = await testDb.db.dataRequest.create({ data: requestRowOf(sealer, tenantId) });
   return { id, tenantId };
 }
 
@@ -105,9 +89,16 @@ describe('lifecycle mirrors only for listened tenants', () => {
     const request = await requestOf(streamed);
     await registerLifecycleListeners(testDb.db, 'gateway', { holder: 'gateway:i-1', tenant_ids: [streamed], ttl_seconds: 60 });
     expect(await eventOf(request)).toEqual({ mirrored: true, stored: true });
-    // A renewal keeps it (no lock taken: it is in force).
-    await registerLifecycleListeners(testDb.db, 'gateway', { holder: 'gateway:i-1', tenant_ids: [streamed], ttl_seconds: 60 });
+    // A renewal keeps it (no lock taken: it is in force), and registers beside it a tenant not yet listened to.
+    const joined = randomUUID();
+    const expiresBefore = (await testDb.db.lifecycleListener.findFirstOrThrow({ where: { holder: 'gateway:i-1', tenantId: streamed } }))
+      .expiresAt!;
+    await registerLifecycleListeners(testDb.db, 'gateway', { holder: 'gateway:i-1', tenant_ids: [streamed, joined], ttl_seconds: 120 });
+    const expiresAfter = (await testDb.db.lifecycleListener.findFirstOrThrow({ where: { holder: 'gateway:i-1', tenantId: streamed } }))
+      .expiresAt!;
+    expect(expiresAfter.getTime()).toBeGreaterThan(expiresBefore.getTime() + 30_000);
     expect(await eventOf(request)).toEqual({ mirrored: true, stored: true });
+    expect(await eventOf(await requestOf(joined))).toEqual({ mirrored: true, stored: true });
     await testDb.db.$executeRawUnsafe(
       `UPDATE lifecycle_listeners SET expires_at = now() - interval '1 second' WHERE holder = 'gateway:i-1'`,
     );

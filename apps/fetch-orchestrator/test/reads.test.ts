@@ -1,6 +1,7 @@
 import { randomBytes, randomUUID } from 'node:crypto';
 import { PgSql, type PgStatement } from '@wdr/kit/pg-sql';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { requestRowOf } from './database.js';
 import { createTestDatabase, withDatabase, type TestDatabase } from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
@@ -44,21 +45,7 @@ async function storedRequest(tenantId: string, extra: Partial<Prisma.DataRequest
   const id = extra.id ?? randomUUID();
   return db.$transaction(async (tx) => {
     const row = await tx.dataRequest.create({
-      data: {
-        id,
-        tenantId,
-        urlOrigin: 'http://127.0.0.1:9',
-        targetSealed: sealer.seal('http://127.0.0.1:9/secret/path?q=1', id),
-        targetPurgeAt: new Date(Date.now() + 3600_000),
-        status: 'pending',
-        routeMode: 'http',
-        proxyType: 'datacenter',
-        pricingVersion: 2,
-        baseTokens: 1,
-        tokenState: 'reserved',
-        options: { timeout_ms: 45000 },
-        ...extra,
-      },
+      data: requestRowOf(sealer, tenantId, { url: 'http://127.0.0.1:9/secret/path?q=1', options: { timeout_ms: 45000 }, ...extra, id }),
     });
     await appendEvent(tx, row, 'request.accepted', 'pending', { route_mode: 'http', base_tokens: 1 });
     return row;

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
-import { orchestratorDatabase } from './database.js';
+import { orchestratorDatabase, requestRowOf } from './database.js';
 import { Sealer } from '@wdr/kit/sealing';
 import type { EventData } from '@wdr/contracts';
 import { appendEvent } from '../src/domain/requests/events.js';
@@ -27,22 +27,15 @@ async function stored(tenantId: string, opts: { status?: string; project?: boole
   const status = opts.status ?? 'completed';
   await testDb.db.$transaction(async (tx) => {
     const r = await tx.dataRequest.create({
-      data: {
+      data: requestRowOf(sealer, tenantId, {
         id,
-        tenantId,
-        urlOrigin: 'https://example.com',
-        targetSealed: sealer.seal('https://example.com/a', id),
-        targetPurgeAt: new Date(Date.now() + 3600_000),
         status,
         routeMode: 'auto',
-        proxyType: 'datacenter',
-        pricingVersion: 2,
         baseTokens: 5,
         captchaTokens: 0,
         tokenState: 'settlement_pending',
-        options: {},
         ...(opts.project ? { projectId: randomUUID(), environmentId: randomUUID(), budgetCommitted: 5 } : {}),
-      },
+      }),
     });
     await appendEvent(tx, r, 'request.accepted', 'pending', {});
     await appendEvent(tx, r, `request.${status}`, status, {});
