@@ -377,15 +377,21 @@ async function main() {
     const stream = await fetch(`${gw}/api/v1/data/requests/${id}/events/stream`, { headers, signal: aborter.signal });
     if (stream.status !== 200) throw new Error(`the watcher's stream answered ${stream.status}`);
     let events = 0;
+    let open = true;
     const reading = (async () => {
       for await (const chunk of stream.body) events += (Buffer.from(chunk).toString('utf8').match(/^id: /gm) ?? []).length;
-    })().catch(() => undefined);
+    })()
+      .catch(() => undefined)
+      .finally(() => (open = false));
     while (events === 0) await sleep(50);
     return {
+      /** Ends the watch; answers whether the stream was still open until then (what the scenario measures). */
       stop: async () => {
+        const heldOpen = open;
         aborter.abort();
         await reading;
         await fetch(`${gw}/api/v1/data/requests/${id}/cancel`, { method: 'POST', headers });
+        return heldOpen;
       },
     };
   }
@@ -422,7 +428,7 @@ async function main() {
     const seconds = (performance.now() - t0) / 1000;
     const cpu = Object.fromEntries(SERVICE_NAMES.map((s) => [s, cpuOfPid(fleet.pid(s)) - cpuBefore[s]]));
     const pgSeconds = pgCpuSince(pgBefore, await pgCpu(fleet));
-    await watcher?.stop();
+    const watched = watcher ? await watcher.stop() : undefined;
     const brokerSeconds = brokerBefore === undefined ? undefined : cpuOfPid(brokerPid) - brokerBefore;
     // Untimed, after the figures: the API's own answers, which the checks read.
     const rows = await untilSettled(gw, apiKey, ids);
@@ -466,6 +472,7 @@ async function main() {
       // Not in the fleet's figure (the bare crawler has no broker): shown beside it.
       brokerMsPerPage: brokerSeconds === undefined ? undefined : (brokerSeconds * 1000) / Math.max(1, ok),
       outbox,
+      watched,
     };
   }
 
@@ -635,6 +642,12 @@ async function main() {
       sum(r.runs, (x) => x.siteHits) === n,
       `${sum(r.runs, (x) => x.siteHits)} site hits for ${n} pages`,
     );
+    if (args.watcher)
+      report.check(
+        `${scenario}: the watcher's event stream stayed open through every run`,
+        r.runs.every((x) => x.watched === true),
+        `${r.runs.filter((x) => x.watched === true).length} of ${r.runs.length} runs`,
+      );
     if (proxied)
       report.check(
         `${scenario}: every page through the exit`,
