@@ -186,6 +186,8 @@ export function closeServer(server: Server): Promise<void> {
 export interface RunningService {
   /** Stop taking work, finish or hand back what is in flight, commit offsets, close connections. */
   stop: () => Promise<void>;
+  /** What stop() waits for now: named in the log when the grace period runs out. */
+  waitingFor?: () => string;
 }
 
 /**
@@ -209,15 +211,16 @@ export async function runService(opts: { log: Logger; graceMs: number; start: ()
     if (stopping) return;
     stopping = true;
     log.info({ signal }, 'shutting down');
+    const started = Date.now();
     const timer = setTimeout(() => {
-      log.error('graceful shutdown timed out');
+      log.error({ grace_ms: opts.graceMs, waiting_for: running.waitingFor?.() ?? null }, 'graceful shutdown timed out');
       process.exit(1);
     }, opts.graceMs);
     timer.unref();
     running
       .stop()
       .then(() => {
-        log.info('stopped');
+        log.info({ ms: Date.now() - started }, 'stopped');
         process.exit(0);
       })
       .catch((err: unknown) => {
@@ -265,15 +268,20 @@ export async function serve(opts: {
           ? await listen(opts.service.metricsApp, opts.metricsPort, opts.host)
           : undefined;
       opts.log.info({ port: portOf(server), metrics_port: metricsServer ? portOf(metricsServer) : null }, `${opts.name} listening`);
+      let waitingFor = 'nothing';
       return {
         stop: async () => {
           // Metrics stay scrapeable until the work has stopped.
+          waitingFor = 'open HTTP connections';
           const closed = closeServer(server);
           await opts.service.beforeClose?.();
           await closed;
+          waitingFor = 'the work in flight (consumers, jobs, pools)';
           await opts.service.stop();
+          waitingFor = 'the metrics server';
           if (metricsServer) await closeServer(metricsServer);
         },
+        waitingFor: () => waitingFor,
       };
     },
   });

@@ -516,21 +516,24 @@ async function renderIn(
 
   return pool.withContext(
     async (context) => {
-      const rendering = run(context).catch(async (err: unknown) => {
-        if (err instanceof RenderFailure) return fail(err);
-        throw err;
-      });
-      // The overall deadline: whatever the page is doing, the job ends at timeout_ms.
+      // The overall deadline: whatever the page is doing, the job ends at timeout_ms. It bounds the
+      // render's decision, not the evidence collected after it: a failure decided in time (a
+      // challenge that did not pass by the deadline's last second) keeps its own code even when the
+      // screenshot is slow on a loaded machine.
+      const rendering = run(context).then(
+        (output) => ({ output }),
+        (err: unknown) => ({ err }),
+      );
       const timedOut = new Promise<'deadline'>((resolve) => {
         const t = setTimeout(() => resolve('deadline'), Math.max(1, deadline - Date.now()) + 1_000);
-        void rendering.finally(() => clearTimeout(t)).catch(() => undefined);
+        void rendering.finally(() => clearTimeout(t));
       });
       const first = await Promise.race([rendering, timedOut]);
-      if (first === 'deadline') {
-        rendering.catch(() => undefined);
+      if (first === 'deadline')
         return fail(new RenderFailure('TARGET_TIMEOUT', `the render did not finish within ${o.timeout_ms} ms`, 'target'));
-      }
-      return first;
+      if ('output' in first) return first.output;
+      if (first.err instanceof RenderFailure) return fail(first.err);
+      throw first.err;
     },
     {
       proxyServer: route.proxyServer,
