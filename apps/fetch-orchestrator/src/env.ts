@@ -72,9 +72,12 @@ export const orchestratorEnv = {
   FETCH_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(16),
   /**
    * HTTP stages run where they were admitted, at most this many at once (domain/local-runs.ts): the
-   * request skips the fetch.jobs hop while a slot is free; 0 queues every job on Kafka.
+   * request skips the fetch.jobs hop while a slot is free; 0 queues every job on Kafka. Twice
+   * FETCH_CONCURRENCY's default: admission outruns execution, and with 16 a steady stream of one
+   * client's 16 concurrent submissions already sent a third of its pages through Kafka, each paying
+   * the hop's CPU and delay (bench/README.md, "local stage slots").
    */
-  LOCAL_HTTP_STAGES: z.coerce.number().int().min(0).max(256).default(16),
+  LOCAL_HTTP_STAGES: z.coerce.number().int().min(0).max(256).default(32),
   /** How long a local stage's claim holds unrenewed: after a crash, how soon its request is queued again. */
   LOCAL_HTTP_CLAIM_S: z.coerce.number().int().min(3).max(600).default(15),
   MAX_RESULT_BYTES: z.coerce
