@@ -4,7 +4,7 @@ import { pgPoolFor, type PgPool } from '@wdr/kit/pg-listen';
 import { PgSql } from '@wdr/kit/pg-sql';
 import { Sealer } from '@wdr/kit/sealing';
 import { TargetPolicy } from '@wdr/kit/target-policy';
-import { cacheKeySecretOf, type ResultCacheSettings } from './domain/result-cache.js';
+import { CapChecks, cacheKeySecretOf, type ResultCacheSettings } from './domain/result-cache.js';
 import type { AdmissionDeps } from './domain/requests/create.js';
 import { CreditLeases } from './domain/leases.js';
 import { LocalHttpRuns } from './domain/local-runs.js';
@@ -63,6 +63,7 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
   const resultCache: ResultCacheSettings = {
     keySecret: cacheKeySecretOf(env.TARGET_URL_KEY.key.toString('base64')),
     maxEntriesPerTenant: env.RESULT_CACHE_MAX_ENTRIES_PER_TENANT,
+    capChecks: CapChecks.forCap(env.RESULT_CACHE_MAX_ENTRIES_PER_TENANT),
     maxTotalBytes: env.RESULT_CACHE_MAX_BYTES,
     outcomes: base.metrics.counter(
       'result_cache_total',

@@ -8,6 +8,7 @@ import { PrismaClient, type Prisma } from '../src/generated/prisma/client.js';
 import { appendEvent } from '../src/domain/requests/events.js';
 import { endStatements } from '../src/domain/requests/writes.js';
 import {
+  CapChecks,
   cacheKeyOf,
   cacheKeySecretOf,
   cachePolicyOf,
@@ -195,6 +196,26 @@ describe('filling', () => {
     const again = await stored(tenant, 'https://example.com/p4');
     await fill(again);
     expect((await entriesOf(tenant)).map((e) => e.sourceRequestId)).toEqual([rows[2]!.id, rows[3]!.id, again.id]);
+  });
+
+  it('with a large cap, checks it on one fill in cap/100 per tenant: over by less than that between checks, back to the cap at the next', async () => {
+    const checks = CapChecks.forCap(300);
+    expect(checks.every).toBe(3);
+    const tenant = randomUUID();
+    const other = randomUUID();
+    const withChecks = deps({ resultCache: { ...settings, capChecks: checks } });
+    const counts: number[] = [];
+    for (let i = 0; i < 7; i++) {
+      // Another tenant's fill between each: its count is its own.
+      await fill(await stored(other, `https://example.com/o${i}`), withChecks);
+      await fill(await stored(tenant, `https://example.com/c${i}`), withChecks);
+      counts.push((await entriesOf(tenant)).length);
+    }
+    // Checked at fills 1, 4 and 7 (cap 3 here): 4, 5 and 6 ran past it by at most every - 1.
+    expect(counts).toEqual([1, 2, 3, 3, 4, 5, 3]);
+    expect((await entriesOf(other)).length).toBe(3);
+    // Every fill checks a cap under 200.
+    expect([1, 2, 3].map(() => CapChecks.forCap(199).due(tenant))).toEqual([true, true, true]);
   });
 
   it('a completing move that stores its page makes the entry in its own statement, under the same cap and conditions', async () => {
