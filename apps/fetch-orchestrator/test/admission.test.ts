@@ -106,7 +106,7 @@ const command = (over: Partial<CreateCommand> = {}): CreateCommand => ({
 
 const outboxOf = (id: string) =>
   db.$queryRawUnsafe<{ topic: string; envelope: { type: string; data: Record<string, unknown> } }[]>(
-    'SELECT topic, envelope FROM outbox_messages WHERE message_key = $1 ORDER BY id',
+    `SELECT topic, envelope FROM outbox_messages WHERE envelope->'data'->>'request_id' = $1 ORDER BY id`,
     id,
   );
 

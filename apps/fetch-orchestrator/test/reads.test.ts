@@ -220,14 +220,16 @@ describe('cancelRequest', () => {
       database.url,
       async (c) =>
         (
-          await c.query<{ topic: string; envelope: { type: string; data: Record<string, unknown> } }>(
-            'SELECT topic, envelope FROM outbox_messages WHERE message_key = $1 ORDER BY id',
+          await c.query<{ topic: string; message_key: string; envelope: { type: string; data: Record<string, unknown> } }>(
+            `SELECT topic, message_key, envelope FROM outbox_messages WHERE envelope->'data'->>'request_id' = $1 ORDER BY id`,
             [r.id],
           )
         ).rows,
     );
     const settlements = outbox.filter((m) => m.envelope.type === 'billing.settlement_requested');
     expect(settlements.map((m) => m.envelope.data['outcome'])).toEqual(['cancelled']);
+    // Keyed by tenant (one ledger partition settles all of a tenant's requests).
+    expect(settlements.map((m) => m.message_key)).toEqual([tenant]);
     expect(outbox.filter((m) => m.envelope.type === 'request.event_appended').map((m) => m.envelope.data['kind'])).toEqual([
       'request.accepted',
       'request.cancelled',
@@ -316,7 +318,7 @@ describe('terminal moves in one statement (requests/writes.ts)', () => {
         async (c) =>
           (
             await c.query<{ type: string; outcome: string | null }>(
-              `SELECT envelope->>'type' AS type, envelope->'data'->>'outcome' AS outcome FROM outbox_messages WHERE message_key = $1 ORDER BY id`,
+              `SELECT envelope->>'type' AS type, envelope->'data'->>'outcome' AS outcome FROM outbox_messages WHERE envelope->'data'->>'request_id' = $1 ORDER BY id`,
               [r.id],
             )
           ).rows,
@@ -365,7 +367,7 @@ describe('terminal moves in one statement (requests/writes.ts)', () => {
             (
               await c.query<{ topic: string; type: string; data: Record<string, unknown> }>(
                 `SELECT topic, envelope->>'type' AS type, envelope->'data' AS data FROM outbox_messages
-                  WHERE message_key = $1 AND topic <> 'requestLifecycle' ORDER BY topic`,
+                  WHERE envelope->'data'->>'request_id' = $1 AND topic <> 'requestLifecycle' ORDER BY topic`,
                 [id],
               )
             ).rows,

@@ -95,7 +95,7 @@ const meta = (over: Partial<RenderMeta> = {}): RenderMeta => ({
 });
 
 async function settlementsOf(requestId: string) {
-  const rows = await db.outboxMessage.findMany({ where: { topic: 'billingCommands', messageKey: requestId } });
+  const rows = await db.outboxMessage.findMany({ where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: requestId } } });
   return rows.map((r) => (r.envelope as { data: Record<string, unknown> }).data);
 }
 

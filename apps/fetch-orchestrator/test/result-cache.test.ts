@@ -306,7 +306,7 @@ describe('serving', () => {
     expect(done.resultMeta).toEqual({ stage: 'http', status_code: 200, cached: true });
     const copy = await db.requestResult.findUniqueOrThrow({ where: { requestId: pending.id } });
     expect(Buffer.from(copy.body)).toEqual(Buffer.alloc(10, 'x'));
-    const settlement = (await db.outboxMessage.findMany({ where: { topic: 'billingCommands', messageKey: pending.id } })).map(
+    const settlement = (await db.outboxMessage.findMany({ where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: pending.id } } })).map(
       (m) => (m.envelope as { data: Record<string, unknown> }).data,
     );
     expect(settlement).toEqual([expect.objectContaining({ outcome: 'completed', terminal_stage: 'http', captcha_solves: 0 })]);

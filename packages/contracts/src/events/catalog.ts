@@ -206,7 +206,10 @@ export const TOPICS = {
   },
   billingCommands: {
     name: 'billing.commands',
-    key: 'request_id',
+    // By tenant: one partition settles all of a tenant's requests, a fetch of them in one
+    // transaction, and two of the ledger's transactions never wait on each other for the tenant's
+    // account and lease rows. The ledger reads the request id from the command, not the key.
+    key: 'tenant_id',
     partitions: 6,
     producers: ['fetch-orchestrator'],
     consumers: ['billing-ledger'],

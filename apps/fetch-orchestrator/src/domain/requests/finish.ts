@@ -125,7 +125,10 @@ export function terminalMessages(
   const messages: TerminalMessage[] = [
     {
       topic: 'billingCommands',
-      key: request.id,
+      // By tenant (the catalog's key for billing.commands): one partition settles all of a tenant's
+      // requests, in batches as large as its rate makes them, and no two ledger transactions wait
+      // on each other for its account and lease rows.
+      key: request.tenantId,
       envelope: makeEnvelope('billingCommands', 'billing.settlement_requested', request.tenantId, {
         request_id: request.id,
         outcome: t.status,
