@@ -102,7 +102,9 @@ const completed = async (
 });
 
 async function settlementOf(requestId: string): Promise<Record<string, unknown>> {
-  const rows = await db.outboxMessage.findMany({ where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: requestId } } });
+  const rows = await db.outboxMessage.findMany({
+    where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: requestId } },
+  });
   expect(rows).toHaveLength(1);
   return (rows[0]!.envelope as { data: Record<string, unknown> }).data;
 }

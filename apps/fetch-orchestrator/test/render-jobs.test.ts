@@ -95,7 +95,9 @@ const meta = (over: Partial<RenderMeta> = {}): RenderMeta => ({
 });
 
 async function settlementsOf(requestId: string) {
-  const rows = await db.outboxMessage.findMany({ where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: requestId } } });
+  const rows = await db.outboxMessage.findMany({
+    where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: requestId } },
+  });
   return rows.map((r) => (r.envelope as { data: Record<string, unknown> }).data);
 }
 

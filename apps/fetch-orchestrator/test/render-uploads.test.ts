@@ -244,7 +244,9 @@ describe('a rendered page handed back as bytes', () => {
     expect(await db.requestResult.findUnique({ where: { requestId: r.id } })).toBeNull();
     const row = await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } });
     expect(row.status).toBe('running');
-    expect(await db.outboxMessage.count({ where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: r.id } } })).toBe(0);
+    expect(
+      await db.outboxMessage.count({ where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: r.id } } }),
+    ).toBe(0);
     // The right reference still finishes it.
     expect(await acceptRenderResult(deps(), r.id, completed(ref))).toEqual({ accepted: true, status: 'completed' });
   });
@@ -268,7 +270,9 @@ describe('a rendered page handed back as bytes', () => {
     expect(await acceptRenderResult(deps(), r.id, completed(first))).toEqual({ accepted: false, status: 'completed' });
     expect((await bytesOf(await readResult(db, r.tenantId, r.id, 'text'))).toString()).toBe(winner);
     expect((await readEvents(db, r.tenantId, r.id)).events.filter((e) => e.kind === 'request.completed')).toHaveLength(1);
-    expect(await db.outboxMessage.count({ where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: r.id } } })).toBe(1);
+    expect(
+      await db.outboxMessage.count({ where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: r.id } } }),
+    ).toBe(1);
     expect(await stagedRows(r.id)).toEqual({ chunks: 0, uploads: 0 });
   });
 

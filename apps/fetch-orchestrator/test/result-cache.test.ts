@@ -306,9 +306,11 @@ describe('serving', () => {
     expect(done.resultMeta).toEqual({ stage: 'http', status_code: 200, cached: true });
     const copy = await db.requestResult.findUniqueOrThrow({ where: { requestId: pending.id } });
     expect(Buffer.from(copy.body)).toEqual(Buffer.alloc(10, 'x'));
-    const settlement = (await db.outboxMessage.findMany({ where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: pending.id } } })).map(
-      (m) => (m.envelope as { data: Record<string, unknown> }).data,
-    );
+    const settlement = (
+      await db.outboxMessage.findMany({
+        where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: pending.id } },
+      })
+    ).map((m) => (m.envelope as { data: Record<string, unknown> }).data);
     expect(settlement).toEqual([expect.objectContaining({ outcome: 'completed', terminal_stage: 'http', captcha_solves: 0 })]);
     expect(settlement[0]).not.toHaveProperty('traffic');
     // Served once: a repeated start finds it terminal.

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { describe, expect, it } from '@jest/globals';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 
