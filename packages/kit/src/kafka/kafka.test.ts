@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import { afterAll, beforeAll, describe, expect, it, jest } from '@jest/globals';
 import pg from 'pg';
 import { createTestDatabase, eventually, pgRawSql, uniqueTopicPrefix, KAFKA_BROKERS, type TestDatabase } from '@wdr/testkit';
 import type { Envelope } from '@wdr/contracts';
@@ -256,6 +256,46 @@ describe('outbox relay', () => {
     const pending = await db.$queryRawUnsafe<unknown[]>('SELECT 1 FROM outbox_messages WHERE published_at IS NULL');
     expect(pending).toHaveLength(0);
     expect(relay.healthy()).toBe(false); // stopped
+  }, 60_000);
+});
+
+describe('outbox relay rounds', () => {
+  it('takes one round per wake-up when its batch was not full, and goes on at once after a full one', async () => {
+    const received: Envelope[] = [];
+    const c = bus.kafka.consumer({ groupId: `outbox-rounds-${randomUUID()}` });
+    await c.connect();
+    await c.subscribe({ topic: bus.topic('renderJobs'), fromBeginning: true });
+    await c.run({ eachMessage: async ({ message }) => void received.push(JSON.parse(message.value!.toString()) as Envelope) });
+    // A poll far longer than the test: only the start and the commits' NOTIFYs wake it.
+    const relay = new OutboxRelay({ databaseUrl: database.url, bus, log, pollMs: 60_000, batchSize: 2 });
+    const rounds = jest.spyOn(relay, 'drainOnce');
+    relay.start();
+    await eventually(async () => rounds.mock.calls.length, (n) => n >= 1, 10_000);
+    const quiet = async () => {
+      const n = rounds.mock.calls.length;
+      await new Promise((r) => setTimeout(r, 700));
+      return rounds.mock.calls.length === n;
+    };
+    await eventually(quiet, Boolean, 10_000, 0);
+    const before = rounds.mock.calls.length;
+
+    // One row: one round (before, a second one followed every round that published, and found nothing).
+    const one = renderJob();
+    await db.$transaction(async (tx) => enqueue(tx, 'renderJobs', 'r1', one));
+    await eventually(async () => received.some((e) => e.id === one.id), Boolean, 10_000);
+    await eventually(quiet, Boolean, 10_000, 0);
+    expect(rounds.mock.calls.length - before).toBe(1);
+
+    // Three rows in one transaction, batches of 2: a full round, then the rest at once.
+    const three = [renderJob(), renderJob(), renderJob()];
+    await db.$transaction(async (tx) => {
+      for (const [i, e] of three.entries()) await enqueue(tx, 'renderJobs', `r3-${i}`, e);
+    });
+    await eventually(async () => three.every((t) => received.some((e) => e.id === t.id)), Boolean, 10_000);
+    await eventually(quiet, Boolean, 10_000, 0);
+    expect(rounds.mock.calls.length - before).toBe(3);
+    await relay.stop();
+    await c.disconnect();
   }, 60_000);
 });
 

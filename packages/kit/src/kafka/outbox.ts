@@ -251,6 +251,8 @@ export class OutboxRelay {
         withRequestId(undefined, () => {
           this.inFlight = this.tick(probe).finally(() => {
             this.inFlight = undefined;
+            // A nudge between the round's decision and here found it still in flight: run now.
+            if (this.wakeRequested && this.running) this.nudge();
           });
         }),
       ms,
@@ -271,7 +273,13 @@ export class OutboxRelay {
       this.opts.log.warn({ err }, 'outbox: publish failed, will retry');
     }
     if (!this.running) return;
-    const again = published > 0 || this.wakeRequested;
+    // Another round at once only for a full batch (more may wait) or a wake-up that came during this
+    // one. A batch that was not full took every row committed before its read; a row committed
+    // since sent its own wake-up (NOTIFY, or this process's nudge after its commit), which either
+    // came during the round (wakeRequested) or comes after it. Before, every round that published
+    // anything was followed by one that, at a few pages a second, almost always found nothing: two
+    // of the relay's statements per page for nothing.
+    const again = published >= (this.opts.batchSize ?? 500) || this.wakeRequested;
     this.wakeRequested = false;
     // After a failure, retry within a second rather than at the slow poll.
     const busy = this.busy;
