@@ -33,6 +33,8 @@ import { renderJob, SETTLE_IDLE_MS } from '../apps/browser-renderer/dist/domain/
 
 const PAGES = Number(process.env.BENCH_PAGES ?? 40);
 const CONCURRENCY = Number(process.env.BENCH_CONCURRENCY ?? 4);
+/** Pages submitted and finished before the API run is measured (`BENCH_WARMUP_PAGES`, one round: CONCURRENCY). */
+const WARMUP_PAGES = Number(process.env.BENCH_WARMUP_PAGES ?? CONCURRENCY);
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
 // BENCH_PAGE: another fixture page for every row but site-light (`/big?mb=5`: the hand-back of large pages).
 const PAGE = process.env.BENCH_PAGE ?? '/js-page';
@@ -212,9 +214,12 @@ async function throughApi(site) {
       }
     };
     const balance = async () => (await fetch(`${gw}/api/v1/data/balance`, { headers })).json();
-    const warmId = await submit();
-    await untilTerminal([warmId]); // warm-up: the first page of a fresh pool
-    await untilSettled([warmId]);
+    // Warm-up: one round at the bench's concurrency (as bench/http.mjs warms one page per worker),
+    // so the first pages' one-time work (Chromium's first contexts, the services' first compiles
+    // of each path) is not charged to the 40 measured pages.
+    const warmIds = await Promise.all(Array.from({ length: WARMUP_PAGES }, submit));
+    await untilTerminal(warmIds);
+    await untilSettled(warmIds);
     const balanceBefore = await balance();
     const pid = fleet.pid('browser-renderer');
     let peakTree = 0;
