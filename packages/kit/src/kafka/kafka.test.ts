@@ -270,7 +270,11 @@ describe('outbox relay rounds', () => {
     const relay = new OutboxRelay({ databaseUrl: database.url, bus, log, pollMs: 60_000, batchSize: 2 });
     const rounds = jest.spyOn(relay, 'drainOnce');
     relay.start();
-    await eventually(async () => rounds.mock.calls.length, (n) => n >= 1, 10_000);
+    await eventually(
+      async () => rounds.mock.calls.length,
+      (n) => n >= 1,
+      10_000,
+    );
     const quiet = async () => {
       const n = rounds.mock.calls.length;
       await new Promise((r) => setTimeout(r, 700));
