@@ -435,11 +435,15 @@ async function main() {
     const siteAfter = await site.ask('stats');
     const exitRequests = exit ? (await exit.ask('stats')).requests - exitBefore.requests : undefined;
     const after = await balance(gw, apiKey);
-    // What the pages wrote to the orchestrator's outbox (published rows stay a day), by topic.
+    // What the pages wrote to the orchestrator's outbox (published rows stay a day), by topic: by the
+    // request id every envelope carries (billing.commands are keyed by tenant).
     const outbox = await withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) =>
       Object.fromEntries(
         (
-          await c.query(`SELECT topic, count(*)::int AS n FROM outbox_messages WHERE message_key = ANY($1::text[]) GROUP BY topic`, [ids])
+          await c.query(
+            `SELECT topic, count(*)::int AS n FROM outbox_messages WHERE envelope->'data'->>'request_id' = ANY($1::text[]) GROUP BY topic`,
+            [ids],
+          )
         ).rows.map((r) => [r.topic, r.n]),
       ),
     );
