@@ -9,6 +9,7 @@ import { Sealer } from '@wdr/kit/sealing';
 import type { ServiceClient } from '@wdr/kit/http-client';
 import type { RenderMeta, RenderResult } from '@wdr/contracts';
 import { PrismaClient } from '../src/generated/prisma/client.js';
+import { requestRowOf } from './database.js';
 import { GeoVerifier } from '../src/domain/proxies/geo.js';
 import { ProxyPool } from '../src/domain/proxies/pool.js';
 import type { RouteDeps } from '../src/domain/proxies/route.js';
@@ -56,20 +57,15 @@ async function runningRequest(status = 'running') {
   const id = randomUUID();
   return db.$transaction(async (tx) => {
     const row = await tx.dataRequest.create({
-      data: {
+      data: requestRowOf(sealer, randomUUID(), {
         id,
-        tenantId: randomUUID(),
-        urlOrigin: 'http://127.0.0.1:9',
-        targetSealed: sealer.seal('http://127.0.0.1:9/gate', id),
-        targetPurgeAt: new Date(Date.now() + 3600_000),
+        url: 'http://127.0.0.1:9/gate',
         status,
         routeMode: 'browser',
         proxyType: 'residential',
-        pricingVersion: 2,
         baseTokens: 25,
-        tokenState: 'reserved',
         options: { timeout_ms: 20000 },
-      },
+      }),
     });
     await appendEvent(tx, row, 'request.accepted', 'pending', { route_mode: 'browser', base_tokens: 25 });
     return row;

@@ -15,6 +15,7 @@ import { pgPoolFor, type PgPool } from '@wdr/kit/pg-listen';
 import { Sealer } from '@wdr/kit/sealing';
 import { RENDER_UPLOAD_DIGEST_HEADER, renderUploadApi, type RenderMeta, type RenderResult } from '@wdr/contracts';
 import { PrismaClient } from '../src/generated/prisma/client.js';
+import { requestRowOf } from './database.js';
 import { renderJobRoutes } from '../src/api/render-job-routes.js';
 import type { OrchestratorDeps } from '../src/deps.js';
 import { bytesOf, readEvents, readResult } from '../src/domain/request-reads.js';
@@ -91,19 +92,14 @@ async function runningRequest(): Promise<{ id: string; tenantId: string }> {
   const tenantId = randomUUID();
   await db.$transaction(async (tx) => {
     const row = await tx.dataRequest.create({
-      data: {
+      data: requestRowOf(sealer, tenantId, {
         id,
-        tenantId,
-        urlOrigin: 'http://127.0.0.1:9',
-        targetSealed: sealer.seal('http://127.0.0.1:9/big', id),
-        targetPurgeAt: new Date(Date.now() + 3600_000),
-        status: 'pending',
+        url: 'http://127.0.0.1:9/big',
         routeMode: 'browser',
-        pricingVersion: 2,
+        proxyType: null,
         baseTokens: 5,
-        tokenState: 'reserved',
         options: { timeout_ms: 20000, javascript: true, resource_policy: 'adaptive', debug_artifacts: false },
-      },
+      }),
     });
     await appendEvent(tx, row, 'request.accepted', 'pending', { route_mode: 'browser', base_tokens: 5 });
   });

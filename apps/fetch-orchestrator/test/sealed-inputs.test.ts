@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
-import { orchestratorDatabase } from './database.js';
+import { orchestratorDatabase, requestRowOf } from './database.js';
 import { withDatabase } from '@wdr/testkit';
 import { Sealer } from '@wdr/kit/sealing';
 import type { Prisma } from '../src/generated/prisma/client.js';
@@ -30,22 +30,14 @@ const CLEAR = {
 const SECRETS = ['CLEAR-AUTH-1', 'CLEAR-COOKIE-1', 'CLEAR-FILL-1'];
 
 async function stored(extra: Partial<Prisma.DataRequestUncheckedCreateInput>) {
-  const id = randomUUID();
   return testDb.db.dataRequest.create({
-    data: {
-      id,
-      tenantId: randomUUID(),
-      urlOrigin: 'http://127.0.0.1:9',
-      targetSealed: sealer.seal('http://127.0.0.1:9/x', id),
-      targetPurgeAt: new Date(Date.now() + 3600_000),
-      status: 'pending',
+    data: requestRowOf(sealer, randomUUID(), {
+      url: 'http://127.0.0.1:9/x',
       routeMode: 'browser',
-      pricingVersion: 2,
-      baseTokens: 1,
-      tokenState: 'reserved',
+      proxyType: null,
       options: CLEAR,
       ...extra,
-    },
+    }),
   });
 }
 
