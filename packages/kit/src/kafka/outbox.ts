@@ -111,6 +111,8 @@ export class OutboxRelay {
   private readonly lockKey: string;
   /** The last drain found another replica's relay draining. */
   private busy = false;
+  /** Rows a drain publishes at most (`batchSize`, 500). */
+  private readonly batch: number;
 
   constructor(
     private readonly opts: {
@@ -133,6 +135,7 @@ export class OutboxRelay {
   ) {
     const { schema, config } = pgConnectionFor(opts.databaseUrl);
     this.lockKey = `wdr_outbox_relay:${schema}`;
+    this.batch = opts.batchSize ?? 500;
     this.pool = new pg.Pool({ ...config, max: 1 });
     this.listener = new PgListener({
       connection: config,
@@ -279,7 +282,7 @@ export class OutboxRelay {
     // came during the round (wakeRequested) or comes after it. Before, every round that published
     // anything was followed by one that, at a few pages a second, almost always found nothing: two
     // of the relay's statements per page for nothing.
-    const again = published >= (this.opts.batchSize ?? 500) || this.wakeRequested;
+    const again = published >= this.batch || this.wakeRequested;
     this.wakeRequested = false;
     // After a failure, retry within a second rather than at the slow poll.
     const busy = this.busy;
@@ -316,7 +319,6 @@ export class OutboxRelay {
    * never read again (two relays on one schema publish every row once: kafka.test.ts).
    */
   async drainOnce(): Promise<number> {
-    const batch = this.opts.batchSize ?? 500;
     const client = await this.pool.connect();
     let broken = false;
     // A checked-out client has no pool listener: a socket that breaks between queries (say while the
@@ -336,7 +338,7 @@ export class OutboxRelay {
              SELECT id, topic, message_key, envelope FROM outbox_messages WHERE l.locked AND published_at IS NULL ORDER BY id LIMIT $1
               FOR UPDATE SKIP LOCKED
            ) o ON true`,
-        [batch, this.lockKey],
+        [this.batch, this.lockKey],
       );
       locked = rows[0]?.locked === true;
       if (!locked) {
