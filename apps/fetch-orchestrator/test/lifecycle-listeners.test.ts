@@ -1,6 +1,5 @@
 import { randomUUID } from 'node:crypto';
 import { describe, expect, it } from '@jest/globals';
-import { withDatabase } from '@wdr/testkit';
 import { orchestratorDatabase, requestRowOf } from './database.js';
 import { PublicError } from '@wdr/kit/errors';
 import { enqueueMany, makeEnvelope } from '@wdr/kit/kafka';
@@ -61,21 +60,6 @@ describe('lifecycle mirrors only for listened tenants', () => {
     expect(await testDb.db.lifecycleListener.count({ where: { tenantId: EVERY_TENANT } })).toBe(0);
     expect(await eventOf(await requestOf(listened))).toEqual({ mirrored: true, stored: true });
     expect(await eventOf(await requestOf(silent))).toEqual({ mirrored: false, stored: true });
-  });
-
-  it("wakes the outbox relay only when a row was written: a silent tenant's event sends no NOTIFY", async () => {
-    await withDatabase(testDb.url, async (listener) => {
-      const woken: string[] = [];
-      listener.on('notification', (n) => woken.push(n.payload ?? ''));
-      await listener.query('LISTEN wdr_outbox');
-      const settle = () => new Promise((r) => setTimeout(r, 300));
-      expect(await eventOf(await requestOf(silent))).toEqual({ mirrored: false, stored: true });
-      await settle();
-      expect(woken).toEqual([]);
-      expect(await eventOf(await requestOf(listened))).toEqual({ mirrored: true, stored: true });
-      await settle();
-      expect(woken).toEqual(['orchestrator']);
-    });
   });
 
   it('a batch.completed is written whoever listens; other topics are not looked at', async () => {
