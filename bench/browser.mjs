@@ -13,6 +13,8 @@
  *
  *   npx turbo run build && node packages/testkit/dist/prepare-templates.js   # once
  *   node bench/browser.mjs            # BENCH_PAGES=40 BENCH_CONCURRENCY=4 BENCH_PAGE=/js-page
+ *   BENCH_LOG_DIR=/tmp/b node bench/browser.mjs   # the fleet's logs kept, the renderer's at info:
+ *                                     # a 'render finished' line per job (claim, render, hand-back ms)
  *
  * Only loopback traffic: every page comes from the local fixture site.
  */
@@ -161,7 +163,11 @@ async function throughApi(site) {
   const fleet = await startFleet({
     env: {
       gateway: benchGatewayEnv(),
-      'browser-renderer': { BROWSER_POOL_SIZE: '1', BROWSER_PAGES_PER_BROWSER: String(CONCURRENCY) },
+      'browser-renderer': {
+        BROWSER_POOL_SIZE: '1',
+        BROWSER_PAGES_PER_BROWSER: String(CONCURRENCY),
+        ...(process.env.BENCH_LOG_DIR ? { LOG_LEVEL: 'info' } : {}),
+      },
       'fetch-orchestrator': leaseEnv(),
       // The outbox's production safety poll (the relays wake on NOTIFY at commit; the test fleet
       // polls every second). BENCH_NODE_OPTIONS: V8 flags for every service (issue 24);
@@ -172,6 +178,7 @@ async function throughApi(site) {
         ...nodeOptionsEnv(),
       },
     },
+    ...(process.env.BENCH_LOG_DIR ? { logDir: process.env.BENCH_LOG_DIR } : {}),
   });
   recordProfiledFleet(fleet);
   try {
@@ -224,12 +231,14 @@ async function throughApi(site) {
     const pid = fleet.pid('browser-renderer');
     let peakTree = 0;
     let peakNode = 0;
+    // Once a second: reading a tree's PSS costs some 20 ms of CPU (the kernel walks every mapping),
+    // and at every 100 ms this sampler alone took half a core from the Chromium it measured.
     const sampler = setInterval(() => {
       void Promise.all([treeRss(pid), rssOf(pid)]).then(([tree, node]) => {
         peakTree = Math.max(peakTree, tree);
         peakNode = Math.max(peakNode, node);
       });
-    }, 100);
+    }, 1_000);
     const cpuBefore = await fleetCpu(fleet);
     const started = performance.now();
     const ids = await Promise.all(Array.from({ length: PAGES }, submit));

@@ -230,6 +230,15 @@ describe('render engine', () => {
     const rss = await treeRss(pid!);
     expect(rss).toBeGreaterThan(20 * 1024 * 1024);
   });
+
+  it('reads the dear PSS only over a bound: under it, the summed RSS, which is never less', async () => {
+    const [pid] = pool.pids();
+    // Chromium's processes share their libraries: the summed RSS counts them once per process.
+    const bounded = await treeRss(pid!, { exactAbove: 64 * 1024 ** 3 });
+    const exact = await treeRss(pid!, { exactAbove: 0 });
+    expect(exact).toBeGreaterThan(20 * 1024 * 1024);
+    expect(bounded).toBeGreaterThan(exact);
+  });
 });
 
 describe('recycling and health', () => {

@@ -44,6 +44,7 @@ export function renderFlow(deps: RenderFlowDeps): (requestId: string) => Promise
     ['resource_type'],
   );
   return async (requestId) => {
+    const claimed = performance.now();
     const claim = RenderStartAnswer.parse(await deps.orchestrator.post(RENDER_PATHS.start(requestId), {}));
     if (claim.state === 'skip') return 'skipped';
     const job = claim.job;
@@ -109,8 +110,21 @@ export function renderFlow(deps: RenderFlowDeps): (requestId: string) => Promise
     }
     durations.observe({ outcome: result.outcome === 'completed' ? 'completed' : result.code }, (performance.now() - t0) / 1000);
     for (const [type, n] of Object.entries(result.meta?.resource_policy?.blocked_requests ?? {})) blocked.inc({ resource_type: type }, n);
+    const rendered = performance.now();
     await handBack(deps.orchestrator, requestId, result);
-    deps.log.info({ requestId, outcome: result.outcome, ms: Math.round(performance.now() - t0) }, 'render finished');
+    // Where the job's time went: the claim, the render (with its artifacts), the hand-back.
+    const ms = (from: number, to: number) => Math.round(to - from);
+    deps.log.info(
+      {
+        requestId,
+        outcome: result.outcome,
+        ms: ms(t0, performance.now()),
+        claimMs: ms(claimed, t0),
+        renderMs: ms(t0, rendered),
+        handBackMs: ms(rendered, performance.now()),
+      },
+      'render finished',
+    );
     return result;
   };
 }
