@@ -1,8 +1,8 @@
 // The Kafka consumers: the idempotent, retrying consumer of a service's topics (startConsumer) and the
 // per-process broadcast consumer (startBroadcastConsumer). Their parts, by concern: handlers.ts (the
 // handler API), transport.ts (message -> checked envelope, heartbeat period), retry-policy.ts,
-// dead-letter.ts, progress.ts (offset commits of a batch, the in-flight limit), health.ts (readiness,
-// liveness) and lag.ts (the lag metric).
+// dead-letter.ts, progress.ts (offset commits of a batch or of a partition's flow, the in-flight
+// limit), health.ts (readiness, liveness) and lag.ts (the lag metric).
 import { setTimeout as sleep } from 'node:timers/promises';
 import { isPgStatement, type PgSql } from '../pg-sql.js';
 import type { Consumer, KafkaMessage } from 'kafkajs';
@@ -25,7 +25,7 @@ import {
 } from './handlers.js';
 import { trackHealth, type ConsumerHandle } from './health.js';
 import { exportLag } from './lag.js';
-import { BatchProgress, Semaphore } from './progress.js';
+import { OffsetProgress, Semaphore } from './progress.js';
 import { dependencyBackoffMs, failureVerdict, maxAttemptsOf, retryBackoffMs } from './retry-policy.js';
 import { decode, heartbeatFor } from './transport.js';
 
@@ -453,8 +453,137 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     }
   };
 
+  /**
+   * Records `ids` as processed (retrying a dependency failure while `retrying()`), then commits
+   * `next` for the partition (`recorded`: called in between).
+   */
+  const recordAndCommit = async (
+    topic: string,
+    partition: number,
+    next: string,
+    ids: string[],
+    retrying: () => boolean,
+    recorded?: () => void,
+  ) => {
+    deferred.delete(`${topic}:${partition}`);
+    // Handlers without a transaction are recorded before the offset that covers them moves.
+    for (let failures = 1; ids.length > 0; failures++) {
+      try {
+        await markAllProcessed(ids);
+        break;
+      } catch (err) {
+        if (!isDependencyFailure(err) || !retrying()) throw err;
+        await sleep(dependencyBackoffMs(failures));
+      }
+    }
+    recorded?.();
+    await consumer.commitOffsets([{ topic, partition, offset: next }]);
+    opts.afterCommit?.();
+  };
+
   const slots = new Semaphore(Math.max(1, opts.inFlight ?? 1));
   const ordered = (opts.inFlight ?? 1) <= 1;
+
+  /**
+   * `inFlight` consumers leave a batch once its messages are under way, not done: kafkajs fetches
+   * a broker's partitions together and fetches again only when every batch of the last fetch is
+   * handled, so a batch that waited for its messages would keep free slots idle behind its slowest
+   * one (a slow target, a long render) while newer messages sat in the broker. A partition's flow
+   * follows its messages across batches: each moves the fetch position as it is dispatched
+   * (resolveOffset, in memory: nothing is committed by it), and the offset committed is still
+   * that of the longest processed prefix. A (re)join starts every flow again from the committed
+   * offsets; a message fetched again while this process still handles it joins that run rather
+   * than being handled twice at once.
+   */
+  interface Flow {
+    progress: OffsetProgress;
+    /** The last offset dispatched (messages at or before it are under way or done). */
+    last: bigint;
+    /** Whether any message since the last commit had an effect (only skip-only stretches commit lazily). */
+    effect: boolean;
+    /** A message failed: nothing more is dispatched in this flow (see handlingFailed). */
+    halted: boolean;
+  }
+  const flows = new Map<string, Flow>();
+  const handling = new Map<string, Promise<string | undefined | typeof NO_EFFECT>>();
+  const tasks = new Set<Promise<void>>();
+  let stopping = false;
+  const retryLater = (ms: number, fn: () => void) => setTimeout(fn, ms).unref();
+  if (!ordered) consumer.on(consumer.events.GROUP_JOIN, () => flows.clear());
+  const flowOf = (topic: string, partition: number): Flow => {
+    const key = `${topic}:${partition}`;
+    let flow = flows.get(key);
+    if (flow) return flow;
+    const created: Flow = {
+      last: -1n,
+      effect: false,
+      halted: false,
+      progress: new OffsetProgress(async (offset, ids) => {
+        const next = (BigInt(offset) + 1n).toString();
+        if (opts.lazySkipCommitMs !== undefined && !created.effect && ids.length === 0) return defer(topic, partition, next);
+        created.effect = false;
+        await recordAndCommit(topic, partition, next, ids, () => !stopping);
+      }),
+    };
+    flows.set(key, created);
+    return created;
+  };
+  /** A commit that failed (a rebalance, the broker away): tried again while the flow is current; a later message's commit covers it too. */
+  const commitFlow = (flow: Flow, topic: string, partition: number): Promise<void> =>
+    flow.progress.commit().catch((err: unknown) => {
+      log.warn({ err, group: opts.group, topic, partition }, 'offset commit failed; trying again');
+      retryLater(1_000, () => {
+        if (!stopping && flows.get(`${topic}:${partition}`) === flow) void commitFlow(flow, topic, partition);
+      });
+    });
+  /**
+   * Handling failed outside the handler's own retries (the DLQ unreachable): the message is not
+   * done, so its flow never commits past it. The partition stops (its flow halted, fetching
+   * paused), then after a pause is read again from that message (a seek moves the fetch position
+   * only) in a new flow; messages after it still under way join their runs there, and those done
+   * are found processed.
+   */
+  const handlingFailed = (flow: Flow, topic: string, partition: number, offset: string, err: unknown) => {
+    log.error({ err, group: opts.group, topic, partition, offset }, 'handling a message failed; reading its partition again from it');
+    const key = `${topic}:${partition}`;
+    if (flows.get(key) !== flow || flow.halted) return;
+    flow.halted = true;
+    const partitions = [{ topic, partitions: [partition] }];
+    consumer.pause(partitions);
+    retryLater(1_000, () => {
+      if (flows.get(key) === flow) flows.delete(key);
+      if (stopping) return;
+      try {
+        consumer.seek({ topic, partition, offset });
+      } catch (seekErr) {
+        log.warn({ err: seekErr, topic, partition }, 'seek after a failed message failed; the partition resumes from its committed offset');
+      }
+      consumer.resume(partitions);
+    });
+  };
+  const dispatch = (topic: TopicKey, topicName: string, partition: number, flow: Flow, message: KafkaMessage) => {
+    const id = `${topicName}:${partition}:${message.offset}`;
+    let run = handling.get(id);
+    if (!run) {
+      run = processMessage(topic, partition, message).finally(() => handling.delete(id));
+      handling.set(id, run);
+    }
+    const task: Promise<void> = run
+      .then(
+        (result) => {
+          if (result !== NO_EFFECT) flow.effect = true;
+          flow.progress.done(message.offset, result === NO_EFFECT ? undefined : result);
+          return commitFlow(flow, topicName, partition);
+        },
+        (err: unknown) => handlingFailed(flow, topicName, partition, message.offset, err),
+      )
+      .finally(() => {
+        slots.release();
+        tasks.delete(task);
+      });
+    tasks.add(task);
+  };
+
   await consumer.run({
     autoCommit: false,
     eachBatchAutoResolve: false,
@@ -466,40 +595,25 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
       // One heartbeat timer per batch keeps the membership through long handlers (a 5-minute fetch).
       const beat = setInterval(() => void heartbeat().catch(() => undefined), heartbeatEveryMs);
       beat.unref();
-      // Whether any message of the batch had an effect (only skip-only batches commit lazily).
-      let effect = false;
-      const progress = new BatchProgress(
-        batch.messages.map((m) => m.offset),
-        async (offset, ids) => {
-          const next = (BigInt(offset) + 1n).toString();
-          if (opts.lazySkipCommitMs !== undefined && !effect && ids.length === 0) {
-            resolveOffset(offset);
-            defer(batch.topic, batch.partition, next);
-            return;
-          }
-          deferred.delete(`${batch.topic}:${batch.partition}`);
-          // Handlers without a transaction are recorded before the offset that covers them moves.
-          for (let failures = 1; ids.length > 0; failures++) {
-            try {
-              await markAllProcessed(ids);
-              break;
-            } catch (err) {
-              if (!isDependencyFailure(err) || !isRunning()) throw err;
-              await sleep(dependencyBackoffMs(failures));
-            }
-          }
-          resolveOffset(offset);
-          await consumer.commitOffsets([{ topic: batch.topic, partition: batch.partition, offset: next }]);
-          opts.afterCommit?.();
-        },
-      );
-      const record = (offset: string, result: string | undefined | typeof NO_EFFECT) => {
-        if (result !== NO_EFFECT) effect = true;
-        progress.done(offset, result === NO_EFFECT ? undefined : result);
-      };
-      let failure: unknown;
       try {
         if (ordered) {
+          // Whether any message of the batch had an effect (only skip-only batches commit lazily).
+          let effect = false;
+          const progress = new OffsetProgress(
+            async (offset, ids) => {
+              const next = (BigInt(offset) + 1n).toString();
+              if (opts.lazySkipCommitMs !== undefined && !effect && ids.length === 0) {
+                resolveOffset(offset);
+                return defer(batch.topic, batch.partition, next);
+              }
+              await recordAndCommit(batch.topic, batch.partition, next, ids, isRunning, () => resolveOffset(offset));
+            },
+            batch.messages.map((m) => m.offset),
+          );
+          const record = (offset: string, result: string | undefined | typeof NO_EFFECT) => {
+            if (result !== NO_EFFECT) effect = true;
+            progress.done(offset, result === NO_EFFECT ? undefined : result);
+          };
           // Consecutive messages of a type with a batch handler gather into a run, handled at once.
           let run: { message: KafkaMessage; envelope: CatalogEnvelope }[] = [];
           const flush = async () => {
@@ -536,37 +650,33 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
           await progress.commit();
         } else {
           // Up to `inFlight` messages at once across all partitions, several from one partition, so one
-          // slow message (a slow target) does not hold back the ones behind it. Offsets move only up
-          // to the longest fully processed prefix of the batch: after a crash everything past it is
-          // redelivered, and the processed-event record makes that harmless. Order within a partition
-          // is not kept, so only topics whose messages are independent use this.
-          const running = new Set<Promise<void>>();
+          // slow message (a slow target) does not hold back the ones behind it, nor the next fetch
+          // (see Flow). Order within a partition is not kept, so only topics whose messages are
+          // independent use this.
+          const flow = flowOf(batch.topic, batch.partition);
+          const live = () =>
+            isRunning() && !isStale() && !stopping && !flow.halted && flows.get(`${batch.topic}:${batch.partition}`) === flow;
           for (const message of batch.messages) {
-            if (!isRunning() || isStale() || failure !== undefined) break;
+            if (!live()) break;
+            const offset = BigInt(message.offset);
+            if (offset <= flow.last) continue;
             await slots.acquire();
-            const task = processMessage(topic, batch.partition, message)
-              .then((result) => {
-                record(message.offset, result);
-                return progress.commit();
-              })
-              .catch((err: unknown) => {
-                failure ??= err;
-              })
-              .finally(() => {
-                slots.release();
-                running.delete(task);
-              });
-            running.add(task);
+            if (!live()) {
+              slots.release();
+              break;
+            }
+            flow.last = offset;
+            flow.progress.add(message.offset);
+            // The next fetch starts after it; what is committed stays the processed prefix.
+            resolveOffset(message.offset);
+            dispatch(topic, batch.topic, batch.partition, flow, message);
           }
-          await Promise.all(running);
-          await progress.commit();
         }
       } finally {
         clearInterval(beat);
       }
-      // A failure outside the handler's own retries (the DLQ unreachable): kafkajs fetches again
-      // from the last committed offset.
-      if (failure !== undefined) throw failure;
+      // A failure of an ordered batch outside the handler's own retries (the DLQ unreachable) is
+      // thrown: kafkajs restarts the consumer, which fetches again from the last committed offset.
     },
   });
 
@@ -574,6 +684,10 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     ready: () => health.ready() && dependencyWaits === 0,
     liveness: health.liveness,
     stop: async () => {
+      // No message is dispatched any more; those under way finish and commit (their batches are
+      // left already: disconnect would not wait for them).
+      stopping = true;
+      while (tasks.size > 0) await Promise.allSettled([...tasks]);
       // Skipped events not yet committed: committed now (one a batch still handles is read again after the restart).
       await flushDeferred();
       await consumer.disconnect();

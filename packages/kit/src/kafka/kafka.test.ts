@@ -97,6 +97,18 @@ async function committedOffset(b: KafkaBus, group: string, topic: 'renderJobs' |
   }
 }
 
+/** The group's committed offsets on render jobs, summed over the partitions: how many messages are behind it. */
+async function committedTotal(b: KafkaBus, group: string): Promise<number> {
+  const admin = b.kafka.admin();
+  await admin.connect();
+  try {
+    const offsets = await admin.fetchOffsets({ groupId: `${b.prefix}${group}`, topics: [b.topic('renderJobs')] });
+    return offsets[0]!.partitions.map((p) => Math.max(0, Number(p.offset))).reduce((a, c) => a + c, 0);
+  } finally {
+    await admin.disconnect();
+  }
+}
+
 /** How many messages the render jobs' DLQ holds. */
 async function deadLettered(b: KafkaBus): Promise<number> {
   const admin = b.kafka.admin();
@@ -435,6 +447,130 @@ describe('in-flight processing within a partition', () => {
     await eventually(committed, (o) => o === 4, 30_000);
     await c1.stop();
     await bus2.disconnect();
+  }, 90_000);
+
+  it('handles a message fetched after a slow one at once, with slots free: the slow one holds neither them nor the next fetch', async () => {
+    const started: string[] = [];
+    const finished: string[] = [];
+    let releaseSlow!: () => void;
+    const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
+    const slowId = randomUUID();
+    const bus2 = await ownBus('kit-test-inflight-next');
+    const c1 = await consume(bus2, 'kit-test-next', {
+      inFlight: 4,
+      handlers: {
+        'render.job_requested': async (env, ctx) => {
+          started.push(env.id);
+          if (env.id === slowId) await slowGate;
+          await ctx.transaction(async () => undefined);
+          finished.push(env.id);
+        },
+      },
+    });
+    try {
+      await sendInOrder(bus2, [renderJob(slowId)]);
+      await eventually(
+        async () => started,
+        (s) => s.includes(slowId),
+        30_000,
+      );
+      // Sent once the slow one is under way: another fetch, on the same partition, and under another key.
+      const later = [renderJob(), renderJob()];
+      await sendInOrder(bus2, [later[0]!]);
+      await sendInOrder(bus2, [later[1]!], 'another-key');
+      await eventually(
+        async () => finished.length,
+        (n) => n === 2,
+        20_000,
+      );
+      expect(finished.sort()).toEqual(later.map((e) => e.id).sort());
+      expect(finished).not.toContain(slowId);
+      releaseSlow();
+      await eventually(
+        async () => finished.length,
+        (n) => n === 3,
+        30_000,
+      );
+      // Every offset is committed once the slow one is done (3 messages over the partitions); nothing was handled twice.
+      await eventually(
+        () => committedTotal(bus2, 'kit-test-next'),
+        (n) => n === 3,
+        30_000,
+      );
+      expect(started).toHaveLength(3);
+    } finally {
+      releaseSlow();
+      await c1.stop();
+      await bus2.disconnect();
+    }
+  }, 90_000);
+
+  it('reads a partition again from a message whose handling failed (its DLQ unreachable), repeating no effect of those after it', async () => {
+    const bus2 = await ownBus('kit-test-inflight-fail');
+    // The consumer's bus, but its DLQ refuses until the test lets it through.
+    let dlqDown = true;
+    let dlqRefusals = 0;
+    const flaky = Object.assign(Object.create(bus2) as KafkaBus, {
+      send: async (topic: string, messages: Parameters<KafkaBus['send']>[1]) => {
+        if (dlqDown) {
+          dlqRefusals++;
+          throw new Error('the DLQ is unreachable (test)');
+        }
+        return bus2.send(topic, messages);
+      },
+    });
+    const poison = renderJob();
+    const others = [renderJob(), renderJob(), renderJob()];
+    const handled: string[] = [];
+    const c1 = await startConsumer({
+      bus: flaky,
+      db,
+      log,
+      metrics: createMetrics('kit_test_inflight_fail'),
+      group: 'kit-test-inflight-fail',
+      topics: ['renderJobs'],
+      inFlight: 4,
+      handlers: {
+        'render.job_requested': async (env, ctx) => {
+          handled.push(env.id);
+          if (env.id === poison.id) throw new PoisonMessageError('cannot ever work');
+          await ctx.transaction(async (tx) => {
+            await tx.$executeRawUnsafe('INSERT INTO side_effects (event_id, note) VALUES ($1::uuid, $2)', env.id, 'inflight-fail');
+          });
+        },
+      },
+    });
+    try {
+      await sendInOrder(bus2, [poison, ...others.slice(0, 2)]);
+      await eventually(
+        async () => dlqRefusals,
+        (n) => n >= 1,
+        30_000,
+      );
+      // One more after the failure: handled once its partition is read again, and still no commit passes the failed one.
+      await sendInOrder(bus2, [others[2]!]);
+      await eventually(
+        async () => ({ refusals: dlqRefusals, handled }),
+        ({ refusals, handled: h }) => refusals >= 2 && h.includes(others[2]!.id),
+        30_000,
+      );
+      expect(await committedTotal(bus2, 'kit-test-inflight-fail')).toBe(0);
+      dlqDown = false;
+      await eventually(
+        () => committedTotal(bus2, 'kit-test-inflight-fail'),
+        (n) => n === 4,
+        30_000,
+      );
+      expect(await deadLettered(bus2)).toBe(1);
+      const effects = await db.$queryRawUnsafe<{ event_id: string }[]>(
+        "SELECT event_id::text FROM side_effects WHERE note = 'inflight-fail' ORDER BY event_id",
+      );
+      expect(effects.map((e) => e.event_id)).toEqual(others.map((e) => e.id).sort());
+    } finally {
+      dlqDown = false;
+      await c1.stop();
+      await bus2.disconnect();
+    }
   }, 90_000);
 });
 

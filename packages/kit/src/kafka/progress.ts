@@ -1,11 +1,14 @@
-// A batch's progress: which messages are done, the offset commits of the done prefix, and the in-flight limit.
+// Offset progress: which messages are done, the offset commits of the done prefix, and the in-flight limit.
 
 /**
- * Which of a batch's messages are done, and committing the offset of the longest done prefix: at
- * most one commit at a time, each covering everything done by the time it starts (so many quick
- * messages share one commit), together with the ids to record as processed.
+ * Which of a partition's messages are done, and committing the offset of the longest done prefix:
+ * at most one commit at a time, each covering everything done by the time it starts (so many quick
+ * messages share one commit), together with the ids to record as processed. The offsets are those
+ * of one batch (ordered consumers), or appended as they are dispatched, batch after batch
+ * (`inFlight` consumers: a batch is left once its messages are under way, not done).
  */
-export class BatchProgress {
+export class OffsetProgress {
+  private readonly offsets: string[];
   private readonly done_ = new Set<string>();
   private prefix = 0;
   private unrecorded: string[] = [];
@@ -14,16 +17,29 @@ export class BatchProgress {
   private running: Promise<void> | undefined;
 
   constructor(
-    private readonly offsets: readonly string[],
     private readonly write: (offset: string, ids: string[]) => Promise<void>,
-  ) {}
+    offsets: readonly string[] = [],
+  ) {
+    this.offsets = [...offsets];
+  }
+
+  /** A message dispatched after the ones before it (offsets ascending). */
+  add(offset: string): void {
+    this.offsets.push(offset);
+  }
 
   done(offset: string, unrecordedId: string | undefined): void {
     this.done_.add(offset);
     if (unrecordedId !== undefined) this.unrecorded.push(unrecordedId);
     while (this.prefix < this.offsets.length && this.done_.has(this.offsets[this.prefix]!)) {
       this.wanted = this.offsets[this.prefix]!;
+      this.done_.delete(this.wanted);
       this.prefix++;
+    }
+    // A partition's flow lives as long as its assignment: what the prefix passed is dropped.
+    if (this.prefix > 1024) {
+      this.offsets.splice(0, this.prefix);
+      this.prefix = 0;
     }
   }
 
