@@ -299,6 +299,23 @@ describe('a job that arrives before the run was created', () => {
     expect(late.body).toMatchObject({ run_id: run!.id, version_id: versionId, status: 'completed', retried_from_run_id: source.run_id });
   }, 60_000);
 
+  it('the job and the gateway creating the run at the same moment: one run, and every caller answered it', async () => {
+    const tenantId = randomUUID();
+    const { recipeId } = await activeRecipe(tenantId);
+    const requestId = randomUUID();
+    requests.set(requestId, { tenantId, html: PAGE });
+    const body = { tenant_id: tenantId, request_id: requestId, recipe_id: recipeId, page_origin: ORIGIN };
+    // A replayed submission's calls beside the job: each would otherwise find no run and insert one.
+    const [answers] = await Promise.all([
+      Promise.all(Array.from({ length: 8 }, () => createRun(body))),
+      sendAndWait([jobOf(tenantId, requestId, recipeId)]),
+    ]);
+    expect(answers.map((a) => a.status)).toEqual(Array.from({ length: 8 }, () => 201));
+    const runs = await runsOf(requestId);
+    expect(runs).toHaveLength(1);
+    expect(new Set(answers.map((a) => (a.body as { run_id: string }).run_id))).toEqual(new Set([runs[0]!.id]));
+  }, 60_000);
+
   it('a plain request gets its origin and no retry link; a retried request of another tenant is never linked', async () => {
     const tenantId = randomUUID();
     const { recipeId } = await activeRecipe(tenantId);

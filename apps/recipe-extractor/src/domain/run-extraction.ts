@@ -11,7 +11,7 @@ import { Prisma, type ExtractionRun, type PrismaClient } from '../generated/pris
 import { extract, ExtractionBudgetExceeded, type ExtractionBudget } from './dsl/extract.js';
 import { validateOutput } from './dsl/schema.js';
 import { DRIFT_ERROR_CODES, requestRepairIfDrifting, type RepairPolicy } from './repairs/request-repair.js';
-import { TERMINAL_RUN_STATUSES } from './runs.js';
+import { createRunOnce, TERMINAL_RUN_STATUSES } from './runs.js';
 import type { CpuTurns, TurnTicket } from './cpu-turns.js';
 
 type Tx = Prisma.TransactionClient;
@@ -155,19 +155,15 @@ async function runFor(
     throw err;
   });
   const source = request?.retried_from_id ? await db.extractionRun.findUnique({ where: { requestId: request.retried_from_id } }) : null;
-  return db.extractionRun.upsert({
-    where: { requestId: job.request_id },
-    update: {},
-    create: {
-      id: randomUUID(),
-      requestId: job.request_id,
-      tenantId,
-      recipeId: recipe.id,
-      versionId,
-      pageOrigin: originOf(request?.url),
-      retriedFromRunId: source && source.tenantId === tenantId ? source.id : null,
-      status: 'queued',
-    },
+  return createRunOnce(db, {
+    id: randomUUID(),
+    requestId: job.request_id,
+    tenantId,
+    recipeId: recipe.id,
+    versionId,
+    pageOrigin: originOf(request?.url),
+    retriedFromRunId: source && source.tenantId === tenantId ? source.id : null,
+    status: 'queued',
   });
 }
 

@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateRunBody, ExtractionRunStatus, ExtractionRunView } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
-import type { ExtractionRun, PrismaClient } from '../generated/prisma/client.js';
+import { Prisma, type ExtractionRun, type PrismaClient } from '../generated/prisma/client.js';
 
 export const TERMINAL_RUN_STATUSES = ['completed', 'failed'] as const;
 
@@ -51,21 +51,33 @@ export async function createRun(db: PrismaClient, enabled: boolean, cmd: CreateR
   if (versionId === null)
     throw refuse('extraction.recipe_id', 'the recipe has no active version; activate one or name extraction.version_id');
   if (cmd.validate_only) return null;
-  const row = await db.extractionRun.upsert({
-    where: { requestId: cmd.request_id },
-    update: {},
-    create: {
-      id: randomUUID(),
-      requestId: cmd.request_id,
-      tenantId: cmd.tenant_id,
-      recipeId: recipe.id,
-      versionId,
-      pageOrigin: cmd.page_origin ?? null,
-      status: 'waiting_for_page',
-      retriedFromRunId: cmd.retried_from_run_id ?? null,
-    },
+  const row = await createRunOnce(db, {
+    id: randomUUID(),
+    requestId: cmd.request_id,
+    tenantId: cmd.tenant_id,
+    recipeId: recipe.id,
+    versionId,
+    pageOrigin: cmd.page_origin ?? null,
+    status: 'waiting_for_page',
+    retriedFromRunId: cmd.retried_from_run_id ?? null,
   });
+  if (row.tenantId !== cmd.tenant_id) throw new PublicError('NOT_FOUND', 'No such request.');
   return runView(row);
+}
+
+/**
+ * A request's run, created once: the gateway creates it once the request exists, and the
+ * extraction job creates it when that call was lost, so both may try at the same moment (a page
+ * fetched within milliseconds). Prisma's upsert reads, then inserts: the one that loses the race
+ * on the request id gets the winner's row rather than a unique violation.
+ */
+export async function createRunOnce(db: PrismaClient, run: Prisma.ExtractionRunUncheckedCreateInput): Promise<ExtractionRun> {
+  try {
+    return await db.extractionRun.upsert({ where: { requestId: run.requestId }, update: {}, create: run });
+  } catch (err) {
+    if (!(err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')) throw err;
+    return db.extractionRun.findUniqueOrThrow({ where: { requestId: run.requestId } });
+  }
 }
 
 export async function readRun(db: PrismaClient, tenantId: string, requestId: string): Promise<ExtractionRunView> {
