@@ -22,10 +22,12 @@ export function createRendererService(deps: RendererDeps) {
         group: 'browser-renderer',
         topics: ['renderJobs'],
         handlers: { 'render.job_requested': onRenderJobRequested(deps) },
-        // Back-pressure: never more jobs in flight than the pool has page slots. Jobs are
-        // independent, so several per partition may run at once.
+        // Back-pressure: never more jobs rendering than the pool has page slots (the render flow
+        // holds one from claim to render's end), and a quarter more in flight, so that a job is
+        // ready to claim a slot the moment a render ends while the last is still handed back.
+        // Jobs are independent, so several per partition may run at once.
         concurrency: TOPICS.renderJobs.partitions,
-        inFlight: deps.pool.slots,
+        inFlight: deps.pool.slots + Math.ceil(deps.pool.slots / 4),
       },
     ],
     routes: () => internalRoutes(deps),

@@ -10,6 +10,7 @@ import {
   renderUploadApi,
 } from '@wdr/contracts';
 import { callInternal, sendBytesInternal } from '@wdr/kit/internal-call';
+import { Semaphore } from '@wdr/kit/semaphore';
 import type { RendererDeps } from '../deps.js';
 import { BrowserCrashedError, BrowserUnavailableError } from './browser-pool.js';
 import type { CaptchaHooks } from './captcha.js';
@@ -43,73 +44,83 @@ export function renderFlow(deps: RenderFlowDeps): (requestId: string) => Promise
     'Page requests blocked by the resource policy or the target policy, by resource type.',
     ['resource_type'],
   );
+  // The pool's page slots, held from the claim to the end of the render, not through the
+  // hand-back: the consumer takes more jobs than there are slots (app.ts), so the next job claims
+  // and renders while the last one is still handed back. A job waiting here has not been claimed:
+  // its render's deadline has not started.
+  const slots = new Semaphore(deps.pool.slots);
   return async (requestId) => {
-    const claimed = performance.now();
-    const claim = RenderStartAnswer.parse(await deps.orchestrator.post(RENDER_PATHS.start(requestId), {}));
-    if (claim.state === 'skip') return 'skipped';
-    const job = claim.job;
-    const t0 = performance.now();
-    const captcha: CaptchaHooks = {
-      solver: deps.captchaSolver,
-      authorize: async (kind, solvesSoFar, trafficBytes) =>
-        RenderCaptchaAnswer.parse(
-          await callInternal(deps.orchestrator, orchestratorApi.renderJobCaptcha, {
+    const done = await slots.use(async () => {
+      const claimed = performance.now();
+      const claim = RenderStartAnswer.parse(await deps.orchestrator.post(RENDER_PATHS.start(requestId), {}));
+      if (claim.state === 'skip') return 'skipped' as const;
+      const job = claim.job;
+      const t0 = performance.now();
+      const captcha: CaptchaHooks = {
+        solver: deps.captchaSolver,
+        authorize: async (kind, solvesSoFar, trafficBytes) =>
+          RenderCaptchaAnswer.parse(
+            await callInternal(deps.orchestrator, orchestratorApi.renderJobCaptcha, {
+              params: { id: requestId },
+              body: {
+                captcha_kind: kind,
+                solves_so_far: solvesSoFar,
+                ...(trafficBytes !== undefined ? { traffic_bytes: trafficBytes } : {}),
+              },
+              // The orchestrator asks the ledger in turn.
+              timeoutMs: 15_000,
+            }),
+          ),
+        solved: async (kind, solves) => {
+          await callInternal(deps.orchestrator, orchestratorApi.renderJobCaptchaSolved, {
             params: { id: requestId },
-            body: {
-              captcha_kind: kind,
-              solves_so_far: solvesSoFar,
-              ...(trafficBytes !== undefined ? { traffic_bytes: trafficBytes } : {}),
+            body: { captcha_kind: kind, solves },
+          });
+        },
+      };
+      let output: RenderOutput | undefined;
+      for (let attempt = 1; !output; attempt++) {
+        try {
+          output = await renderJob(deps.pool, job, deps.policy, { captcha, log: deps.log });
+        } catch (err) {
+          if (err instanceof BrowserCrashedError && attempt < RENDER_ATTEMPTS) {
+            deps.log.warn({ requestId, attempt }, 'browser crashed during the render; trying again in a fresh browser');
+            continue;
+          }
+          // Whatever else went wrong in the browser ends this request (refunded) rather than
+          // leaving it running while the message is retried into the DLQ.
+          const crashed = err instanceof BrowserCrashedError;
+          const unavailable = err instanceof BrowserUnavailableError;
+          if (!crashed && !unavailable) deps.log.error({ err, requestId }, 'render failed unexpectedly');
+          output = {
+            result: {
+              outcome: 'failed',
+              code: crashed ? 'BROWSER_CRASHED' : unavailable ? 'BROWSER_UNAVAILABLE' : 'RENDER_FAILED',
+              message: crashed
+                ? 'The browser crashed while rendering the page.'
+                : unavailable
+                  ? 'No browser was available to render the page.'
+                  : 'The page could not be rendered.',
+              caused_by: 'platform',
             },
-            // The orchestrator asks the ledger in turn.
-            timeoutMs: 15_000,
-          }),
-        ),
-      solved: async (kind, solves) => {
-        await callInternal(deps.orchestrator, orchestratorApi.renderJobCaptchaSolved, {
-          params: { id: requestId },
-          body: { captcha_kind: kind, solves },
-        });
-      },
-    };
-    let output: RenderOutput | undefined;
-    for (let attempt = 1; !output; attempt++) {
-      try {
-        output = await renderJob(deps.pool, job, deps.policy, { captcha, log: deps.log });
-      } catch (err) {
-        if (err instanceof BrowserCrashedError && attempt < RENDER_ATTEMPTS) {
-          deps.log.warn({ requestId, attempt }, 'browser crashed during the render; trying again in a fresh browser');
-          continue;
+          };
         }
-        // Whatever else went wrong in the browser ends this request (refunded) rather than
-        // leaving it running while the message is retried into the DLQ.
-        const crashed = err instanceof BrowserCrashedError;
-        const unavailable = err instanceof BrowserUnavailableError;
-        if (!crashed && !unavailable) deps.log.error({ err, requestId }, 'render failed unexpectedly');
-        output = {
-          result: {
-            outcome: 'failed',
-            code: crashed ? 'BROWSER_CRASHED' : unavailable ? 'BROWSER_UNAVAILABLE' : 'RENDER_FAILED',
-            message: crashed
-              ? 'The browser crashed while rendering the page.'
-              : unavailable
-                ? 'No browser was available to render the page.'
-                : 'The page could not be rendered.',
-            caused_by: 'platform',
-          },
-        };
       }
-    }
-    let result: RenderOutcome = output.result;
-    if (result.outcome === 'failed' && output.evidence && job.options.debug_artifacts) {
-      const listing = await storeDebugArtifacts(
-        { db: deps.db, sealer: deps.artifactSealer, retentionHours: deps.env.DEBUG_ARTIFACT_RETENTION_HOURS },
-        { requestId, tenantId: job.tenant_id },
-        output.evidence,
-      );
-      result = { ...result, debug_artifacts: listing };
-    }
-    durations.observe({ outcome: result.outcome === 'completed' ? 'completed' : result.code }, (performance.now() - t0) / 1000);
-    for (const [type, n] of Object.entries(result.meta?.resource_policy?.blocked_requests ?? {})) blocked.inc({ resource_type: type }, n);
+      let result: RenderOutcome = output.result;
+      if (result.outcome === 'failed' && output.evidence && job.options.debug_artifacts) {
+        const listing = await storeDebugArtifacts(
+          { db: deps.db, sealer: deps.artifactSealer, retentionHours: deps.env.DEBUG_ARTIFACT_RETENTION_HOURS },
+          { requestId, tenantId: job.tenant_id },
+          output.evidence,
+        );
+        result = { ...result, debug_artifacts: listing };
+      }
+      durations.observe({ outcome: result.outcome === 'completed' ? 'completed' : result.code }, (performance.now() - t0) / 1000);
+      for (const [type, n] of Object.entries(result.meta?.resource_policy?.blocked_requests ?? {})) blocked.inc({ resource_type: type }, n);
+      return { result, claimed, t0 };
+    });
+    if (done === 'skipped') return 'skipped';
+    const { result, claimed, t0 } = done;
     const rendered = performance.now();
     await handBack(deps.orchestrator, requestId, result);
     // Where the job's time went: the claim, the render (with its artifacts), the hand-back.

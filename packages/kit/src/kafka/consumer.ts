@@ -25,7 +25,8 @@ import {
 } from './handlers.js';
 import { trackHealth, type ConsumerHandle } from './health.js';
 import { exportLag } from './lag.js';
-import { OffsetProgress, Semaphore } from './progress.js';
+import { Semaphore } from '../semaphore.js';
+import { OffsetProgress } from './progress.js';
 import { dependencyBackoffMs, failureVerdict, maxAttemptsOf, retryBackoffMs } from './retry-policy.js';
 import { decode, heartbeatFor } from './transport.js';
 

@@ -1,4 +1,4 @@
-// Offset progress: which messages are done, the offset commits of the done prefix, and the in-flight limit.
+// Offset progress: which messages are done, and the offset commits of the done prefix.
 
 /**
  * Which of a partition's messages are done, and committing the offset of the longest done prefix:
@@ -64,25 +64,5 @@ export class OffsetProgress {
       }
       this.committed = offset;
     }
-  }
-}
-
-/** A counting semaphore: at most `n` holders at once. */
-export class Semaphore {
-  private waiters: (() => void)[] = [];
-  constructor(private free: number) {}
-
-  async acquire(): Promise<void> {
-    if (this.free > 0) {
-      this.free--;
-      return;
-    }
-    await new Promise<void>((resolve) => this.waiters.push(resolve));
-  }
-
-  release(): void {
-    const next = this.waiters.shift();
-    if (next) next();
-    else this.free++;
   }
 }

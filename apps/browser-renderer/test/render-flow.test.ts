@@ -1,0 +1,147 @@
+import { createHash, randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { eventually, startFixtureSite, testCallerCredentials, type FixtureSite } from '@wdr/testkit';
+import { createServiceClient } from '@wdr/kit/http-client';
+import { createLogger } from '@wdr/kit/log';
+import { createMetrics } from '@wdr/kit/metrics';
+import { TargetPolicy } from '@wdr/kit/target-policy';
+import { RenderOptions, type RenderJob } from '@wdr/contracts';
+import { BrowserPool } from '../src/domain/browser-pool.js';
+import { EgressGate } from '../src/domain/egress-gate.js';
+import { renderFlow, type RenderFlowDeps } from '../src/domain/render-flow.js';
+
+/**
+ * The render flow (claim, render, hand back) against the real Chromium and a local stand-in for
+ * the orchestrator's internal routes that speaks their wire format and can hold a hand-back: the
+ * pool's page slots bound the renders, and a hand-back does not hold a slot.
+ */
+let site: FixtureSite;
+let pool: BrowserPool;
+let orchestrator: Server;
+let orchestratorUrl: string;
+/** What the stand-in saw, in order: `start <id>`, `upload <id>`, `result <id>`. */
+const calls: string[] = [];
+/** Results answered only once released (by request id). */
+const heldResults = new Map<string, () => void>();
+let holdResults = true;
+
+const job = (requestId: string): RenderJob => ({
+  request_id: requestId,
+  tenant_id: randomUUID(),
+  attempt: 1,
+  url: `${site.url}/js-page`,
+  route_mode: 'browser',
+  reason: 'requested',
+  options: RenderOptions.parse({ javascript: true, timeout_ms: 15_000, resource_policy: 'adaptive', debug_artifacts: false }),
+  route: { proxy: null, country: null },
+  max_result_bytes: 10 * 1024 * 1024,
+});
+
+const bodyOf = async (req: IncomingMessage): Promise<Buffer> => {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  return Buffer.concat(chunks);
+};
+
+beforeAll(async () => {
+  site = await startFixtureSite();
+  pool = new BrowserPool({
+    chromiumPath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
+    size: 1,
+    pagesPerBrowser: 1,
+    maxPages: 1000,
+    maxRssBytes: 4 * 1024 ** 3,
+    healthIntervalMs: 2_000,
+    log: createLogger('test', 'silent'),
+    metrics: createMetrics('browser-renderer'),
+    gate: new EgressGate({ log: createLogger('test', 'silent') }),
+    allowNoSandbox: process.env['CHROMIUM_ALLOW_NO_SANDBOX'] === 'true',
+  });
+  await pool.start();
+  orchestrator = createServer((req, res) => {
+    void (async () => {
+      const body = await bodyOf(req);
+      const answer = (value: unknown) => {
+        res.writeHead(200, { 'content-type': 'application/json' });
+        res.end(JSON.stringify(value));
+      };
+      const [, id, kind] = /^\/internal\/v1\/render-jobs\/([^/]+)\/(start|uploads|result)/.exec(req.url ?? '') ?? [];
+      calls.push(`${kind} ${id}`);
+      if (kind === 'start') return answer({ state: 'run', job: job(id!) });
+      if (kind === 'uploads')
+        return answer({ state: 'stored', bytes: body.length, sha256: createHash('sha256').update(body).digest('hex') });
+      if (kind === 'result') {
+        if (holdResults) await new Promise<void>((resolve) => heldResults.set(id!, resolve));
+        return answer({ accepted: true, status: 'completed' });
+      }
+      res.writeHead(404).end();
+    })();
+  });
+  await new Promise<void>((resolve) => orchestrator.listen(0, '127.0.0.1', resolve));
+  orchestratorUrl = `http://127.0.0.1:${(orchestrator.address() as AddressInfo).port}`;
+}, 60_000);
+
+afterAll(async () => {
+  holdResults = false;
+  for (const release of heldResults.values()) release();
+  await pool?.stop();
+  await new Promise((resolve) => orchestrator?.close(resolve));
+  await site?.close();
+});
+
+it('renders no more pages at once than the pool has slots, and the next one while the last is still handed back', async () => {
+  const metrics = createMetrics('browser-renderer');
+  const deps = {
+    orchestrator: createServiceClient({
+      name: 'fetch-orchestrator',
+      baseUrl: orchestratorUrl,
+      metrics,
+      identity: testCallerCredentials('browser-renderer'),
+    }),
+    pool,
+    policy: new TargetPolicy(['127.0.0.1']),
+    captchaSolver: undefined,
+    log: createLogger('test', 'silent'),
+    metrics,
+  } as unknown as RenderFlowDeps;
+  // Each render's end, in the same record as the stand-in's calls.
+  const withContext = pool.withContext.bind(pool);
+  pool.withContext = async (fn, opts) => {
+    try {
+      return await withContext(fn, opts);
+    } finally {
+      calls.push('rendered');
+    }
+  };
+  const render = renderFlow(deps);
+  const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
+  const flows = [a, b, c].map((id) => render(id));
+  // One slot: only the first is claimed until its render is over...
+  await eventually(
+    async () => [...calls],
+    (seen) => seen.includes(`result ${a}`),
+    30_000,
+  );
+  // ...and the second is claimed and rendered while the first's hand-back is still held.
+  await eventually(
+    async () => [...calls],
+    (seen) => seen.includes(`result ${b}`),
+    30_000,
+  );
+  expect(heldResults.has(a)).toBe(true);
+  holdResults = false;
+  for (const release of heldResults.values()) release();
+  const outcomes = await Promise.all(flows);
+  expect(outcomes.map((o) => (o === 'skipped' ? o : o.outcome))).toEqual(['completed', 'completed', 'completed']);
+  // No job was claimed before the render ahead of it had ended.
+  expect(calls.filter((call) => call.startsWith('start') || call === 'rendered')).toEqual([
+    `start ${a}`,
+    'rendered',
+    `start ${b}`,
+    'rendered',
+    `start ${c}`,
+    'rendered',
+  ]);
+}, 90_000);
