@@ -8,7 +8,7 @@ import { closeAdminCommands } from './admin-command.js';
 import { createTestDatabase, type TestDatabase } from './databases.js';
 import { identityEnvOf } from './identity.js';
 import { freePort, releasePort } from './ports.js';
-import { KAFKA_BROKERS, SERVICE_NAMES, SERVICE_NODE_ARGS, type ServiceName } from './services.js';
+import { KAFKA_BROKERS, SERVICE_NAMES, SERVICE_NODE_ARGS, SERVICE_PROCESS_ENV, type ServiceName } from './services.js';
 import { signalTree } from './process-tree.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -148,7 +148,7 @@ export async function startFleet(
     const m = members.get(service)!;
     if (env) m.env = { ...m.env, ...env };
     const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, join(REPO, 'apps', service, 'dist', 'main.js')], {
-      env: { ...process.env, ...m.env },
+      env: { ...SERVICE_PROCESS_ENV, ...process.env, ...m.env },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     m.proc = proc;

@@ -4,7 +4,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.js';
 import { identityEnvOf } from './identity.js';
-import { SERVICE_NODE_ARGS, type ServiceName } from './services.js';
+import { SERVICE_NODE_ARGS, SERVICE_PROCESS_ENV, type ServiceName } from './services.js';
 import { signalTree } from './process-tree.js';
 
 const REPO = join(dirname(fileURLToPath(import.meta.url)), '..', '..', '..');
@@ -43,7 +43,7 @@ export async function startServiceProcess(
   const start = async () => {
     const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, join(REPO, 'apps', service, 'dist', 'main.js')], {
       // Its service identity (the test process's keys) unless `env` brings another.
-      env: { ...process.env, NODE_ENV: 'test', ...identityEnvOf(service), ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
+      env: { ...SERVICE_PROCESS_ENV, ...process.env, NODE_ENV: 'test', ...identityEnvOf(service), ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = proc;

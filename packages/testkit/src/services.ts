@@ -60,3 +60,12 @@ export function templateName(service: ServiceName): string {
  * bench/README.md 2026-11-26).
  */
 export const SERVICE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=8'];
+
+/**
+ * The environment a service process starts with, as the image sets it (infra/docker/service.Dockerfile,
+ * `npm start` and `./dev` spell the same; the caller's environment wins). `MALLOC_ARENA_MAX=2`:
+ * glibc's allocator keeps at most two arenas instead of eight per core, one for each thread that
+ * ever allocated (libuv's pool, V8's workers), each holding freed memory: 3-4 MB less resident
+ * memory per idle service, measured (bench/README.md 2026-11-27).
+ */
+export const SERVICE_PROCESS_ENV: Readonly<Record<string, string>> = { MALLOC_ARENA_MAX: '2' };
