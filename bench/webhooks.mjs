@@ -112,7 +112,7 @@ const dispatcher = await startServiceProcess(DISPATCHER_APP, {
   DATABASE_URL: database.url,
   KAFKA_TOPIC_PREFIX: prefix,
   KAFKA_TOPICS_MODE: 'create',
-  LOG_LEVEL: 'warn',
+  LOG_LEVEL: process.env.BENCH_DISPATCHER_LOG_LEVEL ?? 'warn',
   TARGET_ALLOWLIST: '127.0.0.1',
   WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
   WEBHOOK_CONCURRENCY: String(CONCURRENCY),
@@ -232,7 +232,8 @@ const lagOf = async () => {
 };
 const idleStart = performance.now();
 while ((await lagOf()) > 0) {
-  if (performance.now() - idleStart > 120_000) throw new Error("the dispatcher did not consume the idle tenant's events");
+  if (performance.now() - idleStart > 120_000)
+    throw new Error(`the dispatcher did not consume the idle tenant's events (lag ${await lagOf()}):\n${dispatcher.logs()}`);
   await sleep(100);
 }
 const idleCpu = cpuSeconds() - idleCpu0;

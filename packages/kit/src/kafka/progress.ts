@@ -45,24 +45,33 @@ export class OffsetProgress {
 
   /** Commit what is done; resolves when a commit covering it (or a later one) went through. */
   commit(): Promise<void> {
-    this.running ??= this.loop().finally(() => {
-      this.running = undefined;
-    });
+    if (this.running) return this.running;
+    if (this.wanted === undefined || this.wanted === this.committed) return Promise.resolve();
+    // Started a turn later, so that `running` is set before any write (a write that calls back here joins this loop).
+    this.running = Promise.resolve().then(() => this.loop());
     return this.running;
   }
 
+  /**
+   * Writes until nothing done is left uncommitted. `running` is cleared in the same turn as the
+   * last check: a message done after it starts a new loop, never waits on one that already ended.
+   */
   private async loop(): Promise<void> {
-    while (this.wanted !== undefined && this.wanted !== this.committed) {
-      const offset = this.wanted;
-      const ids = this.unrecorded;
-      this.unrecorded = [];
-      try {
-        await this.write(offset, ids);
-      } catch (err) {
-        this.unrecorded.push(...ids);
-        throw err;
+    try {
+      while (this.wanted !== undefined && this.wanted !== this.committed) {
+        const offset = this.wanted;
+        const ids = this.unrecorded;
+        this.unrecorded = [];
+        try {
+          await this.write(offset, ids);
+        } catch (err) {
+          this.unrecorded.push(...ids);
+          throw err;
+        }
+        this.committed = offset;
       }
-      this.committed = offset;
+    } finally {
+      this.running = undefined;
     }
   }
 }
