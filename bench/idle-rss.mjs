@@ -7,7 +7,7 @@
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
-import { SERVICE_NAMES, startFleet } from '@wdr/testkit';
+import { adminCommand, SERVICE_NAMES, startFleet } from '@wdr/testkit';
 import { nodeOptionsEnv, productionEnv } from './lib/fleet.mjs';
 
 const IDLE_S = Number(process.argv[2] ?? 30);
@@ -20,6 +20,15 @@ const fleet = await startFleet({
   },
 });
 try {
+  // BENCH_TENANTS: tenants created first, a few at a time, as bench/submissions.mjs does before its idle phase.
+  const tenants = Number(process.env.BENCH_TENANTS ?? 0);
+  for (let i = 0; i < tenants; i += 8) {
+    await Promise.all(
+      Array.from({ length: Math.min(8, tenants - i) }, (_, k) =>
+        adminCommand(fleet, ['create-tenant', '--name', `idle-${i + k}`, '--credits', '1000']),
+      ),
+    );
+  }
   await new Promise((r) => setTimeout(r, IDLE_S * 1000));
   const metric = (text, name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
   console.log(

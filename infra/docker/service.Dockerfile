@@ -117,10 +117,11 @@ RUN apt-get update \
 # HOST: the code's default (127.0.0.1) is unreachable from outside the container. npx (used for
 # migrations) keeps its cache and logs in /tmp and Prisma's update check is off, so a read-only root
 # filesystem with a writable /tmp is enough.
-# MALLOC_ARENA_MAX=2: glibc's allocator keeps two arenas, not eight per core, each holding freed
-# memory (packages/testkit SERVICE_PROCESS_ENV, npm start and ./dev: the same).
+# glibc's allocator: two arenas, not eight per core, each holding freed memory; free memory past
+# 1 MB at an arena's top given back (packages/testkit SERVICE_PROCESS_ENV, npm start and ./dev: the same).
 ENV NODE_ENV=production \
     MALLOC_ARENA_MAX=2 \
+    MALLOC_TRIM_THRESHOLD_=1048576 \
     HOST=0.0.0.0 \
     PORT=${PORT} \
     NPM_CONFIG_CACHE=/tmp/.npm \
