@@ -3,10 +3,8 @@ import { chmod, copyFile, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
-import { createLogger } from '@wdr/kit/log';
-import { createMetrics } from '@wdr/kit/metrics';
-import { BrowserPool, SandboxUnavailableError } from '../src/domain/browser-pool.js';
-import { EgressGate } from '../src/domain/egress-gate.js';
+import { SandboxUnavailableError } from '../src/domain/browser-pool.js';
+import { testPool } from './pool.js';
 
 /**
  * Chromium is never started without its sandbox unless the development setting says so: a
@@ -28,19 +26,7 @@ beforeAll(async () => {
 });
 afterAll(() => rm(dir, { recursive: true, force: true }));
 
-const pool = (over: Partial<ConstructorParameters<typeof BrowserPool>[0]>) =>
-  new BrowserPool({
-    chromiumPath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
-    size: 1,
-    pagesPerBrowser: 1,
-    maxPages: 100,
-    maxRssBytes: 4 * 1024 ** 3,
-    healthIntervalMs: 5_000,
-    log: createLogger('test', 'silent'),
-    metrics: createMetrics('browser-renderer'),
-    gate: new EgressGate({ log: createLogger('test', 'silent') }),
-    ...over,
-  });
+const pool = (over: Parameters<typeof testPool>[0]) => testPool({ maxPages: 100, healthIntervalMs: 5_000, ...over });
 
 describe('Chromium sandbox', () => {
   it('refuses to start when Chromium cannot start sandboxed, and launches nothing without it', async () => {

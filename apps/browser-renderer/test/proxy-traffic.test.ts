@@ -4,12 +4,12 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Server, type ConnectionStats } from 'proxy-chain';
 import { startFixtureSite, type FixtureSite } from '@wdr/testkit';
 import { createLogger } from '@wdr/kit/log';
-import { createMetrics } from '@wdr/kit/metrics';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { RenderOptions, type RenderJob } from '@wdr/contracts';
 import { BrowserPool } from '../src/domain/browser-pool.js';
 import { EgressGate } from '../src/domain/egress-gate.js';
 import { renderJob } from '../src/domain/render-job.js';
+import { testPool } from './pool.js';
 
 /**
  * Proxy traffic measured at the socket: a render through a real upstream CONNECT/HTTP proxy (a
@@ -81,17 +81,7 @@ beforeAll(async () => {
   upstream = await startUpstream();
   meter = new EgressGate({ log: createLogger('test', 'silent') });
   await meter.start();
-  pool = new BrowserPool({
-    chromiumPath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
-    size: 1,
-    pagesPerBrowser: 2,
-    maxPages: 1000,
-    maxRssBytes: 4 * 1024 ** 3,
-    healthIntervalMs: 2_000,
-    log: createLogger('test', 'silent'),
-    metrics: createMetrics('browser-renderer'),
-    gate: meter,
-  });
+  pool = testPool({ pagesPerBrowser: 2, healthIntervalMs: 2_000, gate: meter });
   await pool.start();
 }, 60_000);
 

@@ -9,8 +9,8 @@ import { createMetrics } from '@wdr/kit/metrics';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { RenderOptions, type RenderJob } from '@wdr/contracts';
 import { BrowserPool } from '../src/domain/browser-pool.js';
-import { EgressGate } from '../src/domain/egress-gate.js';
 import { renderFlow, type RenderFlowDeps } from '../src/domain/render-flow.js';
+import { testPool } from './pool.js';
 
 /**
  * The render flow (claim, render, hand back) against the real Chromium and a local stand-in for
@@ -47,18 +47,7 @@ const bodyOf = async (req: IncomingMessage): Promise<Buffer> => {
 
 beforeAll(async () => {
   site = await startFixtureSite();
-  pool = new BrowserPool({
-    chromiumPath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
-    size: 1,
-    pagesPerBrowser: 1,
-    maxPages: 1000,
-    maxRssBytes: 4 * 1024 ** 3,
-    healthIntervalMs: 2_000,
-    log: createLogger('test', 'silent'),
-    metrics: createMetrics('browser-renderer'),
-    gate: new EgressGate({ log: createLogger('test', 'silent') }),
-    allowNoSandbox: process.env['CHROMIUM_ALLOW_NO_SANDBOX'] === 'true',
-  });
+  pool = testPool({ healthIntervalMs: 2_000 });
   await pool.start();
   orchestrator = createServer((req, res) => {
     void (async () => {

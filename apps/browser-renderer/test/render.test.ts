@@ -5,16 +5,15 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { createTestDatabase, startFixtureSite, type FixtureSite, type TestDatabase } from '@wdr/testkit';
 import { pgAdapterFor } from '@wdr/kit/db';
-import { createLogger } from '@wdr/kit/log';
 import { createMetrics } from '@wdr/kit/metrics';
 import { Sealer } from '@wdr/kit/sealing';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { RenderOptions, type RenderJob } from '@wdr/contracts';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { BrowserCrashedError, BrowserPool, treeRss } from '../src/domain/browser-pool.js';
-import { EgressGate } from '../src/domain/egress-gate.js';
 import { purgeExpiredArtifacts, readDebugArtifact, storeDebugArtifacts } from '../src/domain/debug-artifacts.js';
 import { renderJob } from '../src/domain/render-job.js';
+import { testPool } from './pool.js';
 import { isAdOrAnalyticsHost, siteLightBlocks } from '../src/domain/resource-policy.js';
 
 /**
@@ -39,19 +38,7 @@ const job = (path: string, options: Partial<RenderJob['options']> = {}, extra: P
   ...extra,
 });
 
-const newPool = (over: Partial<ConstructorParameters<typeof BrowserPool>[0]> = {}) =>
-  new BrowserPool({
-    chromiumPath: process.env['CHROMIUM_PATH'] ?? '/usr/bin/chromium',
-    size: 1,
-    pagesPerBrowser: 1,
-    maxPages: 1000,
-    maxRssBytes: 4 * 1024 ** 3,
-    healthIntervalMs: 1_000,
-    log: createLogger('test', 'silent'),
-    metrics: createMetrics('browser-renderer'),
-    gate: new EgressGate({ log: createLogger('test', 'silent') }),
-    ...over,
-  });
+const newPool = testPool;
 
 beforeAll(async () => {
   site = await startFixtureSite();

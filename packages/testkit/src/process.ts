@@ -43,7 +43,15 @@ export async function startServiceProcess(
   const start = async () => {
     const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, join(REPO, 'apps', service, 'dist', 'main.js')], {
       // Its service identity (the test process's keys) unless `env` brings another.
-      env: { ...SERVICE_PROCESS_ENV, ...process.env, NODE_ENV: 'test', ...identityEnvOf(service), ...env, PORT: String(port), METRICS_PORT: String(metricsPort) },
+      env: {
+        ...SERVICE_PROCESS_ENV,
+        ...process.env,
+        NODE_ENV: 'test',
+        ...identityEnvOf(service),
+        ...env,
+        PORT: String(port),
+        METRICS_PORT: String(metricsPort),
+      },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     child = proc;
