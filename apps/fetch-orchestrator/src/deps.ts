@@ -90,7 +90,14 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
       ? new LocalHttpRuns(
           sql,
           base.log,
-          { slots: env.LOCAL_HTTP_STAGES, claimMs, everyMs: Math.floor(claimMs / 3), drainMs: 10_000 },
+          {
+            slots: env.LOCAL_HTTP_STAGES,
+            backlog: env.LOCAL_HTTP_BACKLOG,
+            backlogWaitMs: env.LOCAL_HTTP_BACKLOG_WAIT_MS,
+            claimMs,
+            everyMs: Math.floor(claimMs / 3),
+            drainMs: 10_000,
+          },
           (row) => runHttpStage(httpStage, row.id, local, row),
           base.metrics,
         )

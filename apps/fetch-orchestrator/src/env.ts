@@ -78,6 +78,12 @@ export const orchestratorEnv = {
    * the hop's CPU and delay (bench/README.md, "local stage slots").
    */
   LOCAL_HTTP_STAGES: z.coerce.number().int().min(0).max(256).default(32),
+  /**
+   * HTTP requests admitted claimed beyond LOCAL_HTTP_STAGES, waiting in this pod for a stage slot
+   * (a row id each, no page), and handed to fetch.jobs after LOCAL_HTTP_BACKLOG_WAIT_MS without one.
+   */
+  LOCAL_HTTP_BACKLOG: z.coerce.number().int().min(0).max(1024).default(32),
+  LOCAL_HTTP_BACKLOG_WAIT_MS: z.coerce.number().int().min(10).max(60_000).default(1000),
   /** How long a local stage's claim holds unrenewed: after a crash, how soon its request is queued again. */
   LOCAL_HTTP_CLAIM_S: z.coerce.number().int().min(3).max(600).default(15),
   MAX_RESULT_BYTES: z.coerce

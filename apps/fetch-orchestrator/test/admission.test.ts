@@ -545,6 +545,52 @@ describe('local runs', () => {
     for (const g of dead.gates.values()) g.end();
   });
 
+  it('a backlog entry is admitted claimed and runs here once a slot frees; past the backlog, the job queues', async () => {
+    const { runs, started, gates, deps: local } = localRuns(1, { backlog: 1, backlogWaitMs: 30_000 });
+    const first = command();
+    const waiting = command();
+    const queued = command();
+    for (const c of [first, waiting, queued]) await createRequest(local, c);
+    // One stage runs, one waits claimed (no job, no page), the third went to Kafka.
+    expect(started.map((r) => r.id)).toEqual([first.request_id]);
+    expect(runs.size).toBe(2);
+    expect(await claimOf(waiting.request_id)).not.toBeNull();
+    expect([await jobsOf(first.request_id), await jobsOf(waiting.request_id), await jobsOf(queued.request_id)]).toEqual([0, 0, 1]);
+    gates.get(first.request_id)!.end();
+    await until(() => started.length === 2);
+    expect(started.map((r) => r.id)).toEqual([first.request_id, waiting.request_id]);
+    expect(await jobsOf(waiting.request_id)).toBe(0);
+    gates.get(waiting.request_id)!.end();
+    await until(() => runs.size === 0);
+    expect(runs.size).toBe(0);
+  });
+
+  it('a backlog entry that waited past its bound goes to fetch.jobs, unclaimed, and never runs here', async () => {
+    const { runs, started, gates, deps: local } = localRuns(1, { backlog: 1, backlogWaitMs: 200 });
+    const slow = command();
+    const waiting = command();
+    for (const c of [slow, waiting]) await createRequest(local, c);
+    await until(() => runs.size === 1);
+    expect(runs.size).toBe(1);
+    expect(await jobsOf(waiting.request_id)).toBe(1);
+    expect(await claimOf(waiting.request_id)).toBeNull();
+    gates.get(slow.request_id)!.end();
+    await until(() => runs.size === 0);
+    expect(started.map((r) => r.id)).toEqual([slow.request_id]);
+  });
+
+  it('stop hands a backlog entry back to fetch.jobs with the running stages, and it does not run after', async () => {
+    const { runs, started, gates, deps: local } = localRuns(1, { backlog: 1, backlogWaitMs: 30_000 });
+    const slow = command();
+    const waiting = command();
+    for (const c of [slow, waiting]) await createRequest(local, c);
+    await runs.stop();
+    expect([await jobsOf(slow.request_id), await jobsOf(waiting.request_id)]).toEqual([1, 1]);
+    gates.get(slow.request_id)!.end();
+    await until(() => runs.size === 0);
+    expect(started.map((r) => r.id)).toEqual([slow.request_id]);
+  });
+
   it('a stage that fails is handed to fetch.jobs at once; stop hands back what still runs after the drain', async () => {
     const { runs, gates, deps: local } = localRuns(4);
     const failing = command();

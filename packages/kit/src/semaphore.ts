@@ -13,6 +13,25 @@ export class Semaphore {
     await new Promise<void>((resolve) => this.waiters.push(resolve));
   }
 
+  /** A place within `ms`: true when held (release it), false when none came in time (nothing held). */
+  async acquireWithin(ms: number): Promise<boolean> {
+    if (this.free > 0) {
+      this.free--;
+      return true;
+    }
+    return new Promise<boolean>((resolve) => {
+      const waiter = () => {
+        clearTimeout(timer);
+        resolve(true);
+      };
+      const timer = setTimeout(() => {
+        this.waiters = this.waiters.filter((w) => w !== waiter);
+        resolve(false);
+      }, ms);
+      this.waiters.push(waiter);
+    });
+  }
+
   release(): void {
     const next = this.waiters.shift();
     if (next) next();

@@ -2,6 +2,7 @@ import { enqueueMany } from '@wdr/kit/kafka';
 import type { Logger } from '@wdr/kit/log';
 import type { MetricFactory } from '@wdr/kit/metrics';
 import type { PgSql } from '@wdr/kit/pg-sql';
+import { Semaphore } from '@wdr/kit/semaphore';
 import type { DataRequest } from '../generated/prisma/client.js';
 import { TERMINAL } from './requests/terminal.js';
 import { fetchJobOf } from './stages.js';
@@ -19,12 +20,20 @@ import { fetchJobOf } from './stages.js';
  * (or hands over to the browser) clears its claim in the same statement. A request's moves are
  * guarded by its state, so a stage swept while still alive runs twice at worst and ends once.
  *
- * When every slot is taken (or the service is stopping) admission queues the job on Kafka as
- * before: Kafka stays the queue under load, this only takes the page that would wait for nobody.
+ * Admission outruns execution (a client's next submission comes as soon as the last is accepted),
+ * so a short `backlog` is admitted claimed too and waits here for a slot; one that waited
+ * `backlogWaitMs` without one (the slots held by slow targets) is handed to fetch.jobs then. When
+ * the slots and the backlog are full (or the service is stopping) admission queues the job on
+ * Kafka as before: Kafka stays the queue under load, this only takes the pages that would wait
+ * for nobody, or for a moment.
  */
 export interface LocalRunsOptions {
   /** Stages run at once from admission (0: none; every request queues its job). */
   slots: number;
+  /** Admitted claimed beyond the slots, waiting here for one (default 0). */
+  backlog?: number;
+  /** How long a backlog entry waits for a slot before its job goes to fetch.jobs (default 1000). */
+  backlogWaitMs?: number;
   /** How long a claim holds without renewal. */
   claimMs: number;
   /** How often claims are renewed and expired ones swept. */
@@ -42,9 +51,13 @@ export interface LocalClaim {
 }
 
 export class LocalHttpRuns {
+  /** Stages running here and backlog entries waiting for a slot, by request id (all of them claimed). */
   private readonly running = new Map<string, Promise<void>>();
+  private readonly slots: Semaphore;
   private reserved = 0;
   private accepting = true;
+  /** stop() handed what still waits back to fetch.jobs: a backlog entry given a slot after that does not run. */
+  private handedBack = false;
   private timer: NodeJS.Timeout | undefined;
   private pass: Promise<void> | undefined;
   private readonly started: ((path: 'local' | 'queued') => void) | undefined;
@@ -58,15 +71,17 @@ export class LocalHttpRuns {
   ) {
     const counter = metrics?.counter(
       'http_stage_dispatch_total',
-      'HTTP requests at admission: run where admitted (local) or queued on fetch.jobs (queued: no free local slot).',
+      'HTTP stages by path: run where admitted (local), or through fetch.jobs (queued: no local slot or backlog place at admission, or a backlog wait that ran out).',
       ['path'],
     );
     this.started = counter ? (path) => counter.inc({ path }) : undefined;
+    this.slots = new Semaphore(Math.max(1, opts.slots));
   }
 
   /** A slot for one admission, or undefined (all taken, or stopping): its job then goes through Kafka. */
   claim(): LocalClaim | undefined {
-    if (!this.accepting || this.running.size + this.reserved >= this.opts.slots) return undefined;
+    if (!this.accepting || this.opts.slots === 0 || this.running.size + this.reserved >= this.opts.slots + (this.opts.backlog ?? 0))
+      return undefined;
     this.reserved++;
     let settled = false;
     const settle = () => {
@@ -91,7 +106,7 @@ export class LocalHttpRuns {
     this.started?.('queued');
   }
 
-  /** Stages running here now. */
+  /** Stages running here now, and backlog entries waiting for a slot. */
   get size(): number {
     return this.running.size;
   }
@@ -115,6 +130,7 @@ export class LocalHttpRuns {
     await Promise.race([Promise.allSettled([...this.running.values()]), deadline]);
     const left = [...this.running.keys()];
     if (left.length === 0) return;
+    this.handedBack = true;
     try {
       const n = await this.requeue(left);
       this.log.info({ requests: left.length, requeued: n }, 'local http stages still running at shutdown handed back to fetch.jobs');
@@ -134,8 +150,7 @@ export class LocalHttpRuns {
   }
 
   private launch(row: DataRequest): void {
-    this.started?.('local');
-    const run = this.stage(row)
+    const run = this.runWhenSlotFree(row)
       .catch(async (err: unknown) => {
         // What a consumer would retry (a dependency down, a statement failed): the job goes to the
         // queue now; if that fails too, the claim runs out and the sweep queues it.
@@ -146,6 +161,22 @@ export class LocalHttpRuns {
         this.running.delete(row.id);
       });
     this.running.set(row.id, run);
+  }
+
+  /** The stage once a slot is free; a backlog entry that waited too long goes to fetch.jobs instead. */
+  private async runWhenSlotFree(row: DataRequest): Promise<void> {
+    if (!(await this.slots.acquireWithin(this.opts.backlogWaitMs ?? 1_000))) {
+      this.started?.('queued');
+      await this.requeue([row.id]);
+      return;
+    }
+    try {
+      if (this.handedBack) return;
+      this.started?.('local');
+      await this.stage(row);
+    } finally {
+      this.slots.release();
+    }
   }
 
   private async renewAndSweep(): Promise<void> {
