@@ -1,7 +1,8 @@
 import { randomUUID } from 'node:crypto';
 import type { CreateRunBody, ExtractionRunStatus, ExtractionRunView } from '@wdr/contracts';
+import { isUniqueViolation } from '@wdr/kit/db';
 import { PublicError } from '@wdr/kit/errors';
-import { Prisma, type ExtractionRun, type PrismaClient } from '../generated/prisma/client.js';
+import type { ExtractionRun, Prisma, PrismaClient } from '../generated/prisma/client.js';
 
 export const TERMINAL_RUN_STATUSES = ['completed', 'failed'] as const;
 
@@ -75,7 +76,7 @@ export async function createRunOnce(db: PrismaClient, run: Prisma.ExtractionRunU
   try {
     return await db.extractionRun.upsert({ where: { requestId: run.requestId }, update: {}, create: run });
   } catch (err) {
-    if (!(err instanceof Prisma.PrismaClientKnownRequestError && err.code === 'P2002')) throw err;
+    if (!isUniqueViolation(err)) throw err;
     return db.extractionRun.findUniqueOrThrow({ where: { requestId: run.requestId } });
   }
 }
