@@ -46,6 +46,9 @@ export type { ConsumerHandle, ConsumerLiveness } from './health.js';
 /** A message that had no effect here (no handler, or its handler answered SKIPPED). */
 const NO_EFFECT = Symbol('no effect');
 
+/** A topic's partition, as the consumer's maps key it (deferred commits, flows, messages under way). */
+const partitionKey = (topic: string, partition: number) => `${topic}:${partition}`;
+
 /** What decoding a message gave: its checked envelope, or why it is unusable. */
 type Decoded = ReturnType<typeof decode>;
 
@@ -447,7 +450,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     }
   };
   const defer = (topic: string, partition: number, offset: string) => {
-    deferred.set(`${topic}:${partition}`, { topic, partition, offset });
+    deferred.set(partitionKey(topic, partition), { topic, partition, offset });
     if (!deferTimer) {
       deferTimer = setTimeout(() => void flushDeferred(), opts.lazySkipCommitMs);
       deferTimer.unref();
@@ -466,7 +469,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     retrying: () => boolean,
     recorded?: () => void,
   ) => {
-    deferred.delete(`${topic}:${partition}`);
+    deferred.delete(partitionKey(topic, partition));
     // Handlers without a transaction are recorded before the offset that covers them moves.
     for (let failures = 1; ids.length > 0; failures++) {
       try {
@@ -512,7 +515,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   const retryLater = (ms: number, fn: () => void) => setTimeout(fn, ms).unref();
   if (!ordered) consumer.on(consumer.events.GROUP_JOIN, () => flows.clear());
   const flowOf = (topic: string, partition: number): Flow => {
-    const key = `${topic}:${partition}`;
+    const key = partitionKey(topic, partition);
     let flow = flows.get(key);
     if (flow) return flow;
     const created: Flow = {
@@ -534,7 +537,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     flow.progress.commit().catch((err: unknown) => {
       log.warn({ err, group: opts.group, topic, partition }, 'offset commit failed; trying again');
       retryLater(1_000, () => {
-        if (!stopping && flows.get(`${topic}:${partition}`) === flow) void commitFlow(flow, topic, partition);
+        if (!stopping && flows.get(partitionKey(topic, partition)) === flow) void commitFlow(flow, topic, partition);
       });
     });
   /**
@@ -546,7 +549,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
    */
   const handlingFailed = (flow: Flow, topic: string, partition: number, offset: string, err: unknown) => {
     log.error({ err, group: opts.group, topic, partition, offset }, 'handling a message failed; reading its partition again from it');
-    const key = `${topic}:${partition}`;
+    const key = partitionKey(topic, partition);
     if (flows.get(key) !== flow || flow.halted) return;
     flow.halted = true;
     const partitions = [{ topic, partitions: [partition] }];
@@ -563,7 +566,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     });
   };
   const dispatch = (topic: TopicKey, topicName: string, partition: number, flow: Flow, message: KafkaMessage) => {
-    const id = `${topicName}:${partition}:${message.offset}`;
+    const id = `${partitionKey(topicName, partition)}:${message.offset}`;
     let run = handling.get(id);
     if (!run) {
       run = processMessage(topic, partition, message).finally(() => handling.delete(id));
@@ -656,7 +659,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
           // independent use this.
           const flow = flowOf(batch.topic, batch.partition);
           const live = () =>
-            isRunning() && !isStale() && !stopping && !flow.halted && flows.get(`${batch.topic}:${batch.partition}`) === flow;
+            isRunning() && !isStale() && !stopping && !flow.halted && flows.get(partitionKey(batch.topic, batch.partition)) === flow;
           for (const message of batch.messages) {
             if (!live()) break;
             const offset = BigInt(message.offset);
