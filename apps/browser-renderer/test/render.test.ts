@@ -224,7 +224,8 @@ describe('render engine', () => {
     const bounded = await treeRss(pid!, { exactAbove: 64 * 1024 ** 3 });
     const exact = await treeRss(pid!, { exactAbove: 0 });
     expect(exact).toBeGreaterThan(20 * 1024 * 1024);
-    expect(bounded).toBeGreaterThan(exact);
+    // Measured 2.4x here; two PSS reads (the bound ignored) differ by a few MB at most.
+    expect(bounded).toBeGreaterThan(1.5 * exact);
   });
 });
 
