@@ -63,7 +63,7 @@ export const SERVICE_NODE_ARGS: readonly string[] = ['--max-semi-space-size=8'];
 
 /**
  * The environment a service process starts with, as the image sets it (infra/docker/service.Dockerfile,
- * `npm start` and `./dev` spell the same; the caller's environment wins). glibc's allocator:
+ * `npm start` and `./dev` spell the same, services.test.ts checks it; the caller's environment wins). glibc's allocator:
  * `MALLOC_ARENA_MAX=2` keeps at most two arenas instead of eight per core, one for each thread
  * that ever allocated (libuv's pool, V8's compiler and GC threads), each holding freed memory; and
  * `MALLOC_TRIM_THRESHOLD_=1048576` gives back free memory past 1 MB at the top of an arena, where
