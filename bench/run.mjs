@@ -14,6 +14,7 @@
  * Each bench's own output goes to a log file (printed at the start); the table is printed at the end.
  */
 import { spawn } from 'node:child_process';
+import { connect } from 'node:net';
 import { createWriteStream, existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -53,6 +54,24 @@ const load = () =>
   loadavg()
     .map((x) => x.toFixed(2))
     .join(' ');
+
+// Every bench but extraction needs the broker; without one they hang on their first send (no error).
+const broker = (process.env['KAFKA_BROKERS'] ?? '127.0.0.1:9092').split(',')[0];
+const reachable = await new Promise((resolve) => {
+  const [host, port] = broker.split(':');
+  const socket = connect({ host, port: Number(port), timeout: 2_000 });
+  const done = (ok) => {
+    socket.destroy();
+    resolve(ok);
+  };
+  socket.once('connect', () => done(true));
+  socket.once('timeout', () => done(false));
+  socket.once('error', () => done(false));
+});
+if (!reachable) {
+  console.error(`npm run bench: no Kafka broker answers at ${broker}; start one with \`bash infra/kafka/kafka.sh start\` (or ./dev up)`);
+  process.exit(1);
+}
 
 console.log(`npm run bench${quick ? ' --quick' : ''}: ${chosen.map((b) => b.name).join(', ')}; logs in ${dir}; load average ${load()}`);
 const started = performance.now();

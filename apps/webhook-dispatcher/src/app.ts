@@ -23,6 +23,9 @@ export function createDispatcherService(deps: DispatcherDeps) {
   const hot = new PgSql(deps.env.DATABASE_URL, {
     max: 4,
     idleTimeoutMillis: 30_000,
+    // The queue grows from nothing to tens of thousands of rows in a burst: a plan kept from while
+    // it was empty read every pending message at each claim (bench/README.md, "Webhooks").
+    customPlans: true,
     onError: (err) => deps.log.warn({ err }, 'a delivery connection broke'),
   });
   const fanOut = new FanOut(hot);

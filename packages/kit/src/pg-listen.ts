@@ -151,10 +151,15 @@ export function pgPoolFor(
     idleTimeoutMillis?: number;
     onError?: (err: Error) => void;
     types?: pg.CustomTypesConfig;
+    /** Settings for every session of the pool (`-c name=value` in the startup packet). */
+    settings?: Record<string, string>;
   } = {},
 ): pg.Pool {
+  const { config } = pgConnectionFor(databaseUrl);
+  const settings = Object.entries(opts.settings ?? {}).map(([k, v]) => ` -c ${k}=${v}`);
   const pool = new pg.Pool({
-    ...pgConnectionFor(databaseUrl).config,
+    ...config,
+    options: `${config.options ?? ''}${settings.join('')}`,
     max: opts.max ?? 4,
     ...(opts.idleTimeoutMillis !== undefined ? { idleTimeoutMillis: opts.idleTimeoutMillis } : {}),
     ...(opts.types ? { types: opts.types } : {}),

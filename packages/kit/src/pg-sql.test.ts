@@ -103,6 +103,31 @@ describe('PgSql', () => {
     }
   });
 
+  it('plans every execution anew with customPlans: no generic plan is kept, where a default pool keeps one', async () => {
+    const text = `SELECT label FROM pg_sql_probe WHERE n = $1 AND label = $2`;
+    const plansAfter = async (pool: PgSql) => {
+      for (let i = 0; i < 12; i++) await pool.$queryRawUnsafe(text, i, 'planned');
+      const [row] = await pool.$queryRawUnsafe<{ generic: bigint; custom: bigint }[]>(
+        'SELECT generic_plans AS generic, custom_plans AS custom FROM pg_prepared_statements WHERE statement = $1',
+        text,
+      );
+      return { generic: Number(row!.generic), custom: Number(row!.custom) };
+    };
+    const custom = new PgSql(database.url, { max: 1, customPlans: true });
+    const plain = new PgSql(database.url, { max: 1 });
+    try {
+      // Prepared from the third run: ten executions of the prepared statement on each.
+      expect(await plansAfter(custom)).toEqual({ generic: 0, custom: 10 });
+      const kept = await plansAfter(plain);
+      expect(kept.generic).toBeGreaterThan(0);
+      // Set in the startup packet beside the schema's search_path, which still applies (the probe table was found).
+      expect(await custom.$queryRawUnsafe('SHOW plan_cache_mode')).toEqual([{ plan_cache_mode: 'force_custom_plan' }]);
+    } finally {
+      await custom.end();
+      await plain.end();
+    }
+  });
+
   it('runs an interactive transaction on one connection: committed when it resolves, rolled back when it throws, hooks after commit', async () => {
     const a = randomUUID();
     const b = randomUUID();

@@ -23,10 +23,26 @@ import { pgPoolFor } from './pg-listen.js';
 export class PgSql implements TxCapable<RawSql> {
   private readonly pool: pg.Pool;
 
-  constructor(databaseUrl: string, opts: { max?: number; idleTimeoutMillis?: number; onError?: (err: Error) => void } = {}) {
+  constructor(
+    databaseUrl: string,
+    opts: {
+      max?: number;
+      idleTimeoutMillis?: number;
+      onError?: (err: Error) => void;
+      /**
+       * Plan every execution of a prepared statement with its parameters and the tables' sizes now
+       * (`plan_cache_mode = force_custom_plan`), instead of the generic plan Postgres may keep after
+       * five executions. For statements over tables that grow from nothing within seconds (a burst
+       * into a fresh queue): a generic plan chosen while the table was empty stays (until the next
+       * ANALYZE) when it has become a scan of every row. Costs a plan per execution.
+       */
+      customPlans?: boolean;
+    } = {},
+  ) {
     this.pool = pgPoolFor(databaseUrl, {
       max: opts.max ?? 4,
       ...(opts.idleTimeoutMillis !== undefined ? { idleTimeoutMillis: opts.idleTimeoutMillis } : {}),
+      ...(opts.customPlans ? { settings: { plan_cache_mode: 'force_custom_plan' } } : {}),
       types: PRISMA_LIKE_TYPES,
       ...(opts.onError ? { onError: opts.onError } : {}),
     });

@@ -30,7 +30,9 @@ export interface ClaimLimits {
  * bound holds across replicas up to the race of two simultaneous claims), at most `limit` in all;
  * each gets a lease (`claimed_until` = `next_attempt_at` = now + lease). The two move together, so a
  * held lease is also a future `next_attempt_at`: the count of held leases reads a range of the due
- * index instead of every pending row of the endpoint.
+ * index instead of every pending row of the endpoint. The due messages are taken in the due index's
+ * order (endpoint, next_attempt_at) and nothing else, so the scan stops at the limit: a tie-break on
+ * the (random) id made Postgres read and sort every due message of the endpoint at each claim.
  *
  * `p` names the statement's parameters for limit, perEndpoint, leaseMs and token. `giveBack`: a
  * statement that also ends leases (recordDelivered) names a CTE of (endpoint_id, n) leases it ends,
@@ -54,7 +56,7 @@ export function claimTail(
        SELECT m.id FROM ready r CROSS JOIN LATERAL (
          SELECT d.id FROM webhook_messages d
          WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()${notGiven}
-         ORDER BY d.next_attempt_at, d.id
+         ORDER BY d.next_attempt_at
          LIMIT GREATEST(r.free, 0)
          FOR UPDATE OF d SKIP LOCKED
        ) m

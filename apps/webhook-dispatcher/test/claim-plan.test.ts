@@ -1,0 +1,84 @@
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import { PgSql } from '@wdr/kit/pg-sql';
+import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
+import { claimDue, claimTail } from '../src/domain/claim.js';
+
+/**
+ * What a claim costs with a backlog: the claim reads the due messages it takes, not every due
+ * message of the endpoint (bench/README.md, "Webhooks": with a tie-break on the id, every claim of
+ * a 32,000-delivery burst read and sorted all of its endpoint's due messages).
+ */
+let db: TestDatabase;
+let sql: PgSql;
+const endpoint = randomUUID();
+const tenant = randomUUID();
+const BACKLOG = 3_000;
+
+beforeAll(async () => {
+  db = await createTestDatabase('webhook-dispatcher');
+  sql = new PgSql(db.url, { max: 1, customPlans: true });
+  await sql.$executeRawUnsafe(
+    `INSERT INTO webhook_endpoints (id, tenant_id, url_sealed, url_origin, event_types, secret_sealed, updated_at)
+     VALUES ($1::uuid, $2::uuid, 'sealed', 'http://127.0.0.1', ARRAY['request.completed'], 'sealed', now())`,
+    endpoint,
+    tenant,
+  );
+  // A burst's fan-out: groups of 64 messages sharing their statement's now().
+  for (let g = 0; g < BACKLOG / 60; g++)
+    await sql.$executeRawUnsafe(
+      `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
+       SELECT gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', now() - interval '1 minute' + $3 * interval '1 millisecond'
+       FROM generate_series(1, 60)`,
+      endpoint,
+      tenant,
+      g,
+    );
+  await sql.$executeRawUnsafe('ANALYZE webhook_messages');
+}, 60_000);
+
+afterAll(async () => {
+  await sql?.end();
+  await db?.drop();
+});
+
+interface PlanNode {
+  'Node Type': string;
+  'Index Name'?: string;
+  'Actual Rows'?: number;
+  'Actual Loops'?: number;
+  Plans?: PlanNode[];
+}
+const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+
+it('takes due messages in the due index order: no sort, and no more rows read than it claims', async () => {
+  const limit = 16;
+  const statement = `EXPLAIN (ANALYZE, FORMAT JSON) WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3', token: '$4' })}`;
+  const [row] = await sql.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(statement, limit, limit, 30_000, randomUUID());
+  const all = nodes(row!['QUERY PLAN'][0].Plan);
+  expect(all.filter((n) => /Sort/.test(n['Node Type'])).map((n) => n['Node Type'])).toEqual([]);
+  // The scan under the row locks: the claimed messages, not the endpoint's 3,000 due ones.
+  const lockRows = all.find((n) => n['Node Type'] === 'LockRows')!;
+  const scanned = nodes(lockRows).filter((n) => n['Index Name'] === 'webhook_messages_due_idx');
+  expect(scanned.length).toBeGreaterThan(0);
+  for (const n of scanned) expect(n['Actual Rows']! * n['Actual Loops']!).toBeLessThanOrEqual(limit);
+  // EXPLAIN ANALYZE ran the claim: its leases are taken, in due order (the oldest first).
+  const held = await sql.$queryRawUnsafe<{ n: number }[]>(
+    `SELECT count(*)::int AS n FROM webhook_messages WHERE claimed_until > now()`,
+  );
+  expect(held[0]!.n).toBe(limit);
+});
+
+it('claims the oldest due messages first', async () => {
+  // The oldest group still due and unclaimed (the first test took 16 of the first group's 60).
+  const oldest = await sql.$queryRawUnsafe<{ id: string }[]>(
+    `SELECT id::text FROM webhook_messages
+     WHERE status = 'pending' AND claimed_until IS NULL
+       AND next_attempt_at = (SELECT min(next_attempt_at) FROM webhook_messages WHERE status = 'pending' AND claimed_until IS NULL)`,
+  );
+  expect(oldest).toHaveLength(60 - 16);
+  const claims = await claimDue(sql, { limit: 8, perEndpoint: 64, leaseMs: 30_000, token: randomUUID() });
+  expect(claims).toHaveLength(8);
+  const group = new Set(oldest.map((o) => o.id));
+  expect(claims.filter((c) => !group.has(c.id))).toEqual([]);
+});
