@@ -111,6 +111,10 @@ describe('batch settlement', () => {
     expect(await invariants(h.database.url)).toEqual(HEALTHY);
   }, 120_000);
 
+  it('settles on connections that plan each statement at its execution (arrays of request ids over growing tables)', async () => {
+    expect(await h.deps.sql.$queryRawUnsafe('SHOW plan_cache_mode')).toEqual([{ plan_cache_mode: 'force_custom_plan' }]);
+  });
+
   it('settles a burst in one transaction per batch, as settling one by one would', async () => {
     const tenant = await newTenant(h, 1_000);
     const bodies = Array.from({ length: 40 }, (_, i) => reserveBody(tenant, i % 2 ? { route_mode: 'browser' } : {}));

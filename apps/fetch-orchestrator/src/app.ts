@@ -34,7 +34,7 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
         handlers: { 'billing.reservation_resolved': onReservationResolved },
         // The ledger announces a settled batch together: its resolutions are reflected in one transaction.
         batchHandlers: { 'billing.reservation_resolved': onReservationsResolved },
-        sql: deps.sql,
+        sql: deps.batchSql,
         // A request's token_state is no one's wait: fetches of up to 100 ms' worth, one transaction each.
         fetch: { minBytes: 16 * 1024, maxWaitMs: 100 },
         concurrency: 2,
@@ -82,6 +82,6 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
         await deps.uploads.end();
       },
     },
-    close: () => deps.sql.end(),
+    close: () => Promise.all([deps.sql.end(), deps.batchSql.end()]).then(() => undefined),
   });
 }

@@ -35,6 +35,13 @@ export interface OrchestratorDeps extends KafkaServiceDeps<OrchestratorEnv, Pris
    * HTTP stage consumer's processed record. Everything else stays on Prisma (`db`).
    */
   sql: PgSql;
+  /**
+   * The billing consumer's batches (a settled batch's resolutions, reflected in one statement over
+   * arrays of request ids), planned at each execution: a plan Postgres keeps from a fresh
+   * deployment's first minutes, when `data_requests` was small, scans the whole table for each
+   * batch. Not for `sql`: planning admission's statement each time costs more than it saves.
+   */
+  batchSql: PgSql;
 }
 
 export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
@@ -110,6 +117,11 @@ export function createOrchestratorDeps(env: OrchestratorEnv): OrchestratorDeps {
     resultCache,
     httpStage,
     sql,
+    batchSql: new PgSql(env.DATABASE_URL, {
+      max: 2,
+      customPlans: true,
+      onError: (err) => base.log.warn({ err }, 'a billing batch connection broke'),
+    }),
     admission: {
       db: base.db,
       sql,

@@ -63,9 +63,7 @@ it('takes due messages in the due index order: no sort, and no more rows read th
   expect(scanned.length).toBeGreaterThan(0);
   for (const n of scanned) expect(n['Actual Rows']! * n['Actual Loops']!).toBeLessThanOrEqual(limit);
   // EXPLAIN ANALYZE ran the claim: its leases are taken, in due order (the oldest first).
-  const held = await sql.$queryRawUnsafe<{ n: number }[]>(
-    `SELECT count(*)::int AS n FROM webhook_messages WHERE claimed_until > now()`,
-  );
+  const held = await sql.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM webhook_messages WHERE claimed_until > now()`);
   expect(held[0]!.n).toBe(limit);
 });
 
