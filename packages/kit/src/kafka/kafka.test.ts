@@ -408,22 +408,42 @@ describe('outbox relays of one schema', () => {
 });
 
 describe('in-flight processing within a partition', () => {
-  it('lets later messages of a partition finish while an earlier one is slow, and commits only the processed prefix', async () => {
-    const finished: string[] = [];
+  /**
+   * Render-job handlers that hold one message, `slowId`, until `releaseSlow()`; the ids they started
+   * and finished, in order.
+   */
+  function oneSlow(): {
+    slowId: ReturnType<typeof randomUUID>;
+    releaseSlow: () => void;
+    started: string[];
+    finished: string[];
+    handlers: ConsumerOptions['handlers'];
+  } {
     let releaseSlow!: () => void;
     const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
     const slowId = randomUUID();
-    const bus2 = await ownBus('kit-test-inflight');
-    const c1 = await consume(bus2, 'kit-test-c', {
-      inFlight: 4,
+    const started: string[] = [];
+    const finished: string[] = [];
+    return {
+      slowId,
+      releaseSlow,
+      started,
+      finished,
       handlers: {
         'render.job_requested': async (env, ctx) => {
+          started.push(env.id);
           if (env.id === slowId) await slowGate;
           await ctx.transaction(async () => undefined);
           finished.push(env.id);
         },
       },
-    });
+    };
+  }
+
+  it('lets later messages of a partition finish while an earlier one is slow, and commits only the processed prefix', async () => {
+    const { slowId, releaseSlow, finished, handlers } = oneSlow();
+    const bus2 = await ownBus('kit-test-inflight');
+    const c1 = await consume(bus2, 'kit-test-c', { inFlight: 4, handlers });
     const slow = renderJob(slowId);
     const fast = [renderJob(), renderJob(), renderJob()];
     await sendInOrder(bus2, [slow, ...fast]);
@@ -450,23 +470,9 @@ describe('in-flight processing within a partition', () => {
   }, 90_000);
 
   it('handles a message fetched after a slow one at once, with slots free: the slow one holds neither them nor the next fetch', async () => {
-    const started: string[] = [];
-    const finished: string[] = [];
-    let releaseSlow!: () => void;
-    const slowGate = new Promise<void>((resolve) => (releaseSlow = resolve));
-    const slowId = randomUUID();
+    const { slowId, releaseSlow, started, finished, handlers } = oneSlow();
     const bus2 = await ownBus('kit-test-inflight-next');
-    const c1 = await consume(bus2, 'kit-test-next', {
-      inFlight: 4,
-      handlers: {
-        'render.job_requested': async (env, ctx) => {
-          started.push(env.id);
-          if (env.id === slowId) await slowGate;
-          await ctx.transaction(async () => undefined);
-          finished.push(env.id);
-        },
-      },
-    });
+    const c1 = await consume(bus2, 'kit-test-next', { inFlight: 4, handlers });
     try {
       await sendInOrder(bus2, [renderJob(slowId)]);
       await eventually(
