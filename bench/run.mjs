@@ -20,6 +20,7 @@ import { loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { parseArgs } from 'node:util';
+import { KAFKA_BROKERS } from '@wdr/testkit';
 import { met, targetText } from './lib/report.mjs';
 
 const { values: args } = parseArgs({ options: { quick: { type: 'boolean', default: false }, only: { type: 'string' } } });
@@ -56,7 +57,7 @@ const load = () =>
     .join(' ');
 
 // Every bench but extraction needs the broker; without one they hang on their first send (no error).
-const broker = (process.env['KAFKA_BROKERS'] ?? '127.0.0.1:9092').split(',')[0];
+const broker = KAFKA_BROKERS[0];
 const reachable = await new Promise((resolve) => {
   const [host, port] = broker.split(':');
   const socket = connect({ host, port: Number(port), timeout: 2_000 });
