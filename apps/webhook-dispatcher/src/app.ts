@@ -4,7 +4,6 @@ import { internalRoutes } from './api/internal-routes.js';
 import type { DispatcherDeps } from './deps.js';
 import { readBacklog } from './domain/backlog.js';
 import { FanOut } from './domain/fan-out.js';
-import { PgSql } from '@wdr/kit/pg-sql';
 import { purgeEndpointOperations } from './domain/operations.js';
 import { purgeFinishedMessages } from './domain/retention.js';
 import { DeliverySender } from './domain/sender.js';
@@ -19,17 +18,8 @@ export { createDispatcherDeps, type DispatcherDeps } from './deps.js';
  * due messages from the database. The two meet only in Postgres: a consumer never waits on a receiver.
  */
 export function createDispatcherService(deps: DispatcherDeps) {
-  // The per-delivery statements (fan-out, claim, record) on node-postgres (kit/pg-sql.ts); the rest on Prisma.
-  const hot = new PgSql(deps.env.DATABASE_URL, {
-    max: 4,
-    idleTimeoutMillis: 30_000,
-    // The queue grows from nothing to tens of thousands of rows in a burst: a plan kept from while
-    // it was empty read every pending message at each claim (bench/README.md, "Webhooks").
-    customPlans: true,
-    onError: (err) => deps.log.warn({ err }, 'a delivery connection broke'),
-  });
-  const fanOut = new FanOut(hot);
-  const sender = new DeliverySender(deps, hot);
+  const fanOut = new FanOut(deps.sql);
+  const sender = new DeliverySender(deps);
   const purged = deps.metrics.counter(
     'webhook_messages_purged_total',
     'Finished webhook messages (with their attempts) deleted past WEBHOOK_RETENTION_HOURS.',
@@ -138,7 +128,7 @@ export function createDispatcherService(deps: DispatcherDeps) {
       },
     },
     // After the consumer stopped: its fan-outs in flight still write through these connections.
-    close: () => hot.end().catch(() => undefined),
+    close: () => deps.sql.end().catch(() => undefined),
   });
   return Object.assign(service, { sender });
 }

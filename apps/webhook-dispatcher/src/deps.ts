@@ -1,5 +1,6 @@
 import { createServiceClient } from '@wdr/kit/http-client';
 import { kafkaServiceDeps, type KafkaServiceDeps } from '@wdr/kit/kafka';
+import { PgSql } from '@wdr/kit/pg-sql';
 import { Sealer } from '@wdr/kit/sealing';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import type { DispatcherEnv } from './env.js';
@@ -16,6 +17,13 @@ export interface DispatcherDeps extends KafkaServiceDeps<DispatcherEnv, PrismaCl
   subscribers: Subscribers;
   /** The tenants with endpoints, registered at the orchestrator as listeners of their request lifecycle. */
   lifecycle: LifecycleRegistration;
+  /**
+   * The per-delivery statements (fan-out, claim, record) on node-postgres (kit/pg-sql.ts); the rest
+   * on Prisma (`db`). Planned at each execution: the queue grows from nothing to tens of thousands
+   * of rows in a burst, and a plan kept from while it was empty read every pending message at each
+   * record (bench/README.md, "plans Postgres kept from empty tables").
+   */
+  sql: PgSql;
 }
 
 export function createDispatcherDeps(env: DispatcherEnv): DispatcherDeps {
@@ -24,6 +32,12 @@ export function createDispatcherDeps(env: DispatcherEnv): DispatcherDeps {
     ...base,
     sealer: Sealer.fromKeys(env.WEBHOOK_SECRET_KEY, env.WEBHOOK_SECRET_KEY_PREVIOUS, 'WEBHOOK_SECRET_KEY'),
     policy: new TargetPolicy(env.TARGET_ALLOWLIST),
+    sql: new PgSql(env.DATABASE_URL, {
+      max: 4,
+      idleTimeoutMillis: 30_000,
+      customPlans: true,
+      onError: (err) => base.log.warn({ err }, 'a delivery connection broke'),
+    }),
     subscribers: new Subscribers(base.db, env.DATABASE_URL, base.log),
     lifecycle: new LifecycleRegistration(
       base.db,

@@ -1,7 +1,9 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
-import { PgSql } from '@wdr/kit/pg-sql';
-import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
+import type { PgSql } from '@wdr/kit/pg-sql';
+import { createTestDatabase, identityEnvOf, type TestDatabase } from '@wdr/testkit';
+import { createDispatcherDeps, type DispatcherDeps } from '../src/deps.js';
+import { loadDispatcherEnv } from '../src/env.js';
 import { claimDue, claimTail } from '../src/domain/claim.js';
 
 /**
@@ -10,35 +12,49 @@ import { claimDue, claimTail } from '../src/domain/claim.js';
  * a 32,000-delivery burst read and sorted all of its endpoint's due messages).
  */
 let db: TestDatabase;
+let deps: DispatcherDeps;
+/** The dispatcher's own delivery pool (deps.sql), as the sender claims on it. */
 let sql: PgSql;
 const endpoint = randomUUID();
 const tenant = randomUUID();
 const BACKLOG = 3_000;
+/** Messages sharing one `next_attempt_at`, as one fan-out statement's share of `now()`. */
+const GROUP = 60;
 
 beforeAll(async () => {
   db = await createTestDatabase('webhook-dispatcher');
-  sql = new PgSql(db.url, { max: 1, customPlans: true });
+  deps = createDispatcherDeps(
+    loadDispatcherEnv({
+      ...identityEnvOf('webhook-dispatcher'),
+      DATABASE_URL: db.url,
+      LOG_LEVEL: 'silent',
+      WEBHOOK_SECRET_KEY: Buffer.alloc(32, 11).toString('base64'),
+    }),
+  );
+  sql = deps.sql;
   await sql.$executeRawUnsafe(
     `INSERT INTO webhook_endpoints (id, tenant_id, url_sealed, url_origin, event_types, secret_sealed, updated_at)
      VALUES ($1::uuid, $2::uuid, 'sealed', 'http://127.0.0.1', ARRAY['request.completed'], 'sealed', now())`,
     endpoint,
     tenant,
   );
-  // A burst's fan-out: groups of 64 messages sharing their statement's now().
-  for (let g = 0; g < BACKLOG / 60; g++)
+  // A burst's fan-out: groups of messages sharing their statement's now(), a millisecond apart.
+  for (let g = 0; g < BACKLOG / GROUP; g++)
     await sql.$executeRawUnsafe(
       `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
        SELECT gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', now() - interval '1 minute' + $3 * interval '1 millisecond'
-       FROM generate_series(1, 60)`,
+       FROM generate_series(1, $4)`,
       endpoint,
       tenant,
       g,
+      GROUP,
     );
   await sql.$executeRawUnsafe('ANALYZE webhook_messages');
 }, 60_000);
 
 afterAll(async () => {
-  await sql?.end();
+  await deps?.sql.end();
+  await deps?.db.$disconnect();
   await db?.drop();
 });
 
@@ -62,21 +78,25 @@ it('takes due messages in the due index order: no sort, and no more rows read th
   const scanned = nodes(lockRows).filter((n) => n['Index Name'] === 'webhook_messages_due_idx');
   expect(scanned.length).toBeGreaterThan(0);
   for (const n of scanned) expect(n['Actual Rows']! * n['Actual Loops']!).toBeLessThanOrEqual(limit);
-  // EXPLAIN ANALYZE ran the claim: its leases are taken, in due order (the oldest first).
+  // EXPLAIN ANALYZE ran the claim: its leases are taken (which ones: the next test).
   const held = await sql.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM webhook_messages WHERE claimed_until > now()`);
   expect(held[0]!.n).toBe(limit);
 });
 
 it('claims the oldest due messages first', async () => {
-  // The oldest group still due and unclaimed (the first test took 16 of the first group's 60).
+  // The oldest group still due and unclaimed (the first test took 16 of the first group).
   const oldest = await sql.$queryRawUnsafe<{ id: string }[]>(
     `SELECT id::text FROM webhook_messages
      WHERE status = 'pending' AND claimed_until IS NULL
        AND next_attempt_at = (SELECT min(next_attempt_at) FROM webhook_messages WHERE status = 'pending' AND claimed_until IS NULL)`,
   );
-  expect(oldest).toHaveLength(60 - 16);
+  expect(oldest).toHaveLength(GROUP - 16);
   const claims = await claimDue(sql, { limit: 8, perEndpoint: 64, leaseMs: 30_000, token: randomUUID() });
   expect(claims).toHaveLength(8);
   const group = new Set(oldest.map((o) => o.id));
   expect(claims.filter((c) => !group.has(c.id))).toEqual([]);
+});
+
+it('runs on connections that plan each execution (a plan kept from the empty queue read every pending message)', async () => {
+  expect(await sql.$queryRawUnsafe('SHOW plan_cache_mode')).toEqual([{ plan_cache_mode: 'force_custom_plan' }]);
 });

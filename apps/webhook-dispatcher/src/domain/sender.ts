@@ -9,7 +9,6 @@ import { recordDelivered, type Delivered } from './delivered-batch.js';
 import { deliveryAgent } from './delivery-agent.js';
 import { disableEndpoint } from './disable-endpoint.js';
 import { GroupedWrites } from './grouped-writes.js';
-import type { PgSql } from '@wdr/kit/pg-sql';
 import { parseRetryAfter, retryDelayMs } from './schedule.js';
 import { signedHeaders, webhookIdOf } from './signing.js';
 
@@ -70,10 +69,7 @@ export class DeliverySender {
   private readonly duration;
   private readonly disabled;
 
-  constructor(
-    private readonly deps: DispatcherDeps,
-    private readonly sql: PgSql,
-  ) {
+  constructor(private readonly deps: DispatcherDeps) {
     const { schema, config } = pgConnectionFor(deps.env.DATABASE_URL);
     this.schema = schema;
     this.listener = new PgListener({
@@ -147,7 +143,7 @@ export class DeliverySender {
           const more = await this.exclusive(async () => {
             const free = this.deps.env.WEBHOOK_CONCURRENCY - this.inFlight;
             if (!this.running || free <= 0) return false;
-            const claims = await claimDue(this.sql, this.limits(free));
+            const claims = await claimDue(this.deps.sql, this.limits(free));
             for (const c of claims) this.launch(c);
             claimed = (claimed ?? 0) + claims.length;
             return claims.length === free;
@@ -156,7 +152,7 @@ export class DeliverySender {
         }
         // A claim found nothing due: wake when the earliest scheduled attempt is (a retry, a lease ending).
         if (claimed === 0) {
-          const ms = await nextDueInMs(this.sql);
+          const ms = await nextDueInMs(this.deps.sql);
           if (ms !== null) this.wakeIn(ms);
         }
         this.lastDrainAt = Date.now();
@@ -221,7 +217,7 @@ export class DeliverySender {
   private recordGroup(group: Delivered[]): Promise<void> {
     return this.exclusive(async () => {
       const free = this.running ? this.deps.env.WEBHOOK_CONCURRENCY - this.inFlight + group.length : 0;
-      const claims = await recordDelivered(this.sql, group, this.limits(free));
+      const claims = await recordDelivered(this.deps.sql, group, this.limits(free));
       for (const c of claims) this.launch(c);
     });
   }
