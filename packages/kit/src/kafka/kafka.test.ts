@@ -315,6 +315,47 @@ describe('outbox relay rounds', () => {
   }, 60_000);
 });
 
+describe('outbox relay safety poll', () => {
+  it('polls at pollMs only while it does not listen: a listening relay hears the commits and leaves the table alone', async () => {
+    const relay = new OutboxRelay({ databaseUrl: database.url, bus, log, pollMs: 150 });
+    // The safety poll's probe (a relay that is not woken reads nothing else).
+    const probes = jest.spyOn(relay as unknown as { drainIfPending: () => Promise<number> }, 'drainIfPending');
+    const listeners = async () =>
+      await db.$queryRawUnsafe<{ pid: number }[]>(
+        "SELECT pid FROM pg_stat_activity WHERE datname = current_database() AND query = 'LISTEN wdr_outbox' AND pid <> pg_backend_pid()",
+      );
+    const probesOver = async (ms: number) => {
+      const n = probes.mock.calls.length;
+      await new Promise((r) => setTimeout(r, ms));
+      return probes.mock.calls.length - n;
+    };
+    relay.start();
+    await eventually(listeners, (l) => l.length === 1, 10_000);
+    // Listening: the poll is the slow one (30 s), not one every 150 ms.
+    expect(await probesOver(1_500)).toBe(0);
+
+    // Its connection lost: it polls at pollMs until it listens again (PgListener retries after 1 s).
+    const [listening] = await listeners();
+    await db.$queryRawUnsafe('SELECT pg_terminate_backend($1)', listening!.pid);
+    const lost = probes.mock.calls.length;
+    await eventually(listeners, (l) => l.length === 1 && l[0]!.pid !== listening!.pid, 10_000);
+    expect(probes.mock.calls.length - lost).toBeGreaterThanOrEqual(2);
+    expect(await probesOver(1_500)).toBe(0);
+
+    // What was committed meanwhile is still published on the commit's notification.
+    const received: Envelope[] = [];
+    const c = bus.kafka.consumer({ groupId: `outbox-poll-${randomUUID()}` });
+    await c.connect();
+    await c.subscribe({ topic: bus.topic('renderJobs'), fromBeginning: true });
+    await c.run({ eachMessage: async ({ message }) => void received.push(JSON.parse(message.value!.toString()) as Envelope) });
+    const later = renderJob();
+    await db.$transaction(async (tx) => enqueue(tx, 'renderJobs', 'poll-1', later));
+    await eventually(async () => received.some((e) => e.id === later.id), Boolean, 10_000);
+    await relay.stop();
+    await c.disconnect();
+  }, 60_000);
+});
+
 describe('outbox relays of one schema', () => {
   it('take turns: two relays publish every committed row exactly once, without a transaction held across the produce', async () => {
     const b = await ownBus('kit-test-relays', ['fetchJobs']);

@@ -86,6 +86,15 @@ export const OUTBOX_CHANNEL = 'wdr_outbox';
 const OUTBOX_LISTEN_HEARTBEAT_MS = 30_000;
 
 /**
+ * The safety poll's pace while the relay listens. A listening relay hears every commit; what it can
+ * miss is a notification sent while its connection was dying unnoticed, which the heartbeat finds
+ * within OUTBOX_LISTEN_HEARTBEAT_MS (and listening again publishes what waits). A poll more often
+ * than that finds nothing a listening relay would not: at `pollMs` (5 s) it was a round trip every
+ * 5 s in every idle service. While not listening, the poll keeps `pollMs`.
+ */
+const LISTENING_POLL_MS = OUTBOX_LISTEN_HEARTBEAT_MS;
+
+/**
  * Publishes committed outbox rows. It wakes when a transaction that inserted rows commits: each
  * service's `outbox_messages` has a statement trigger that sends `NOTIFY wdr_outbox, '<schema>'`,
  * which Postgres delivers at commit to every replica listening (and drops on rollback), and
@@ -113,6 +122,10 @@ export class OutboxRelay {
   private busy = false;
   /** Rows a drain publishes at most (`batchSize`, 500). */
   private readonly batch: number;
+  /** The LISTEN connection is up: commits wake the relay, and the safety poll slows (LISTENING_POLL_MS). */
+  private listening = false;
+  /** The armed timer is a safety poll (not a drain asked for). */
+  private probeArmed = false;
 
   constructor(
     private readonly opts: {
@@ -120,7 +133,10 @@ export class OutboxRelay {
       databaseUrl: string;
       bus: KafkaBus;
       log: Logger;
-      /** Safety-net poll when no notification arrives. */
+      /**
+       * Safety-net poll when no notification arrives, while the relay does not listen; while it
+       * listens, every LISTENING_POLL_MS (or `pollMs` if longer).
+       */
       pollMs: number;
       batchSize?: number;
       /** Published rows older than this are deleted. */
@@ -145,9 +161,18 @@ export class OutboxRelay {
         if (payload === schema) this.nudge();
       },
       // Rows committed while nobody listened are published now rather than at the next poll.
-      onListening: () => this.nudge(),
-      // The poll (pollMs) publishes whatever a lost notification left, so a listening connection
-      // that died quietly costs latency, not rows: it is checked twice a minute, not every 5 s.
+      onListening: () => {
+        this.listening = true;
+        this.nudge();
+      },
+      // Back to the safety poll's own pace until it listens again (a slow poll armed while it
+      // listened is brought forward).
+      onLost: () => {
+        this.listening = false;
+        if (this.running && this.probeArmed) this.schedule(this.opts.pollMs, true);
+      },
+      // The poll publishes whatever a lost notification left, so a listening connection that died
+      // quietly costs latency, not rows: it is checked twice a minute, not every 5 s.
       heartbeatMs: OUTBOX_LISTEN_HEARTBEAT_MS,
     });
     // A pooled connection that breaks while idle is discarded by the pool; the error must not crash.
@@ -248,10 +273,12 @@ export class OutboxRelay {
   /** `probe`: a safety-poll wake-up, which usually finds nothing (a nudge usually has rows). */
   private schedule(ms: number, probe = false): void {
     if (this.timer) clearTimeout(this.timer);
+    this.probeArmed = probe;
     // A nudge comes from a request's commit: the relay's work is no request's (rows carry their own).
     this.timer = setTimeout(
       () =>
         withRequestId(undefined, () => {
+          this.probeArmed = false;
           this.inFlight = this.tick(probe).finally(() => {
             this.inFlight = undefined;
             // A nudge between the round's decision and here found it still in flight: run now.
@@ -290,7 +317,7 @@ export class OutboxRelay {
     if (busy && !failed) this.schedule(50);
     else if (again && !failed) this.schedule(0);
     else if (failed) this.schedule(Math.min(1_000, this.opts.pollMs));
-    else this.schedule(this.opts.pollMs, true);
+    else this.schedule(this.listening ? Math.max(this.opts.pollMs, LISTENING_POLL_MS) : this.opts.pollMs, true);
   }
 
   /**
