@@ -1,3 +1,4 @@
+import { EventEmitter } from 'node:events';
 import http from 'node:http';
 import type { Readable } from 'node:stream';
 import type { Method } from 'got';
@@ -59,6 +60,25 @@ interface CallSpec {
   bytes?: { parts: readonly Buffer[]; contentType: string };
   /** The caller's request id, taken when the call is made (sent as X-Request-Id). */
   requestId: string | undefined;
+}
+
+/** How often the breakers' failure windows move on: two buckets of this length make the 10 s window. */
+const BREAKER_BUCKET_MS = 5_000;
+let bucketClock: EventEmitter | undefined;
+
+/**
+ * One timer for every breaker of the process: opossum rotates each breaker's buckets on a timer of
+ * its own unless it is given an emitter to follow, so a gateway with five clients woke five times
+ * per bucket instead of once. Started with the first client; unref'd, it keeps no process alive.
+ */
+function breakerBucketClock(): EventEmitter {
+  if (bucketClock) return bucketClock;
+  const clock = new EventEmitter();
+  // Every client of the process listens (tests build dozens): no leak warning for that.
+  clock.setMaxListeners(0);
+  setInterval(() => clock.emit('rotate'), BREAKER_BUCKET_MS).unref();
+  bucketClock = clock;
+  return clock;
 }
 
 /**
@@ -244,10 +264,12 @@ export function createServiceClient(opts: {
     resetTimeout: opts.breaker?.resetTimeout ?? 5_000,
     volumeThreshold: opts.breaker?.volumeThreshold ?? 10,
     // The failure rate is judged over the last 10 s in two 5 s buckets: opossum rotates buckets on
-    // a timer, so ten 1 s buckets (its default) woke every caller's process each second for nothing.
+    // a timer, so ten 1 s buckets (its default) woke every caller's process each second for nothing;
+    // the timer is the process's one clock for every breaker (breakerBucketClock).
     // No per-second snapshot events and no latency percentiles: nothing reads them.
-    rollingCountTimeout: 10_000,
+    rollingCountTimeout: 2 * BREAKER_BUCKET_MS,
     rollingCountBuckets: 2,
+    rotateBucketController: breakerBucketClock(),
     enableSnapshots: false,
     rollingPercentilesEnabled: false,
     // Domain answers (4xx PublicErrors) are not failures of the dependency.

@@ -11,6 +11,22 @@ async function listen(app: express.Express) {
 }
 
 describe('service metrics', () => {
+  it('a gauge given a collect function reads its state at each scrape; asked again, the newest function reports', async () => {
+    const metrics = createMetrics('kit-test-collect');
+    let connected = false;
+    metrics.shared.gauge('thing_connected', 'Connected (1) or not (0).', [] as const, function () {
+      this.set(connected ? 1 : 0);
+    });
+    const value = async () => (await metrics.registry.getSingleMetricAsString('wdr_thing_connected')).split('\n').at(-1);
+    expect(await value()).toBe('wdr_thing_connected{wdr_service="kit-test-collect"} 0');
+    connected = true;
+    expect(await value()).toBe('wdr_thing_connected{wdr_service="kit-test-collect"} 1');
+    metrics.shared.gauge('thing_connected', 'Connected (1) or not (0).', [] as const, function () {
+      this.set(7);
+    });
+    expect(await value()).toBe('wdr_thing_connected{wdr_service="kit-test-collect"} 7');
+  });
+
   it("labels every series wdr_service (never `service`, the operator's target label), counts status classes, and keeps event streams out of the latency histogram", async () => {
     const metrics = createMetrics('kit-test-http');
     const app = express();

@@ -20,7 +20,11 @@ export const SHARED_PREFIX = 'wdr';
 export interface MetricFactory {
   counter<L extends string>(name: string, help: string, labels: readonly L[]): Counter<L>;
   histogram<L extends string>(name: string, help: string, labels: readonly L[], buckets?: number[]): Histogram<L>;
-  gauge<L extends string>(name: string, help: string, labels: readonly L[]): Gauge<L>;
+  /**
+   * `collect`, when given, sets the gauge's values at each scrape (a state read when asked, with no
+   * timer keeping it fresh); asked again for the same name, the newest `collect` is the one called.
+   */
+  gauge<L extends string>(name: string, help: string, labels: readonly L[], collect?: (this: Gauge<L>) => void): Gauge<L>;
 }
 
 /** What `watchBreaker` reads of an opossum CircuitBreaker. */
@@ -170,7 +174,12 @@ function factory(registry: Registry, prefix: string): MetricFactory {
         registers: [registry],
         ...(buckets ? { buckets } : {}),
       }),
-    gauge: (name, help, labels) =>
-      existing(`${prefix}_${name}`) ?? new Gauge({ name: `${prefix}_${name}`, help, labelNames: labels, registers: [registry] }),
+    gauge: (name, help, labels, collect) => {
+      const found = existing(`${prefix}_${name}`);
+      if (found && collect) found.collect = collect;
+      return (
+        found ?? new Gauge({ name: `${prefix}_${name}`, help, labelNames: labels, registers: [registry], ...(collect ? { collect } : {}) })
+      );
+    },
   };
 }

@@ -125,20 +125,21 @@ export function createKafkaService<Tx extends RawSql>(
   const db = parts.deps.db as unknown as TxCapable<Tx> & ConnectableDb;
   const relay = new OutboxRelay({ databaseUrl: env.DATABASE_URL, bus, log, pollMs: env.OUTBOX_POLL_MS, metrics });
   let purgeTimer: NodeJS.Timeout | undefined;
-  let gaugeTimer: NodeJS.Timeout | undefined;
   const running = new Map<string, ConsumerHandle>();
   let stopping = false;
   let started = false;
   let connecting: Promise<void> | undefined;
-  const connectedGauge = metrics.shared.gauge(
-    'kafka_connected',
-    'The producer is connected to Kafka (1) or still connecting (0).',
-    [] as const,
-  );
-  const consumerGauge = metrics.shared.gauge(
+  // Both read at scrape time: what they report is state the service holds anyway.
+  metrics.shared.gauge('kafka_connected', 'The producer is connected to Kafka (1) or still connecting (0).', [] as const, function () {
+    this.set(bus.isConnected ? 1 : 0);
+  });
+  metrics.shared.gauge(
     'kafka_consumer_ready',
     'A consumer group member joined, not crashed, fetching within the last minute and not waiting on a dependency (1), or not (0).',
     ['group'] as const,
+    function () {
+      for (const spec of parts.consumers) this.set({ group: spec.group }, running.get(spec.group)?.ready() ? 1 : 0);
+    },
   );
   const consumersReady = () => running.size === parts.consumers.length && [...running.values()].every((c) => c.ready());
   const purge = processedPurger({ db, metrics, log, retainHours: env.PROCESSED_RETENTION_HOURS });
@@ -221,7 +222,6 @@ export function createKafkaService<Tx extends RawSql>(
     if (!(await untilDone(bus.topicPolicy.mode === 'create' ? 'creating topics' : 'verifying topics', () => bus.ensureTopics(topics))))
       return;
     if (!(await untilDone('connecting the producer', () => bus.connect()))) return;
-    connectedGauge.set(1);
     relay.nudge();
     for (const spec of parts.consumers) {
       await untilDone(`starting consumer ${spec.group}`, async () => {
@@ -271,11 +271,6 @@ export function createKafkaService<Tx extends RawSql>(
       relay.start();
       connecting = connectKafka().catch((err: unknown) => log.error({ err }, 'kafka: background connection gave up'));
       await parts.background?.start();
-      gaugeTimer = setInterval(() => {
-        connectedGauge.set(bus.isConnected ? 1 : 0);
-        for (const spec of parts.consumers) consumerGauge.set({ group: spec.group }, running.get(spec.group)?.ready() ? 1 : 0);
-      }, 5_000);
-      gaugeTimer.unref();
       started = true;
       if (parts.consumers.length > 0) {
         watchdog.start();
@@ -287,7 +282,6 @@ export function createKafkaService<Tx extends RawSql>(
       stopping = true;
       started = false;
       if (purgeTimer) clearInterval(purgeTimer);
-      if (gaugeTimer) clearInterval(gaugeTimer);
       await watchdog.stop();
       await parts.background?.stop();
       // A connection attempt in progress gets a moment to finish (a consumer it starts late is
