@@ -1,5 +1,17 @@
 import { describe, expect, it } from '@jest/globals';
-import { isUniqueViolation, preparedStatementName } from './db.js';
+import type pg from 'pg';
+import { isUniqueViolation, pgAdapterFor, preparedStatementName } from './db.js';
+
+describe('pgAdapterFor', () => {
+  it("keeps an idle connection longer than the services' background passes are apart (10-15 s)", async () => {
+    // The pool is lazy: nothing connects here.
+    const adapter = await pgAdapterFor('postgresql://wdr@127.0.0.1:5432/nowhere?schema=s').connect();
+    const pool = (adapter as unknown as { client: pg.Pool }).client;
+    expect(pool.options.idleTimeoutMillis).toBeGreaterThanOrEqual(30_000);
+    expect(pool.options.max).toBe(10);
+    await adapter.dispose();
+  });
+});
 
 describe('preparedStatementName', () => {
   it('names a statement from its third use, the same name for the same text and another for another text', () => {

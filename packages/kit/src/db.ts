@@ -11,7 +11,16 @@ export function pgAdapterFor(databaseUrl: string, opts: { max?: number } = {}): 
   url.searchParams.delete('schema');
   return new PrismaPg(
     // search_path makes the kit's raw SQL (outbox, processed_messages) land in the service's schema.
-    { connectionString: url.toString(), max: opts.max ?? 10, connectionTimeoutMillis: 5_000, options: `-c search_path=${schema}` },
+    {
+      connectionString: url.toString(),
+      max: opts.max ?? 10,
+      connectionTimeoutMillis: 5_000,
+      // Kept a minute rather than node-postgres's 10 s: background passes every 10-15 s (lease
+      // sweeps, the webhook backlog gauge) otherwise opened a connection each time in an idle
+      // service (a backend forked, its prepared statements made again).
+      idleTimeoutMillis: 60_000,
+      options: `-c search_path=${schema}`,
+    },
     // An empty name is node-postgres's unnamed statement (parsed on every call).
     { schema, statementNameGenerator: (query) => preparedStatementName(query) ?? '' },
   );
