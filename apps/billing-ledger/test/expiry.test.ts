@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { eventually, withDatabase } from '@wdr/testkit';
+import { STALE_RESERVATIONS_SQL } from '../src/domain/expiry.js';
 import {
   balance,
   HEALTHY,
@@ -54,4 +55,38 @@ it('refunds a reservation left unresolved past its TTL, announces it once, and i
   expect(await balance(h, tenant)).toEqual({ balance_tokens: 10, reserved_tokens: 0 });
   expect(await state()).toBe('refunded');
   expect(await invariants(h.database.url)).toEqual(HEALTHY);
+}, 60_000);
+
+it('finds the open reservations past their TTL in the index of open ones, never reading the settled ones', async () => {
+  const tenant = await newTenant(h, 10);
+  const requestId = randomUUID();
+  await h
+    .api()
+    .post('/internal/v1/reservations')
+    .send({ request_id: requestId, tenant_id: tenant, route_mode: 'browser', proxy_type: null, max_credits: null })
+    .expect(201);
+  await eventually(
+    () =>
+      withDatabase(
+        h.database.url,
+        async (c) => (await c.query('SELECT 1 FROM reservations WHERE request_id = $1 AND state = $2', [requestId, 'refunded'])).rowCount,
+      ),
+    (n) => n === 1,
+    20_000,
+    200,
+  );
+  const plan = await withDatabase(h.database.url, async (c) => {
+    // A ledger's history: thousands of settled reservations (copies of this refunded one).
+    await c.query(
+      `INSERT INTO reservations
+       SELECT (jsonb_populate_record(r, jsonb_build_object('request_id', gen_random_uuid(), 'transfer_id', gen_random_uuid()::text))).*
+       FROM reservations r, generate_series(1, 5000) WHERE r.request_id = $1`,
+      [requestId],
+    );
+    await c.query('ANALYZE reservations');
+    const explained = await c.query<{ 'QUERY PLAN': unknown }>(`EXPLAIN (FORMAT JSON) ${STALE_RESERVATIONS_SQL}`, [2, 100]);
+    return JSON.stringify(explained.rows[0]!['QUERY PLAN']);
+  });
+  expect(plan).toContain('"Index Name":"reservations_open_created_at_idx"');
+  expect(plan).not.toContain('Seq Scan');
 }, 60_000);
