@@ -25,7 +25,8 @@ afterAll(async () => {
   await h?.stop();
 }, 60_000);
 
-it('refunds a reservation left unresolved past its TTL, announces it once, and ignores a late settlement', async () => {
+/** A new tenant with 10 credits and one browser reservation of 5 that nobody settles. */
+async function unsettledReservation(): Promise<{ tenant: string; requestId: string; state: () => Promise<string> }> {
   const tenant = await newTenant(h, 10);
   const requestId = randomUUID();
   await h
@@ -33,13 +34,17 @@ it('refunds a reservation left unresolved past its TTL, announces it once, and i
     .post('/internal/v1/reservations')
     .send({ request_id: requestId, tenant_id: tenant, route_mode: 'browser', proxy_type: null, max_credits: null })
     .expect(201);
-  expect(await balance(h, tenant)).toEqual({ balance_tokens: 5, reserved_tokens: 5 });
-
   const state = () =>
     withDatabase(
       h.database.url,
       async (c) => (await c.query<{ state: string }>('SELECT state FROM reservations WHERE request_id = $1', [requestId])).rows[0]!.state,
     );
+  return { tenant, requestId, state };
+}
+
+it('refunds a reservation left unresolved past its TTL, announces it once, and ignores a late settlement', async () => {
+  const { tenant, requestId, state } = await unsettledReservation();
+  expect(await balance(h, tenant)).toEqual({ balance_tokens: 5, reserved_tokens: 5 });
   await eventually(state, (s) => s === 'refunded', 20_000, 200);
   expect(await balance(h, tenant)).toEqual({ balance_tokens: 10, reserved_tokens: 0 });
   const resolved = (await outboxEvents(h.database.url, 'billing.reservation_resolved')).filter(
@@ -58,23 +63,8 @@ it('refunds a reservation left unresolved past its TTL, announces it once, and i
 }, 60_000);
 
 it('finds the open reservations past their TTL in the index of open ones, never reading the settled ones', async () => {
-  const tenant = await newTenant(h, 10);
-  const requestId = randomUUID();
-  await h
-    .api()
-    .post('/internal/v1/reservations')
-    .send({ request_id: requestId, tenant_id: tenant, route_mode: 'browser', proxy_type: null, max_credits: null })
-    .expect(201);
-  await eventually(
-    () =>
-      withDatabase(
-        h.database.url,
-        async (c) => (await c.query('SELECT 1 FROM reservations WHERE request_id = $1 AND state = $2', [requestId, 'refunded'])).rowCount,
-      ),
-    (n) => n === 1,
-    20_000,
-    200,
-  );
+  const { requestId, state } = await unsettledReservation();
+  await eventually(state, (s) => s === 'refunded', 20_000, 200);
   const plan = await withDatabase(h.database.url, async (c) => {
     // A ledger's history: thousands of settled reservations (copies of this refunded one).
     await c.query(
