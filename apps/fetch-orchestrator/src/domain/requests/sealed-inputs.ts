@@ -108,6 +108,10 @@ export function shownInputs(options: unknown): Options {
   };
 }
 
+/** Requests still holding inputs in clear, at most $1 (read from a partial index of only those: retention-plans.test.ts). */
+export const CLEAR_INPUTS_SQL = `SELECT id::text AS id, options FROM data_requests
+  WHERE options ?| array['headers', 'cookies', 'browser_actions'] LIMIT $1`;
+
 /**
  * Seal the rows still in the clear form (stored before sealing), at most `limit` per call: a row
  * whose target URL is still kept gets its secrets sealed; a row whose URL was already purged loses
@@ -115,9 +119,7 @@ export function shownInputs(options: unknown): Options {
  * a new version of the row) never seal twice. Returns how many rows it changed.
  */
 export async function sealClearInputs(db: PrismaClient, sealer: Sealer, limit = 500): Promise<number> {
-  const rows = await db.$queryRaw<{ id: string; options: Options }[]>`
-    SELECT id, options FROM data_requests
-     WHERE options ?| array['headers', 'cookies', 'browser_actions'] LIMIT ${limit}`;
+  const rows = await db.$queryRawUnsafe<{ id: string; options: Options }[]>(CLEAR_INPUTS_SQL, limit);
   let changed = 0;
   for (const r of rows) {
     const sealed = sealInputs(sealer, r.id, r.options);
