@@ -3,14 +3,6 @@ import type { PrismaClient } from '../generated/prisma/client.js';
 import { settle, type SettlementFlows } from './settlement.js';
 
 /**
- * A reservation nobody settles is released after its time to live: the orchestrator died between
- * the ledger's answer and its own commit (the request was never stored), or a settlement command
- * was lost. Expiry is a refund through the ordinary settlement path, so it resolves exactly once
- * and announces `refunded`; a settlement arriving later finds it resolved and changes nothing (the
- * request is then free, the tenant's gain, never its loss). The TTL is far above any request's
- * lifetime (timeout_ms is at most 5 minutes).
- */
-/**
  * The oldest reservations still open past the TTL ($1 seconds), at most $2. Raw SQL: the sweep runs
  * every RESERVATION_SWEEP_MS in an idle ledger too, and the model API compiled its query at each
  * call. It reads the partial index of open reservations, not the table (expiry.test.ts).
@@ -19,6 +11,14 @@ export const STALE_RESERVATIONS_SQL = `SELECT request_id::text AS "requestId", r
   WHERE state = 'reserved' AND created_at < now() - make_interval(secs => $1::float8)
   ORDER BY created_at LIMIT $2`;
 
+/**
+ * A reservation nobody settles is released after its time to live: the orchestrator died between
+ * the ledger's answer and its own commit (the request was never stored), or a settlement command
+ * was lost. Expiry is a refund through the ordinary settlement path, so it resolves exactly once
+ * and announces `refunded`; a settlement arriving later finds it resolved and changes nothing (the
+ * request is then free, the tenant's gain, never its loss). The TTL is far above any request's
+ * lifetime (timeout_ms is at most 5 minutes).
+ */
 export async function expireStaleReservations(
   db: PrismaClient,
   ttlSeconds: number,
