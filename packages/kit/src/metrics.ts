@@ -24,7 +24,7 @@ export interface MetricFactory {
    * `collect`, when given, sets the gauge's values at each scrape (a state read when asked, with no
    * timer keeping it fresh); asked again for the same name, the newest `collect` is the one called.
    */
-  gauge<L extends string>(name: string, help: string, labels: readonly L[], collect?: (this: Gauge<L>) => void): Gauge<L>;
+  gauge<L extends string>(name: string, help: string, labels: readonly L[], collect?: (this: Gauge<L>) => void | Promise<void>): Gauge<L>;
 }
 
 /** What `watchBreaker` reads of an opossum CircuitBreaker. */

@@ -1,9 +1,8 @@
 import type { Envelope, TopicKey } from '@wdr/contracts';
 import pg from 'pg';
-import { Gauge } from 'prom-client';
 import type { RawSql } from '../db.js';
 import type { Logger } from '../log.js';
-import { SHARED_PREFIX, type ServiceMetrics } from '../metrics.js';
+import type { ServiceMetrics } from '../metrics.js';
 import { currentRequestId, REQUEST_ID_HEADER, withRequestId } from '../request-context.js';
 import { PgListener, pgConnectionFor } from '../pg-listen.js';
 import type { KafkaBus, OutgoingMessage } from './bus.js';
@@ -213,27 +212,13 @@ export class OutboxRelay {
         })
         .finally(() => setTimeout(() => (pending = undefined), 1_000).unref()));
     for (const [name, help, pick] of [
-      [
-        `${SHARED_PREFIX}_outbox_unpublished_messages`,
-        'Outbox rows committed but not yet published (counted up to 100000).',
-        (r: { n: number }) => r.n,
-      ],
-      [
-        `${SHARED_PREFIX}_outbox_oldest_unpublished_age_seconds`,
-        'Age of the oldest unpublished outbox row; 0 when none.',
-        (r: { age: number }) => r.age,
-      ],
+      ['outbox_unpublished_messages', 'Outbox rows committed but not yet published (counted up to 100000).', (r: { n: number }) => r.n],
+      ['outbox_oldest_unpublished_age_seconds', 'Age of the oldest unpublished outbox row; 0 when none.', (r: { age: number }) => r.age],
     ] as const) {
-      // The newest relay of a registry reports (tests build several against one registry).
-      metrics.registry.removeSingleMetric(name);
-      new Gauge({
-        name,
-        help,
-        registers: [metrics.registry],
-        async collect() {
-          const r = await stats();
-          if (r) this.set(pick(r as { n: number; age: number }));
-        },
+      // Read at scrape time; the newest relay of a registry reports (tests build several against one registry).
+      metrics.shared.gauge(name, help, [] as const, async function () {
+        const r = await stats();
+        if (r) this.set(pick(r as { n: number; age: number }));
       });
     }
   }
