@@ -211,16 +211,25 @@ export class OutboxRelay {
           return undefined;
         })
         .finally(() => setTimeout(() => (pending = undefined), 1_000).unref()));
-    for (const [name, help, pick] of [
-      ['outbox_unpublished_messages', 'Outbox rows committed but not yet published (counted up to 100000).', (r: { n: number }) => r.n],
-      ['outbox_oldest_unpublished_age_seconds', 'Age of the oldest unpublished outbox row; 0 when none.', (r: { age: number }) => r.age],
-    ] as const) {
-      // Read at scrape time; the newest relay of a registry reports (tests build several against one registry).
-      metrics.shared.gauge(name, help, [] as const, async function () {
+    // Read at scrape time; the newest relay of a registry reports (tests build several against one registry).
+    metrics.shared.gauge(
+      'outbox_unpublished_messages',
+      'Outbox rows committed but not yet published (counted up to 100000).',
+      [] as const,
+      async function () {
         const r = await stats();
-        if (r) this.set(pick(r as { n: number; age: number }));
-      });
-    }
+        if (r) this.set(r.n);
+      },
+    );
+    metrics.shared.gauge(
+      'outbox_oldest_unpublished_age_seconds',
+      'Age of the oldest unpublished outbox row; 0 when none.',
+      [] as const,
+      async function () {
+        const r = await stats();
+        if (r) this.set(r.age);
+      },
+    );
   }
 
   start(): void {
