@@ -111,6 +111,15 @@ describe('normalizeSubmission', () => {
     expect(fieldsOf(body)).toContain(field);
   });
 
+  it('refuses U+0000 in any string, whatever the field (Postgres stores none), naming where', () => {
+    expect(fieldsOf({ url, wait_for_text: '\u0000' })).toEqual(['wait_for_text']);
+    expect(fieldsOf({ url, wait_for_selector: '#a\u0000' })).toEqual(['wait_for_selector']);
+    expect(fieldsOf({ url, browser_actions: [{ type: 'wait_for_text', text: 'in\u0000stock', timeout_ms: 5000 }] })).toEqual([
+      'browser_actions.0.text',
+    ]);
+    expect(detailsOf({ url, wait_for_text: '\u0000' })[0]!.issue).toBe('must not contain the NUL character (U+0000)');
+  });
+
   it('reports every problem at once', () => {
     expect(fieldsOf({ url: 'x', timeout_ms: 1, headers: { Connection: 'close' }, extra: true }).sort()).toEqual(
       ['extra', 'headers.Connection', 'timeout_ms', 'url'].sort(),
