@@ -244,7 +244,7 @@ export function createKafkaService<Tx extends RawSql>(
           ...(spec.lazySkipCommitMs !== undefined ? { lazySkipCommitMs: spec.lazySkipCommitMs } : {}),
           ...(env.KAFKA_CONSUMER_MAX_ATTEMPTS !== undefined ? { maxAttempts: env.KAFKA_CONSUMER_MAX_ATTEMPTS } : {}),
           sessionTimeoutMs: env.KAFKA_SESSION_TIMEOUT_MS,
-          afterCommit: () => relay.nudge(),
+          afterCommit: () => relay.nudgeUnlessListening(),
         });
         if (stopping) await handle.stop();
         else running.set(spec.group, handle);

@@ -333,6 +333,18 @@ describe('outbox relay safety poll', () => {
     await eventually(listeners, (l) => l.length === 1, 10_000);
     // Listening: the poll is the slow one (30 s), not one every 150 ms.
     expect(await probesOver(1_500)).toBe(0);
+    // ... and a consumer's commit (which calls nudgeUnlessListening) costs it no round: the
+    // commit's own notification wakes it when it wrote rows. A plain nudge still runs one.
+    const rounds = jest.spyOn(relay as unknown as { drainOnce: () => Promise<number> }, 'drainOnce');
+    for (let i = 0; i < 5; i++) relay.nudgeUnlessListening();
+    await new Promise((r) => setTimeout(r, 300));
+    expect(rounds).not.toHaveBeenCalled();
+    relay.nudge();
+    await eventually(
+      async () => rounds.mock.calls.length,
+      (n) => n === 1,
+      5_000,
+    );
 
     // Its connection lost: it polls at pollMs until it listens again (PgListener retries after 1 s).
     const [listening] = await listeners();

@@ -249,6 +249,17 @@ export class OutboxRelay {
     this.schedule(0);
   }
 
+  /**
+   * After a local commit that may have written outbox rows (a consumer's batch): while the relay
+   * listens, that commit's own notification wakes it (the outbox's insert trigger), so this does
+   * nothing; a relay that does not listen now publishes soon instead of at its next poll. Every
+   * consumed batch calls it: nudging unconditionally cost a relay round (two statements) per batch
+   * of every consumer, with or without rows.
+   */
+  nudgeUnlessListening(): void {
+    if (!this.listening) this.nudge();
+  }
+
   /** True while the relay keeps draining; a relay stuck for a minute makes the service unready. */
   healthy(): boolean {
     return this.running && Date.now() - this.lastSuccessAt < Math.max(60_000, this.opts.pollMs * 3);
