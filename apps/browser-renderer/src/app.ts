@@ -28,6 +28,8 @@ export function createRendererService(deps: RendererDeps) {
         // Jobs are independent, so several per partition may run at once.
         concurrency: TOPICS.renderJobs.partitions,
         inFlight: deps.pool.slots + Math.ceil(deps.pool.slots / 4),
+        // The render flow is idempotent by its claim (kafka/handlers.ts): no processed-event records.
+        recordUntransacted: false,
       },
     ],
     routes: () => internalRoutes(deps),
