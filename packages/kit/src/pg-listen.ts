@@ -153,6 +153,11 @@ export function pgPoolFor(
     types?: pg.CustomTypesConfig;
     /** Settings for every session of the pool (`-c name=value` in the startup packet). */
     settings?: Record<string, string>;
+    /**
+     * node-postgres's pipeline mode: queries queued on a connection are written without waiting
+     * for the answers of those before them (each still gets its own answer, in order).
+     */
+    pipeline?: boolean;
   } = {},
 ): pg.Pool {
   const { config } = pgConnectionFor(databaseUrl);
@@ -163,7 +168,8 @@ export function pgPoolFor(
     max: opts.max ?? 4,
     ...(opts.idleTimeoutMillis !== undefined ? { idleTimeoutMillis: opts.idleTimeoutMillis } : {}),
     ...(opts.types ? { types: opts.types } : {}),
-  });
+    ...(opts.pipeline ? { pipeline: true } : {}),
+  } as pg.PoolConfig);
   // An idle connection that breaks is dropped by the pool; unhandled, its error would end the process.
   pool.on('error', (err) => opts.onError?.(err));
   // So would one that breaks while checked out between two queries (a transaction's connection while

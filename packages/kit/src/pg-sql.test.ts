@@ -1,5 +1,7 @@
 import { randomUUID } from 'node:crypto';
+import type { Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
+import type pg from 'pg';
 import { createTestDatabase, type TestDatabase } from '@wdr/testkit';
 import { afterCommit, isUniqueViolation, transactionWithHooks } from './db.js';
 import { isPgStatement, PgSql } from './pg-sql.js';
@@ -73,15 +75,58 @@ describe('PgSql', () => {
     ]);
     expect(answers).toEqual([1, [{ n: 2n }]]);
 
+    const c = randomUUID();
     const failing = sql.transaction([
       sql.count('INSERT INTO pg_sql_probe (id, n) VALUES ($1::uuid, 3)', [b]),
       sql.count('INSERT INTO pg_sql_probe (id, n) VALUES ($1::uuid, 4)', [a]), // a's key exists
+      // Already written behind the failing one (the statements go together): not kept either.
+      sql.count('INSERT INTO pg_sql_probe (id, n) VALUES ($1::uuid, 5)', [c]),
     ]);
     const err = await failing.catch((e: unknown) => e);
     expect(isUniqueViolation(err)).toBe(true);
     expect(await count(b)).toBe(0);
+    expect(await count(c)).toBe(0);
     // The pool is still usable afterwards (the connection was rolled back and returned).
     expect(await sql.transaction([sql.rows('SELECT 1 AS one', [])])).toEqual([[{ one: 1 }]]);
+  });
+
+  it('sends a transaction of statements in one round trip: BEGIN, the statements and COMMIT before any answer', async () => {
+    const one = new PgSql(database.url, { max: 1 });
+    // Turns of the conversation on the connection: a write after something was read starts one.
+    let turns = 0;
+    let read = true;
+    (one as unknown as { pool: pg.Pool }).pool.on('connect', (client) => {
+      const stream = (client as unknown as { connection: { stream: Socket } }).connection.stream;
+      stream.on('data', () => (read = true));
+      const write = stream.write.bind(stream) as (...args: unknown[]) => boolean;
+      stream.write = ((...args: unknown[]) => {
+        if (read) turns++;
+        read = false;
+        return write(...args);
+      }) as Socket['write'];
+    });
+    try {
+      await one.$queryRawUnsafe('SELECT 1'); // connected
+      const id = randomUUID();
+      const statements = () => [
+        one.count('INSERT INTO pg_sql_probe (id, n) VALUES ($1::uuid, 6)', [id]),
+        one.count('UPDATE pg_sql_probe SET n = n + 1 WHERE id = $1::uuid', [id]),
+        one.rows<{ n: bigint }>('SELECT n FROM pg_sql_probe WHERE id = $1::uuid', [id]),
+      ];
+      turns = 0;
+      expect(await one.transaction(statements())).toEqual([1, 1, [{ n: 7n }]]);
+      expect(turns).toBe(1);
+      // Statements one at a time in an interactive transaction: a turn each and one for COMMIT
+      // (BEGIN goes with the first statement).
+      turns = 0;
+      await one.$transaction(async (tx) => {
+        await tx.$executeRawUnsafe('UPDATE pg_sql_probe SET n = n + 1 WHERE id = $1::uuid', id);
+        await tx.$executeRawUnsafe('UPDATE pg_sql_probe SET n = n + 1 WHERE id = $1::uuid', id);
+      });
+      expect(turns).toBe(3);
+    } finally {
+      await one.end();
+    }
   });
 
   it('prepares a statement from its third run, on the connection that runs it', async () => {

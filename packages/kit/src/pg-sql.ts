@@ -41,6 +41,9 @@ export class PgSql implements TxCapable<RawSql> {
   ) {
     this.pool = pgPoolFor(databaseUrl, {
       max: opts.max ?? 4,
+      // `transaction` writes its statements without waiting for each answer (see there); a
+      // statement run alone, or one at a time in `$transaction`, goes as before.
+      pipeline: true,
       ...(opts.idleTimeoutMillis !== undefined ? { idleTimeoutMillis: opts.idleTimeoutMillis } : {}),
       ...(opts.customPlans ? { settings: { plan_cache_mode: 'force_custom_plan' } } : {}),
       types: PRISMA_LIKE_TYPES,
@@ -70,14 +73,37 @@ export class PgSql implements TxCapable<RawSql> {
    * Run statements of this PgSql in one transaction, in order, on one connection: their answers in
    * order once it committed; the first failure rolls all of them back and is thrown. A statement
    * already run (awaited) is refused, as Prisma refuses it.
+   *
+   * One round trip, not one per statement: BEGIN, the statements and COMMIT are written together
+   * (node-postgres's pipeline mode; the server runs them in order, each answered in turn). A
+   * statement that fails aborts the transaction there: the ones behind it fail with it, and the
+   * COMMIT already on its way ends the transaction as a ROLLBACK, so nothing of it is kept.
    */
   async transaction(statements: readonly PgStatement<unknown>[]): Promise<unknown[]> {
     for (const s of statements) if (s.started) throw new Error('a statement given to a transaction has already run');
-    return this.onOneConnection('BEGIN', async (client) => {
-      const answers: unknown[] = [];
-      for (const s of statements) answers.push(await s.runOn(client));
-      return answers;
-    });
+    const client = await this.pool.connect();
+    let broken: Error | undefined;
+    try {
+      const begun = client.query('BEGIN');
+      const runs = statements.map((s) => s.runOn(client));
+      const committed = client.query('COMMIT');
+      const settled = await Promise.allSettled([begun, ...runs, committed]);
+      const failed = settled.find((r) => r.status === 'rejected');
+      if (failed) throw failed.reason;
+      // Only a transaction with a failure answers its COMMIT with ROLLBACK, and that failure was thrown above.
+      const commit = settled[settled.length - 1] as PromiseFulfilledResult<pg.QueryResult>;
+      if (commit.value.command !== 'COMMIT') throw new Error(`the transaction ended in ${commit.value.command}, not COMMIT`);
+      return settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<unknown>).value);
+    } catch (err) {
+      // After the pipelined COMMIT there is no transaction left (this ROLLBACK only warns); it
+      // matters when the connection failed midway, which it proves (one that fails too is dropped).
+      await client.query('ROLLBACK').catch((e: unknown) => {
+        broken = e instanceof Error ? e : new Error(String(e));
+      });
+      throw err;
+    } finally {
+      client.release(broken);
+    }
   }
 
   /**
@@ -102,15 +128,23 @@ export class PgSql implements TxCapable<RawSql> {
    * `begin`, `work`, COMMIT on one connection of the pool; on any failure (BEGIN and COMMIT
    * included) ROLLBACK and the failure thrown. A connection whose ROLLBACK fails too is broken
    * (the server went away): the pool drops it instead of handing it out again.
+   *
+   * BEGIN is not waited for: it goes out with `work`'s first statement (pipeline mode), one round
+   * trip fewer per transaction. On a connection the pool hands out (idle, never left inside a
+   * transaction: every transaction here ends in COMMIT or ROLLBACK, or the connection is dropped)
+   * BEGIN and SET LOCAL have nothing to fail on but the connection itself, and then every statement
+   * behind them fails too. Should it fail all the same, the transaction fails: its statements may
+   * have run outside it, which is why no answer of `work` is given.
    */
   private async onOneConnection<R>(begin: string, work: (client: pg.PoolClient) => Promise<R>): Promise<R> {
     const client = await this.pool.connect();
     let broken: Error | undefined;
     try {
-      await client.query(begin);
-      const result = await work(client);
+      const begun = client.query(begin);
+      const result = await Promise.allSettled([begun, work(client)]);
+      for (const r of result) if (r.status === 'rejected') throw r.reason;
       await client.query('COMMIT');
-      return result;
+      return (result[1] as PromiseFulfilledResult<R>).value;
     } catch (err) {
       await client.query('ROLLBACK').catch((e: unknown) => {
         broken = e instanceof Error ? e : new Error(String(e));
