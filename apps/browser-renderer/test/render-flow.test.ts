@@ -15,7 +15,7 @@ import { testPool } from './pool.js';
 /**
  * The render flow (claim, render, hand back) against the real Chromium and a local stand-in for
  * the orchestrator's internal routes that speaks their wire format and can hold a hand-back: the
- * pool's page slots bound the renders, and a hand-back does not hold a slot.
+ * pool's page slots bound the renders, and neither a claim nor a hand-back holds a slot.
  */
 let site: FixtureSite;
 let pool: BrowserPool;
@@ -80,7 +80,7 @@ afterAll(async () => {
   await site?.close();
 });
 
-it('renders no more pages at once than the pool has slots, and the next one while the last is still handed back', async () => {
+it('renders no more pages at once than the pool has slots, claims without waiting for one, and renders the next while the last is still handed back', async () => {
   const metrics = createMetrics('browser-renderer');
   const deps = {
     orchestrator: createServiceClient({
@@ -95,19 +95,23 @@ it('renders no more pages at once than the pool has slots, and the next one whil
     log: createLogger('test', 'silent'),
     metrics,
   } as unknown as RenderFlowDeps;
-  // Each render's end, in the same record as the stand-in's calls.
+  // Each render's end, in the same record as the stand-in's calls, and how many ran at once.
   const withContext = pool.withContext.bind(pool);
+  let rendering = 0;
+  let mostAtOnce = 0;
   pool.withContext = async (fn, opts) => {
+    mostAtOnce = Math.max(mostAtOnce, ++rendering);
     try {
       return await withContext(fn, opts);
     } finally {
+      rendering--;
       calls.push('rendered');
     }
   };
   const render = renderFlow(deps);
   const [a, b, c] = [randomUUID(), randomUUID(), randomUUID()];
   const flows = [a, b, c].map((id) => render(id));
-  // One slot: only the first is claimed until its render is over...
+  // One slot: the first renders...
   await eventually(
     async () => [...calls],
     (seen) => seen.includes(`result ${a}`),
@@ -124,13 +128,15 @@ it('renders no more pages at once than the pool has slots, and the next one whil
   for (const release of heldResults.values()) release();
   const outcomes = await Promise.all(flows);
   expect(outcomes.map((o) => (o === 'skipped' ? o : o.outcome))).toEqual(['completed', 'completed', 'completed']);
-  // No job was claimed before the render ahead of it had ended.
+  // One render at a time (one slot), but no claim waited for a slot: the three were claimed before
+  // the first render ended (the consumer, not the flow, bounds how many jobs wait claimed).
+  expect(mostAtOnce).toBe(1);
   expect(calls.filter((call) => call.startsWith('start') || call === 'rendered')).toEqual([
     `start ${a}`,
-    'rendered',
     `start ${b}`,
-    'rendered',
     `start ${c}`,
+    'rendered',
+    'rendered',
     'rendered',
   ]);
 }, 90_000);
