@@ -64,11 +64,12 @@ const notFound = () => new PublicError('NOT_FOUND', 'No such request.');
  * when the stage cannot run; its condition on the status keeps a request cancelled meanwhile as it is.
  */
 export async function startRenderJob(deps: RenderJobDeps, requestId: string): Promise<RenderStartAnswer> {
-  // An identical request of the tenant completed within its TTL: this one gets a copy, nothing to render.
-  if (await serveFromCache(deps, requestId)) return { state: 'skip', status: 'completed' };
   const row = await deps.db.dataRequest.findUnique({ where: { id: requestId } });
   if (!row) throw notFound();
   if (TERMINAL.has(row.status)) return { state: 'skip', status: row.status };
+  // An identical request of the tenant completed within its TTL: this one gets a copy, nothing to
+  // render. (Given the row just read: the cache's own transaction re-checks its status.)
+  if (await serveFromCache(deps, row)) return { state: 'skip', status: 'completed' };
   // The route is chosen (and a country verified through it) before anything is written: network I/O.
   const route = await browserRouteFor(deps.routes, { proxyType: row.proxyType, options: row.options as Record<string, unknown> });
   const fail = async (t: Termination): Promise<RenderStartAnswer> => {
