@@ -404,23 +404,28 @@ export async function settleBatch(tx: RawSql, cmds: SettlementCommand[], request
     delta(REVENUE_ACCOUNT).creditsPosted += x.excessTaken;
   }
 
-  if (transfers.length > 0) {
-    await tx.$executeRawUnsafe(
-      `INSERT INTO transfers (id, debit_account_id, credit_account_id, amount, kind, code, request_id, pending_id)
+  // The batch's writes read nothing the others write: they are sent together, in this order (one
+  // round trip on a pipelined connection, kit/pg-sql.ts; one after another on Prisma's), and
+  // awaited together. The accounts they lock were locked above, in id order; the revenue account
+  // still comes last.
+  const inserted =
+    transfers.length > 0
+      ? tx.$executeRawUnsafe(
+          `INSERT INTO transfers (id, debit_account_id, credit_account_id, amount, kind, code, request_id, pending_id)
        SELECT * FROM unnest($1::text[], $2::text[], $3::text[], $4::bigint[], $5::text[], $6::text[], $7::uuid[], $8::text[])`,
-      transfers.map((t) => t.id),
-      transfers.map((t) => t.debitAccountId),
-      transfers.map((t) => t.creditAccountId),
-      transfers.map((t) => t.amount.toString()),
-      transfers.map((t) => t.kind),
-      transfers.map((t) => t.code),
-      transfers.map((t) => t.requestId ?? null),
-      transfers.map((t) => t.pendingId ?? null),
-    );
-  }
+          transfers.map((t) => t.id),
+          transfers.map((t) => t.debitAccountId),
+          transfers.map((t) => t.creditAccountId),
+          transfers.map((t) => t.amount.toString()),
+          transfers.map((t) => t.kind),
+          transfers.map((t) => t.code),
+          transfers.map((t) => t.requestId ?? null),
+          transfers.map((t) => t.pendingId ?? null),
+        )
+      : undefined;
   // Tenants' balances in one statement; it answers what the balance alerts need.
   const tenantDeltas = tenantAccounts.map((id) => [id, deltas.get(id)] as const).filter((e): e is readonly [string, Deltas] => !!e[1]);
-  const after = await tx.$queryRawUnsafe<{ id: string; tenant_id: string; available: bigint; balance_alert: string; threshold: number }[]>(
+  const updated = tx.$queryRawUnsafe<{ id: string; tenant_id: string; available: bigint; balance_alert: string; threshold: number }[]>(
     `UPDATE accounts a SET debits_pending = a.debits_pending + u.dpend, debits_posted = a.debits_posted + u.dpost
        FROM unnest($1::text[], $2::bigint[], $3::bigint[]) AS u(id, dpend, dpost), plans p
       WHERE a.id = u.id AND p.id = a.plan_id
@@ -430,12 +435,12 @@ export async function settleBatch(tx: RawSql, cmds: SettlementCommand[], request
     tenantDeltas.map(([, d]) => d.debitsPending.toString()),
     tenantDeltas.map(([, d]) => d.debitsPosted.toString()),
   );
-  await recordLeased(
+  const leasedRecorded = recordLeased(
     tx,
     leased,
     resolutions.filter((x) => x.leased).map((x) => x.r),
   );
-  await tx.$executeRawUnsafe(
+  const resolvedRows = tx.$executeRawUnsafe(
     `UPDATE reservations r SET state = u.state, end_reason = u.end_reason, charged_tokens = u.charged, charged_base_tokens = u.base,
             captcha_solves = u.solves, captcha_tokens = u.captcha, traffic_proxy_type = u.proxy_type, traffic_measured = u.measured,
             request_bytes = u.req_bytes, response_bytes = u.res_bytes, traffic_tokens = u.traffic, uncollected_tokens = u.uncollected,
@@ -458,10 +463,12 @@ export async function settleBatch(tx: RawSql, cmds: SettlementCommand[], request
     resolutions.map((x) => x.lines.traffic.toString()),
     resolutions.map((x) => x.uncollected.toString()),
   );
+  const [, after] = await Promise.all([inserted, updated, leasedRecorded, resolvedRows]);
   for (const a of after) {
     if (a.tenant_id) await applyBalanceAlert(tx, a.id, a.tenant_id, BigInt(a.available), a.balance_alert, a.threshold);
   }
-  await enqueueMany(
+  // The announcements and the revenue side, together as well (the revenue account last).
+  const announced = enqueueMany(
     tx,
     resolutions.map((x) => {
       const total = x.fromHolds + x.excessTaken;
@@ -482,19 +489,21 @@ export async function settleBatch(tx: RawSql, cmds: SettlementCommand[], request
   );
   // The other side of every movement (revenue:usage), last.
   const others = [...deltas.entries()].filter(([id]) => !tenantAccounts.includes(id)).sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-  if (others.length > 0) {
-    await tx.$executeRawUnsafe(
-      `UPDATE accounts a SET debits_pending = a.debits_pending + u.dpend, debits_posted = a.debits_posted + u.dpost,
+  const revenue =
+    others.length > 0
+      ? tx.$executeRawUnsafe(
+          `UPDATE accounts a SET debits_pending = a.debits_pending + u.dpend, debits_posted = a.debits_posted + u.dpost,
               credits_pending = a.credits_pending + u.cpend, credits_posted = a.credits_posted + u.cpost
          FROM unnest($1::text[], $2::bigint[], $3::bigint[], $4::bigint[], $5::bigint[]) AS u(id, dpend, dpost, cpend, cpost)
         WHERE a.id = u.id`,
-      others.map(([id]) => id),
-      others.map(([, d]) => d.debitsPending.toString()),
-      others.map(([, d]) => d.debitsPosted.toString()),
-      others.map(([, d]) => d.creditsPending.toString()),
-      others.map(([, d]) => d.creditsPosted.toString()),
-    );
-  }
+          others.map(([id]) => id),
+          others.map(([, d]) => d.debitsPending.toString()),
+          others.map(([, d]) => d.debitsPosted.toString()),
+          others.map(([, d]) => d.creditsPending.toString()),
+          others.map(([, d]) => d.creditsPosted.toString()),
+        )
+      : undefined;
+  await Promise.all([announced, revenue]);
   for (const x of resolutions) {
     results[x.index] = {
       outcome: x.state,
