@@ -74,36 +74,21 @@ export class PgSql implements TxCapable<RawSql> {
    * order once it committed; the first failure rolls all of them back and is thrown. A statement
    * already run (awaited) is refused, as Prisma refuses it.
    *
-   * One round trip, not one per statement: BEGIN, the statements and COMMIT are written together
-   * (node-postgres's pipeline mode; the server runs them in order, each answered in turn). A
-   * statement that fails aborts the transaction there: the ones behind it fail with it, and the
-   * COMMIT already on its way ends the transaction as a ROLLBACK, so nothing of it is kept.
+   * Two round trips, not two more than the statements: BEGIN and the statements are written
+   * together (node-postgres's pipeline mode; the server runs them in order, each answered in turn),
+   * and COMMIT follows once every one of them succeeded. A statement that fails aborts the
+   * transaction there (the ones behind it fail with it); a failure on this side (a value that does
+   * not serialise, an answer that does not parse) leaves the server's transaction open without it:
+   * in both cases ROLLBACK is sent instead of COMMIT, so nothing of the transaction is kept.
    */
   async transaction(statements: readonly PgStatement<unknown>[]): Promise<unknown[]> {
     for (const s of statements) if (s.started) throw new Error('a statement given to a transaction has already run');
-    const client = await this.pool.connect();
-    let broken: Error | undefined;
-    try {
-      const begun = client.query('BEGIN');
-      const runs = statements.map((s) => s.runOn(client));
-      const committed = client.query('COMMIT');
-      const settled = await Promise.allSettled([begun, ...runs, committed]);
+    return this.onOneConnection('BEGIN', async (client) => {
+      const settled = await Promise.allSettled(statements.map((s) => s.runOn(client)));
       const failed = settled.find((r) => r.status === 'rejected');
       if (failed) throw failed.reason;
-      // Only a transaction with a failure answers its COMMIT with ROLLBACK, and that failure was thrown above.
-      const commit = settled[settled.length - 1] as PromiseFulfilledResult<pg.QueryResult>;
-      if (commit.value.command !== 'COMMIT') throw new Error(`the transaction ended in ${commit.value.command}, not COMMIT`);
-      return settled.slice(1, -1).map((r) => (r as PromiseFulfilledResult<unknown>).value);
-    } catch (err) {
-      // After the pipelined COMMIT there is no transaction left (this ROLLBACK only warns); it
-      // matters when the connection failed midway, which it proves (one that fails too is dropped).
-      await client.query('ROLLBACK').catch((e: unknown) => {
-        broken = e instanceof Error ? e : new Error(String(e));
-      });
-      throw err;
-    } finally {
-      client.release(broken);
-    }
+      return settled.map((r) => (r as PromiseFulfilledResult<unknown>).value);
+    });
   }
 
   /**
