@@ -3,6 +3,7 @@ import { databaseReachable } from '@wdr/kit/db';
 import { createHttpShell, createMetricsApp, type ServiceLifecycle } from '@wdr/kit/service';
 import { expressAuthentication } from './api/authentication.js';
 import { authenticateBeforeBody } from './api/pre-authentication.js';
+import { refuseNulStrings } from './api/nul-strings.js';
 import { limitReads } from './api/read-limits.js';
 import { mountApiReference } from './api/reference.js';
 import { publicValidationError } from './api/validation-errors.js';
@@ -71,6 +72,8 @@ export function createApp(deps: GatewayDeps): Express {
   shell.app.set('trust proxy', deps.env.TRUSTED_PROXY_HOPS === 0 ? false : deps.env.TRUSTED_PROXY_HOPS);
   // The OpenAPI document and a reference page rendered from it, read on first request; no key needed.
   mountApiReference(shell.app);
+  // No NUL character in anything a tenant writes (body, query, path): Postgres stores none.
+  shell.app.use(refuseNulStrings);
   // Per-tenant read rate and concurrency of the data API's GETs (event streams: rate only here).
   shell.app.use(limitReads(deps));
   // Server-Sent Events need a response held open, which tsoa cannot do: a plain route, registered

@@ -10,6 +10,7 @@ import type {
   ResourcePolicy,
 } from '../../models/index.js';
 import { ISO_3166_ALPHA2 } from './countries.js';
+import { NUL_ISSUE, nulPaths } from './nul-strings.js';
 
 /**
  * The body of POST /api/v1/data/requests (and of the cabinet's POST /api/v1/client/requests), rule
@@ -206,23 +207,10 @@ const bodyShape = {
     .optional(),
 };
 
-/**
- * Where a string of the body holds U+0000: Postgres stores no NUL in text or jsonb, so such a value
- * could only fail when the request is stored (a 500 from the orchestrator). Every string, whatever
- * the field, so a field added later is covered too.
- */
-function nulPaths(value: unknown, path: (string | number)[] = []): (string | number)[][] {
-  if (typeof value === 'string') return value.includes('\u0000') ? [path] : [];
-  if (Array.isArray(value)) return value.flatMap((v, i) => nulPaths(v, [...path, i]));
-  if (value !== null && typeof value === 'object')
-    return Object.entries(value).flatMap(([k, v]) => [...(k.includes('\u0000') ? [[...path, k]] : []), ...nulPaths(v, [...path, k])]);
-  return [];
-}
-
 export const submissionBodySchema = z
   .strictObject(bodyShape, { error: (iss) => (iss.code === 'unrecognized_keys' ? 'is not a field of this body' : 'must be a JSON object') })
   .superRefine((body, ctx) => {
-    for (const path of nulPaths(body)) ctx.addIssue({ code: 'custom', path, message: 'must not contain the NUL character (U+0000)' });
+    for (const path of nulPaths(body)) ctx.addIssue({ code: 'custom', path, message: NUL_ISSUE });
     if (body.proxy_type === 'premium' && body.proxy === 'off') {
       ctx.addIssue({ code: 'custom', path: ['proxy_type'], message: 'premium cannot be combined with proxy off' });
     }
