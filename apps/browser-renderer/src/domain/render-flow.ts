@@ -58,7 +58,7 @@ export function renderFlow(deps: RenderFlowDeps): (requestId: string) => Promise
     if (claim.state === 'skip') return 'skipped';
     const job = claim.job;
     const claimed = performance.now();
-    const done = await slots.use(async () => {
+    const { result, t0 } = await slots.use(async () => {
       const t0 = performance.now();
       const captcha: CaptchaHooks = {
         solver: deps.captchaSolver,
@@ -123,7 +123,6 @@ export function renderFlow(deps: RenderFlowDeps): (requestId: string) => Promise
       for (const [type, n] of Object.entries(result.meta?.resource_policy?.blocked_requests ?? {})) blocked.inc({ resource_type: type }, n);
       return { result, t0 };
     });
-    const { result, t0 } = done;
     const rendered = performance.now();
     await handBack(deps.orchestrator, requestId, result);
     // Where the job's time went: the claim, the wait for a page slot, the render (with its artifacts), the hand-back.

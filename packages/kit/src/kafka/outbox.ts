@@ -1,5 +1,6 @@
 import type { Envelope, TopicKey } from '@wdr/contracts';
 import pg from 'pg';
+import type { Gauge } from 'prom-client';
 import type { RawSql } from '../db.js';
 import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics.js';
@@ -211,24 +212,24 @@ export class OutboxRelay {
           return undefined;
         })
         .finally(() => setTimeout(() => (pending = undefined), 1_000).unref()));
-    // Read at scrape time; the newest relay of a registry reports (tests build several against one registry).
+    // Read at scrape time, both from the one query; the newest relay of a registry reports (tests
+    // build several against one registry).
+    const scraped = (pick: (r: { n: number; age: number }) => number) =>
+      async function (this: Gauge) {
+        const r = await stats();
+        if (r) this.set(pick(r));
+      };
     metrics.shared.gauge(
       'outbox_unpublished_messages',
       'Outbox rows committed but not yet published (counted up to 100000).',
       [] as const,
-      async function () {
-        const r = await stats();
-        if (r) this.set(r.n);
-      },
+      scraped((r) => r.n),
     );
     metrics.shared.gauge(
       'outbox_oldest_unpublished_age_seconds',
       'Age of the oldest unpublished outbox row; 0 when none.',
       [] as const,
-      async function () {
-        const r = await stats();
-        if (r) this.set(r.age);
-      },
+      scraped((r) => r.age),
     );
   }
 
