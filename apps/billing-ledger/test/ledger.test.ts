@@ -183,10 +183,11 @@ describe('admission in one statement', () => {
     expect(reservePaths.transaction - before.transaction).toBe(1);
     const alerts = await withDatabase(h.database.url, async (c) =>
       (
-        await c.query(`SELECT envelope->>'type' AS type FROM outbox_messages WHERE envelope->>'tenant_id' = $1 ORDER BY id`, [low])
-      ).rows.map((r) => r.type),
+        await c.query(`SELECT topic, envelope->>'type' AS type FROM outbox_messages WHERE envelope->>'tenant_id' = $1 ORDER BY id`, [low])
+      ).rows.map((r) => [r.topic, r.type]),
     );
-    expect(alerts).toEqual(['billing.balance_low']);
+    // On billing.alerts, the webhook dispatcher's topic, not billing.events (every page's resolution).
+    expect(alerts).toEqual([['billingAlerts', 'billing.balance_low']]);
 
     // A replay of a reservation made in one statement is still free.
     const body = reserveBody(tenant, { route_mode: 'browser' });

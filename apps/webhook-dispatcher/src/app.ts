@@ -77,7 +77,7 @@ export function createDispatcherService(deps: DispatcherDeps) {
     consumers: [
       {
         group: 'webhook-dispatcher',
-        topics: ['requestLifecycle', 'billingEvents'],
+        topics: ['requestLifecycle', 'billingAlerts'],
         handlers: {
           'request.event_appended': onRequestEventAppended({ fanOut, subscribers: deps.subscribers }),
           'batch.completed': onBatchCompleted({ fanOut, subscribers: deps.subscribers }),

@@ -41,7 +41,7 @@ beforeAll(async () => {
   database = await createTestDatabase('webhook-dispatcher');
   const prefix = uniqueTopicPrefix();
   bus = new KafkaBus({ clientId: 'webhook-deliveries-test', brokers: KAFKA_BROKERS, prefix, log: createLogger('test', 'silent') });
-  await bus.ensureTopics(['requestLifecycle', 'billingEvents']);
+  await bus.ensureTopics(['requestLifecycle', 'billingAlerts']);
   await bus.connect();
   dispatcher = await startServiceProcess('webhook-dispatcher', {
     DATABASE_URL: database.url,
@@ -470,8 +470,8 @@ describe('deliveries', () => {
     const watcher = await receiver(ok);
     const { endpoint: ep } = await endpoint(tenant, r.url, ['billing.balance_low']);
     const { secret: watcherSecret } = await endpoint(tenant, watcher.url, ['webhook.endpoint_disabled']);
-    const envelope = makeEnvelope('billingEvents', 'billing.balance_low', tenant, { balance_tokens: 3, threshold_tokens: 10 });
-    await bus.send(bus.topic('billingEvents'), [{ key: tenant, envelope }]);
+    const envelope = makeEnvelope('billingAlerts', 'billing.balance_low', tenant, { balance_tokens: 3, threshold_tokens: 10 });
+    await bus.send(bus.topic('billingAlerts'), [{ key: tenant, envelope }]);
     for (let attempt = 1; attempt <= 8; attempt++) {
       await until(
         `attempt ${attempt}`,

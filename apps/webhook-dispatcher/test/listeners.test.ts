@@ -36,7 +36,7 @@ beforeAll(async () => {
   database = await createTestDatabase('webhook-dispatcher');
   const prefix = uniqueTopicPrefix();
   bus = new KafkaBus({ clientId: 'webhook-listeners-test', brokers: KAFKA_BROKERS, prefix, log: createLogger('test', 'silent') });
-  await bus.ensureTopics(['requestLifecycle', 'billingEvents']);
+  await bus.ensureTopics(['requestLifecycle', 'billingAlerts']);
   await bus.connect();
   dispatcher = await startServiceProcess('webhook-dispatcher', {
     DATABASE_URL: database.url,

@@ -97,7 +97,7 @@ beforeAll(async () => {
   database = await createTestDatabase('webhook-dispatcher');
   prefix = uniqueTopicPrefix();
   bus = new KafkaBus({ clientId: 'webhook-restarts-test', brokers: KAFKA_BROKERS, prefix, log: createLogger('test', 'silent') });
-  await bus.ensureTopics(['requestLifecycle', 'billingEvents']);
+  await bus.ensureTopics(['requestLifecycle', 'billingAlerts']);
   await bus.connect();
 }, 60_000);
 

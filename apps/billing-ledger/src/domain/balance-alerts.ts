@@ -73,8 +73,8 @@ async function announce(
   const balance = Number(available < 0n ? 0n : available);
   const envelope =
     alert === 'low'
-      ? makeEnvelope('billingEvents', 'billing.balance_low', tenantId, { balance_tokens: balance, threshold_tokens: threshold })
-      : makeEnvelope('billingEvents', 'billing.balance_exhausted', tenantId, { balance_tokens: balance, required_tokens: required });
+      ? makeEnvelope('billingAlerts', 'billing.balance_low', tenantId, { balance_tokens: balance, threshold_tokens: threshold })
+      : makeEnvelope('billingAlerts', 'billing.balance_exhausted', tenantId, { balance_tokens: balance, required_tokens: required });
   // Keyed by tenant: a tenant's balance events stay in order.
-  await enqueue(tx, 'billingEvents', tenantId, envelope);
+  await enqueue(tx, 'billingAlerts', tenantId, envelope);
 }

@@ -1,4 +1,6 @@
 // Own fleet (not the shared one of ./shared/): credit leases on, and it SIGKILLs the orchestrator and the ledger.
+import http from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import {
@@ -248,6 +250,58 @@ describe('admission from a lease', () => {
     expect(await ledgerDb('SELECT id FROM leases WHERE tenant_id = $1', [t.id])).toEqual([]);
     for (const id of ids.slice(0, 3))
       expect(await eventually(() => detail(t, id), ended, 30_000, 200)).toMatchObject({ status: 'completed' });
+  }, 120_000);
+});
+
+describe('balance alerts', () => {
+  it("reach the tenant's webhook endpoint once per dip, leased tokens counted as spent", async () => {
+    // The ledger announces on billing.alerts, the dispatcher reads it: producer and consumer of the
+    // same topic, end to end (a unit test of either side sees only its own half).
+    const bodies: { type: string; data: Record<string, unknown> }[] = [];
+    const receiver = http.createServer((req, res) => {
+      const chunks: Buffer[] = [];
+      req.on('data', (c: Buffer) => chunks.push(c));
+      req.on('end', () => {
+        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as (typeof bodies)[number]);
+        res.writeHead(204).end();
+      });
+    });
+    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    try {
+      // Standard plan: low under 100 tokens. 110 credits; each lease block takes 8 from the balance.
+      const t = await newTenant(110);
+      const cabinet = (await adminCommand(fleet, ['issue-cabinet-token', '--tenant', t.id]))['cabinet_token'] as string;
+      const cab = (path: string, body: unknown) =>
+        gateway()
+          .post(`/api/v1/client/browser${path}`)
+          .set('Authorization', `Bearer ${cabinet}`)
+          .send(body as object);
+      const ws = (await cab('/workspaces', { name: 'alerts', owner_user_id: 1 })).body.id as string;
+      const project = ((await cab(`/workspaces/${ws}/projects`, { name: 'a', slug: 'a' })).headers['location'] as string).split('/').pop()!;
+      const env = (await gateway().get(`/api/v1/client/browser/projects/${project}`).set('Authorization', `Bearer ${cabinet}`)).body
+        .environments[0].id as string;
+      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/alerts`;
+      expect((await cab(`/projects/${project}/environments/${env}/webhooks`, { url, event_types: ['billing.balance_low'] })).status).toBe(
+        201,
+      );
+      // Two blocks leased: 110 - 16 = 94 available, under the threshold.
+      const ids: string[] = [];
+      for (let i = 0; i < 12; i++) ids.push(await submit(t, `/page?alert=${i}`));
+      for (const id of ids) await eventually(() => detail(t, id), ended, 30_000, 100);
+      const alerts = await eventually(
+        async () => bodies.filter((b) => b.type === 'billing.balance_low'),
+        (xs) => xs.length >= 1,
+        30_000,
+        100,
+      );
+      await new Promise((resolve) => setTimeout(resolve, 1_500)); // nothing more comes
+      expect(bodies.filter((b) => b.type === 'billing.balance_low')).toHaveLength(1);
+      expect(alerts[0]!.data).toMatchObject({ threshold_tokens: 100 });
+      expect(Number(alerts[0]!.data['balance_tokens'])).toBeLessThan(100);
+    } finally {
+      receiver.closeAllConnections();
+      await new Promise((resolve) => receiver.close(resolve));
+    }
   }, 120_000);
 });
 

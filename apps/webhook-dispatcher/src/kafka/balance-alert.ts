@@ -6,7 +6,7 @@ import type { Subscribers } from '../domain/subscribers.js';
 import { webhookEventOfTenantFact } from '../domain/webhook-events.js';
 
 /**
- * `billing.balance_low` / `billing.balance_exhausted` (billing.events) -> one message per
+ * `billing.balance_low` / `billing.balance_exhausted` (billing.alerts) -> one message per
  * subscribed endpoint of the tenant, recorded in the transaction that records the event as
  * processed; SKIPPED (no transaction) when no endpoint of the tenant takes it.
  */

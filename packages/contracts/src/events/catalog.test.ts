@@ -21,7 +21,8 @@ describe('event catalog', () => {
   });
 
   it('answers who produces and who consumes', () => {
-    expect(topicsProducedBy('billing-ledger')).toEqual(['billingEvents']);
+    expect(topicsProducedBy('billing-ledger')).toEqual(['billingEvents', 'billingAlerts']);
+    expect(topicsConsumedBy('webhook-dispatcher')).toEqual(['requestLifecycle', 'billingAlerts']);
     expect(topicsConsumedBy('billing-ledger')).toEqual(['billingCommands']);
     expect(topicsConsumedBy('fetch-orchestrator')).toEqual(expect.arrayContaining(['fetchJobs', 'billingEvents']));
   });

@@ -228,10 +228,23 @@ export const TOPICS = {
     key: 'request_id',
     partitions: 6,
     producers: ['billing-ledger'],
-    consumers: ['fetch-orchestrator', 'webhook-dispatcher'],
+    consumers: ['fetch-orchestrator'],
     retry: defaultRetry,
     events: {
       'billing.reservation_resolved': { version: 1, schema: ReservationResolved, description: 'A reservation was settled or refunded.' },
+    },
+  },
+  billingAlerts: {
+    // A topic of their own, apart from billing.events: the webhook dispatcher wants only these, a
+    // few per tenant and day, and on billing.events it fetched (and skipped) every page's
+    // reservation_resolved to find them.
+    name: 'billing.alerts',
+    key: 'tenant_id',
+    partitions: 3,
+    producers: ['billing-ledger'],
+    consumers: ['webhook-dispatcher'],
+    retry: defaultRetry,
+    events: {
       'billing.balance_low': {
         version: 1,
         schema: BalanceLow,

@@ -12,7 +12,7 @@ import { endpoint } from './endpoint.js';
 /**
  * What an endpoint can subscribe to: the terminal and billing kinds of a request's history
  * (`request.event_appended` on `request.lifecycle`, by its `kind`), the tenant's balance alerts
- * (`billing.events`), and the dispatcher's own `webhook.endpoint_disabled` (sent to the tenant's
+ * (`billing.alerts`), and the dispatcher's own `webhook.endpoint_disabled` (sent to the tenant's
  * other endpoints that subscribe to it when one is disabled).
  */
 export const WEBHOOK_EVENT_TYPES = [
