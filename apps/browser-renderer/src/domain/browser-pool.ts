@@ -3,10 +3,12 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Writable } from 'node:stream';
 import { setTimeout as sleep } from 'node:timers/promises';
 import puppeteer, { type Browser, type BrowserContext } from 'puppeteer-core';
 import type { Logger } from '@wdr/kit/log';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
+import { coalescePipeWrites } from './cdp-pipe.js';
 import type { EgressGate } from './egress-gate.js';
 
 export interface PoolOptions {
@@ -452,6 +454,8 @@ export class BrowserPool {
       }
       this.failedLaunches = 0;
       this.everLaunched = true;
+      // Each DevTools command in one write to Chromium's pipe (fd 3), not two (cdp-pipe.ts).
+      coalescePipeWrites(browser.process()?.stdio[3] as Writable | null | undefined);
       const entry: Entry = {
         id: this.nextId++,
         browser,
