@@ -13,7 +13,7 @@ import { sendBytesInternal } from '@wdr/kit/internal-call';
 import { createLogger } from '@wdr/kit/log';
 import { pgPoolFor, type PgPool } from '@wdr/kit/pg-listen';
 import { Sealer } from '@wdr/kit/sealing';
-import { RENDER_UPLOAD_DIGEST_HEADER, renderUploadApi, type RenderMeta, type RenderResult } from '@wdr/contracts';
+import { RENDER_OUTCOME_HEADER, RENDER_UPLOAD_DIGEST_HEADER, renderUploadApi, type RenderMeta, type RenderResult } from '@wdr/contracts';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { requestRowOf } from './database.js';
 import { renderJobRoutes } from '../src/api/render-job-routes.js';
@@ -279,5 +279,78 @@ describe('a rendered page handed back as bytes', () => {
     expect((await stagedRows(r.id)).uploads).toBe(1);
     expect(await purgeStaleUploads(db, new Date(Date.now() + 2 * 3600_000))).toBeGreaterThanOrEqual(1);
     expect(await stagedRows(r.id)).toEqual({ chunks: 0, uploads: 0 });
+  });
+});
+
+/** A completed render handed back in one call, as browser-renderer sends it: the bytes, and the outcome in a header. */
+function handBack(id: string, uploadId: string, parts: Buffer[], sha256: string, outcome: unknown) {
+  return sendBytesInternal(orchestrator, renderUploadApi.renderJobHandBack, {
+    params: { id, upload: uploadId },
+    body: parts,
+    headers: {
+      [RENDER_UPLOAD_DIGEST_HEADER]: sha256,
+      ...(outcome === undefined ? {} : { [RENDER_OUTCOME_HEADER]: Buffer.from(JSON.stringify(outcome)).toString('base64url') }),
+    },
+  });
+}
+
+describe('a rendered page handed back in one call', () => {
+  it('stages the bytes and finishes the request with them, once: a repeat is answered not accepted', async () => {
+    const r = await runningRequest();
+    const body = Buffer.from('<html><body>Zürich — 東京</body></html>');
+    const { bytes, textBytes, sha256 } = uploadOf(body, 'Zürich — 東京');
+    const uploadId = randomUUID();
+    const ref = { upload_id: uploadId, body_bytes: body.length, text_bytes: textBytes.length, sha256 };
+    expect(await handBack(r.id, uploadId, [body, textBytes], sha256, completed(ref))).toEqual({ accepted: true, status: 'completed' });
+    expect((await bytesOf(await readResult(db, r.tenantId, r.id, 'html'))).equals(body)).toBe(true);
+    expect((await bytesOf(await readResult(db, r.tenantId, r.id, 'text'))).toString('utf8')).toBe('Zürich — 東京');
+    expect(await stagedRows(r.id)).toEqual({ chunks: 0, uploads: 0 });
+    // The job ran again (a renderer that timed out): not accepted, nothing staged, charged once.
+    const again = randomUUID();
+    expect(await handBack(r.id, again, [bytes], sha256, completed({ ...ref, upload_id: again }))).toEqual({
+      accepted: false,
+      status: 'completed',
+    });
+    expect(await stagedRows(r.id)).toEqual({ chunks: 0, uploads: 0 });
+    expect((await readEvents(db, r.tenantId, r.id)).events.filter((e) => e.kind === 'request.completed')).toHaveLength(1);
+    expect(
+      await db.outboxMessage.count({ where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: r.id } } }),
+    ).toBe(1);
+  });
+
+  it('refuses an outcome that is missing, malformed, not completed or names other bytes, and keeps nothing', async () => {
+    const r = await runningRequest();
+    const body = Buffer.from('<p>page</p>');
+    const { bytes, textBytes, sha256 } = uploadOf(body, 'page');
+    const uploadId = randomUUID();
+    const ref = { upload_id: uploadId, body_bytes: body.length, text_bytes: textBytes.length, sha256 };
+    const refusals: [unknown, string][] = [
+      [undefined, 'MALFORMED_REQUEST'],
+      [{ ...completed(ref), upload: { ...ref, upload_id: randomUUID() } }, 'VALIDATION_FAILED'],
+      [completed({ ...ref, body_bytes: ref.body_bytes + 1 }), 'VALIDATION_FAILED'],
+      [completed({ ...ref, sha256: 'f'.repeat(64) }), 'VALIDATION_FAILED'],
+      [{ outcome: 'failed', code: 'RENDER_FAILED', message: 'no', caused_by: 'platform' }, 'VALIDATION_FAILED'],
+      [{ outcome: 'completed' }, 'VALIDATION_FAILED'],
+    ];
+    for (const [outcome, code] of refusals) {
+      await expect(handBack(r.id, uploadId, [bytes], sha256, outcome)).rejects.toMatchObject({ code });
+    }
+    // Not base64url JSON.
+    await expect(
+      sendBytesInternal(orchestrator, renderUploadApi.renderJobHandBack, {
+        params: { id: r.id, upload: uploadId },
+        body: [bytes],
+        headers: { [RENDER_UPLOAD_DIGEST_HEADER]: sha256, [RENDER_OUTCOME_HEADER]: Buffer.from('{"outcome":').toString('base64url') },
+      }),
+    ).rejects.toMatchObject({ code: 'MALFORMED_REQUEST' });
+    // The outcome names the declared digest, but the bytes are not those: the upload refuses them.
+    const other = Buffer.from('<p>pagf</p>');
+    await expect(handBack(r.id, uploadId, [other, textBytes], sha256, completed(ref))).rejects.toMatchObject({
+      code: 'VALIDATION_FAILED',
+    });
+    expect(await stagedRows(r.id)).toEqual({ chunks: 0, uploads: 0 });
+    expect((await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } })).status).toBe('running');
+    // The right one still finishes it.
+    expect(await handBack(r.id, uploadId, [bytes], sha256, completed(ref))).toEqual({ accepted: true, status: 'completed' });
   });
 });

@@ -2,6 +2,8 @@ import { createHash, randomUUID } from 'node:crypto';
 import {
   orchestratorApi,
   RenderCaptchaAnswer,
+  RENDER_OUTCOME_HEADER,
+  RENDER_OUTCOME_HEADER_MAX,
   RENDER_PATHS,
   RENDER_UPLOAD_DIGEST_HEADER,
   RenderResultAnswer,
@@ -144,10 +146,11 @@ export function renderFlow(deps: RenderFlowDeps): (requestId: string) => Promise
 }
 
 /**
- * Hand a render's outcome back to the orchestrator. A completed page travels as bytes first (its
+ * Hand a render's outcome back to the orchestrator. A completed page travels as bytes (its
  * document, then its text as UTF-8, with their SHA-256: renderUploadApi in @wdr/contracts), which
- * the orchestrator streams into its result store; the outcome follows as small JSON naming that
- * upload. A failure is small JSON alone. A repeated hand-back (the job retried after a crash or a
+ * the orchestrator streams into its result store, with the outcome naming that upload in a header:
+ * one call. An outcome too large for the header follows the upload as small JSON instead (two
+ * calls). A failure is small JSON alone. A repeated hand-back (the job retried after a crash or a
  * timeout) draws a new upload id; the orchestrator finishes a request once and ignores the rest.
  */
 export async function handBack(
@@ -165,6 +168,20 @@ export async function handBack(
   const textBytes = Buffer.from(text.includes('\0') ? text.replaceAll('\0', '') : text, 'utf8');
   const sha256 = createHash('sha256').update(body).update(textBytes).digest('hex');
   const uploadId = randomUUID();
+  const upload = { upload_id: uploadId, body_bytes: body.length, text_bytes: textBytes.length, sha256 };
+  const outcomeHeader = Buffer.from(JSON.stringify({ ...rest, upload })).toString('base64url');
+  if (outcomeHeader.length <= RENDER_OUTCOME_HEADER_MAX) {
+    // One call: the bytes, and the outcome naming them in a header.
+    return RenderResultAnswer.parse(
+      await sendBytesInternal(orchestrator, renderUploadApi.renderJobHandBack, {
+        params: { id: requestId, upload: uploadId },
+        body: [body, textBytes],
+        headers: { [RENDER_UPLOAD_DIGEST_HEADER]: sha256, [RENDER_OUTCOME_HEADER]: outcomeHeader },
+        // Up to MAX_RESULT_BYTES and its text; the orchestrator may ask the ledger about the page's traffic.
+        timeoutMs: 60_000,
+      }),
+    );
+  }
   const stored = RenderUploadAnswer.parse(
     await sendBytesInternal(orchestrator, renderUploadApi.renderJobUpload, {
       params: { id: requestId, upload: uploadId },
@@ -178,7 +195,7 @@ export async function handBack(
   return RenderResultAnswer.parse(
     await callInternal(orchestrator, orchestratorApi.renderJobResult, {
       params: { id: requestId },
-      body: { ...rest, upload: { upload_id: uploadId, body_bytes: body.length, text_bytes: textBytes.length, sha256 } },
+      body: { ...rest, upload },
       // The orchestrator may ask the ledger whether the page's proxy traffic fits the ceiling.
       timeoutMs: 30_000,
     }),

@@ -1,10 +1,10 @@
-import { Router } from 'express';
+import { Router, type Request } from 'express';
 import { parseOrThrow as parse } from '@wdr/kit/errors';
-import { orchestratorApi as api, RENDER_UPLOAD_DIGEST_HEADER, renderUploadApi } from '@wdr/contracts';
+import { orchestratorApi as api, RENDER_OUTCOME_HEADER, RENDER_UPLOAD_DIGEST_HEADER, renderUploadApi } from '@wdr/contracts';
 import type { OrchestratorDeps } from '../deps.js';
 import { authorizeCaptchaSolve, captchaSolved } from '../domain/render-captcha.js';
 import { acceptRenderResult, startRenderJob } from '../domain/render-jobs.js';
-import { stageRenderUpload } from '../domain/render-uploads.js';
+import { handBackOutcome, stageRenderUpload, type DeclaredUpload } from '../domain/render-uploads.js';
 
 /** Internal routes browser-renderer calls for each render job (contract: @wdr/contracts RENDER_PATHS, orchestratorApi). */
 export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void): Router {
@@ -19,6 +19,7 @@ export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void)
     resultCache: deps.resultCache,
     routes: deps.routes,
   };
+  const uploadDeps = { db: deps.db, uploads: deps.uploads, maxResultBytes: deps.env.MAX_RESULT_BYTES };
   r.post(api.startRenderJob.route, async (req, res) => {
     const answer = await startRenderJob(renderDeps, parse(api.startRenderJob.params.id, req.params['id']));
     onCommitted();
@@ -29,18 +30,23 @@ export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void)
     const { params } = renderUploadApi.renderJobUpload;
     const id = parse(params.id, req.params['id']);
     const upload = parse(params.upload, req.params['upload']);
-    const length = req.header('content-length');
-    const answer = await stageRenderUpload(
-      { db: deps.db, uploads: deps.uploads, maxResultBytes: deps.env.MAX_RESULT_BYTES },
-      id,
-      upload,
-      {
-        contentType: req.header('content-type'),
-        length: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
-        sha256: req.header(RENDER_UPLOAD_DIGEST_HEADER),
-      },
-      req,
-    );
+    res.json(await stageRenderUpload(uploadDeps, id, upload, declaredUpload(req), req));
+  });
+  // A completed render in one call: the page's bytes, and its outcome in a header (render-uploads.ts).
+  r.post(renderUploadApi.renderJobHandBack.route, async (req, res) => {
+    const { params } = renderUploadApi.renderJobHandBack;
+    const id = parse(params.id, req.params['id']);
+    const upload = parse(params.upload, req.params['upload']);
+    const declared = declaredUpload(req);
+    // The outcome is checked before a byte of the body is read.
+    const result = handBackOutcome(req.header(RENDER_OUTCOME_HEADER), upload, declared);
+    const staged = await stageRenderUpload(uploadDeps, id, upload, declared, req);
+    if (staged.state === 'skip') {
+      res.json({ accepted: false, status: staged.status });
+      return;
+    }
+    const answer = await acceptRenderResult(renderDeps, id, result, staged);
+    if (answer.accepted) onCommitted();
     res.json(answer);
   });
   r.post(api.renderJobResult.route, async (req, res) => {
@@ -62,4 +68,14 @@ export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void)
     res.json(answer);
   });
   return r;
+}
+
+/** What an upload declares in its headers: Content-Type, Content-Length and the digest. */
+function declaredUpload(req: Request): DeclaredUpload {
+  const length = req.header('content-length');
+  return {
+    contentType: req.header('content-type'),
+    length: length !== undefined && /^\d+$/.test(length) ? Number(length) : undefined,
+    sha256: req.header(RENDER_UPLOAD_DIGEST_HEADER),
+  };
 }

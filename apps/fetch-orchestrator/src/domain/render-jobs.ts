@@ -11,6 +11,7 @@ import {
   type RenderResult,
   type RenderResultAnswer,
   type RenderStartAnswer,
+  type RenderUploadAnswer,
   type RequestErrorCode,
 } from '@wdr/contracts';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
@@ -29,7 +30,7 @@ import {
 } from './requests/writes.js';
 import { hasCeiling } from './admission.js';
 import { TERMINAL } from './requests/terminal.js';
-import { checkStagedUpload, dropStagedStatements } from './render-uploads.js';
+import { checkStagedUpload, checkUploadRef, dropStagedStatements } from './render-uploads.js';
 import { serveFromCache, type ResultCacheSettings } from './result-cache.js';
 import { browserRouteFor } from './proxies/browser-route.js';
 import type { RouteDeps } from './proxies/route.js';
@@ -152,7 +153,13 @@ export async function startRenderJob(deps: RenderJobDeps, requestId: string): Pr
  * batch's end, the cache entry, the staged uploads dropped). A result for a request that is
  * already terminal is acknowledged and ignored.
  */
-export async function acceptRenderResult(deps: RenderJobDeps, requestId: string, result: RenderResult): Promise<RenderResultAnswer> {
+export async function acceptRenderResult(
+  deps: RenderJobDeps,
+  requestId: string,
+  result: RenderResult,
+  /** The upload as this very call staged it (the one-call hand-back): checked in memory, not read back. */
+  staged?: RenderUploadAnswer & { state: 'stored' },
+): Promise<RenderResultAnswer> {
   const overBudget = await browserTrafficOverBudget(deps, requestId, result);
   const row = await deps.db.dataRequest.findUnique({ where: { id: requestId } });
   if (!row) throw notFound();
@@ -176,7 +183,8 @@ export async function acceptRenderResult(deps: RenderJobDeps, requestId: string,
   } else if (result.outcome === 'completed') {
     const upload = result.upload;
     // The page arrived before as bytes (render-uploads.ts): the outcome must name it as it was staged.
-    await checkStagedUpload(deps.db, requestId, upload);
+    if (staged) checkUploadRef(upload, staged);
+    else await checkStagedUpload(deps.db, requestId, upload);
     if (upload.body_bytes > deps.maxResultBytes) {
       const message = `the page is larger than ${deps.maxResultBytes} bytes`;
       termination = failed('TARGET_TOO_LARGE', message, { status_code: result.status_code });

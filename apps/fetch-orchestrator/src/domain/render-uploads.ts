@@ -1,9 +1,16 @@
 import { createHash } from 'node:crypto';
 import type { Readable } from 'node:stream';
-import { PublicError } from '@wdr/kit/errors';
+import { parseOrThrow, PublicError } from '@wdr/kit/errors';
 import type { PgPool } from '@wdr/kit/pg-listen';
 import type { PgSql, PgStatement } from '@wdr/kit/pg-sql';
-import type { RenderUploadAnswer, RenderUploadRef } from '@wdr/contracts';
+import {
+  orchestratorApi,
+  RENDER_OUTCOME_HEADER,
+  RENDER_OUTCOME_HEADER_MAX,
+  type RenderResult,
+  type RenderUploadAnswer,
+  type RenderUploadRef,
+} from '@wdr/contracts';
 import type { PrismaClient } from '../generated/prisma/client.js';
 import { TERMINAL } from './requests/terminal.js';
 
@@ -135,10 +142,44 @@ export async function stageRenderUpload(
 export async function checkStagedUpload(db: PrismaClient, requestId: string, ref: RenderUploadRef): Promise<void> {
   const staged = await db.renderUpload.findUnique({ where: { requestId_uploadId: { requestId, uploadId: ref.upload_id } } });
   if (!staged) throw new PublicError('VALIDATION_FAILED', 'The result names an upload that did not arrive whole.');
+  checkUploadRef(ref, staged);
+}
+
+/** The reference against what was staged: the same length (body and text together) and digest. */
+export function checkUploadRef(ref: RenderUploadRef, staged: { bytes: number; sha256: string }): void {
   if (staged.bytes !== ref.body_bytes + ref.text_bytes || staged.sha256 !== ref.sha256) {
     throw new PublicError('VALIDATION_FAILED', 'The result does not match the length or the SHA-256 of its upload.');
   }
 }
+
+/**
+ * The outcome of a one-call hand-back (`renderUploadApi.renderJobHandBack`), from its header:
+ * base64url of the `RenderResult` JSON, at most RENDER_OUTCOME_HEADER_MAX characters, a completed
+ * outcome naming this upload with the length and digest the upload declares. Anything else is
+ * refused here, before the body is read: MALFORMED_REQUEST for a header that is missing, too long
+ * or not such JSON, VALIDATION_FAILED for an outcome that is not a completed one or names another
+ * upload.
+ */
+export function handBackOutcome(header: string | undefined, uploadId: string, declared: DeclaredUpload): CompletedRender {
+  if (header === undefined || header.length > RENDER_OUTCOME_HEADER_MAX || !/^[A-Za-z0-9_-]+$/.test(header)) {
+    throw new PublicError('MALFORMED_REQUEST', `A hand-back carries its outcome in ${RENDER_OUTCOME_HEADER} (base64url JSON).`);
+  }
+  let json: unknown;
+  try {
+    json = JSON.parse(Buffer.from(header, 'base64url').toString('utf8'));
+  } catch {
+    throw new PublicError('MALFORMED_REQUEST', `${RENDER_OUTCOME_HEADER} is not base64url JSON.`);
+  }
+  const result = parseOrThrow(orchestratorApi.renderJobResult.body, json);
+  if (result.outcome !== 'completed') throw new PublicError('VALIDATION_FAILED', 'A hand-back with bytes is a completed outcome.');
+  const ref = result.upload;
+  if (ref.upload_id !== uploadId || ref.body_bytes + ref.text_bytes !== declared.length || ref.sha256 !== declared.sha256) {
+    throw new PublicError('VALIDATION_FAILED', 'The outcome does not name this upload, its length or its SHA-256.');
+  }
+  return result;
+}
+
+type CompletedRender = Extract<RenderResult, { outcome: 'completed' }>;
 
 /** Statements that drop every staged upload of a request (run with its finishing move). */
 export function dropStagedStatements(sql: PgSql, requestId: string): PgStatement<unknown>[] {
