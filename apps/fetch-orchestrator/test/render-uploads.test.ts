@@ -13,7 +13,14 @@ import { sendBytesInternal } from '@wdr/kit/internal-call';
 import { createLogger } from '@wdr/kit/log';
 import { pgPoolFor, type PgPool } from '@wdr/kit/pg-listen';
 import { Sealer } from '@wdr/kit/sealing';
-import { RENDER_OUTCOME_HEADER, RENDER_UPLOAD_DIGEST_HEADER, renderUploadApi, type RenderMeta, type RenderResult } from '@wdr/contracts';
+import {
+  orchestratorApi,
+  RENDER_OUTCOME_HEADER,
+  RENDER_UPLOAD_DIGEST_HEADER,
+  renderUploadApi,
+  type RenderMeta,
+  type RenderResult,
+} from '@wdr/contracts';
 import { PrismaClient } from '../src/generated/prisma/client.js';
 import { requestRowOf } from './database.js';
 import { renderJobRoutes } from '../src/api/render-job-routes.js';
@@ -284,7 +291,7 @@ describe('a rendered page handed back as bytes', () => {
 
 /** A completed render handed back in one call, as browser-renderer sends it: the bytes, and the outcome in a header. */
 function handBack(id: string, uploadId: string, parts: Buffer[], sha256: string, outcome: unknown) {
-  return sendBytesInternal(orchestrator, renderUploadApi.renderJobHandBack, {
+  return sendBytesInternal(orchestrator, orchestratorApi.renderJobHandBack, {
     params: { id, upload: uploadId },
     body: parts,
     headers: {
@@ -337,7 +344,7 @@ describe('a rendered page handed back in one call', () => {
     }
     // Not base64url JSON.
     await expect(
-      sendBytesInternal(orchestrator, renderUploadApi.renderJobHandBack, {
+      sendBytesInternal(orchestrator, orchestratorApi.renderJobHandBack, {
         params: { id: r.id, upload: uploadId },
         body: [bytes],
         headers: { [RENDER_UPLOAD_DIGEST_HEADER]: sha256, [RENDER_OUTCOME_HEADER]: Buffer.from('{"outcome":').toString('base64url') },

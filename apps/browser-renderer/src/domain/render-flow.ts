@@ -173,7 +173,7 @@ export async function handBack(
   if (outcomeHeader.length <= RENDER_OUTCOME_HEADER_MAX) {
     // One call: the bytes, and the outcome naming them in a header.
     return RenderResultAnswer.parse(
-      await sendBytesInternal(orchestrator, renderUploadApi.renderJobHandBack, {
+      await sendBytesInternal(orchestrator, orchestratorApi.renderJobHandBack, {
         params: { id: requestId, upload: uploadId },
         body: [body, textBytes],
         headers: { [RENDER_UPLOAD_DIGEST_HEADER]: sha256, [RENDER_OUTCOME_HEADER]: outcomeHeader },

@@ -33,8 +33,8 @@ export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void)
     res.json(await stageRenderUpload(uploadDeps, id, upload, declaredUpload(req), req));
   });
   // A completed render in one call: the page's bytes, and its outcome in a header (render-uploads.ts).
-  r.post(renderUploadApi.renderJobHandBack.route, async (req, res) => {
-    const { params } = renderUploadApi.renderJobHandBack;
+  r.post(api.renderJobHandBack.route, async (req, res) => {
+    const { params } = api.renderJobHandBack;
     const id = parse(params.id, req.params['id']);
     const upload = parse(params.upload, req.params['upload']);
     const declared = declaredUpload(req);

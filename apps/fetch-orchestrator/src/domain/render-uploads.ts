@@ -153,7 +153,7 @@ export function checkUploadRef(ref: RenderUploadRef, staged: { bytes: number; sh
 }
 
 /**
- * The outcome of a one-call hand-back (`renderUploadApi.renderJobHandBack`), from its header:
+ * The outcome of a one-call hand-back (`orchestratorApi.renderJobHandBack`), from its header:
  * base64url of the `RenderResult` JSON, at most RENDER_OUTCOME_HEADER_MAX characters, a completed
  * outcome naming this upload with the length and digest the upload declares. Anything else is
  * refused here, before the body is read: MALFORMED_REQUEST for a header that is missing, too long

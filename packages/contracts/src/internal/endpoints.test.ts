@@ -28,6 +28,7 @@ const sample: Record<string, string> = {
   tenantId: TENANT,
   name: 'screenshot.png',
   operationId: 'generation:op-1',
+  upload: '5f2b8c1e-3a4d-4e6f-8a9b-0c1d2e3f4a5b',
 };
 
 /** Every endpoint, with the path its builder must produce for `sample` (spelled out, as callers had it). */
@@ -43,6 +44,11 @@ const expected: [string, AnyInternalEndpoint, string][] = [
   ['orchestrator.createBatch', orchestratorApi.createBatch, '/internal/v1/batches'],
   ['orchestrator.readBatch', orchestratorApi.readBatch, `/internal/v1/batches/${ID}`],
   ['orchestrator.startRenderJob', orchestratorApi.startRenderJob, RENDER_PATHS.start(ID)],
+  [
+    'orchestrator.renderJobHandBack',
+    orchestratorApi.renderJobHandBack,
+    `/internal/v1/render-jobs/${ID}/hand-back/5f2b8c1e-3a4d-4e6f-8a9b-0c1d2e3f4a5b`,
+  ],
   ['orchestrator.renderJobResult', orchestratorApi.renderJobResult, RENDER_PATHS.result(ID)],
   ['orchestrator.renderJobCaptcha', orchestratorApi.renderJobCaptcha, RENDER_PATHS.captcha(ID)],
   ['orchestrator.renderJobCaptchaSolved', orchestratorApi.renderJobCaptchaSolved, RENDER_PATHS.captchaSolved(ID)],
@@ -207,6 +213,9 @@ describe('render schemas', () => {
     // Served by fetch-orchestrator: its gate admits the route (and only from browser-renderer).
     expect(internalEndpointsOf('fetch-orchestrator')).toContain(ep);
     expect(orchestratorApi.renderJobResult.bodyKind).toBe('json');
+    // The one-call form takes bytes as well, from the renderer only.
+    const one = orchestratorApi.renderJobHandBack;
+    expect([one.method, one.bodyKind, one.answerKind, one.callers]).toEqual(['POST', 'bytes', 'json', ['browser-renderer']]);
   });
 
   it('asks for a CAPTCHA solve with the solves so far', () => {

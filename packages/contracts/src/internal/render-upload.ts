@@ -1,6 +1,5 @@
 import { z } from 'zod';
 import { endpoint } from './endpoint.js';
-import type { RenderResultAnswer } from './render.js';
 
 /**
  * A rendered page travels from browser-renderer to fetch-orchestrator as raw bytes, never as
@@ -24,7 +23,7 @@ import type { RenderResultAnswer } from './render.js';
 export const RENDER_UPLOAD_DIGEST_HEADER = 'x-content-sha256';
 
 /**
- * The one-call hand-back ({@link renderUploadApi.renderJobHandBack}): the completed outcome rides
+ * The one-call hand-back (`orchestratorApi.renderJobHandBack`): the completed outcome rides
  * in this header beside the page's bytes, as base64url of its JSON (the `RenderResult` the result
  * route takes, naming this very upload). At most {@link RENDER_OUTCOME_HEADER_MAX} characters: an
  * outcome that does not fit (none does today; a header is no place for an unbounded value) is handed
@@ -63,20 +62,6 @@ export const renderUploadApi = {
     method: 'POST',
     callers: ['browser-renderer'],
     route: '/internal/v1/render-jobs/:id/uploads/:upload',
-    params: { id: z.uuid(), upload: z.uuid() },
-    bodyKind: 'bytes',
-  }),
-  /**
-   * A completed render handed back in one call: the upload's bytes as above and the outcome in
-   * RENDER_OUTCOME_HEADER, which must name this upload with the declared length split and digest.
-   * The orchestrator refuses a malformed or mismatched outcome before it reads the body, stages the
-   * bytes, and finishes the request as the result route does; a request already terminal answers
-   * `accepted: false` without reading the body.
-   */
-  renderJobHandBack: endpoint<RenderResultAnswer>()({
-    method: 'POST',
-    callers: ['browser-renderer'],
-    route: '/internal/v1/render-jobs/:id/hand-back/:upload',
     params: { id: z.uuid(), upload: z.uuid() },
     bodyKind: 'bytes',
   }),

@@ -15,7 +15,7 @@ import { RenderUploadRef } from './render-upload.js';
  *      max_credits_per_request and moves the request to `solving_captcha`; POST
  *      {@link RENDER_PATHS.captchaSolved} moves it back to `running` once the token is in the page;
  *   3. hands the outcome back: a completed page travels as raw bytes with its outcome in a header
- *      (POST `renderUploadApi.renderJobHandBack`, ./render-upload.ts: streamed into the orchestrator's
+ *      (POST `orchestratorApi.renderJobHandBack`, ./render-upload.ts: streamed into the orchestrator's
  *      result store, up to MAX_RESULT_BYTES; never through Kafka, never base64 in JSON), or, for an
  *      outcome too large for the header, as an upload (`renderUploadApi.renderJobUpload`) followed by
  *      POST {@link RENDER_PATHS.result} naming it; a failure is POST {@link RENDER_PATHS.result} alone. The orchestrator moves the page into the request's result and finishes the request
