@@ -28,6 +28,8 @@ const quick = args.quick;
 
 /** The benches, in the order they run: script, arguments, environment (full and quick). */
 const BENCHES = [
+  // First: the machine's price of a hop between processes, which every fleet figure below pays many times a page.
+  { name: 'ipc', script: 'ipc.mjs', args: quick ? ['--trips', '5000'] : [] },
   { name: 'extraction', script: 'extraction.mjs', args: quick ? ['--seconds', '1'] : [] },
   {
     name: 'processed-retention',
