@@ -107,11 +107,18 @@ if (args.child) {
     const child = pinned ? spawn('taskset', ['-c', '0', ...node]) : spawn(node[0], node.slice(1));
     const [line] = await once(child.stdout, 'data');
     const port = Number(String(line).trim());
-    if (pinned) execFileSync('taskset', ['-p', '-c', '0', String(process.pid)]);
+    // This process's own CPUs, given back afterwards (`taskset -p` prints "pid N's current affinity list: 0,1").
+    const mine = pinned
+      ? String(execFileSync('taskset', ['-p', '-c', String(process.pid)]))
+          .split(':')
+          .pop()
+          .trim()
+      : undefined;
+    if (pinned) execFileSync('taskset', ['-p', '-c', '0', String(process.pid)], { stdio: 'ignore' });
     try {
       return await bounce(port);
     } finally {
-      if (pinned) execFileSync('taskset', ['-p', '-c', '0-1023', String(process.pid)], { stdio: 'ignore' });
+      if (mine) execFileSync('taskset', ['-p', '-c', mine, String(process.pid)], { stdio: 'ignore' });
       await once(child, 'exit');
     }
   };

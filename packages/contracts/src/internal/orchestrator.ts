@@ -270,10 +270,10 @@ export const orchestratorApi = {
   }),
   /**
    * A completed render handed back in one call: the page's bytes as `renderUploadApi.renderJobUpload`
-   * takes them (./render-upload.ts) and the outcome in RENDER_OUTCOME_HEADER, which must name this upload with the declared length split and digest.
-   * The orchestrator refuses a malformed or mismatched outcome before it reads the body, stages the
-   * bytes, and finishes the request as the result route does; a request already terminal answers
-   * `accepted: false` without reading the body.
+   * takes them (./render-upload.ts) and the outcome in RENDER_OUTCOME_HEADER, which must name this
+   * upload with the declared length split and digest. The orchestrator refuses a malformed or
+   * mismatched outcome before it reads the body, stages the bytes, and finishes the request as the
+   * result route does; a request already terminal answers `accepted: false` without reading the body.
    */
   renderJobHandBack: endpoint<RenderResultAnswer>()({
     method: 'POST',

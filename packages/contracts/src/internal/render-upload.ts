@@ -26,8 +26,8 @@ export const RENDER_UPLOAD_DIGEST_HEADER = 'x-content-sha256';
  * The one-call hand-back (`orchestratorApi.renderJobHandBack`): the completed outcome rides
  * in this header beside the page's bytes, as base64url of its JSON (the `RenderResult` the result
  * route takes, naming this very upload). At most {@link RENDER_OUTCOME_HEADER_MAX} characters: an
- * outcome that does not fit (none does today; a header is no place for an unbounded value) is handed
- * back in two calls, the upload and then the result.
+ * outcome that does not fit (a target's long Content-Type can make one; a header is no place for an
+ * unbounded value) is handed back in two calls, the upload and then the result.
  */
 export const RENDER_OUTCOME_HEADER = 'x-render-outcome';
 export const RENDER_OUTCOME_HEADER_MAX = 8192;

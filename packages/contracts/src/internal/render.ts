@@ -18,9 +18,10 @@ import { RenderUploadRef } from './render-upload.js';
  *      (POST `orchestratorApi.renderJobHandBack`, ./render-upload.ts: streamed into the orchestrator's
  *      result store, up to MAX_RESULT_BYTES; never through Kafka, never base64 in JSON), or, for an
  *      outcome too large for the header, as an upload (`renderUploadApi.renderJobUpload`) followed by
- *      POST {@link RENDER_PATHS.result} naming it; a failure is POST {@link RENDER_PATHS.result} alone. The orchestrator moves the page into the request's result and finishes the request
- *      in one transaction; a second result for a terminal request is acknowledged and ignored, so
- *      a repeated job never repeats its effects.
+ *      POST {@link RENDER_PATHS.result} naming it; a failure is POST {@link RENDER_PATHS.result}
+ *      alone. The orchestrator moves the page into the request's result and finishes the request in
+ *      one transaction; a second result for a terminal request is acknowledged and ignored, so a
+ *      repeated job never repeats its effects.
  */
 export const RENDER_PATHS = {
   start: (requestId: string) => `/internal/v1/render-jobs/${requestId}/start`,
