@@ -18,3 +18,4 @@ export * from './secure-kafka.js';
 export * from './dns-server.js';
 export * from './dsl-bomb.js';
 export * from './identity.js';
+export * from './webhooks.js';

@@ -1,14 +1,14 @@
 // Own fleet (not the shared one of ./shared/): its 1,000-job batch keeps a fleet busy for minutes after the file ends (800 jobs still open 150 s later, measured), which would delay every file after it.
 import { randomUUID } from 'node:crypto';
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import {
   adminCommand,
+  cabinetEnvironment,
   eventually,
   startFixtureSite,
   startFleet,
+  startWebhookReceiver,
   withDatabase,
   type Fleet,
   type FixtureSite,
@@ -279,28 +279,15 @@ describe('POST /api/v1/data/batches and GET /api/v1/data/batches/{id}', () => {
 
 describe('batch.completed', () => {
   it("is announced once, when the last job ends, to the tenant's endpoints that subscribe to it", async () => {
-    const bodies: string[] = [];
-    const receiver = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        bodies.push(Buffer.concat(chunks).toString('utf8'));
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const receiver = await startWebhookReceiver();
+    const { bodies } = receiver;
     try {
-      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/batches`;
-      const cab = (path: string, body: unknown) =>
-        gw()
-          .post(`/api/v1/client/browser${path}`)
-          .set('Authorization', `Bearer ${t.cabinet}`)
-          .send(body as object);
-      const ws = (await cab('/workspaces', { name: 'batches', owner_user_id: 1 })).body.id as string;
-      const project = ((await cab(`/workspaces/${ws}/projects`, { name: 'b', slug: 'b' })).headers['location'] as string).split('/').pop()!;
-      const env = (await gw().get(`/api/v1/client/browser/projects/${project}`).set('Authorization', `Bearer ${t.cabinet}`)).body
-        .environments[0].id as string;
-      expect((await cab(`/projects/${project}/environments/${env}/webhooks`, { url, event_types: ['batch.completed'] })).status).toBe(201);
+      const { projectId, environmentId } = await cabinetEnvironment(fleet.url('gateway'), t.cabinet, 'Batches');
+      const hook = await gw()
+        .post(`/api/v1/client/browser/projects/${projectId}/environments/${environmentId}/webhooks`)
+        .set('Authorization', `Bearer ${t.cabinet}`)
+        .send({ url: `${receiver.url}/hooks/batches`, event_types: ['batch.completed'] });
+      expect(hook.status).toBe(201);
 
       const res = await dataBatch(t, {
         jobs: [job('/page?b=1'), job('/page?b=2'), job('/status/503'), job('/page?b=3'), job('/page?b=4'), job('/page?b=5')],
@@ -309,20 +296,19 @@ describe('batch.completed', () => {
       const id = res.body.batch_id as string;
       await untilBatch(t, id, (x) => x['finished_at'] !== null, 90_000);
       const mine = await eventually(
-        async () => bodies.map((b) => JSON.parse(b)).filter((b) => b.data.batch_id === id),
+        async () => bodies.filter((b) => b.data['batch_id'] === id),
         (xs) => xs.length >= 1,
         30_000,
       );
       await new Promise((resolve) => setTimeout(resolve, 1_500)); // nothing more comes
-      expect(bodies.map((b) => JSON.parse(b)).filter((b) => b.data.batch_id === id)).toHaveLength(1);
+      expect(bodies.filter((b) => b.data['batch_id'] === id)).toHaveLength(1);
       expect(mine[0]).toMatchObject({
         type: 'batch.completed',
         data: { batch_id: id, status: 'partial', total_jobs: 6, completed: 5, failed: 1, cancelled: 0, finished_at: expect.any(String) },
       });
       expect(await orchestratorCount('SELECT count(*) AS n FROM batches WHERE id = $1::uuid AND finished_at IS NOT NULL', [id])).toBe(1);
     } finally {
-      receiver.closeAllConnections();
-      await new Promise((resolve) => receiver.close(resolve));
+      await receiver.close();
     }
   }, 150_000);
 });

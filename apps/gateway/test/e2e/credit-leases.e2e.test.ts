@@ -1,15 +1,15 @@
 // Own fleet (not the shared one of ./shared/): credit leases on, and it SIGKILLs the orchestrator and the ledger.
-import http from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import {
   adminCommand,
+  cabinetEnvironment,
   eventually,
   internalAgent,
   startFixtureSite,
   startFleet,
   startTcpProxy,
+  startWebhookReceiver,
   queryRows,
   withDatabase,
 } from '@wdr/testkit';
@@ -257,33 +257,18 @@ describe('balance alerts', () => {
   it("reach the tenant's webhook endpoint once per dip, leased tokens counted as spent", async () => {
     // The ledger announces on billing.alerts, the dispatcher reads it: producer and consumer of the
     // same topic, end to end (a unit test of either side sees only its own half).
-    const bodies: { type: string; data: Record<string, unknown> }[] = [];
-    const receiver = http.createServer((req, res) => {
-      const chunks: Buffer[] = [];
-      req.on('data', (c: Buffer) => chunks.push(c));
-      req.on('end', () => {
-        bodies.push(JSON.parse(Buffer.concat(chunks).toString('utf8')) as (typeof bodies)[number]);
-        res.writeHead(204).end();
-      });
-    });
-    await new Promise<void>((resolve) => receiver.listen(0, '127.0.0.1', resolve));
+    const receiver = await startWebhookReceiver();
+    const { bodies } = receiver;
     try {
       // Standard plan: low under 100 tokens. 110 credits; each lease block takes 8 from the balance.
       const t = await newTenant(110);
       const cabinet = (await adminCommand(fleet, ['issue-cabinet-token', '--tenant', t.id]))['cabinet_token'] as string;
-      const cab = (path: string, body: unknown) =>
-        gateway()
-          .post(`/api/v1/client/browser${path}`)
-          .set('Authorization', `Bearer ${cabinet}`)
-          .send(body as object);
-      const ws = (await cab('/workspaces', { name: 'alerts', owner_user_id: 1 })).body.id as string;
-      const project = ((await cab(`/workspaces/${ws}/projects`, { name: 'a', slug: 'a' })).headers['location'] as string).split('/').pop()!;
-      const env = (await gateway().get(`/api/v1/client/browser/projects/${project}`).set('Authorization', `Bearer ${cabinet}`)).body
-        .environments[0].id as string;
-      const url = `http://127.0.0.1:${(receiver.address() as AddressInfo).port}/hooks/alerts`;
-      expect((await cab(`/projects/${project}/environments/${env}/webhooks`, { url, event_types: ['billing.balance_low'] })).status).toBe(
-        201,
-      );
+      const { projectId, environmentId } = await cabinetEnvironment(fleet.url('gateway'), cabinet, 'Alerts');
+      const hook = await gateway()
+        .post(`/api/v1/client/browser/projects/${projectId}/environments/${environmentId}/webhooks`)
+        .set('Authorization', `Bearer ${cabinet}`)
+        .send({ url: `${receiver.url}/hooks/alerts`, event_types: ['billing.balance_low'] });
+      expect(hook.status).toBe(201);
       // Two blocks leased: 110 - 16 = 94 available, under the threshold.
       const ids: string[] = [];
       for (let i = 0; i < 12; i++) ids.push(await submit(t, `/page?alert=${i}`));
@@ -299,8 +284,7 @@ describe('balance alerts', () => {
       expect(alerts[0]!.data).toMatchObject({ threshold_tokens: 100 });
       expect(Number(alerts[0]!.data['balance_tokens'])).toBeLessThan(100);
     } finally {
-      receiver.closeAllConnections();
-      await new Promise((resolve) => receiver.close(resolve));
+      await receiver.close();
     }
   }, 120_000);
 });
