@@ -1,14 +1,17 @@
 /**
- * Idle memory of each service (issue 24): starts the fleet as bench/submissions.mjs does (production
- * mode, quiet logs, service defaults for polls), lets it idle, then prints per service the node
- * process's RSS (/proc) beside V8's heap (used / total), external + array buffers and the rest
- * (code, native libraries, wasm, allocator), read from each service's own /metrics
- * (prom-client's default metrics). Usage: node bench/idle-rss.mjs [idle seconds, 30]. See bench/README.md.
+ * Idle CPU and memory of each service (issue 24): starts the fleet as bench/submissions.mjs does
+ * (production mode, quiet logs, service defaults for polls), lets start-up pass (5 s), then idles
+ * and prints per service its CPU over the idle seconds (user + system, /proc, % of one core), the
+ * node process's RSS (/proc) beside V8's heap (used / total), external + array buffers and the rest
+ * (code, native libraries, wasm, allocator), read from each service's own /metrics (prom-client's
+ * default metrics). `BENCH_CPU_PROF_DIR=dir` also writes each service's V8 profile there (read with
+ * `node bench/profile-top.mjs dir --skip-s <seconds before the idle>`).
+ * Usage: node bench/idle-rss.mjs [idle seconds, 30]. See bench/README.md.
  */
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { adminCommand, SERVICE_NAMES, startFleet } from '@wdr/testkit';
-import { nodeOptionsEnv, productionEnv } from './lib/fleet.mjs';
+import { nodeOptionsEnv, productionEnv, recordProfiledFleet } from './lib/fleet.mjs';
 
 const IDLE_S = Number(process.argv[2] ?? 30);
 const MB = 1024 * 1024;
@@ -19,6 +22,13 @@ const fleet = await startFleet({
     all: { ...productionEnv(), ...nodeOptionsEnv() },
   },
 });
+recordProfiledFleet(fleet);
+/** CPU seconds (user + system) of a service's node process, from /proc (USER_HZ 100). */
+const cpuSeconds = (s) => {
+  const stat = readFileSync(`/proc/${fleet.pid(s)}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  return (Number(fields[11]) + Number(fields[12])) / 100;
+};
 try {
   // BENCH_TENANTS: tenants created first, a few at a time, as bench/submissions.mjs does before its idle phase.
   const tenants = Number(process.env.BENCH_TENANTS ?? 0);
@@ -29,7 +39,15 @@ try {
       ),
     );
   }
+  await new Promise((r) => setTimeout(r, 5_000)); // start-up work (joins, first polls)
+  const before = Object.fromEntries(SERVICE_NAMES.map((s) => [s, cpuSeconds(s)]));
+  const t0 = performance.now();
   await new Promise((r) => setTimeout(r, IDLE_S * 1000));
+  const elapsed = (performance.now() - t0) / 1000;
+  const cpu = Object.fromEntries(SERVICE_NAMES.map((s) => [s, ((cpuSeconds(s) - before[s]) / elapsed) * 100]));
+  const total = Object.values(cpu).reduce((a, b) => a + b, 0);
+  console.log(`idle CPU over ${elapsed.toFixed(1)} s, % of one core: fleet ${total.toFixed(2)}`);
+  for (const s of SERVICE_NAMES) console.log(`  ${s.padEnd(22)}${cpu[s].toFixed(3).padStart(7)}`);
   const metric = (text, name) => Number(new RegExp(`^${name}(?:\\{[^}]*\\})? (\\S+)$`, 'm').exec(text)?.[1] ?? NaN);
   console.log(
     `idle ${IDLE_S} s; MB        RSS   heap used  heap total  external  rest (RSS - heap total - external)  anonymous  file-backed`,

@@ -142,18 +142,28 @@ export function cacheKeyOf(secret: KeyObject, request: KeyedRequest, url: string
   return createHmac('sha256', secret).update(cacheKeyMaterial(request, url)).digest('hex');
 }
 
+/**
+ * A request's target URL and options as the stage that ran it opened them (run-http-stage.ts): its
+ * cache key is made of them without opening the sealed values a second time.
+ */
+export interface OpenedRequest {
+  url: string;
+  options: unknown;
+}
+
 /** The key of a request that may use the cache the way `want` says, or undefined. */
 function keyFor(
   settings: ResultCacheSettings,
   sealer: Sealer,
   request: DataRequest,
   want: 'read' | 'write',
+  opened?: OpenedRequest,
 ): { key: string; policy: CachePolicy } | undefined {
   if (!request.targetSealed) return undefined;
   const policy = cachePolicyOf(request.options);
   if (!policy[want]) return undefined;
-  const keyed = { ...request, options: openInputs(sealer, request) };
-  return { key: cacheKeyOf(settings.keySecret, keyed, sealer.open(request.targetSealed, request.id)), policy };
+  const keyed = { ...request, options: opened ? opened.options : openInputs(sealer, request) };
+  return { key: cacheKeyOf(settings.keySecret, keyed, opened ? opened.url : sealer.open(request.targetSealed, request.id)), policy };
 }
 
 /** The stage a hit is billed at: the cheapest its route mode can end in (`auto`: HTTP). */
@@ -317,10 +327,10 @@ export interface CacheFill {
 }
 
 /** The entry a request's completion makes, or undefined when it makes none (not allowed to write, no cache). */
-export function cacheFillOf(deps: ResultCacheDeps, request: DataRequest): CacheFill | undefined {
+export function cacheFillOf(deps: ResultCacheDeps, request: DataRequest, opened?: OpenedRequest): CacheFill | undefined {
   const settings = deps.resultCache;
   if (!settings) return undefined;
-  const k = keyFor(settings, deps.sealer, request, 'write');
+  const k = keyFor(settings, deps.sealer, request, 'write', opened);
   if (!k) return undefined;
   return {
     tenantId: request.tenantId,

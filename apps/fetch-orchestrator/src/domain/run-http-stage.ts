@@ -232,7 +232,11 @@ export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: 
         terminalStage: 'http',
         ...(traffic ? { traffic } : {}),
       },
-      { result: { statusCode: outcome.statusCode, contentType: outcome.contentType, body: outcome.body, expiresAt }, fillCache: true },
+      {
+        result: { statusCode: outcome.statusCode, contentType: outcome.contentType, body: outcome.body, expiresAt },
+        fillCache: true,
+        opened: { url, options },
+      },
     );
   }
   deps.log.info({ requestId: started.id, ok: outcome.ok, elapsedMs }, 'http stage finished');

@@ -4,7 +4,14 @@ import type { PgSql, PgStatement } from '@wdr/kit/pg-sql';
 import type { DataRequest, PrismaClient } from '../../generated/prisma/client.js';
 import { announceBatchStatements } from '../batch-status.js';
 import { recordTerminal } from '../request-metrics.js';
-import { cacheFillCtes, cacheFillOf, fillResultCacheStatement, type CacheFill, type ResultCacheDeps } from '../result-cache.js';
+import {
+  cacheFillCtes,
+  cacheFillOf,
+  fillResultCacheStatement,
+  type CacheFill,
+  type OpenedRequest,
+  type ResultCacheDeps,
+} from '../result-cache.js';
 import { lifecycleEnvelope } from './events.js';
 import { leaseGiveBack, terminalEventPayload, terminalMessages, type Termination } from './finish.js';
 import { TERMINAL } from './terminal.js';
@@ -259,11 +266,19 @@ export function endStatements(
   deps: ResultCacheDeps,
   request: DataRequest,
   t: Termination,
-  opts: { before?: MoveEvent[]; result?: MoveResult; start?: boolean; fillCache?: boolean } = {},
+  opts: {
+    before?: MoveEvent[];
+    result?: MoveResult;
+    start?: boolean;
+    fillCache?: boolean;
+    /** The URL and options the stage opened, for the cache key (not opened again). */
+    opened?: OpenedRequest;
+  } = {},
 ): { statements: PgStatement<unknown>[]; done: (results: unknown[]) => MoveRow | undefined } {
   // A page below 500 makes an entry with the move that stores it; a completion without a page of
   // its own reads the stored one in a statement after the move.
-  const inline = opts.fillCache && opts.result ? (opts.result.statusCode < 500 ? cacheFillOf(deps, request) : undefined) : undefined;
+  const inline =
+    opts.fillCache && opts.result ? (opts.result.statusCode < 500 ? cacheFillOf(deps, request, opts.opened) : undefined) : undefined;
   const fill = opts.fillCache && !opts.result ? fillResultCacheStatement(deps, request) : undefined;
   const statements: PgStatement<unknown>[] = [
     moveStatement(deps.sql, request, { ...terminalMove(request, t, opts), cacheFill: inline }),
