@@ -47,8 +47,6 @@ export function createGatewayService(deps: GatewayDeps): ServiceLifecycle {
       deps.streamListeners.stop();
       await deps.credentialChanges.stop();
       deps.credentials.trust(false);
-      // Tickets given back and not yet removed: removed now rather than left to their expiry.
-      await deps.admissionTickets.flush();
       deps.redis.disconnect();
       await deps.db.$disconnect();
     },

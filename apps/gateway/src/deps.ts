@@ -8,8 +8,6 @@ import type { KafkaBus } from '@wdr/kit/kafka';
 import { PgListener, pgConnectionFor } from '@wdr/kit/pg-listen';
 import { PrismaClient } from './generated/prisma/client.js';
 import { CREDENTIALS_CHANNEL, CredentialCache } from './domain/auth/credential-cache.js';
-import { AdmissionTickets } from './domain/limits/admission-tickets.js';
-import { limiterFailed } from './domain/limits/limiter-errors.js';
 import { withLimiterScripts, type LimiterRedis } from './domain/limits/redis-scripts.js';
 import type { GatewayEnv } from './env.js';
 import { LiveRequestEvents } from './sse/live-request-events.js';
@@ -28,8 +26,6 @@ export interface GatewayDeps {
   webhooks: ServiceClient;
   /** Rate-limit and admission counters only; nothing durable lives in Redis. */
   redis: LimiterRedis;
-  /** Admission tickets given back, on their way out of Redis (admission-tickets.ts). */
-  admissionTickets: AdmissionTickets;
   log: Logger;
   metrics: ServiceMetrics;
   /** request.lifecycle events from Kafka, fanned out to the open event streams. */
@@ -87,7 +83,6 @@ export function createGatewayDeps(env: GatewayEnv): GatewayDeps {
     extractor: createServiceClient({ name: 'recipe-extractor', baseUrl: env.EXTRACTOR_URL, metrics, identity }),
     webhooks: createServiceClient({ name: 'webhook-dispatcher', baseUrl: env.WEBHOOKS_URL, metrics, identity }),
     redis,
-    admissionTickets: new AdmissionTickets(redis, (err) => limiterFailed({ log, metrics }, 'concurrency', err)),
     log,
     metrics,
   };

@@ -63,7 +63,7 @@ export function batchJobCommands(jobs: unknown): BatchJobCommand[] {
  * API's rule), which makes every such submission new.
  */
 export async function submitBatch(
-  deps: Pick<GatewayDeps, 'env' | 'extractor' | 'log' | 'metrics' | 'orchestrator' | 'redis' | 'admissionTickets'>,
+  deps: Pick<GatewayDeps, 'env' | 'extractor' | 'log' | 'metrics' | 'orchestrator' | 'redis'>,
   ctx: SubmissionContext,
   body: { jobs: unknown },
 ): Promise<CabinetBatchResponse> {

@@ -17,7 +17,7 @@ import { requireKeyScope } from './project-keys.js';
  * definition: the same key after a new activation answers the original run.
  */
 export async function runWorkflow(
-  deps: Pick<GatewayDeps, 'db' | 'env' | 'extractor' | 'log' | 'metrics' | 'orchestrator' | 'redis' | 'admissionTickets'>,
+  deps: Pick<GatewayDeps, 'db' | 'env' | 'extractor' | 'log' | 'metrics' | 'orchestrator' | 'redis'>,
   ctx: SubmissionContext,
   projectId: string,
   environmentId: string,

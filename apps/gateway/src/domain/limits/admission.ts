@@ -3,7 +3,6 @@ import type { ConcurrencyCeiling } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
 import type { GatewayDeps } from '../../deps.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';
-import { limiterFailed } from './limiter-errors.js';
 import { applyRateVerdict, takeRate, type RatePolicy } from './tenant-limits.js';
 
 /**
@@ -47,6 +46,15 @@ export function effectiveLimits(deps: Pick<GatewayDeps, 'env'>, tenant: Authenti
 const rateKey = (deps: Pick<GatewayDeps, 'env'>, tenantId: string) => `${deps.env.REDIS_KEY_PREFIX}rate:submissions:${tenantId}`;
 const inflightKey = (deps: Pick<GatewayDeps, 'env'>, tenantId: string) => `${deps.env.REDIS_KEY_PREFIX}admissions:${tenantId}`;
 
+export function limiterFailed(deps: Pick<GatewayDeps, 'log' | 'metrics'>, limiter: 'rate' | 'concurrency' | 'reads', err: unknown): void {
+  deps.metrics
+    .counter('admission_limiter_errors_total', 'Admission limiter calls that failed (Redis unavailable); admission failed open.', [
+      'limiter',
+    ] as const)
+    .inc({ limiter });
+  deps.log.warn({ err, limiter }, 'admission limiter unavailable, failing open');
+}
+
 function refused(deps: Pick<GatewayDeps, 'metrics'>, outcome: 'rate_limited' | 'concurrency_limited'): void {
   deps.metrics
     .counter('admissions_refused_total', 'Submissions refused by a per-tenant admission limit.', ['outcome'] as const)
@@ -80,12 +88,10 @@ export async function takeSubmissionRate(
  * of the tenant's rate (RATE_LIMITED when none is left), then the ticket that counts this admission
  * in flight while `create` runs. `create` passes the ceiling to the orchestrator, which counts the
  * tenant's non-terminal requests and refuses with CONCURRENCY_LIMITED in the same call that creates
- * the request (a replay of an existing request is never refused). The ticket is given back once
- * `create` has returned or failed (AdmissionTickets: with the tenant's next admission, or within
- * RELEASE_DELAY_MS). Redis down: both fail open.
+ * the request (a replay of an existing request is never refused). Redis down: both fail open.
  */
 export async function withSubmissionAdmission<T>(
-  deps: Pick<GatewayDeps, 'env' | 'log' | 'metrics' | 'redis' | 'admissionTickets'>,
+  deps: Pick<GatewayDeps, 'env' | 'log' | 'metrics' | 'redis'>,
   tenant: AuthenticatedTenant,
   setHeader: SetHeader,
   create: (ceiling: ConcurrencyCeiling) => Promise<T>,
@@ -96,10 +102,7 @@ export async function withSubmissionAdmission<T>(
   const ticket = randomUUID();
   let verdict: number[] | undefined;
   try {
-    const released = deps.admissionTickets.takeFor(key);
-    verdict = (await deps.redis.admit(policy.key, key, policy.limit, policy.windowSeconds * 1000, ticket, TICKET_TTL_MS, ...released)).map(
-      Number,
-    );
+    verdict = (await deps.redis.admit(policy.key, key, policy.limit, policy.windowSeconds * 1000, ticket, TICKET_TTL_MS)).map(Number);
   } catch (err) {
     limiterFailed(deps, 'rate', err);
     limiterFailed(deps, 'concurrency', err);
@@ -119,6 +122,12 @@ export async function withSubmissionAdmission<T>(
     if (err instanceof PublicError && err.code === 'CONCURRENCY_LIMITED') refused(deps, 'concurrency_limited');
     throw err;
   } finally {
-    if (verdict) deps.admissionTickets.giveBack(key, ticket);
+    if (verdict) {
+      try {
+        await deps.redis.zrem(key, ticket);
+      } catch (err) {
+        limiterFailed(deps, 'concurrency', err);
+      }
+    }
   }
 }

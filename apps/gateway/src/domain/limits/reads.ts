@@ -1,6 +1,6 @@
 import type { GatewayDeps } from '../../deps.js';
 import type { AuthenticatedTenant } from '../tenants/tenants.js';
-import { limiterFailed } from './limiter-errors.js';
+import { limiterFailed } from './admission.js';
 import { ConcurrencyGate, takeRate, type LimitHeaderSink } from './tenant-limits.js';
 
 /**

@@ -37,13 +37,10 @@ return {allowed, remaining, retry, reset}
  * A submission's two limits in one round trip: the rate (KEYS[1]) and, when the rate allows it,
  * its ticket among the tenant's admissions in flight (KEYS[2]: a sorted set of ticket ids scored by
  * their expiry, so a gateway that dies mid-admission leaks nothing for longer than the ticket's
- * lifetime). ARGV: limit, window ms, ticket, ticket ttl ms, then the tenant's tickets this gateway
- * has given back since (AdmissionTickets, admission.ts), removed first whatever the rate answers.
- * Returns GCRA's four answers and the admissions in flight, this one included (0 when refused: no
- * ticket was added).
+ * lifetime). ARGV: limit, window ms, ticket, ticket ttl ms. Returns GCRA's four answers and the
+ * admissions in flight, this one included (0 when refused: no ticket was added).
  */
 const ADMIT = `${GCRA_FUNCTION}
-if #ARGV > 4 then redis.call('ZREM', KEYS[2], unpack(ARGV, 5)) end
 local allowed, remaining, retry, reset, now = gcra(KEYS[1], tonumber(ARGV[1]), tonumber(ARGV[2]))
 if allowed == 0 then return {0, 0, retry, reset, 0} end
 local ttl = tonumber(ARGV[4])
@@ -62,8 +59,6 @@ export interface LimiterRedis extends Redis {
     windowMs: number,
     ticket: string,
     ttlMs: number,
-    /** Tickets of this tenant given back, removed before the count (at most MAX_RIDING_TICKETS). */
-    ...released: string[]
   ): Promise<[number, number, number, number, number]>;
 }
 

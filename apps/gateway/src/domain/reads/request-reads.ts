@@ -136,7 +136,7 @@ export async function cancelDataRequest(deps: Pick<GatewayDeps, 'orchestrator'>,
  * (`retried_from_run_id`), on the version the source named, else the recipe's active version now.
  */
 export async function retryDataRequest(
-  deps: Pick<GatewayDeps, 'db' | 'env' | 'extractor' | 'log' | 'metrics' | 'orchestrator' | 'redis' | 'admissionTickets'>,
+  deps: Pick<GatewayDeps, 'db' | 'env' | 'extractor' | 'log' | 'metrics' | 'orchestrator' | 'redis'>,
   ctx: SubmissionContext,
   id: string,
 ): Promise<RetrySubmissionResponse> {

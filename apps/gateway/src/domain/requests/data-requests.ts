@@ -95,7 +95,7 @@ export interface RunOfWorkflow {
  * Cabinet submissions without the header get a server-generated key (a fresh request each time).
  */
 export async function submitRequest(
-  deps: Pick<GatewayDeps, 'env' | 'extractor' | 'log' | 'metrics' | 'orchestrator' | 'redis' | 'admissionTickets'>,
+  deps: Pick<GatewayDeps, 'env' | 'extractor' | 'log' | 'metrics' | 'orchestrator' | 'redis'>,
   ctx: SubmissionContext,
   body: unknown,
   surface: 'data' | 'client',
