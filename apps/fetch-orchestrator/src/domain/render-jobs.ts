@@ -16,6 +16,7 @@ import {
 } from '@wdr/contracts';
 import type { Prisma, PrismaClient } from '../generated/prisma/client.js';
 import { authorizedSolves } from './render-captcha.js';
+import { requestRow } from './requests/read.js';
 import { openInputs } from './requests/sealed-inputs.js';
 import { addTraffic, type Termination, type TrafficReport } from './requests/finish.js';
 import {
@@ -65,7 +66,7 @@ const notFound = () => new PublicError('NOT_FOUND', 'No such request.');
  * when the stage cannot run; its condition on the status keeps a request cancelled meanwhile as it is.
  */
 export async function startRenderJob(deps: RenderJobDeps, requestId: string): Promise<RenderStartAnswer> {
-  const row = await deps.db.dataRequest.findUnique({ where: { id: requestId } });
+  const row = await requestRow(deps.sql, requestId);
   if (!row) throw notFound();
   if (TERMINAL.has(row.status)) return { state: 'skip', status: row.status };
   // An identical request of the tenant completed within its TTL: this one gets a copy, nothing to
@@ -161,7 +162,7 @@ export async function acceptRenderResult(
   staged?: RenderUploadAnswer & { state: 'stored' },
 ): Promise<RenderResultAnswer> {
   const overBudget = await browserTrafficOverBudget(deps, requestId, result);
-  const row = await deps.db.dataRequest.findUnique({ where: { id: requestId } });
+  const row = await requestRow(deps.sql, requestId);
   if (!row) throw notFound();
   if (TERMINAL.has(row.status)) return { accepted: false, status: row.status };
   let termination: Termination;
@@ -244,7 +245,7 @@ export async function acceptRenderResult(
  */
 async function browserTrafficOverBudget(deps: RenderJobDeps, requestId: string, result: RenderResult): Promise<string | undefined> {
   if (result.outcome !== 'completed' || !result.traffic?.measured) return undefined;
-  const row = await deps.db.dataRequest.findUnique({ where: { id: requestId } });
+  const row = await requestRow(deps.sql, requestId);
   if (!row || TERMINAL.has(row.status) || !row.proxyType || !hasCeiling(row)) return undefined;
   const traffic = addTraffic(row.trafficCarried as TrafficReport | null, {
     proxy_type: row.proxyType as ProxyNetworkTypeName,

@@ -15,6 +15,7 @@ import { unmetWait, type WaitOptions } from './http-waits.js';
 import { hasCeiling } from './admission.js';
 import type { Termination } from './requests/finish.js';
 import { endStatements, HTTP_RUNNING, moveStatement, startSet } from './requests/writes.js';
+import { requestRow } from './requests/read.js';
 import { openInputs } from './requests/sealed-inputs.js';
 import { TERMINAL } from './requests/terminal.js';
 import { recordHttpFetch } from './request-metrics.js';
@@ -52,7 +53,7 @@ export type StageContext = Pick<HandlerContext<Tx>, 'alreadyProcessed' | 'writes
  */
 export async function runHttpStage(deps: HttpStageDeps, requestId: string, ctx: StageContext, known?: DataRequest): Promise<void> {
   if (await ctx.alreadyProcessed()) return;
-  const request = known ?? (await deps.db.dataRequest.findUnique({ where: { id: requestId } }));
+  const request = known ?? (await requestRow(deps.sql, requestId));
   if (!request) throw new PoisonMessageError(`request ${requestId} does not exist`);
   // Stored running by its admission (a local run that may not read the cache: requests/create.ts
   // startOf), or started here.
