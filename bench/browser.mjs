@@ -29,7 +29,8 @@ import { RenderOptions } from '@wdr/contracts';
 import { benchGatewayEnv, nodeOptionsEnv, recordProfiledFleet } from './lib/fleet.mjs';
 import { leaseEnv, leaseRestOf } from './lib/leases.mjs';
 import { benchReport } from './lib/report.mjs';
-import { BrowserPool, treeRss } from '../apps/browser-renderer/dist/domain/browser-pool.js';
+import { BrowserPool } from '../apps/browser-renderer/dist/domain/browser-pool.js';
+import { treeRss } from '../apps/browser-renderer/dist/domain/process-memory.js';
 import { EgressGate } from '../apps/browser-renderer/dist/domain/egress-gate.js';
 import { renderJob, SETTLE_IDLE_MS } from '../apps/browser-renderer/dist/domain/render-job.js';
 

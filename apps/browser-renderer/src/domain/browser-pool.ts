@@ -1,6 +1,5 @@
 import { execFile, execFileSync } from 'node:child_process';
-import { readdirSync, readFileSync } from 'node:fs';
-import { chown, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { chown, mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Writable } from 'node:stream';
@@ -9,6 +8,7 @@ import puppeteer, { type Browser, type BrowserContext } from 'puppeteer-core';
 import type { Logger } from '@wdr/kit/log';
 import type { ServiceMetrics } from '@wdr/kit/metrics';
 import { coalescePipeWrites } from './cdp-pipe.js';
+import { treeMemory, type PssReading } from './process-memory.js';
 import type { EgressGate } from './egress-gate.js';
 
 export interface PoolOptions {
@@ -98,6 +98,8 @@ interface Entry {
   lastProbeOk: boolean;
   /** `served` when the tree's memory was last measured: an idle browser's memory does not grow. */
   servedAtRssCheck: number;
+  /** The tree's last exact memory reading (PSS), which later checks scale by its RSS (process-memory.ts). */
+  lastPss: PssReading | undefined;
 }
 
 /**
@@ -468,6 +470,7 @@ export class BrowserPool {
         closing: false,
         lastProbeOk: true,
         servedAtRssCheck: -1,
+        lastPss: undefined,
       };
       browser.on('disconnected', () => void this.onDisconnected(entry));
       if (this.stopped) {
@@ -537,8 +540,10 @@ export class BrowserPool {
       const rendered = entry.served !== entry.servedAtRssCheck || entry.busy > 0;
       if (!rendered || entry.pid === undefined) continue;
       entry.servedAtRssCheck = entry.served;
-      // Compared with the bound only: PSS is read only when the summed RSS is over it.
-      const rss = await treeRss(entry.pid, { exactAbove: this.opts.maxRssBytes });
+      // Compared with the bound only: PSS is read only when the summed RSS is over it, and then at
+      // most every PSS_READING_MAX_AGE_MS while the last reading, scaled, stays well under it.
+      const { bytes: rss, reading } = await treeMemory(entry.pid, this.opts.maxRssBytes, entry.lastPss);
+      entry.lastPss = reading;
       if (rss > 2 * this.opts.maxRssBytes && entry.busy > 0) {
         this.kill(entry, 'recycle_memory');
       } else if (!entry.retiring && rss > this.opts.maxRssBytes) {
@@ -567,66 +572,6 @@ function withTimeout<T>(p: Promise<T>, ms: number): Promise<T> {
       },
     );
   });
-}
-
-/**
- * Memory of a process and all its descendants (Chromium's renderers, GPU and utility processes),
- * from /proc. Proportional set size (PSS): pages shared between Chromium's processes are counted
- * once in total, not once per process as RSS would, so the sum is what the tree really holds.
- *
- * PSS is dear to read (the kernel walks every mapping for smaps_rollup: some 20 ms of CPU for a
- * browser with four pages), the tree's summed RSS is not, and it bounds PSS from above. With
- * `exactAbove`, a tree whose summed RSS is at most that answers the sum, unmeasured: a caller that
- * only compares with that bound decides the same, for a hundredth of the cost. The small /proc
- * files are read synchronously: the kernel answers them from memory, and the asynchronous form
- * costs ten times the CPU in thread-pool hops.
- */
-export async function treeRss(rootPid: number, opts: { exactAbove?: number } = {}): Promise<number> {
-  const tree = processTree(rootPid);
-  if (opts.exactAbove !== undefined) {
-    const rss = tree.reduce((n, pid) => n + rssOf(pid), 0);
-    if (rss <= opts.exactAbove) return rss;
-  }
-  let total = 0;
-  for (const pid of tree) total += await pssOf(pid);
-  return total;
-}
-
-/** A process and its descendants, read from every process's parent in /proc. */
-function processTree(rootPid: number): number[] {
-  const parents = new Map<number, number>();
-  for (const name of readdirSync('/proc')) {
-    if (!/^\d+$/.test(name)) continue;
-    try {
-      const stat = readFileSync(`/proc/${name}/stat`, 'utf8');
-      // Fields after the command name (which may contain spaces) start after the last ')'.
-      parents.set(Number(name), Number(stat.slice(stat.lastIndexOf(')') + 2).split(' ')[1]));
-    } catch {
-      // the process ended meanwhile
-    }
-  }
-  const tree = [rootPid];
-  for (let i = 0; i < tree.length; i++)
-    for (const [child, parent] of parents) if (parent === tree[i] && !tree.includes(child)) tree.push(child);
-  return tree;
-}
-
-/** A process's resident set (bytes; 0 when it is gone). */
-function rssOf(pid: number): number {
-  try {
-    return Number(/^VmRSS:\s+(\d+) kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'))?.[1] ?? 0) * 1024;
-  } catch {
-    return 0;
-  }
-}
-
-async function pssOf(pid: number): Promise<number> {
-  try {
-    const rollup = await readFile(`/proc/${pid}/smaps_rollup`, 'utf8');
-    return Number(/^Pss:\s+(\d+) kB/m.exec(rollup)?.[1] ?? 0) * 1024;
-  } catch {
-    return 0;
-  }
 }
 
 /**
