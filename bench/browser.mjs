@@ -210,6 +210,21 @@ async function throughApi(site) {
           await new Promise((r) => setTimeout(r, 200));
         }
       });
+    // Then until every one is settled or refunded (the same database, the same polls): the fleet's
+    // CPU per page counts the billing of the pages too, which ends after the last page does (the
+    // ledger's settlement and the orchestrator's reflection of it), not only what ran before.
+    const untilBilled = (ids) =>
+      withDatabase(fleet.databases['fetch-orchestrator'].url, async (c) => {
+        const deadline = performance.now() + 120_000;
+        for (;;) {
+          const { rows } = await c.query(
+            `SELECT count(*)::int AS n FROM data_requests WHERE id = ANY($1::uuid[]) AND token_state IN ('settled', 'refunded')`,
+            [ids],
+          );
+          if (rows[0].n === ids.length || performance.now() > deadline) return;
+          await new Promise((r) => setTimeout(r, 200));
+        }
+      });
     // One list call per poll (the tenant has only these requests), untimed.
     const list = async () => (await (await fetch(`${gw}/api/v1/data/requests?limit=100`, { headers })).json()).data;
     const untilSettled = async (ids) => {
@@ -245,6 +260,7 @@ async function throughApi(site) {
     const ids = await Promise.all(Array.from({ length: PAGES }, submit));
     const statuses = await untilTerminal(ids);
     const seconds = (performance.now() - started) / 1000;
+    await untilBilled(ids);
     clearInterval(sampler);
     const cpuAfter = await fleetCpu(fleet);
     const ok = statuses.filter((s) => s === 'completed').length;

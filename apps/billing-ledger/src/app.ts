@@ -22,12 +22,14 @@ export function createLedgerService(deps: LedgerDeps) {
         // Those batches' transactions on node-postgres (kit/pg-sql.ts, LedgerDeps.sql).
         sql: deps.sql,
         concurrency: 3,
-        // Settlement is not on anyone's wait: up to 300 ms more of it, so a steady trickle of
-        // commands settles a fetch of a few dozen at a time (one transaction, one offset commit)
-        // instead of one command per transaction. A command is about 700 bytes. At 100 ms a batch
-        // held 3-4 commands at 80 pages/s and the ledger spent 2.1-2.2 ms of CPU per HTTP page, at
-        // 300 ms 1.5-1.8 (bench/README.md); an idle consumer still waits for its first byte (kit).
-        fetch: { minBytes: 16 * 1024, maxWaitMs: 300 },
+        // Settlement is not on anyone's wait: up to a second more of it, so a steady trickle of
+        // commands settles a fetch of several at a time (one transaction, one outbox round, one
+        // offset commit, and one fetch of the orchestrator's reflection) instead of one command per
+        // transaction. A command is about 700 bytes. At 100 ms a batch held 3-4 commands at 80
+        // pages/s and the ledger spent 2.1-2.2 ms of CPU per HTTP page, at 300 ms 1.5-1.8; at a few
+        // browser pages a second a 300 ms fetch held one or two (bench/README.md). An idle consumer
+        // still waits for its first byte (kit), which it settles alone.
+        fetch: { minBytes: 16 * 1024, maxWaitMs: 1_000 },
       },
     ],
     routes: () => internalRoutes(deps),
