@@ -1,4 +1,4 @@
-import { randomBytes, randomUUID } from 'node:crypto';
+import { createHash, randomBytes, randomUUID } from 'node:crypto';
 import { PgSql } from '@wdr/kit/pg-sql';
 import http from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -27,7 +27,7 @@ import { renderJobRoutes } from '../src/api/render-job-routes.js';
 import type { OrchestratorDeps } from '../src/deps.js';
 import { bytesOf, readEvents, readResult } from '../src/domain/request-reads.js';
 import { acceptRenderResult, startRenderJob } from '../src/domain/render-jobs.js';
-import { purgeStaleUploads, stageRenderUpload } from '../src/domain/render-uploads.js';
+import { CHUNK_BYTES, purgeStaleUploads, receiveWholeUpload, stageRenderUpload } from '../src/domain/render-uploads.js';
 import { appendEvent } from '../src/domain/requests/events.js';
 import { GeoVerifier } from '../src/domain/proxies/geo.js';
 import { ProxyPool } from '../src/domain/proxies/pool.js';
@@ -323,6 +323,68 @@ describe('a rendered page handed back in one call', () => {
     expect(
       await db.outboxMessage.count({ where: { topic: 'billingCommands', envelope: { path: ['data', 'request_id'], equals: r.id } } }),
     ).toBe(1);
+  });
+
+  it('stores a page within one chunk from memory, never staging it; a page over one chunk is staged, and both are stored alike', async () => {
+    // Every row ever written to the staging area is counted by a trigger (staged rows are deleted
+    // with the request's end, so the table's contents afterwards could not tell).
+    await uploads.query(`CREATE TABLE IF NOT EXISTS staged_chunk_log (request_id uuid NOT NULL);
+      CREATE OR REPLACE FUNCTION log_staged_chunk() RETURNS trigger LANGUAGE plpgsql AS $$
+        BEGIN INSERT INTO staged_chunk_log VALUES (NEW.request_id); RETURN NEW; END $$;
+      CREATE OR REPLACE TRIGGER log_staged_chunk AFTER INSERT ON render_upload_chunks FOR EACH ROW EXECUTE FUNCTION log_staged_chunk();`);
+    const stagedChunks = async (requestId: string) =>
+      (await uploads.query<{ n: number }>('SELECT count(*)::int AS n FROM staged_chunk_log WHERE request_id = $1::uuid', [requestId]))
+        .rows[0]!.n;
+    for (const [size, staged] of [
+      [1_000, false],
+      [CHUNK_BYTES - 64, false],
+      [CHUNK_BYTES + 4_096, true],
+    ] as const) {
+      const r = await runningRequest();
+      const body = randomBytes(size);
+      const { bytes, textBytes, sha256 } = uploadOf(body, 'Zürich — 東京');
+      const uploadId = randomUUID();
+      const ref = { upload_id: uploadId, body_bytes: body.length, text_bytes: textBytes.length, sha256 };
+      expect(bytes.length > CHUNK_BYTES).toBe(staged);
+      expect(await handBack(r.id, uploadId, piecesOf(bytes, 7), sha256, completed(ref))).toEqual({ accepted: true, status: 'completed' });
+      expect((await stagedChunks(r.id)) > 0).toBe(staged);
+      expect((await bytesOf(await readResult(db, r.tenantId, r.id, 'html'))).equals(body)).toBe(true);
+      expect((await bytesOf(await readResult(db, r.tenantId, r.id, 'text'))).toString('utf8')).toBe('Zürich — 東京');
+      expect(await stagedRows(r.id)).toEqual({ chunks: 0, uploads: 0 });
+    }
+  });
+
+  it('refuses, from memory, bytes over or under their declared length and text that is not UTF-8: the request keeps running', async () => {
+    const r = await runningRequest();
+    const body = Buffer.from('<p>page</p>');
+    const bad = Buffer.from([0xc3, 0x28]); // not UTF-8
+    const bytes = Buffer.concat([body, bad]);
+    const sha256 = createHash('sha256').update(bytes).digest('hex');
+    const uploadId = randomUUID();
+    const ref = { upload_id: uploadId, body_bytes: body.length, text_bytes: bad.length, sha256 };
+    await expect(handBack(r.id, uploadId, [bytes], sha256, completed(ref))).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    // Fewer or more bytes than declared (a sender cut short, or one that lies): refused, as staging does.
+    const other = uploadOf(body, 'page');
+    for (const length of [other.bytes.length + 1, other.bytes.length - 1]) {
+      await expect(
+        receiveWholeUpload(
+          uploadDeps(),
+          { contentType: 'application/octet-stream', length, sha256: other.sha256 },
+          Readable.from(piecesOf(other.bytes, 4)),
+        ),
+      ).rejects.toMatchObject({ code: 'VALIDATION_FAILED' });
+    }
+    // Over one chunk: not read here (the route stages it).
+    const big = Readable.from([Buffer.alloc(1)]);
+    expect(
+      await receiveWholeUpload(
+        uploadDeps(),
+        { contentType: 'application/octet-stream', length: CHUNK_BYTES + 1, sha256: other.sha256 },
+        big,
+      ),
+    ).toBeUndefined();
+    expect(big.readableEnded).toBe(false);
+    expect((await db.dataRequest.findUniqueOrThrow({ where: { id: r.id } })).status).toBe('running');
   });
 
   it('refuses an outcome that is missing, malformed, not completed or names other bytes, and keeps nothing', async () => {

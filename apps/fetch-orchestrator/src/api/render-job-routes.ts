@@ -4,7 +4,7 @@ import { orchestratorApi as api, RENDER_OUTCOME_HEADER, RENDER_UPLOAD_DIGEST_HEA
 import type { OrchestratorDeps } from '../deps.js';
 import { authorizeCaptchaSolve, captchaSolved } from '../domain/render-captcha.js';
 import { acceptRenderResult, startRenderJob } from '../domain/render-jobs.js';
-import { handBackOutcome, stageRenderUpload, type DeclaredUpload } from '../domain/render-uploads.js';
+import { handBackOutcome, receiveWholeUpload, stageRenderUpload, type DeclaredUpload } from '../domain/render-uploads.js';
 
 /** Internal routes browser-renderer calls for each render job (contract: @wdr/contracts RENDER_PATHS, orchestratorApi). */
 export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void): Router {
@@ -40,6 +40,14 @@ export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void)
     const declared = declaredUpload(req);
     // The outcome is checked before a byte of the body is read.
     const result = handBackOutcome(req.header(RENDER_OUTCOME_HEADER), upload, declared);
+    // A page within one chunk is stored from memory by the finishing move; a larger one is staged.
+    const whole = await receiveWholeUpload(uploadDeps, declared, req);
+    if (whole) {
+      const answer = await acceptRenderResult(renderDeps, id, result, whole);
+      if (answer.accepted) onCommitted();
+      res.json(answer);
+      return;
+    }
     const staged = await stageRenderUpload(uploadDeps, id, upload, declared, req);
     if (staged.state === 'skip') {
       res.json({ accepted: false, status: staged.status });

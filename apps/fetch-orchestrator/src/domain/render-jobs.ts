@@ -31,7 +31,7 @@ import {
 } from './requests/writes.js';
 import { hasCeiling } from './admission.js';
 import { TERMINAL } from './requests/terminal.js';
-import { checkStagedUpload, checkUploadRef, dropStagedStatements } from './render-uploads.js';
+import { checkStagedUpload, checkUploadRef, dropStagedStatements, type WholeUpload } from './render-uploads.js';
 import { serveFromCache, type ResultCacheSettings } from './result-cache.js';
 import { browserRouteFor } from './proxies/browser-route.js';
 import type { RouteDeps } from './proxies/route.js';
@@ -158,8 +158,11 @@ export async function acceptRenderResult(
   deps: RenderJobDeps,
   requestId: string,
   result: RenderResult,
-  /** The upload as this very call staged it (the one-call hand-back): checked in memory, not read back. */
-  staged?: RenderUploadAnswer & { state: 'stored' },
+  /**
+   * The upload as this very call received it (the one-call hand-back): checked in memory, not read
+   * back; with its `page` (receiveWholeUpload), stored from memory, never staged.
+   */
+  staged?: (RenderUploadAnswer & { state: 'stored' }) | WholeUpload,
 ): Promise<RenderResultAnswer> {
   const overBudget = await browserTrafficOverBudget(deps, requestId, result);
   const row = await requestRow(deps.sql, requestId);
@@ -191,8 +194,20 @@ export async function acceptRenderResult(
       termination = failed('TARGET_TOO_LARGE', message, { status_code: result.status_code });
     } else {
       const expiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
-      const body = { uploadId: upload.upload_id, bodyBytes: upload.body_bytes, textBytes: upload.text_bytes };
-      page = { statusCode: result.status_code, contentType: result.content_type, body, expiresAt };
+      page =
+        staged && 'page' in staged
+          ? {
+              statusCode: result.status_code,
+              contentType: result.content_type,
+              ...pageOf(staged.page, upload.body_bytes, upload.text_bytes),
+              expiresAt,
+            }
+          : {
+              statusCode: result.status_code,
+              contentType: result.content_type,
+              body: { uploadId: upload.upload_id, bodyBytes: upload.body_bytes, textBytes: upload.text_bytes },
+              expiresAt,
+            };
       if (result.meta.challenge) before.push({ kind: 'request.protected', status: 'running', payload: { stage: 'browser' } });
       const solves = await captchaSolvesOf(deps.db, requestId, result);
       termination = {
@@ -270,6 +285,21 @@ async function browserTrafficOverBudget(deps: RenderJobDeps, requestId: string, 
 async function captchaSolvesOf(tx: Tx | PrismaClient, requestId: string, result: RenderResult): Promise<number> {
   const made = result.meta?.captcha?.solves ?? 0;
   return made > 0 ? Math.min(made, await authorizedSolves(tx, requestId)) : 0;
+}
+
+/** UTF-8, refusing what is not (as the staged form's `convert_from` in Postgres does). */
+const utf8 = new TextDecoder('utf-8', { fatal: true });
+
+/**
+ * An upload received whole, split as the staged form is split in Postgres (requests/writes.ts):
+ * the body, its first `bodyBytes`, and the text, the `textBytes` after them (empty when none).
+ */
+function pageOf(upload: Buffer, bodyBytes: number, textBytes: number): { body: Buffer; text: string } {
+  try {
+    return { body: upload.subarray(0, bodyBytes), text: utf8.decode(upload.subarray(bodyBytes, bodyBytes + textBytes)) };
+  } catch {
+    throw new PublicError('VALIDATION_FAILED', "The upload's text is not UTF-8.");
+  }
 }
 
 function failed(

@@ -18,9 +18,11 @@ import { TERMINAL } from './requests/terminal.js';
  * A rendered page arrives from browser-renderer as bytes (`renderUploadApi` in @wdr/contracts):
  * written to `render_upload_chunks` as it arrives, in chunks of about CHUNK_BYTES, hashed on the
  * way (SHA-256, incrementally: a few microseconds per network read), through plain node-postgres
- * connections that send each chunk as a binary parameter. Nothing here holds the page whole,
+ * connections that send each chunk as a binary parameter. Nothing here holds a larger page whole,
  * turns it to text, or parses it: the event loop stays free for the other calls while a 10 MB page
  * arrives. The finishing move (render-jobs.ts, requests/writes.ts) joins the chunks in Postgres.
+ * A page within one chunk handed back in one call is read whole instead (receiveWholeUpload) and
+ * stored by the finishing move from memory, never staged.
  */
 export const CHUNK_BYTES = 1024 * 1024;
 
@@ -46,6 +48,65 @@ const SHA256_HEX = /^[0-9a-f]{64}$/;
 const INSERT_CHUNK = 'INSERT INTO render_upload_chunks (request_id, upload_id, seq, chunk) VALUES';
 const LIST_WHOLE = 'INSERT INTO render_uploads (request_id, upload_id, bytes, sha256) VALUES';
 
+/** The declared content type, length and digest of an upload, checked before a byte is read. */
+function checkDeclared(declared: DeclaredUpload, maxResultBytes: number): { length: number; sha256: string } {
+  if (declared.contentType?.split(';')[0]?.trim().toLowerCase() !== 'application/octet-stream') {
+    throw new PublicError('MALFORMED_REQUEST', 'An upload is application/octet-stream.');
+  }
+  const { length, sha256 } = declared;
+  if (length === undefined || !Number.isSafeInteger(length) || length < 0) {
+    throw new PublicError('MALFORMED_REQUEST', 'An upload declares its Content-Length.');
+  }
+  if (length > 2 * maxResultBytes) {
+    throw new PublicError('PAYLOAD_TOO_LARGE', `An upload carries at most ${2 * maxResultBytes} bytes.`);
+  }
+  if (sha256 === undefined || !SHA256_HEX.test(sha256)) {
+    throw new PublicError('MALFORMED_REQUEST', 'An upload declares its SHA-256 (hex).');
+  }
+  return { length, sha256 };
+}
+
+/** An upload received whole in memory (receiveWholeUpload): its bytes, as checked. */
+export interface WholeUpload {
+  state: 'stored';
+  bytes: number;
+  sha256: string;
+  page: Buffer;
+}
+
+/**
+ * The one-call hand-back of a page within one chunk (CHUNK_BYTES; most pages): the upload read
+ * whole into memory and checked as a staged one is (declared type, length and digest first, then
+ * the bytes against them), not staged: the finishing move stores it from here (render-jobs.ts),
+ * where staging wrote it to `render_upload_chunks`, copied it into the result and deleted it, three
+ * writes of the page in Postgres for one. Undefined when the declared length is over one chunk:
+ * the caller stages it (stageRenderUpload), nothing of the body read.
+ */
+export async function receiveWholeUpload(
+  deps: Pick<RenderUploadDeps, 'maxResultBytes'>,
+  declared: DeclaredUpload,
+  body: Readable,
+): Promise<WholeUpload | undefined> {
+  const { length, sha256 } = checkDeclared(declared, deps.maxResultBytes);
+  if (length > CHUNK_BYTES) return undefined;
+  const parts: Buffer[] = [];
+  let total = 0;
+  for await (const piece of body) {
+    const b = piece as Buffer;
+    total += b.length;
+    if (total > length) {
+      body.destroy();
+      throw new PublicError('VALIDATION_FAILED', `The upload is longer than its declared ${length} bytes.`);
+    }
+    parts.push(b);
+  }
+  if (total !== length) throw new PublicError('VALIDATION_FAILED', `The upload has ${total} bytes, not the declared ${length}.`);
+  const page = parts.length === 1 ? parts[0]! : Buffer.concat(parts, total);
+  const measured = createHash('sha256').update(page).digest('hex');
+  if (measured !== sha256) throw new PublicError('VALIDATION_FAILED', 'The upload does not match its declared SHA-256.');
+  return { state: 'stored', bytes: total, sha256: measured, page };
+}
+
 /**
  * Stage one upload of `requestId`: the declared length and digest are checked first (a missing or
  * unreasonable one is refused before a byte is read), then the bytes are streamed in. A length or
@@ -60,19 +121,7 @@ export async function stageRenderUpload(
   declared: DeclaredUpload,
   body: Readable,
 ): Promise<RenderUploadAnswer> {
-  if (declared.contentType?.split(';')[0]?.trim().toLowerCase() !== 'application/octet-stream') {
-    throw new PublicError('MALFORMED_REQUEST', 'An upload is application/octet-stream.');
-  }
-  const { length, sha256 } = declared;
-  if (length === undefined || !Number.isSafeInteger(length) || length < 0) {
-    throw new PublicError('MALFORMED_REQUEST', 'An upload declares its Content-Length.');
-  }
-  if (length > 2 * deps.maxResultBytes) {
-    throw new PublicError('PAYLOAD_TOO_LARGE', `An upload carries at most ${2 * deps.maxResultBytes} bytes.`);
-  }
-  if (sha256 === undefined || !SHA256_HEX.test(sha256)) {
-    throw new PublicError('MALFORMED_REQUEST', 'An upload declares its SHA-256 (hex).');
-  }
+  const { length, sha256 } = checkDeclared(declared, deps.maxResultBytes);
   // Plain statements on the upload pool, as few as can be (two for a page within one chunk): the
   // request's status in the same statement that clears a repeated upload under the same id.
   const found = await deps.uploads.query<{ status: string }>(
