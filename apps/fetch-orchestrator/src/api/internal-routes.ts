@@ -27,7 +27,7 @@ export function internalRoutes(deps: OrchestratorDeps, onCreated: () => void): R
   r.get(api.readRequest.route, async (req, res) => {
     const id = parse(api.readRequest.params.id, req.params['id']);
     const tenantId = parse(api.readRequest.query.shape.tenant_id, req.query['tenant_id']);
-    res.json(await readRequest(deps.db, tenantId, id));
+    res.json(await readRequest(deps.sql, tenantId, id));
   });
   return r;
 }

@@ -1,6 +1,6 @@
 import { PublicError } from '@wdr/kit/errors';
 import type { PgSql } from '@wdr/kit/pg-sql';
-import { Prisma, type DataRequest, type PrismaClient } from '../../generated/prisma/client.js';
+import { Prisma, type DataRequest } from '../../generated/prisma/client.js';
 import { detailView, type RequestDetail } from './views.js';
 
 /**
@@ -24,8 +24,9 @@ export async function requestRow(sql: PgSql, id: string): Promise<DataRequest | 
   return row ?? null;
 }
 
-export async function readRequest(db: PrismaClient, tenantId: string, id: string): Promise<RequestDetail> {
-  const r = await db.dataRequest.findUnique({ where: { id } });
+/** A tenant's request as its detail shows it (GET …/requests/{id}, what a client polls): read with requestRow. */
+export async function readRequest(sql: PgSql, tenantId: string, id: string): Promise<RequestDetail> {
+  const r = await requestRow(sql, id);
   // Another tenant's request is indistinguishable from a missing one.
   if (!r || r.tenantId !== tenantId) throw new PublicError('NOT_FOUND', 'No such request.');
   return detailView(r);
