@@ -17,7 +17,7 @@ const REQUEST_BY_ID = `SELECT ${REQUEST_COLUMNS} FROM data_requests WHERE id = $
  * A request's row as Prisma's `findUnique` answers it (the same field names and values: uuids as
  * text, timestamps as Dates, JSON parsed), read on node-postgres: one prepared statement instead of
  * Prisma's query planning and result mapping, on the paths that read a row per page (a render job's
- * claim and result). Null when there is no such request.
+ * claim and result, a queued HTTP stage) and the detail a client polls. Null when there is no such request.
  */
 export async function requestRow(sql: PgSql, id: string): Promise<DataRequest | null> {
   const [row] = await sql.rows<DataRequest>(REQUEST_BY_ID, [id]);
