@@ -188,7 +188,17 @@ export async function acceptRenderResult(
     const upload = result.upload;
     // The page arrived before as bytes (render-uploads.ts): the outcome must name it as it was staged.
     if (staged) checkUploadRef(upload, staged);
-    else await checkStagedUpload(deps.db, requestId, upload);
+    else {
+      try {
+        await checkStagedUpload(deps.db, requestId, upload);
+      } catch (err) {
+        // A repeated hand-back that finished the request since this one read it dropped every
+        // staged upload with it: this one is a repeat (not accepted), not a bad reference.
+        const now = await requestRow(deps.sql, requestId);
+        if (now && TERMINAL.has(now.status)) return { accepted: false, status: now.status };
+        throw err;
+      }
+    }
     if (upload.body_bytes > deps.maxResultBytes) {
       const message = `the page is larger than ${deps.maxResultBytes} bytes`;
       termination = failed('TARGET_TOO_LARGE', message, { status_code: result.status_code });
