@@ -301,13 +301,24 @@ function handBack(id: string, uploadId: string, parts: Buffer[], sha256: string,
   });
 }
 
+/** A page and its text as one upload under a fresh id, with the reference its outcome names. */
+function oneCallUpload(body: Buffer, text: string) {
+  const { bytes, textBytes, sha256 } = uploadOf(body, text);
+  const uploadId = randomUUID();
+  return {
+    bytes,
+    textBytes,
+    sha256,
+    uploadId,
+    ref: { upload_id: uploadId, body_bytes: body.length, text_bytes: textBytes.length, sha256 },
+  };
+}
+
 describe('a rendered page handed back in one call', () => {
-  it('stages the bytes and finishes the request with them, once: a repeat is answered not accepted', async () => {
+  it('finishes the request with the bytes, once: a repeat is answered not accepted', async () => {
     const r = await runningRequest();
     const body = Buffer.from('<html><body>Zürich — 東京</body></html>');
-    const { bytes, textBytes, sha256 } = uploadOf(body, 'Zürich — 東京');
-    const uploadId = randomUUID();
-    const ref = { upload_id: uploadId, body_bytes: body.length, text_bytes: textBytes.length, sha256 };
+    const { bytes, textBytes, sha256, uploadId, ref } = oneCallUpload(body, 'Zürich — 東京');
     expect(await handBack(r.id, uploadId, [body, textBytes], sha256, completed(ref))).toEqual({ accepted: true, status: 'completed' });
     expect((await bytesOf(await readResult(db, r.tenantId, r.id, 'html'))).equals(body)).toBe(true);
     expect((await bytesOf(await readResult(db, r.tenantId, r.id, 'text'))).toString('utf8')).toBe('Zürich — 東京');
@@ -342,9 +353,7 @@ describe('a rendered page handed back in one call', () => {
     ] as const) {
       const r = await runningRequest();
       const body = randomBytes(size);
-      const { bytes, textBytes, sha256 } = uploadOf(body, 'Zürich — 東京');
-      const uploadId = randomUUID();
-      const ref = { upload_id: uploadId, body_bytes: body.length, text_bytes: textBytes.length, sha256 };
+      const { bytes, sha256, uploadId, ref } = oneCallUpload(body, 'Zürich — 東京');
       expect(bytes.length > CHUNK_BYTES).toBe(staged);
       expect(await handBack(r.id, uploadId, piecesOf(bytes, 7), sha256, completed(ref))).toEqual({ accepted: true, status: 'completed' });
       expect((await stagedChunks(r.id)) > 0).toBe(staged);
@@ -390,9 +399,7 @@ describe('a rendered page handed back in one call', () => {
   it('refuses an outcome that is missing, malformed, not completed or names other bytes, and keeps nothing', async () => {
     const r = await runningRequest();
     const body = Buffer.from('<p>page</p>');
-    const { bytes, textBytes, sha256 } = uploadOf(body, 'page');
-    const uploadId = randomUUID();
-    const ref = { upload_id: uploadId, body_bytes: body.length, text_bytes: textBytes.length, sha256 };
+    const { bytes, textBytes, sha256, uploadId, ref } = oneCallUpload(body, 'page');
     const refusals: [unknown, string][] = [
       [undefined, 'MALFORMED_REQUEST'],
       [{ ...completed(ref), upload: { ...ref, upload_id: randomUUID() } }, 'VALIDATION_FAILED'],

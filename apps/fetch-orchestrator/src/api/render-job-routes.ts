@@ -41,14 +41,8 @@ export function renderJobRoutes(deps: OrchestratorDeps, onCommitted: () => void)
     // The outcome is checked before a byte of the body is read.
     const result = handBackOutcome(req.header(RENDER_OUTCOME_HEADER), upload, declared);
     // A page within one chunk is stored from memory by the finishing move; a larger one is staged.
-    const whole = await receiveWholeUpload(uploadDeps, declared, req);
-    if (whole) {
-      const answer = await acceptRenderResult(renderDeps, id, result, whole);
-      if (answer.accepted) onCommitted();
-      res.json(answer);
-      return;
-    }
-    const staged = await stageRenderUpload(uploadDeps, id, upload, declared, req);
+    const staged =
+      (await receiveWholeUpload(uploadDeps, declared, req)) ?? (await stageRenderUpload(uploadDeps, id, upload, declared, req));
     if (staged.state === 'skip') {
       res.json({ accepted: false, status: staged.status });
       return;

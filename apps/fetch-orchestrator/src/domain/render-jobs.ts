@@ -204,20 +204,12 @@ export async function acceptRenderResult(
       termination = failed('TARGET_TOO_LARGE', message, { status_code: result.status_code });
     } else {
       const expiresAt = new Date(Date.now() + deps.resultRetentionHours * 3600_000);
-      page =
+      // Received whole: stored from memory; staged: joined from the staging area by the statement.
+      const stored =
         staged && 'page' in staged
-          ? {
-              statusCode: result.status_code,
-              contentType: result.content_type,
-              ...pageOf(staged.page, upload.body_bytes, upload.text_bytes),
-              expiresAt,
-            }
-          : {
-              statusCode: result.status_code,
-              contentType: result.content_type,
-              body: { uploadId: upload.upload_id, bodyBytes: upload.body_bytes, textBytes: upload.text_bytes },
-              expiresAt,
-            };
+          ? pageOf(staged.page, upload.body_bytes, upload.text_bytes)
+          : { body: { uploadId: upload.upload_id, bodyBytes: upload.body_bytes, textBytes: upload.text_bytes } };
+      page = { statusCode: result.status_code, contentType: result.content_type, ...stored, expiresAt };
       if (result.meta.challenge) before.push({ kind: 'request.protected', status: 'running', payload: { stage: 'browser' } });
       const solves = await captchaSolvesOf(deps.db, requestId, result);
       termination = {
