@@ -132,15 +132,38 @@ for (let i = 0; i < ENDPOINTS; i += 1) {
   secrets.push(created.secret);
 }
 
-function cpuSeconds() {
-  const stat = readFileSync(`/proc/${dispatcher.proc().pid}/stat`, 'utf8');
+const cpuOfPid = (pid) => {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
   const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
   return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, clock ticks of 10 ms
-}
+};
+const cpuSeconds = () => cpuOfPid(dispatcher.proc().pid);
 
-/** `count` request.completed events of `tenant`, produced in batches; answers the produce time of each request id. */
+/** CPU seconds of each Postgres backend connected to the dispatcher's database, by pid. */
+async function postgresCpu() {
+  const { rows } = await withDatabase(database.url, (c) =>
+    c.query('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database.name]),
+  );
+  const out = new Map();
+  for (const { pid } of rows) {
+    try {
+      out.set(pid, cpuOfPid(pid));
+    } catch {
+      // the backend ended in between
+    }
+  }
+  return out;
+}
+const cpuSince = (before, after) => [...after].reduce((n, [pid, c]) => n + c - (before.get(pid) ?? 0), 0);
+
+/**
+ * `count` request.completed events of `tenant`, produced in batches of 200 sent at once (one after
+ * the other, the bench's own producer took longer than the dispatcher's first delivery); answers the
+ * produce time of each request id.
+ */
 async function produce(tenant, count) {
   const sentAt = new Map();
+  const sends = [];
   for (let i = 0; i < count; i += 200) {
     const batch = [];
     for (let j = i; j < Math.min(count, i + 200); j += 1) {
@@ -156,8 +179,9 @@ async function produce(tenant, count) {
       batch.push({ key: requestId, envelope });
       sentAt.set(requestId, performance.now());
     }
-    await bus.send(bus.topic('requestLifecycle'), batch);
+    sends.push(bus.send(bus.topic('requestLifecycle'), batch));
   }
+  await Promise.all(sends);
   return sentAt;
 }
 
@@ -179,11 +203,16 @@ arrivals.length = 0;
 // ---------------------------------------------------------------------------- throughput
 captured = [];
 const cpu0 = cpuSeconds();
+const pg0 = await postgresCpu();
 const t0 = performance.now();
 await produce(tenantId, EVENTS);
+const producedMs = performance.now() - t0;
 await untilArrived(EVENTS * ENDPOINTS, 300_000);
 const burstS = (arrivals[arrivals.length - 1].at - t0) / 1000;
 const burstCpu = cpuSeconds() - cpu0;
+const burstPgCpu = cpuSince(pg0, await postgresCpu());
+/** Milliseconds from the first produce to the arrival of each tenth of the burst's deliveries. */
+const burstDeciles = [0, 1, 2, 3, 4, 5, 6, 7, 8, 9].map((d) => Math.round(arrivals[Math.floor((d / 10) * arrivals.length)].at - t0));
 const dispatcherRate = (EVENTS * ENDPOINTS) / burstS;
 arrivals.length = 0;
 const delivered = captured;
@@ -358,7 +387,10 @@ console.log(
 console.log('| | deliveries/s | notes |');
 console.log('|---|---|---|');
 console.log(
-  `| dispatcher (Kafka event -> durable message -> signed POST -> attempt recorded) | ${dispatcherRate.toFixed(0)} | ${EVENTS * ENDPOINTS} deliveries in ${burstS.toFixed(2)} s, dispatcher CPU ${((burstCpu * 1e6) / (EVENTS * ENDPOINTS)).toFixed(0)} us/delivery |`,
+  `| dispatcher (Kafka event -> durable message -> signed POST -> attempt recorded) | ${dispatcherRate.toFixed(0)} | ${EVENTS * ENDPOINTS} deliveries in ${burstS.toFixed(2)} s, dispatcher CPU ${((burstCpu * 1e6) / (EVENTS * ENDPOINTS)).toFixed(0)} us/delivery, its Postgres backends ${((burstPgCpu * 1e6) / (EVENTS * ENDPOINTS)).toFixed(0)} us/delivery |`,
+);
+console.log(
+  `burst: produced in ${producedMs.toFixed(0)} ms; ms from the first produce to each tenth of the deliveries: ${burstDeciles.join(' ')} (last ${(burstS * 1000).toFixed(0)})`,
 );
 for (const [name, b] of Object.entries(bare)) {
   const busy = name.startsWith('receiver') ? 'thread (sender and receiver) busy' : 'sender thread busy';
@@ -410,6 +442,7 @@ for (const r of steadyResults) {
     target: { op: '<', value: 1000, of: 'value' },
   });
 }
+report.figure('webhooks: Postgres CPU per delivery (burst)', (burstPgCpu * 1e6) / (EVENTS * ENDPOINTS), { unit: 'us' });
 report.figure('webhooks: dispatcher CPU per event of a tenant without endpoints', (idleCpu * 1e6) / EVENTS, { unit: 'us' });
 
 if (process.env.BENCH_SHOW_LOGS) console.log(dispatcher.logs().slice(-3000));

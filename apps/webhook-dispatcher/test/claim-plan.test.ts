@@ -5,6 +5,7 @@ import { createTestDatabase, identityEnvOf, type TestDatabase } from '@wdr/testk
 import { createDispatcherDeps, type DispatcherDeps } from '../src/deps.js';
 import { loadDispatcherEnv } from '../src/env.js';
 import { claimDue, claimTail } from '../src/domain/claim.js';
+import { RECORD_AND_CLAIM } from '../src/domain/delivered-batch.js';
 
 /**
  * What a claim costs with a backlog: the claim reads the due messages it takes, not every due
@@ -95,6 +96,54 @@ it('claims the oldest due messages first', async () => {
   expect(claims).toHaveLength(8);
   const group = new Set(oldest.map((o) => o.id));
   expect(claims.filter((c) => !group.has(c.id))).toEqual([]);
+});
+
+it('records a group of deliveries by primary key, whatever the statistics say: it reads the rows it marks delivered, not every pending message', async () => {
+  // Statistics taken while the queue was empty, then a burst's backlog (a fresh deployment's first
+  // burst, as the webhooks bench): the planner believes the pending messages are a handful.
+  await sql.$executeRawUnsafe('DELETE FROM webhook_messages');
+  await sql.$executeRawUnsafe('ANALYZE webhook_messages');
+  await sql.$executeRawUnsafe(
+    `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', now() - interval '1 minute'
+     FROM generate_series(1, $3)`,
+    endpoint,
+    tenant,
+    BACKLOG,
+  );
+  const claims = await claimDue(sql, { limit: 8, perEndpoint: 64, leaseMs: 30_000, token: randomUUID() });
+  expect(claims).toHaveLength(8);
+  const statement = `EXPLAIN (ANALYZE, FORMAT JSON) ${RECORD_AND_CLAIM}`;
+  const [row] = await sql.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode & { 'Subplan Name'?: string } }] }[]>(
+    statement,
+    claims.map((c) => c.id),
+    claims.map((c) => c.claim_token),
+    claims.map((c) => c.endpoint_id),
+    claims.map(() => 1),
+    claims.map(() => 200),
+    claims.map(() => 5),
+    claims.map(() => null),
+    0, // claim nothing in the same statement: this test is about the record
+    64,
+    30_000,
+    randomUUID(),
+  );
+  const done = nodes(row!['QUERY PLAN'][0].Plan).find((n) => (n as { 'Subplan Name'?: string })['Subplan Name'] === 'CTE done')!;
+  expect(done).toBeDefined();
+  const scans = nodes(done).filter((n) => n['Index Name'] !== undefined || /Scan/.test(n['Node Type']));
+  const read = scans.filter((n) => n['Node Type'] !== 'Function Scan' && n['Node Type'] !== 'CTE Scan');
+  expect(read.length).toBeGreaterThan(0);
+  // The backlog holds 3,000 pending messages; the record reads its 8 by primary key (a join alone
+  // hashed every pending one, read through the due index). Each claimed message has two entries in
+  // the key until vacuum: the version before its claim and the claimed one.
+  expect(read.filter((n) => n['Index Name'] === 'webhook_messages_due_idx')).toEqual([]);
+  expect(read.some((n) => n['Index Name'] === 'webhook_messages_pkey')).toBe(true);
+  for (const n of read) expect(n['Actual Rows']! * n['Actual Loops']!).toBeLessThanOrEqual(2 * claims.length);
+  const delivered = await sql.$queryRawUnsafe<{ n: number }[]>(
+    `SELECT count(*)::int AS n FROM webhook_messages WHERE status = 'delivered' AND id = ANY($1::uuid[])`,
+    claims.map((c) => c.id),
+  );
+  expect(delivered[0]!.n).toBe(claims.length);
 });
 
 it('runs on connections that plan each execution (a plan kept from the empty queue read every pending message)', async () => {

@@ -12,7 +12,8 @@ export interface Delivered {
   excerpt: string | null;
 }
 
-const RECORD_AND_CLAIM = `WITH input AS (
+/** The statement of recordDelivered, its parameters in that order (exported for its plan's test). */
+export const RECORD_AND_CLAIM = `WITH input AS (
        SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::uuid[], $4::int[], $5::int[], $6::int[], $7::text[])
          AS t(message_id, claim_token, endpoint_id, attempt, status_code, latency_ms, excerpt)
      ), attempts AS (
@@ -26,7 +27,10 @@ const RECORD_AND_CLAIM = `WITH input AS (
        UPDATE webhook_messages m
        SET status = 'delivered', attempts = m.attempts + 1, delivered_at = now(), next_attempt_at = NULL, claimed_until = NULL, claim_token = NULL
        FROM input i
-       WHERE m.id = i.message_id AND m.claim_token = i.claim_token AND m.status = 'pending'
+       -- By the primary key: the join alone let the planner hash every pending message (a scan of
+       -- the due index that grew with the backlog). A claim token is only ever set on a pending
+       -- message (every change of status clears it), so its match is the lease still being the sender's.
+       WHERE m.id = ANY($1::uuid[]) AND m.id = i.message_id AND m.claim_token = i.claim_token
      ), given_back AS (
        -- The leases this statement ends, as the claim below still sees them (held).
        SELECT m.endpoint_id, count(*)::int AS n
