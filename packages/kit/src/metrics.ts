@@ -1,5 +1,29 @@
+import perfHooks, { type ELDHistogram } from 'node:perf_hooks';
 import type { RequestHandler } from 'express';
 import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client';
+import { IdleAwareDelayMonitor } from './event-loop-delay.js';
+
+/**
+ * prom-client's default metrics, with `monitor` as the histogram behind `nodejs_eventloop_lag_*`
+ * instead of node's `monitorEventLoopDelay` (which prom-client creates itself and offers no way to
+ * replace): it is handed to prom-client for the one call that builds those metrics.
+ *
+ * Why: each sample of the delay histogram is a wake-up of an otherwise idle process. At
+ * prom-client's 10 ms that alone was about 0.6 % of a core per process; at 100 ms a third of the
+ * fleet's idle CPU; at one a second still half the wake-ups of an idle service (bench/README.md).
+ * The idle-aware monitor samples once a second while the loop works and every 10 s while it idles
+ * (event-loop-delay.ts); WdrEventLoopLagHigh (p99 above 0.5 s for 10 minutes) fires on a loop that
+ * stays slow, which is a working loop, sampled every second.
+ */
+function collectDefaultMetricsWith(registry: Registry, monitor: IdleAwareDelayMonitor): void {
+  const nodes = perfHooks.monitorEventLoopDelay;
+  perfHooks.monitorEventLoopDelay = () => monitor as unknown as ELDHistogram;
+  try {
+    collectDefaultMetrics({ register: registry });
+  } finally {
+    perfHooks.monitorEventLoopDelay = nodes;
+  }
+}
 
 /**
  * The label every series of a service carries. Not `service`: under the Prometheus Operator a
@@ -86,13 +110,7 @@ export function createMetrics(service: string): ServiceMetrics {
   const prefix = service.replace(/-/g, '_');
   const registry = new Registry();
   registry.setDefaultLabels({ [SERVICE_LABEL]: service });
-  // The event-loop delay histogram samples once a second instead of prom-client's every 10 ms: each
-  // sample is a wake-up of an otherwise idle process (at 10 ms that alone was about 0.6 % of a core
-  // per process, measured; at 100 ms still a third of the fleet's idle CPU; at 500 ms the most
-  // frequent wake-up left, bench/README.md). A stall of a second or more is always seen, a shorter
-  // one in proportion to its length; WdrEventLoopLagHigh (p99 above 0.5 s for 10 minutes) fires on
-  // a loop that stays slow, which every sample of those minutes sees.
-  collectDefaultMetrics({ register: registry, eventLoopMonitoringPrecision: 1_000 });
+  collectDefaultMetricsWith(registry, new IdleAwareDelayMonitor());
 
   const httpRequests = new Counter({
     name: `${SHARED_PREFIX}_http_requests_total`,
