@@ -191,42 +191,19 @@ async function main() {
   const { leaseEnv, leaseRestOf } = await import('./lib/leases.mjs');
   const { CPU_PROF_DIR, benchGatewayEnv, nodeOptionsEnv, productionEnv, recordProfiledFleet } = await import('./lib/fleet.mjs');
   const report = benchReport('http');
-  const { default: pg } = await import('pg');
 
   const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
-  const TICKS_PER_S = 100; // USER_HZ on Linux
-  /** CPU seconds (user + system) of a process, from /proc. */
-  const cpuOfPid = (pid) => {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
-  };
+  const { cpuOfPid, postgresBackendsCpu, backendsCpuSince: pgCpuSince } = await import('./lib/cpu.mjs');
   const selfCpu = () => {
     const u = process.cpuUsage();
     return (u.user + u.system) / 1e6;
   };
-
   /** CPU seconds of each Postgres backend serving the fleet's databases (by pid). */
-  const pgCpu = async (fleet) => {
-    const client = new pg.Client({ connectionString: PG_ADMIN_URL });
-    await client.connect();
-    try {
-      const { rows } = await client.query('SELECT pid FROM pg_stat_activity WHERE datname = ANY($1)', [
-        Object.values(fleet.databases).map((d) => d.name),
-      ]);
-      const out = new Map();
-      for (const { pid } of rows) {
-        try {
-          out.set(pid, cpuOfPid(pid));
-        } catch {
-          // the backend ended in between
-        }
-      }
-      return out;
-    } finally {
-      await client.end();
-    }
-  };
+  const pgCpu = (fleet) =>
+    postgresBackendsCpu(
+      PG_ADMIN_URL,
+      Object.values(fleet.databases).map((d) => d.name),
+    );
   /** The local Kafka broker's pid (infra/kafka/kafka.sh records it), or undefined for a broker elsewhere. */
   const brokerPid = (() => {
     try {
@@ -237,7 +214,6 @@ async function main() {
       return undefined;
     }
   })();
-  const pgCpuSince = (before, after) => [...after].reduce((n, [pid, c]) => n + c - (before.get(pid) ?? 0), 0);
 
   /**
    * Crawlee: one CheerioCrawler over `urls`, its own in-memory storage (nothing persisted, the

@@ -26,7 +26,6 @@
  *               with node:http. The ratio is taken against the fastest of them.
  */
 import { randomBytes, randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
 import http from 'node:http';
 import { createRequire } from 'node:module';
 import { cpus, loadavg } from 'node:os';
@@ -41,11 +40,13 @@ import { createLogger } from '@wdr/kit/log';
 import {
   createTestDatabase,
   KAFKA_BROKERS,
+  PG_ADMIN_URL,
   startServiceProcess,
   testCallerCredentials,
   uniqueTopicPrefix,
   withDatabase,
 } from '@wdr/testkit';
+import { backendsCpuSince as cpuSince, cpuOfPid, postgresBackendsCpu } from './lib/cpu.mjs';
 import { benchReport } from './lib/report.mjs';
 
 const EVENTS = Number(process.env.BENCH_EVENTS ?? 1000);
@@ -132,29 +133,9 @@ for (let i = 0; i < ENDPOINTS; i += 1) {
   secrets.push(created.secret);
 }
 
-const cpuOfPid = (pid) => {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100; // utime + stime, clock ticks of 10 ms
-};
 const cpuSeconds = () => cpuOfPid(dispatcher.proc().pid);
-
 /** CPU seconds of each Postgres backend connected to the dispatcher's database, by pid. */
-async function postgresCpu() {
-  const { rows } = await withDatabase(database.url, (c) =>
-    c.query('SELECT pid FROM pg_stat_activity WHERE datname = $1 AND pid <> pg_backend_pid()', [database.name]),
-  );
-  const out = new Map();
-  for (const { pid } of rows) {
-    try {
-      out.set(pid, cpuOfPid(pid));
-    } catch {
-      // the backend ended in between
-    }
-  }
-  return out;
-}
-const cpuSince = (before, after) => [...after].reduce((n, [pid, c]) => n + c - (before.get(pid) ?? 0), 0);
+const postgresCpu = () => postgresBackendsCpu(PG_ADMIN_URL, [database.name]);
 
 /**
  * `count` request.completed events of `tenant`, produced in batches of 200 sent at once (one after
