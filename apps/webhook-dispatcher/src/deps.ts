@@ -21,7 +21,9 @@ export interface DispatcherDeps extends KafkaServiceDeps<DispatcherEnv, PrismaCl
    * The per-delivery statements (fan-out, claim, record) on node-postgres (kit/pg-sql.ts); the rest
    * on Prisma (`db`). Planned at each execution: the queue grows from nothing to tens of thousands
    * of rows in a burst, and a plan kept from while it was empty read every pending message at each
-   * record (bench/README.md, "plans Postgres kept from empty tables").
+   * record (bench/README.md, "plans Postgres kept from empty tables"). And planned for index walks
+   * (`indexPlans`): in a burst the statistics say nothing is pending, and the fresh plans then read
+   * and sorted every pending message to claim a few (claim-plan.test.ts).
    */
   sql: PgSql;
 }
@@ -36,6 +38,7 @@ export function createDispatcherDeps(env: DispatcherEnv): DispatcherDeps {
       max: 4,
       idleTimeoutMillis: 30_000,
       customPlans: true,
+      indexPlans: true,
       onError: (err) => base.log.warn({ err }, 'a delivery connection broke'),
     }),
     subscribers: new Subscribers(base.db, env.DATABASE_URL, base.log),

@@ -37,6 +37,16 @@ export class PgSql implements TxCapable<RawSql> {
        * ANALYZE) when it has become a scan of every row. Costs a plan per execution.
        */
       customPlans?: boolean;
+      /**
+       * Price bitmap scans, sorts and hash joins out of the plans of this pool's statements
+       * (`enable_bitmapscan`, `enable_sort`, `enable_hashjoin` off: still used where no other plan
+       * exists). For statements that take a few rows of a queue through its indexes, whose
+       * statistics are stale in every burst (taken while the queue was empty, or while nothing in it
+       * was pending): believing it nearly empty, the planner otherwise read every pending row
+       * through a bitmap and sorted them to take the first few, and scanned the whole table in a
+       * nested loop to update the rows a claim picked.
+       */
+      indexPlans?: boolean;
     } = {},
   ) {
     this.pool = pgPoolFor(databaseUrl, {
@@ -45,7 +55,10 @@ export class PgSql implements TxCapable<RawSql> {
       // statement run alone, or one at a time in `$transaction`, goes as before.
       pipeline: true,
       ...(opts.idleTimeoutMillis !== undefined ? { idleTimeoutMillis: opts.idleTimeoutMillis } : {}),
-      ...(opts.customPlans ? { settings: { plan_cache_mode: 'force_custom_plan' } } : {}),
+      settings: {
+        ...(opts.customPlans ? { plan_cache_mode: 'force_custom_plan' } : {}),
+        ...(opts.indexPlans ? { enable_bitmapscan: 'off', enable_sort: 'off', enable_hashjoin: 'off' } : {}),
+      },
       types: PRISMA_LIKE_TYPES,
       ...(opts.onError ? { onError: opts.onError } : {}),
     });
