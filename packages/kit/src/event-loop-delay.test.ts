@@ -4,8 +4,13 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { IdleAwareDelayMonitor } from './event-loop-delay.js';
 import { createMetrics } from './metrics.js';
 
-/** Busy pace 20 ms, idle pace 400 ms: the same rule as the production 1 s / 10 s, fifty times faster. */
-const sampling = { busyMs: 20, idleMs: 400, busyUtilization: 0.01 };
+/**
+ * Busy pace 20 ms, idle pace 400 ms: the same rule as the production 1 s / 10 s, fifty times
+ * faster. Busy above 20 % utilisation, not production's 1 %: a test worker on a loaded machine
+ * (the whole suite at once) is busier than an idle service without doing anything, and `work`
+ * keeps the loop about half busy.
+ */
+const sampling = { busyMs: 20, idleMs: 400, busyUtilization: 0.2 };
 
 /** Keeps the loop working about half the time for `ms`: 5 ms of spinning every 10 ms. */
 async function work(ms: number): Promise<void> {
@@ -26,9 +31,10 @@ describe('IdleAwareDelayMonitor', () => {
     monitor.enable();
     await sleep(1_000);
     const idle = monitor.samples;
-    // The first sample at the busy pace, then one every 400 ms: 3 in a second (never the 50 of the busy pace).
+    // The first sample at the busy pace, then one every 400 ms: 3 in a second, a few more when the
+    // test's own start counts as work on a loaded machine; never the 50 of the busy pace.
     expect(idle).toBeGreaterThanOrEqual(2);
-    expect(idle).toBeLessThanOrEqual(5);
+    expect(idle).toBeLessThanOrEqual(10);
     // Work starts: within one idle interval the pace is the busy one again.
     await work(1_000);
     const busy = monitor.samples - idle;
