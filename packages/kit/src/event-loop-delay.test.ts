@@ -4,13 +4,8 @@ import { afterEach, describe, expect, it } from '@jest/globals';
 import { IdleAwareDelayMonitor } from './event-loop-delay.js';
 import { createMetrics } from './metrics.js';
 
-/**
- * Busy pace 20 ms, idle pace 400 ms: the same rule as the production 1 s / 10 s, fifty times
- * faster. Busy above 20 % utilisation, not production's 1 %: a test worker on a loaded machine
- * (the whole suite at once) is busier than an idle service without doing anything, and `work`
- * keeps the loop about half busy.
- */
-const sampling = { busyMs: 20, idleMs: 400, busyUtilization: 0.2 };
+/** Busy pace 20 ms, idle pace 400 ms: the same rule as the production 1 s / 10 s, fifty times faster. */
+const sampling = { busyMs: 20, idleMs: 400, busyUtilization: 0.01 };
 
 /** Keeps the loop working about half the time for `ms`: 5 ms of spinning every 10 ms. */
 async function work(ms: number): Promise<void> {
@@ -26,19 +21,32 @@ describe('IdleAwareDelayMonitor', () => {
   let monitor: IdleAwareDelayMonitor | undefined;
   afterEach(() => void monitor?.disable());
 
-  it('samples at the idle pace while the loop does nothing, at the busy pace while it works', async () => {
-    monitor = new IdleAwareDelayMonitor(sampling);
+  it('samples at the idle pace while the loop did nothing since the last sample, at the busy pace once it works', async () => {
+    // The loop's utilisation as the test says, so the pace does not depend on the machine's load.
+    let utilization = 0;
+    monitor = new IdleAwareDelayMonitor(sampling, () => utilization);
     monitor.enable();
-    await sleep(1_000);
-    const idle = monitor.samples;
-    // The first sample at the busy pace, then one every 400 ms: 3 in a second, a few more when the
-    // test's own start counts as work on a loaded machine; never the 50 of the busy pace.
-    expect(idle).toBeGreaterThanOrEqual(2);
-    expect(idle).toBeLessThanOrEqual(10);
-    // Work starts: within one idle interval the pace is the busy one again.
-    await work(1_000);
-    const busy = monitor.samples - idle;
-    expect(busy).toBeGreaterThanOrEqual(15);
+    expect(monitor.nextMs).toBe(20); // the first sample at the busy pace
+    await sleep(100);
+    expect(monitor.samples).toBe(1); // then idle: the next is 400 ms away
+    expect(monitor.nextMs).toBe(400);
+    utilization = 0.5;
+    await sleep(500);
+    // The idle interval ended with work in it: from then on a sample every 20 ms.
+    expect(monitor.nextMs).toBe(20);
+    const busyFrom = monitor.samples;
+    await sleep(200);
+    expect(monitor.samples).toBeGreaterThan(busyFrom + 1);
+    utilization = 0.005; // under the threshold: idle again
+    await sleep(100);
+    expect(monitor.nextMs).toBe(400);
+  });
+
+  it("paces itself by node's event-loop utilisation by default", async () => {
+    monitor = new IdleAwareDelayMonitor({ ...sampling, busyUtilization: 0.2 });
+    monitor.enable();
+    await sleep(300);
+    expect(monitor.nextMs).toBe(400); // a sleeping loop is idle
   });
 
   it('records how late a sample fires: a stall of the loop is in the histogram, in nanoseconds', async () => {

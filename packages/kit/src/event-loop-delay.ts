@@ -28,15 +28,23 @@ export const DEFAULT_DELAY_SAMPLING: DelaySampling = { busyMs: 1_000, idleMs: 10
 export class IdleAwareDelayMonitor {
   private readonly histogram: RecordableHistogram = createHistogram();
   private timer: NodeJS.Timeout | undefined;
-  private lastElu: EventLoopUtilization | undefined;
-  /** Samples taken since creation (tests read the pace from it). */
+  /** Samples taken since creation. */
   samples = 0;
+  /** Milliseconds from the last sample (or enable) to the next. */
+  nextMs: number | undefined;
 
-  constructor(private readonly sampling: DelaySampling = DEFAULT_DELAY_SAMPLING) {}
+  /**
+   * `utilization`: the loop's utilisation since the previous call (0..1); node's event-loop
+   * utilisation by default (tests give their own, the pace then does not depend on the machine).
+   */
+  constructor(
+    private readonly sampling: DelaySampling = DEFAULT_DELAY_SAMPLING,
+    private readonly utilization: () => number = eventLoopUtilizationSinceLastCall(),
+  ) {}
 
   enable(): boolean {
     if (this.timer) return false;
-    this.lastElu = performance.eventLoopUtilization();
+    this.utilization();
     this.schedule(this.sampling.busyMs);
     return true;
   }
@@ -49,6 +57,7 @@ export class IdleAwareDelayMonitor {
   }
 
   private schedule(ms: number): void {
+    this.nextMs = ms;
     const due = performance.now() + ms;
     this.timer = setTimeout(() => this.sample(due), ms);
     this.timer.unref();
@@ -58,9 +67,7 @@ export class IdleAwareDelayMonitor {
     this.samples += 1;
     // Recorded in nanoseconds, as node's monitor does (prom-client divides by 1e9); at least 1.
     this.histogram.record(Math.max(1, Math.round((performance.now() - due) * 1e6)));
-    const elu = performance.eventLoopUtilization(this.lastElu);
-    this.lastElu = performance.eventLoopUtilization();
-    this.schedule(elu.utilization > this.sampling.busyUtilization ? this.sampling.busyMs : this.sampling.idleMs);
+    this.schedule(this.utilization() > this.sampling.busyUtilization ? this.sampling.busyMs : this.sampling.idleMs);
   }
 
   private get empty(): boolean {
@@ -87,4 +94,15 @@ export class IdleAwareDelayMonitor {
   reset(): void {
     this.histogram.reset();
   }
+}
+
+/** Node's event-loop utilisation since the previous call of the answered function. */
+function eventLoopUtilizationSinceLastCall(): () => number {
+  let last: EventLoopUtilization | undefined;
+  return () => {
+    const now = performance.eventLoopUtilization();
+    const since = last ? performance.eventLoopUtilization(now, last).utilization : 0;
+    last = now;
+    return since;
+  };
 }
