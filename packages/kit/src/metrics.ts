@@ -6,14 +6,8 @@ import { IdleAwareDelayMonitor } from './event-loop-delay.js';
 /**
  * prom-client's default metrics, with `monitor` as the histogram behind `nodejs_eventloop_lag_*`
  * instead of node's `monitorEventLoopDelay` (which prom-client creates itself and offers no way to
- * replace): it is handed to prom-client for the one call that builds those metrics.
- *
- * Why: each sample of the delay histogram is a wake-up of an otherwise idle process. At
- * prom-client's 10 ms that alone was about 0.6 % of a core per process; at 100 ms a third of the
- * fleet's idle CPU; at one a second still half the wake-ups of an idle service (bench/README.md).
- * The idle-aware monitor samples once a second while the loop works and every 10 s while it idles
- * (event-loop-delay.ts); WdrEventLoopLagHigh (p99 above 0.5 s for 10 minutes) fires on a loop that
- * stays slow, which is a working loop, sampled every second.
+ * replace): it is handed to prom-client for the one call that builds those metrics. Why, and how
+ * it samples: event-loop-delay.ts.
  */
 function collectDefaultMetricsWith(registry: Registry, monitor: IdleAwareDelayMonitor): void {
   const nodes = perfHooks.monitorEventLoopDelay;
