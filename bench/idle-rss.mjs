@@ -11,6 +11,7 @@
 import { randomBytes } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { adminCommand, SERVICE_NAMES, startFleet } from '@wdr/testkit';
+import { cpuOfPid } from './lib/cpu.mjs';
 import { nodeOptionsEnv, productionEnv, recordProfiledFleet } from './lib/fleet.mjs';
 
 const IDLE_S = Number(process.argv[2] ?? 30);
@@ -23,12 +24,8 @@ const fleet = await startFleet({
   },
 });
 recordProfiledFleet(fleet);
-/** CPU seconds (user + system) of a service's node process, from /proc (USER_HZ 100). */
-const cpuSeconds = (s) => {
-  const stat = readFileSync(`/proc/${fleet.pid(s)}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / 100;
-};
+/** CPU seconds (user + system) of a service's node process. */
+const cpuSeconds = (s) => cpuOfPid(fleet.pid(s));
 try {
   // BENCH_TENANTS: tenants created first, a few at a time, as bench/submissions.mjs does before its idle phase.
   const tenants = Number(process.env.BENCH_TENANTS ?? 0);

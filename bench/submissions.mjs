@@ -18,6 +18,7 @@ import { Kafka, logLevel } from 'kafkajs';
 import { applyKafkajsIdleLoopFix } from '@wdr/kit/kafka';
 import pg from 'pg';
 import { KAFKA_BROKERS, PG_ADMIN_URL, SERVICE_NAMES, adminCommand, startFixtureSite, startFleet, withDatabase } from '@wdr/testkit';
+import { cpuOfPid } from './lib/cpu.mjs';
 import { CPU_PROF_DIR, benchGatewayEnv, nodeOptionsEnv, productionEnv, recordProfiledFleet } from './lib/fleet.mjs';
 import { BENCH_LEASES, leaseEnv, leaseRestOf } from './lib/leases.mjs';
 import { benchReport } from './lib/report.mjs';
@@ -132,18 +133,8 @@ async function waitUntil(check) {
   return (performance.now() - t0) / 1000;
 }
 
-const TICKS_PER_S = 100; // USER_HZ on Linux
-
 /** CPU seconds (user + system) of each service's process, from /proc: no request to the service. */
-function fleetCpu(fleet) {
-  const out = {};
-  for (const s of SERVICE_NAMES) {
-    const stat = readFileSync(`/proc/${fleet.pid(s)}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    out[s] = (Number(fields[11]) + Number(fields[12])) / TICKS_PER_S;
-  }
-  return out;
-}
+const fleetCpu = (fleet) => Object.fromEntries(SERVICE_NAMES.map((s) => [s, cpuOfPid(fleet.pid(s))]));
 
 /** Resident set size of each service's node process (MB); Chromium children are separate processes. */
 function fleetRss(fleet) {
