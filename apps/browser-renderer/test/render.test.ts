@@ -197,6 +197,7 @@ describe('render engine', () => {
     expect(out.result).toMatchObject({ outcome: 'failed', code: 'PROTECTION_NOT_PASSED' });
     expect(out.result.meta?.challenge).toBe(true);
     expect(out.evidence?.screenshot?.subarray(1, 4).toString()).toBe('PNG');
+    expect(out.evidence?.report).not.toHaveProperty('screenshot_missing');
     expect(JSON.stringify(out.evidence?.report)).not.toContain('Just a moment');
   }, 30_000);
 

@@ -149,15 +149,24 @@ async function renderIn(
   const evidence = async (): Promise<FailureEvidence | undefined> => {
     if (!o.debug_artifacts) return undefined;
     let screenshot: Buffer | undefined;
+    // Why there is no screenshot, when there is none: the report says so instead of leaving it out silently.
+    let missing: 'no_page' | 'timed_out' | 'failed' | undefined;
     if (page && !page.isClosed()) {
+      // The page is captured as it stands, at the viewport, PNG-encoded for speed rather than size.
+      // The budget is generous: the failure is already decided, and on a loaded machine Chromium
+      // took more than 5 s to produce a frame (a clean-clone run lost its screenshot so).
       screenshot = await withDeadline(
-        page.screenshot({ type: 'png' }).then((b) => Buffer.from(b)),
-        5_000,
-      ).catch(() => undefined);
-    }
+        page.screenshot({ type: 'png', optimizeForSpeed: true }).then((b) => Buffer.from(b)),
+        SCREENSHOT_BUDGET_MS,
+      ).catch((err: unknown) => {
+        missing = err instanceof DeadlinePassed ? 'timed_out' : 'failed';
+        return undefined;
+      });
+    } else missing = 'no_page';
     return {
       screenshot,
       report: {
+        ...(missing ? { screenshot_missing: missing } : {}),
         timings_ms: { ...timings, total: Date.now() - t0 },
         actions: outcomes.map(({ index, type, outcome, ms, reason }) => ({ index, type, outcome, ms, ...(reason ? { reason } : {}) })),
         requests_by_type: { ...requests },
@@ -548,8 +557,17 @@ function isSelectorSyntaxError(err: unknown): boolean {
   );
 }
 
+/** How long a failed render's screenshot may take (debug_artifacts). */
+const SCREENSHOT_BUDGET_MS = 15_000;
+
+class DeadlinePassed extends Error {}
+
 function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
-  return Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error('timed out')), ms))]);
+  let timer: NodeJS.Timeout | undefined;
+  const passed = new Promise<T>((_, reject) => {
+    timer = setTimeout(() => reject(new DeadlinePassed('timed out')), ms);
+  });
+  return Promise.race([p, passed]).finally(() => clearTimeout(timer));
 }
 
 /**
