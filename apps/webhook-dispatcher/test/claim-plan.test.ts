@@ -6,6 +6,8 @@ import { createDispatcherDeps, type DispatcherDeps } from '../src/deps.js';
 import { loadDispatcherEnv } from '../src/env.js';
 import { claimDue, claimTail } from '../src/domain/claim.js';
 import { RECORD_AND_CLAIM } from '../src/domain/delivered-batch.js';
+import { redeliver } from '../src/domain/redeliver.js';
+import { webhookIdOf } from '../src/domain/signing.js';
 
 /**
  * What a claim costs with a backlog: the claim reads the due messages it takes, not every due
@@ -154,4 +156,63 @@ it('runs on connections that plan each execution (a plan kept from the empty que
   expect(await sql.$queryRawUnsafe('SHOW plan_cache_mode')).toEqual([{ plan_cache_mode: 'force_custom_plan' }]);
   for (const setting of ['enable_bitmapscan', 'enable_sort', 'enable_hashjoin'])
     expect(await sql.$queryRawUnsafe(`SHOW ${setting}`)).toEqual([{ [setting]: 'off' }]);
+});
+
+it("counts an endpoint's held leases without reading the messages waiting for a retry", async () => {
+  // A receiver that has been failing for a while: thousands of messages wait for their next attempt
+  // minutes from now, beside a few due ones and the leases senders hold. Only this endpoint's
+  // messages from here on.
+  await sql.$executeRawUnsafe('DELETE FROM webhook_messages');
+  await sql.$executeRawUnsafe(
+    `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, attempts, schedule_step, first_attempt_at, next_attempt_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', 1, 1, now() - interval '1 minute',
+            now() + interval '5 minutes' + g * interval '1 millisecond'
+     FROM generate_series(1, $3) g`,
+    endpoint,
+    tenant,
+    BACKLOG,
+  );
+  await sql.$executeRawUnsafe(
+    `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', now() - interval '1 second'
+     FROM generate_series(1, 20)`,
+    endpoint,
+    tenant,
+  );
+  await sql.$executeRawUnsafe('ANALYZE webhook_messages');
+  const perEndpoint = 8;
+  const first = await claimDue(sql, { limit: 6, perEndpoint, leaseMs: 30_000, token: randomUUID() });
+  expect(first).toHaveLength(6);
+
+  const statement = `EXPLAIN (ANALYZE, FORMAT JSON) WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3', token: '$4' })}`;
+  const [row] = await sql.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(statement, 16, perEndpoint, 30_000, randomUUID());
+  const all = nodes(row!['QUERY PLAN'][0].Plan);
+  // The per-endpoint bound still holds: 6 held, 2 more taken.
+  expect(row!['QUERY PLAN'][0].Plan['Actual Rows']).toBe(perEndpoint - first.length);
+  expect(all.some((n) => n['Index Name'] === 'webhook_messages_leased_idx')).toBe(true);
+  // Rows each scan looked at, those its filter dropped included: about the leases and the due
+  // messages, never the 3,000 waiting for a retry (the count read them all through the due index).
+  const looked = (n: PlanNode & { 'Rows Removed by Filter'?: number }) =>
+    (n['Actual Rows']! + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops']!;
+  const scans = all.filter((n) => n['Index Name'] !== undefined || /Scan$/.test(n['Node Type']));
+  expect(scans.length).toBeGreaterThan(0);
+  expect(scans.filter((n) => looked(n) > 64).map((n) => [n['Node Type'], n['Index Name'], looked(n)])).toEqual([]);
+});
+
+it('a manual redelivery refuses a held lease and clears one that ran out', async () => {
+  const [held, lapsed] = await claimDue(sql, { limit: 2, perEndpoint: 64, leaseMs: 30_000, token: randomUUID() });
+  // The second's sender died: its lease ran out, its token is still on the row.
+  await sql.$executeRawUnsafe(
+    `UPDATE webhook_messages SET claimed_until = now() - interval '1 second', next_attempt_at = now() - interval '1 second' WHERE id = $1::uuid`,
+    lapsed!.id,
+  );
+  await expect(redeliver(deps.db, tenant, endpoint, webhookIdOf(held!.id))).rejects.toMatchObject({ code: 'CONFLICT' });
+  expect(await redeliver(deps.db, tenant, endpoint, webhookIdOf(lapsed!.id))).toMatchObject({ status: 'pending', attempts: 0 });
+  const rows = await sql.$queryRawUnsafe<{ id: string; token: string | null; until: Date | null }[]>(
+    `SELECT id::text, claim_token::text AS token, claimed_until AS until FROM webhook_messages WHERE id = ANY($1::uuid[]) ORDER BY id`,
+    [held!.id, lapsed!.id],
+  );
+  const byId = new Map(rows.map((r) => [r.id, r]));
+  expect(byId.get(lapsed!.id)).toEqual({ id: lapsed!.id, token: null, until: null });
+  expect(byId.get(held!.id)?.token).toBe(held!.claim_token);
 });

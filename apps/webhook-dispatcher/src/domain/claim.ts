@@ -28,9 +28,11 @@ export interface ClaimLimits {
  * The claim, as the tail of a statement: `FOR UPDATE SKIP LOCKED` over the due messages of each
  * enabled endpoint, at most `perEndpoint` leases held per endpoint (counted from the table, so the
  * bound holds across replicas up to the race of two simultaneous claims), at most `limit` in all;
- * each gets a lease (`claimed_until` = `next_attempt_at` = now + lease). The two move together, so a
- * held lease is also a future `next_attempt_at`: the count of held leases reads a range of the due
- * index instead of every pending row of the endpoint. The due messages are taken in the due index's
+ * each gets a lease (`claimed_until` = `next_attempt_at` = now + lease, and a `claim_token`). The two
+ * times move together, so a held message is not due until its lease runs out. The held leases are
+ * counted from the index of messages with a claim token (`webhook_messages_leased_idx`): the future
+ * range of the due index also holds every message waiting for a retry, which an endpoint whose
+ * receiver has been failing for a while has thousands of. The due messages are taken in the due index's
  * order (endpoint, next_attempt_at) and nothing else, so the scan stops at the limit: a tie-break on
  * the (random) id made Postgres read and sort every due message of the endpoint at each claim.
  *
@@ -48,7 +50,8 @@ export function claimTail(
   return `ready AS (
        SELECT ep.id AS endpoint_id,
               ${p.perEndpoint}::int - (SELECT count(*) FROM webhook_messages f
-                                       WHERE f.endpoint_id = ep.id AND f.status = 'pending' AND f.next_attempt_at > now() AND f.claimed_until > now())::int${given} AS free
+                                       WHERE f.endpoint_id = ep.id AND f.claim_token IS NOT NULL AND f.claimed_until > now()
+                                         AND f.status = 'pending')::int${given} AS free
        FROM webhook_endpoints ep
        WHERE ep.status = 'enabled'
          AND EXISTS (SELECT 1 FROM webhook_messages d WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.next_attempt_at <= now()${notGiven})

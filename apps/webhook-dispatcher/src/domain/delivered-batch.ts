@@ -30,7 +30,9 @@ export const RECORD_AND_CLAIM = `WITH input AS (
        -- By the primary key: the join alone let the planner hash every pending message (a scan of
        -- the due index that grew with the backlog). A claim token is only ever set on a pending
        -- message (every change of status clears it), so its match is the lease still being the sender's.
-       WHERE m.id = ANY($1::uuid[]) AND m.id = i.message_id AND m.claim_token = i.claim_token
+       -- IS NOT DISTINCT FROM (the input's token is never null): an equality would let the planner
+       -- read the group through the leases' index, every lease held, where the key reads the group.
+       WHERE m.id = ANY($1::uuid[]) AND m.id = i.message_id AND m.claim_token IS NOT DISTINCT FROM i.claim_token
      ), given_back AS (
        -- The leases this statement ends, as the claim below still sees them (held).
        SELECT m.endpoint_id, count(*)::int AS n

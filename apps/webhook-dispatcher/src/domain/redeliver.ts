@@ -18,13 +18,15 @@ export function messageView(m: WebhookMessage): WebhookMessageView {
 
 /**
  * Manual redelivery: the message (same webhook-id, same body) is due now, whatever its status, and
- * its schedule starts over. A message a sender holds right now is not taken from it (409).
+ * its schedule starts over. A message a sender holds right now is not taken from it (409); a lease
+ * that ran out (its sender died) is cleared, so its late result, if any, changes nothing.
  */
 export async function redeliver(db: PrismaClient, tenantId: string, endpointId: string, webhookId: string): Promise<WebhookMessageView> {
   await endpointOf(db, tenantId, endpointId);
   const id = messageIdOf(webhookId);
   const rows = await db.$queryRawUnsafe<{ id: string }[]>(
-    `UPDATE webhook_messages SET status = 'pending', schedule_step = 0, next_attempt_at = now(), first_attempt_at = NULL
+    `UPDATE webhook_messages SET status = 'pending', schedule_step = 0, next_attempt_at = now(), first_attempt_at = NULL,
+       claimed_until = NULL, claim_token = NULL
      WHERE id = $1::uuid AND endpoint_id = $2::uuid AND (claimed_until IS NULL OR claimed_until <= now())
      RETURNING id::text`,
     id,
