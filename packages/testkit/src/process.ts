@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { dirname, join } from 'node:path';
+import { basename, dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.js';
@@ -47,7 +47,8 @@ export async function startServiceProcess(
         ...SERVICE_PROCESS_ENV,
         ...process.env,
         NODE_ENV: 'test',
-        ...identityEnvOf(service),
+        // By the service's name: a bench may run another checkout's build (`../../tmp/before/apps/<service>`).
+        ...identityEnvOf(basename(service) as ServiceName),
         ...env,
         PORT: String(port),
         METRICS_PORT: String(metricsPort),
