@@ -4,7 +4,7 @@ import type { PgSql } from '@wdr/kit/pg-sql';
 import { createTestDatabase, identityEnvOf, type TestDatabase } from '@wdr/testkit';
 import { createDispatcherDeps, type DispatcherDeps } from '../src/deps.js';
 import { loadDispatcherEnv } from '../src/env.js';
-import { claimDue, claimTail } from '../src/domain/claim.js';
+import { claimDue, claimTail, nextDue, sweepLapsedLeases } from '../src/domain/claim.js';
 import { RECORD_AND_CLAIM } from '../src/domain/delivered-batch.js';
 import { redeliver } from '../src/domain/redeliver.js';
 import { webhookIdOf } from '../src/domain/signing.js';
@@ -215,4 +215,53 @@ it('a manual redelivery refuses a held lease and clears one that ran out', async
   const byId = new Map(rows.map((r) => [r.id, r]));
   expect(byId.get(lapsed!.id)).toEqual({ id: lapsed!.id, token: null, until: null });
   expect(byId.get(held!.id)?.token).toBe(held!.claim_token);
+});
+
+it('a lease that ran out is claimed again only once swept; a sender wakes for retries and lapsed leases, not for what waits on held ones', async () => {
+  await sql.$executeRawUnsafe('DELETE FROM webhook_messages');
+  await sql.$executeRawUnsafe(
+    `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', now() - interval '1 second'
+     FROM generate_series(1, 3)`,
+    endpoint,
+    tenant,
+  );
+  const limits = { limit: 8, leaseMs: 30_000 };
+  const [a, b] = await claimDue(sql, { ...limits, perEndpoint: 2, token: randomUUID() });
+  expect([a, b].every(Boolean)).toBe(true);
+  // The third is due but waits for the endpoint's two leases: nothing to wake for (a delivery's end
+  // wakes its sender), not "due now" (a sender woken for it finds it waiting still, and spins).
+  expect(await nextDue(sql)).toEqual({ ms: null, lapsed: false });
+  // A retry scheduled 20 s from now is.
+  await sql.$executeRawUnsafe(
+    `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, attempts, schedule_step, next_attempt_at)
+     VALUES (gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', 1, 1, now() + interval '20 seconds')`,
+    endpoint,
+    tenant,
+  );
+  const first = await nextDue(sql);
+  expect(first.lapsed).toBe(false);
+  expect(first.ms).toBeGreaterThan(15_000);
+  expect(first.ms).toBeLessThanOrEqual(20_000);
+  // The sender of the first died: its lease ran out. It holds no place any more (the third takes
+  // it), and its message is not claimable while its token is on it...
+  await sql.$executeRawUnsafe(
+    `UPDATE webhook_messages SET claimed_until = now() - interval '1 second', next_attempt_at = now() - interval '1 second' WHERE id = $1::uuid`,
+    a!.id,
+  );
+  const third = await claimDue(sql, { ...limits, perEndpoint: 2, token: randomUUID() });
+  expect(third.map((c) => c.id).filter((id) => id === a!.id || id === b!.id)).toEqual([]);
+  expect(third).toHaveLength(1);
+  expect(await claimDue(sql, { ...limits, perEndpoint: 3, token: randomUUID() })).toEqual([]);
+  // ...the sender is told a lease ran out (the next retry is still 20 s away)...
+  const second = await nextDue(sql);
+  expect(second.lapsed).toBe(true);
+  expect(second.ms).toBeGreaterThan(15_000);
+  // ...and once the sweep gives it up (the held ones stay held), it is due at once, under a new token.
+  expect(await sweepLapsedLeases(sql)).toBe(1);
+  const again = await claimDue(sql, { ...limits, perEndpoint: 3, token: randomUUID() });
+  expect(again.map((c) => c.id)).toEqual([a!.id]);
+  expect(again[0]!.claim_token).not.toBe(a!.claim_token);
+  expect(await sweepLapsedLeases(sql)).toBe(0);
+  expect((await nextDue(sql)).lapsed).toBe(false);
 });

@@ -25,40 +25,40 @@ export interface ClaimLimits {
 }
 
 /**
+ * A message is held while it carries a claim token: a claim gives it one, with a lease
+ * (`claimed_until` = `next_attempt_at` = now + lease), and its result, a retry's schedule or the
+ * sweep of a lease that ran out (`sweepLapsedLeases`) takes it away. The due index holds only the
+ * pending messages nobody holds, the leases' index only the held ones (migration `held_leases`), so
+ * a claim reads neither the held messages among the due ones nor, to count an endpoint's leases,
+ * the messages waiting for a retry (an endpoint whose receiver has been failing for a while has
+ * thousands): each index holds what one question asks.
+ *
  * The claim, as the tail of a statement: `FOR UPDATE SKIP LOCKED` over the due messages of each
  * enabled endpoint, at most `perEndpoint` leases held per endpoint (counted from the table, so the
- * bound holds across replicas up to the race of two simultaneous claims), at most `limit` in all;
- * each gets a lease (`claimed_until` = `next_attempt_at` = now + lease, and a `claim_token`). The two
- * times move together, so a held message is not due until its lease runs out. The held leases are
- * counted from the index of messages with a claim token (`webhook_messages_leased_idx`): the future
- * range of the due index also holds every message waiting for a retry, which an endpoint whose
- * receiver has been failing for a while has thousands of. The due messages are taken in the due index's
- * order (endpoint, next_attempt_at) and nothing else, so the scan stops at the limit: a tie-break on
- * the (random) id made Postgres read and sort every due message of the endpoint at each claim.
+ * bound holds across replicas up to the race of two simultaneous claims), at most `limit` in all.
+ * The due messages are taken in the due index's order (endpoint, next_attempt_at) and nothing else,
+ * so the scan stops at the limit: a tie-break on the (random) id made Postgres read and sort every
+ * due message of the endpoint at each claim. A message another claim took meanwhile is skipped (its
+ * lock, or its token once that claim committed: Postgres checks the condition again on the row's
+ * latest version).
  *
- * `p` names the statement's parameters for limit, perEndpoint, leaseMs and token. `giveBack`: a
+ * `p` names the statement's parameters for limit, perEndpoint, leaseMs and token. `givenBack`: a
  * statement that also ends leases (recordDelivered) names a CTE of (endpoint_id, n) leases it ends,
- * which the count still sees as held (one snapshot for the whole statement), and the messages
- * whose leases those are (never claimed again by the same statement).
+ * which the count still sees as held (one snapshot for the whole statement).
  */
-export function claimTail(
-  p: { limit: string; perEndpoint: string; leaseMs: string; token: string },
-  giveBack?: { cte: string; ids: string },
-): string {
-  const given = giveBack ? ` + COALESCE((SELECT g.n FROM ${giveBack.cte} g WHERE g.endpoint_id = ep.id), 0)` : '';
-  const notGiven = giveBack ? ` AND d.id <> ALL(${giveBack.ids})` : '';
+export function claimTail(p: { limit: string; perEndpoint: string; leaseMs: string; token: string }, givenBack?: string): string {
+  const given = givenBack ? ` + COALESCE((SELECT g.n FROM ${givenBack} g WHERE g.endpoint_id = ep.id), 0)` : '';
   return `ready AS (
        SELECT ep.id AS endpoint_id,
               ${p.perEndpoint}::int - (SELECT count(*) FROM webhook_messages f
-                                       WHERE f.endpoint_id = ep.id AND f.claim_token IS NOT NULL AND f.claimed_until > now()
-                                         AND f.status = 'pending')::int${given} AS free
+                                       WHERE f.endpoint_id = ep.id AND f.claim_token IS NOT NULL AND f.claimed_until > now())::int${given} AS free
        FROM webhook_endpoints ep
        WHERE ep.status = 'enabled'
-         AND EXISTS (SELECT 1 FROM webhook_messages d WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.next_attempt_at <= now()${notGiven})
+         AND EXISTS (SELECT 1 FROM webhook_messages d WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.claim_token IS NULL AND d.next_attempt_at <= now())
      ), picked AS (
        SELECT m.id FROM ready r CROSS JOIN LATERAL (
          SELECT d.id FROM webhook_messages d
-         WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.next_attempt_at <= now()${notGiven}
+         WHERE d.endpoint_id = r.endpoint_id AND d.status = 'pending' AND d.claim_token IS NULL AND d.next_attempt_at <= now()
          ORDER BY d.next_attempt_at
          LIMIT GREATEST(r.free, 0)
          FOR UPDATE OF d SKIP LOCKED
@@ -84,21 +84,53 @@ export async function claimDue(sql: PgSql, l: ClaimLimits): Promise<Claim[]> {
 }
 
 /**
- * Milliseconds until the earliest scheduled attempt of an enabled endpoint's pending message (a
- * retry, or a lease running out), or null when there is none: one probe of the due index per
- * enabled endpoint. Read when a claim found nothing due, so an idle sender sleeps until then.
+ * Leases that ran out (their sender died, or stalled past the lease) given up: the message is due
+ * again at the end of its lease, and no longer its old sender's (a late result of that sender
+ * changes no schedule). Reads the leases' index only (a token is only ever on a pending message).
+ * Returns how many.
  */
-export async function nextDueInMs(sql: PgSql): Promise<number | null> {
-  const [row] = await sql.rows<{ ms: number | null }>(
-    `SELECT (extract(epoch FROM min(n.at) - now()) * 1000)::float8 AS ms
+export async function sweepLapsedLeases(sql: PgSql): Promise<number> {
+  return sql.count(
+    `UPDATE webhook_messages SET claim_token = NULL, claimed_until = NULL
+     WHERE claim_token IS NOT NULL AND claimed_until <= now()`,
+    [],
+  );
+}
+
+/** What a sender that found nothing to claim waits for. */
+export interface NextDue {
+  /** Milliseconds until the earliest retry of an enabled endpoint's message falls due, or null. */
+  ms: number | null;
+  /** A lease has run out and was not swept yet (its message is due once swept). */
+  lapsed: boolean;
+}
+
+/**
+ * What a sender that found nothing to claim waits for: per enabled endpoint, a probe of the due
+ * index's future (retries) and of the leases' index's past (leases that ran out), each the start of
+ * a range. A message due now that the claim did not take waits for its endpoint's held leases: a
+ * delivery that ends wakes its sender, and a lease that runs out is given up by the next poll's
+ * sweep (WEBHOOK_POLL_MS), so neither is an event here (a sender woken for what waits would find it
+ * waiting still, and spin). The ends of running leases are not read either: during a burst, the
+ * leases' index starts with the versions of messages delivered since the last vacuum, all with a
+ * lease ending in the future, which a probe for the earliest would walk each time.
+ */
+export async function nextDue(sql: PgSql): Promise<NextDue> {
+  const [row] = await sql.rows<{ ms: number | null; lapsed: boolean | null }>(
+    `SELECT (extract(epoch FROM min(n.at) - now()) * 1000)::float8 AS ms, bool_or(l.lapsed) AS lapsed
        FROM webhook_endpoints ep
-       CROSS JOIN LATERAL (
+       LEFT JOIN LATERAL (
          SELECT d.next_attempt_at AS at FROM webhook_messages d
-          WHERE d.endpoint_id = ep.id AND d.status = 'pending'
+          WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.claim_token IS NULL AND d.next_attempt_at > now()
           ORDER BY d.next_attempt_at LIMIT 1
-       ) n
+       ) n ON true
+       LEFT JOIN LATERAL (
+         SELECT true AS lapsed FROM webhook_messages h
+          WHERE h.endpoint_id = ep.id AND h.claim_token IS NOT NULL AND h.claimed_until <= now()
+          LIMIT 1
+       ) l ON true
       WHERE ep.status = 'enabled'`,
     [],
   );
-  return row?.ms ?? null;
+  return { ms: row?.ms ?? null, lapsed: row?.lapsed === true };
 }

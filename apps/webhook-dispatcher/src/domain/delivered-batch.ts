@@ -30,16 +30,18 @@ export const RECORD_AND_CLAIM = `WITH input AS (
        -- By the primary key: the join alone let the planner hash every pending message (a scan of
        -- the due index that grew with the backlog). A claim token is only ever set on a pending
        -- message (every change of status clears it), so its match is the lease still being the sender's.
-       -- IS NOT DISTINCT FROM (the input's token is never null): an equality would let the planner
-       -- read the group through the leases' index, every lease held, where the key reads the group.
+       -- IS NOT DISTINCT FROM (the input's token is never null), here and below: an equality would let
+       -- the planner read the group through the leases' index, every lease held, where the key reads the group.
        WHERE m.id = ANY($1::uuid[]) AND m.id = i.message_id AND m.claim_token IS NOT DISTINCT FROM i.claim_token
-     ), given_back AS (
-       -- The leases this statement ends, as the claim below still sees them (held).
+     ), given_back AS MATERIALIZED (
+       -- The leases this statement ends, as the claim below still counts them (held: a token, a lease
+       -- not run out). The messages themselves carry a token in its snapshot, so it never picks them.
+       -- Read once by key (MATERIALIZED): inlined, it was read again for every endpoint the claim weighs.
        SELECT m.endpoint_id, count(*)::int AS n
-       FROM webhook_messages m JOIN input i ON m.id = i.message_id AND m.claim_token = i.claim_token
-       WHERE m.status = 'pending' AND m.next_attempt_at > now() AND m.claimed_until > now()
+       FROM webhook_messages m JOIN input i ON m.id = i.message_id AND m.claim_token IS NOT DISTINCT FROM i.claim_token
+       WHERE m.id = ANY($1::uuid[]) AND m.claimed_until > now()
        GROUP BY m.endpoint_id
-     ), ${claimTail({ limit: '$8', perEndpoint: '$9', leaseMs: '$10', token: '$11' }, { cte: 'given_back', ids: '$1::uuid[]' })}`;
+     ), ${claimTail({ limit: '$8', perEndpoint: '$9', leaseMs: '$10', token: '$11' }, 'given_back')}`;
 
 /**
  * Records a group of successful attempts and, in the same round trip, claims what the slots they

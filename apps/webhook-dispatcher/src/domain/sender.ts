@@ -4,7 +4,7 @@ import type { Agent, Dispatcher } from 'undici';
 import { redactUrls } from '@wdr/contracts';
 import { pgConnectionFor, PgListener } from '@wdr/kit/pg-listen';
 import { sealedSecretAad, sealedUrlAad, type DispatcherDeps } from '../deps.js';
-import { claimDue, nextDueInMs, type Claim, type ClaimLimits } from './claim.js';
+import { claimDue, nextDue, sweepLapsedLeases, type Claim, type ClaimLimits } from './claim.js';
 import { recordDelivered, type Delivered } from './delivered-batch.js';
 import { deliveryAgent } from './delivery-agent.js';
 import { disableEndpoint } from './disable-endpoint.js';
@@ -31,9 +31,9 @@ const EXCERPT_CHARS = 256;
  * most `WEBHOOK_ENDPOINT_CONCURRENCY` held per endpoint (counted from the leases in the table, so
  * the bound holds across replicas up to the race of two simultaneous claims; this process runs its
  * claims one at a time) and at most the free slots of this process. A claim sets a lease
- * (`claimed_until` = `next_attempt_at` = now + timeout + 30 s): a sender that dies mid-delivery
- * leaves the message due again when the lease ends, and another sender sends it again (at least
- * once). Every attempt's result, the message's new state and the endpoint's consequences (410,
+ * (`claimed_until` = `next_attempt_at` = now + timeout + 30 s, and a claim token): a sender that
+ * dies mid-delivery leaves the lease to run out; a sweep (every WEBHOOK_POLL_MS, and when a claim
+ * finds nothing) gives it up, and another sender sends the message again (at least once). Every attempt's result, the message's new state and the endpoint's consequences (410,
  * exhausted schedule) commit together: a failed attempt in its own transaction, successful ones in
  * groups (recordDelivered: one statement for the attempts that end while the previous group is
  * written, which also claims what their freed slots can take); a delivered message is never
@@ -42,7 +42,7 @@ const EXCERPT_CHARS = 256;
  * Wakes on `NOTIFY wdr_webhooks` (the fan-out's insert trigger, redeliveries), when a delivery ends
  * (a slot is free), when the earliest retry it knows of falls due (one timer: a retry this process
  * scheduled, or the earliest due time read when a claim found nothing), and every WEBHOOK_POLL_MS
- * (lost notifications, another replica's schedule).
+ * (lost notifications, another replica's schedule, leases that ran out).
  *
  * The claim and the success records run on PgSql (node-postgres, prepared statements), the POST on
  * undici's dispatcher: in the profile of the earlier loop (Prisma's raw queries, node:http) those
@@ -58,6 +58,8 @@ export class DeliverySender {
   /** The one-shot wake for the earliest retry known here. */
   private wake: { at: number; timer: NodeJS.Timeout } | undefined;
   private lastDrainAt = Date.now();
+  /** When leases that ran out were last given up (0: at the first drain). */
+  private lastSweepAt = 0;
   private readonly listener: PgListener;
   private readonly schema: string;
   private readonly agent: Agent;
@@ -137,6 +139,9 @@ export class DeliverySender {
     do {
       this.again = false;
       try {
+        // Leases that ran out are given up once every poll interval, whatever else the drain finds
+        // (a busy sender's claims always find work), and when a claim found nothing due.
+        if (Date.now() - this.lastSweepAt >= this.deps.env.WEBHOOK_POLL_MS) await this.sweep();
         // Messages claimed by this drain; undefined when no slot was free to claim with.
         let claimed: number | undefined;
         for (;;) {
@@ -150,10 +155,15 @@ export class DeliverySender {
           });
           if (!more) break;
         }
-        // A claim found nothing due: wake when the earliest scheduled attempt is (a retry, a lease ending).
+        // A claim found nothing due: give up the leases that ran out, if any did since the last
+        // sweep, and claim again; else wake when the earliest retry falls due (claim.ts nextDue).
         if (claimed === 0) {
-          const ms = await nextDueInMs(this.deps.sql);
-          if (ms !== null) this.wakeIn(ms);
+          const next = await nextDue(this.deps.sql);
+          if (next.lapsed) {
+            // The sweep clears every lease nextDue calls lapsed: the next round finds none left.
+            await this.sweep();
+            this.again = true;
+          } else if (next.ms !== null) this.wakeIn(next.ms);
         }
         this.lastDrainAt = Date.now();
       } catch (err) {
@@ -161,6 +171,16 @@ export class DeliverySender {
         return;
       }
     } while (this.again && this.running);
+  }
+
+  /** Gives up the leases that ran out (claim.ts), one at a time with this process's claims and records. */
+  private sweep(): Promise<number> {
+    this.lastSweepAt = Date.now();
+    return this.exclusive(async () => {
+      const n = await sweepLapsedLeases(this.deps.sql);
+      if (n > 0) this.deps.log.info({ leases: n }, 'webhook leases that ran out given up; their messages are due again');
+      return n;
+    });
   }
 
   /** Kick when `ms` from now, unless a wake is already set for earlier. */
