@@ -54,7 +54,10 @@ export function claimTail(p: { limit: string; perEndpoint: string; leaseMs: stri
                                        WHERE f.endpoint_id = ep.id AND f.claim_token IS NOT NULL AND f.claimed_until > now())::int${given} AS free
        FROM webhook_endpoints ep
        WHERE ep.status = 'enabled'
-         AND EXISTS (SELECT 1 FROM webhook_messages d WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.claim_token IS NULL AND d.next_attempt_at <= now())
+         -- One probe of the due index per endpoint. As EXISTS, a planner that believes the queue
+         -- empty read every due message once (a semi-join over the whole index) to find the few endpoints.
+         AND (SELECT true FROM webhook_messages d
+              WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.claim_token IS NULL AND d.next_attempt_at <= now() LIMIT 1)
      ), picked AS (
        SELECT m.id FROM ready r CROSS JOIN LATERAL (
          SELECT d.id FROM webhook_messages d
