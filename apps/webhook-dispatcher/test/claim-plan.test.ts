@@ -70,6 +70,17 @@ interface PlanNode {
 }
 const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
 
+/** `n` messages of the endpoint, due a second ago. */
+const dueNow = (n: number) =>
+  sql.$executeRawUnsafe(
+    `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', now() - interval '1 second'
+     FROM generate_series(1, $3)`,
+    endpoint,
+    tenant,
+    n,
+  );
+
 it('takes due messages in the due index order: no sort, and no more rows read than it claims', async () => {
   const limit = 16;
   const statement = `EXPLAIN (ANALYZE, FORMAT JSON) WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3', token: '$4' })}`;
@@ -172,13 +183,7 @@ it("counts an endpoint's held leases without reading the messages waiting for a 
     tenant,
     BACKLOG,
   );
-  await sql.$executeRawUnsafe(
-    `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
-     SELECT gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', now() - interval '1 second'
-     FROM generate_series(1, 20)`,
-    endpoint,
-    tenant,
-  );
+  await dueNow(20);
   await sql.$executeRawUnsafe('ANALYZE webhook_messages');
   const perEndpoint = 8;
   const first = await claimDue(sql, { limit: 6, perEndpoint, leaseMs: 30_000, token: randomUUID() });
@@ -219,13 +224,7 @@ it('a manual redelivery refuses a held lease and clears one that ran out', async
 
 it('a lease that ran out is claimed again only once swept; a sender wakes for retries and lapsed leases, not for what waits on held ones', async () => {
   await sql.$executeRawUnsafe('DELETE FROM webhook_messages');
-  await sql.$executeRawUnsafe(
-    `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
-     SELECT gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', now() - interval '1 second'
-     FROM generate_series(1, 3)`,
-    endpoint,
-    tenant,
-  );
+  await dueNow(3);
   const limits = { limit: 8, leaseMs: 30_000 };
   const [a, b] = await claimDue(sql, { ...limits, perEndpoint: 2, token: randomUUID() });
   expect([a, b].every(Boolean)).toBe(true);
