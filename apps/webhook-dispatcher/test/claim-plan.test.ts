@@ -264,3 +264,32 @@ it('a lease that ran out is claimed again only once swept; a sender wakes for re
   expect(await sweepLapsedLeases(sql)).toBe(0);
   expect((await nextDue(sql)).lapsed).toBe(false);
 });
+
+it('finds the endpoints with something due by one probe each, with statistics taken while the queue was empty', async () => {
+  const others = [randomUUID(), randomUUID(), randomUUID()];
+  for (const id of others)
+    await sql.$executeRawUnsafe(
+      `INSERT INTO webhook_endpoints (id, tenant_id, url_sealed, url_origin, event_types, secret_sealed, updated_at)
+       VALUES ($1::uuid, $2::uuid, 'sealed', 'http://127.0.0.1', ARRAY['request.completed'], 'sealed', now())`,
+      id,
+      tenant,
+    );
+  await sql.$executeRawUnsafe('DELETE FROM webhook_messages');
+  await sql.$executeRawUnsafe('ANALYZE webhook_messages');
+  for (const id of [endpoint, ...others])
+    await sql.$executeRawUnsafe(
+      `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
+       SELECT gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', now() - interval '1 second'
+       FROM generate_series(1, 500)`,
+      id,
+      tenant,
+    );
+  const statement = `EXPLAIN (ANALYZE, FORMAT JSON) WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3', token: '$4' })}`;
+  const [row] = await sql.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(statement, 16, 4, 30_000, randomUUID());
+  const all = nodes(row!['QUERY PLAN'][0].Plan);
+  expect(row!['QUERY PLAN'][0].Plan['Actual Rows']).toBe(16);
+  // As EXISTS, Postgres read all 2,000 due messages once (a semi-join over the due index) to find 4 endpoints.
+  const looked = (n: PlanNode) => n['Actual Rows']! * n['Actual Loops']!;
+  const scans = all.filter((n) => n['Index Name'] !== undefined);
+  expect(scans.filter((n) => looked(n) > 32).map((n) => [n['Node Type'], n['Index Name'], looked(n)])).toEqual([]);
+});
