@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { basename, dirname, join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { fileURLToPath } from 'node:url';
 import { freePort } from './ports.js';
@@ -32,7 +32,11 @@ export interface ServiceProcess {
 export async function startServiceProcess(
   service: ServiceName,
   env: Record<string, string>,
-  opts: { readyTimeoutMs?: number } = {},
+  opts: {
+    readyTimeoutMs?: number;
+    /** Another build of the service to run: its app directory (holding `dist/main.js`), e.g. another checkout's for a bench's before. */
+    appDir?: string;
+  } = {},
 ): Promise<ServiceProcess> {
   const port = env['PORT'] ? Number(env['PORT']) : await freePort();
   const url = `http://127.0.0.1:${port}`;
@@ -41,14 +45,13 @@ export async function startServiceProcess(
   let child: ChildProcess | undefined;
 
   const start = async () => {
-    const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, join(REPO, 'apps', service, 'dist', 'main.js')], {
+    const proc = spawn(process.execPath, [...SERVICE_NODE_ARGS, join(opts.appDir ?? join(REPO, 'apps', service), 'dist', 'main.js')], {
       // Its service identity (the test process's keys) unless `env` brings another.
       env: {
         ...SERVICE_PROCESS_ENV,
         ...process.env,
         NODE_ENV: 'test',
-        // By the service's name: a bench may run another checkout's build (`../../tmp/before/apps/<service>`).
-        ...identityEnvOf(basename(service) as ServiceName),
+        ...identityEnvOf(service),
         ...env,
         PORT: String(port),
         METRICS_PORT: String(metricsPort),
