@@ -17,8 +17,8 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import pg from 'pg';
-import { createTestDatabase, PG_ADMIN_URL, withDatabase } from '@wdr/testkit';
+import { PgSql } from '@wdr/kit/pg-sql';
+import { createTestDatabase, PG_ADMIN_URL, queryRows } from '@wdr/testkit';
 
 const arg = (name) => {
   const i = process.argv.indexOf(name);
@@ -29,10 +29,14 @@ const TEMPLATE = arg('--template');
 const PER_ENDPOINT = Number(process.env.BENCH_MESSAGES ?? 1000);
 const ENDPOINTS = Number(process.env.BENCH_ENDPOINTS ?? 4);
 const GROUP = Number(process.env.BENCH_GROUP ?? 16);
-const CONCURRENCY = 64;
-const PER_ENDPOINT_CONCURRENCY = 16;
-const LEASE_MS = 40_000;
 const EXPLAIN_AT = Number(process.env.BENCH_EXPLAIN ?? 0);
+/** As the sender claims: WEBHOOK_CONCURRENCY 64, 16 per endpoint (bench/webhooks.mjs's), a lease of 40 s. */
+const limits = () => ({ limit: 64, perEndpoint: 16, leaseMs: 40_000, token: randomUUID() });
+
+// The sender's own calls, from the build measured.
+const { claimDue } = await import(pathToFileURL(`${DIST}/domain/claim.js`).href);
+const { RECORD_AND_CLAIM, recordDelivered, recordAndClaimParams } = await import(pathToFileURL(`${DIST}/domain/delivered-batch.js`).href);
+if (EXPLAIN_AT && !recordAndClaimParams) throw new Error(`BENCH_EXPLAIN: ${DIST} does not export recordAndClaimParams`);
 
 function printPlan(n, depth = 0) {
   const name = [n['Node Type'], n['Subplan Name'] && `[${n['Subplan Name']}]`, n['Index Name']].filter(Boolean).join(' ');
@@ -43,104 +47,78 @@ function printPlan(n, depth = 0) {
   for (const k of n.Plans ?? []) printPlan(k, depth + 1);
 }
 
-const { claimTail } = await import(pathToFileURL(`${DIST}/domain/claim.js`).href);
-const { RECORD_AND_CLAIM } = await import(pathToFileURL(`${DIST}/domain/delivered-batch.js`).href);
-
-// A database of this build's migrations, or a copy of the given template (another build's).
-let database;
-if (TEMPLATE) {
-  const name = `t_webhook_statements_${Date.now().toString(36)}`;
-  await withDatabase(PG_ADMIN_URL, (c) => c.query(`CREATE DATABASE "${name}" TEMPLATE "${TEMPLATE}"`));
-  const url = new URL(PG_ADMIN_URL);
-  url.pathname = `/${name}`;
-  database = { name, url: `${url}?schema=webhooks`, drop: () => withDatabase(PG_ADMIN_URL, (c) => c.query(`DROP DATABASE "${name}"`)) };
-} else database = await createTestDatabase('webhook-dispatcher');
-
-const schema = new URL(database.url).searchParams.get('schema') ?? 'public';
-const url = new URL(database.url);
-url.searchParams.delete('schema');
-// As the dispatcher's delivery pool plans (kit PgSql: customPlans, indexPlans).
-const client = new pg.Client({
-  connectionString: url.toString(),
-  options: `-c search_path=${schema} -c plan_cache_mode=force_custom_plan -c enable_bitmapscan=off -c enable_sort=off -c enable_hashjoin=off`,
-});
-await client.connect();
-const admin = new pg.Client({ connectionString: PG_ADMIN_URL });
-await admin.connect();
+const database = await createTestDatabase('webhook-dispatcher', TEMPLATE ? { template: TEMPLATE } : {});
+// One connection planned as the dispatcher's delivery pool plans (deps.ts: customPlans, indexPlans),
+// so the statistics flushed below are all of this replay's.
+const sql = new PgSql(database.url, { max: 1, customPlans: true, indexPlans: true });
 const buffers = async () => {
-  await client.query('SELECT pg_stat_force_next_flush()');
-  await client.query('SELECT 1');
-  const { rows } = await admin.query('SELECT (blks_hit + blks_read)::bigint AS b FROM pg_stat_database WHERE datname = $1', [
+  await sql.rows('SELECT pg_stat_force_next_flush()', []);
+  await sql.rows('SELECT 1', []);
+  const [row] = await queryRows(PG_ADMIN_URL, 'SELECT (blks_hit + blks_read)::bigint AS b FROM pg_stat_database WHERE datname = $1', [
     database.name,
   ]);
-  return Number(rows[0].b);
+  return Number(row.b);
 };
 
 try {
   const endpoints = Array.from({ length: ENDPOINTS }, () => randomUUID());
   for (const id of endpoints)
-    await client.query(
+    await sql.$executeRawUnsafe(
       `INSERT INTO webhook_endpoints (id, tenant_id, url_sealed, url_origin, event_types, secret_sealed, updated_at)
-       VALUES ($1, gen_random_uuid(), 'sealed', 'http://127.0.0.1', ARRAY['request.completed'], 'sealed', now())`,
-      [id],
+       VALUES ($1::uuid, gen_random_uuid(), 'sealed', 'http://127.0.0.1', ARRAY['request.completed'], 'sealed', now())`,
+      id,
     );
-  // Statistics from a near-empty table, as after a quiet spell (the bench's warm-up does the same).
-  await client.query('ANALYZE');
+  // Statistics from a near-empty table, as after a quiet spell.
+  await sql.$executeRawUnsafe('ANALYZE');
   for (const id of endpoints)
-    await client.query(
+    await sql.$executeRawUnsafe(
       `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
-       SELECT gen_random_uuid(), $1, gen_random_uuid(), gen_random_uuid(), 'request.completed', repeat('x', 300), now()
+       SELECT gen_random_uuid(), $1::uuid, gen_random_uuid(), gen_random_uuid(), 'request.completed', repeat('x', 300), now()
        FROM generate_series(1, $2)`,
-      [id, PER_ENDPOINT],
+      id,
+      PER_ENDPOINT,
     );
-  const claim = `WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3', token: '$4' })}`;
   const before = await buffers();
   const started = process.hrtime.bigint();
-  let held = (await client.query(claim, [CONCURRENCY, PER_ENDPOINT_CONCURRENCY, LEASE_MS, randomUUID()])).rows;
+  const held = await claimDue(sql, limits());
   let statements = 1;
   let delivered = 0;
   while (held.length > 0) {
-    const group = held.splice(0, GROUP);
-    const explain = statements === EXPLAIN_AT;
-    const { rows } = await client.query((explain ? 'EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ' : '') + RECORD_AND_CLAIM, [
-      group.map((g) => g.id),
-      group.map((g) => g.claim_token),
-      group.map((g) => g.endpoint_id),
-      group.map(() => 1),
-      group.map(() => 200),
-      group.map(() => 3),
-      group.map(() => null),
-      group.length,
-      PER_ENDPOINT_CONCURRENCY,
-      LEASE_MS,
-      randomUUID(),
-    ]);
+    const group = held.splice(0, GROUP).map((c) => ({
+      messageId: c.id,
+      claimToken: c.claim_token,
+      endpointId: c.endpoint_id,
+      attempt: 1,
+      statusCode: 200,
+      latencyMs: 3,
+      excerpt: null,
+    }));
     statements++;
     delivered += group.length;
-    if (explain) {
-      printPlan(rows[0]['QUERY PLAN'][0].Plan);
+    if (statements === EXPLAIN_AT) {
+      const [row] = await sql.rows(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${RECORD_AND_CLAIM}`, recordAndClaimParams(group, limits()));
+      printPlan(row['QUERY PLAN'][0].Plan);
       // What it claimed is held now, not returned: take it from the table.
-      const taken = await client.query(
+      const taken = await sql.rows(
         `SELECT id::text, claim_token::text, endpoint_id::text FROM webhook_messages
          WHERE claim_token IS NOT NULL AND claimed_until > now() AND status = 'pending' AND id <> ALL($1::uuid[])`,
         [held.map((h) => h.id)],
       );
-      held.push(...taken.rows);
-    } else held.push(...rows);
+      held.push(...taken);
+    } else held.push(...(await recordDelivered(sql, group, limits())));
   }
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   const touched = (await buffers()) - before;
-  const { rows: left } = await client.query(`SELECT count(*)::int AS n FROM webhook_messages WHERE status <> 'delivered'`);
+  const [left] = await sql.rows(`SELECT count(*)::int AS n FROM webhook_messages WHERE status <> 'delivered'`, []);
   console.log(
     `${DIST}: ${delivered} of ${ENDPOINTS * PER_ENDPOINT} delivered in ${statements} statements, ${ms.toFixed(0)} ms ` +
       `(${((ms * 1000) / delivered).toFixed(1)} us per delivery), ${(touched / delivered).toFixed(1)} buffers per delivery`,
   );
-  if (delivered !== ENDPOINTS * PER_ENDPOINT || left[0].n !== 0) {
-    console.error(`CHECK FAILED: ${delivered} delivered, ${left[0].n} messages not delivered`);
+  if (delivered !== ENDPOINTS * PER_ENDPOINT || left.n !== 0) {
+    console.error(`CHECK FAILED: ${delivered} delivered, ${left.n} messages not delivered`);
     process.exitCode = 1;
   }
 } finally {
-  await client.end();
-  await admin.end();
+  await sql.end();
   await database.drop();
 }

@@ -5,7 +5,7 @@ import { createTestDatabase, identityEnvOf, type TestDatabase } from '@wdr/testk
 import { createDispatcherDeps, type DispatcherDeps } from '../src/deps.js';
 import { loadDispatcherEnv } from '../src/env.js';
 import { claimDue, claimTail, nextDue, sweepLapsedLeases } from '../src/domain/claim.js';
-import { RECORD_AND_CLAIM } from '../src/domain/delivered-batch.js';
+import { RECORD_AND_CLAIM, recordAndClaimParams } from '../src/domain/delivered-batch.js';
 import { redeliver } from '../src/domain/redeliver.js';
 import { webhookIdOf } from '../src/domain/signing.js';
 
@@ -127,19 +127,18 @@ it('records a group and claims the next through the indexes, whatever the statis
   const claims = await claimDue(sql, { limit: 8, perEndpoint: 64, leaseMs: 30_000, token: randomUUID() });
   expect(claims).toHaveLength(8);
   const statement = `EXPLAIN (ANALYZE, FORMAT JSON) ${RECORD_AND_CLAIM}`;
+  const group = claims.map((c) => ({
+    messageId: c.id,
+    claimToken: c.claim_token,
+    endpointId: c.endpoint_id,
+    attempt: 1,
+    statusCode: 200,
+    latencyMs: 5,
+    excerpt: null,
+  }));
   const [row] = await sql.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode & { 'Subplan Name'?: string } }] }[]>(
     statement,
-    claims.map((c) => c.id),
-    claims.map((c) => c.claim_token),
-    claims.map((c) => c.endpoint_id),
-    claims.map(() => 1),
-    claims.map(() => 200),
-    claims.map(() => 5),
-    claims.map(() => null),
-    8,
-    64,
-    30_000,
-    randomUUID(),
+    ...recordAndClaimParams(group, { limit: 8, perEndpoint: 64, leaseMs: 30_000, token: randomUUID() }),
   );
   const all = nodes(row!['QUERY PLAN'][0].Plan);
   const done = all.find((n) => (n as { 'Subplan Name'?: string })['Subplan Name'] === 'CTE done')!;

@@ -21,11 +21,13 @@ export interface TestDatabase {
 /**
  * A clean, fully migrated database for one suite: a copy of the service's template database
  * (migrated once per test run by `wdr-test-templates`), so suites never see each other's rows.
+ * `opts.template`: a copy of another template of the service (a bench measuring another build's
+ * migrations).
  */
-export async function createTestDatabase(service: ServiceName): Promise<TestDatabase> {
+export async function createTestDatabase(service: ServiceName, opts: { template?: string } = {}): Promise<TestDatabase> {
   // The creation time is in the name, so a later run can tell leftovers of crashed runs from live ones.
   const name = `t_${service.replace(/-/g, '_')}_${Date.now().toString(36)}_${randomBytes(4).toString('hex')}`;
-  const template = templateName(service);
+  const template = opts.template ?? templateName(service);
   await admin(async (c) => {
     const exists = await c.query('SELECT 1 FROM pg_database WHERE datname = $1', [template]);
     if (exists.rowCount === 0) {

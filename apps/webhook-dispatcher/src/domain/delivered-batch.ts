@@ -56,7 +56,12 @@ export const RECORD_AND_CLAIM = `WITH input AS (
  * the repeat). Like every claim, it must not run at the same time as another claim of this process.
  */
 export async function recordDelivered(sql: PgSql, group: Delivered[], claim: ClaimLimits): Promise<Claim[]> {
-  return sql.rows<Claim>(RECORD_AND_CLAIM, [
+  return sql.rows<Claim>(RECORD_AND_CLAIM, recordAndClaimParams(group, claim));
+}
+
+/** RECORD_AND_CLAIM's parameters, in its order (exported for the tests and bench that explain it). */
+export function recordAndClaimParams(group: Delivered[], claim: ClaimLimits): unknown[] {
+  return [
     group.map((d) => d.messageId),
     group.map((d) => d.claimToken),
     group.map((d) => d.endpointId),
@@ -68,5 +73,5 @@ export async function recordDelivered(sql: PgSql, group: Delivered[], claim: Cla
     claim.perEndpoint,
     claim.leaseMs,
     claim.token,
-  ]);
+  ];
 }
