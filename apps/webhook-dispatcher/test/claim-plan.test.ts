@@ -4,7 +4,7 @@ import type { PgSql } from '@wdr/kit/pg-sql';
 import { createTestDatabase, identityEnvOf, type TestDatabase } from '@wdr/testkit';
 import { createDispatcherDeps, type DispatcherDeps } from '../src/deps.js';
 import { loadDispatcherEnv } from '../src/env.js';
-import { claimDue, claimTail, nextDue, sweepLapsedLeases } from '../src/domain/claim.js';
+import { claimDue, claimTail, NEXT_DUE, nextDue, SWEEP_LAPSED_LEASES, sweepLapsedLeases } from '../src/domain/claim.js';
 import { RECORD_AND_CLAIM, recordAndClaimParams } from '../src/domain/delivered-batch.js';
 import { redeliver } from '../src/domain/redeliver.js';
 import { webhookIdOf } from '../src/domain/signing.js';
@@ -291,4 +291,35 @@ it('finds the endpoints with something due by one probe each, with statistics ta
   const looked = (n: PlanNode) => n['Actual Rows']! * n['Actual Loops']!;
   const scans = all.filter((n) => n['Index Name'] !== undefined);
   expect(scans.filter((n) => looked(n) > 32).map((n) => [n['Node Type'], n['Index Name'], looked(n)])).toEqual([]);
+});
+
+it('the lease sweep and the idle probe read the leases and the retries, not the delivered history', async () => {
+  // Retention keeps a month of delivered messages beside the few pending ones; the sweep runs every
+  // poll interval on every replica, the probe whenever a claim finds nothing.
+  await sql.$executeRawUnsafe('DELETE FROM webhook_messages');
+  await sql.$executeRawUnsafe(
+    `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, status, attempts, delivered_at, created_at)
+     SELECT gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', 'delivered', 1, now(), now() - interval '1 day'
+     FROM generate_series(1, $3)`,
+    endpoint,
+    tenant,
+    BACKLOG,
+  );
+  await dueNow(3);
+  const [a] = await claimDue(sql, { limit: 2, perEndpoint: 8, leaseMs: 30_000, token: randomUUID() });
+  await sql.$executeRawUnsafe(`UPDATE webhook_messages SET claimed_until = now() - interval '1 second' WHERE id = $1::uuid`, a!.id);
+  await sql.$executeRawUnsafe('ANALYZE webhook_messages');
+  const scansOf = async (statement: string) => {
+    const [row] = await sql.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`);
+    const all = nodes(row!['QUERY PLAN'][0].Plan);
+    const looked = (n: PlanNode & { 'Rows Removed by Filter'?: number }) =>
+      (n['Actual Rows']! + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops']!;
+    return all.filter((n) => /Scan$/.test(n['Node Type']) && looked(n) > 16).map((n) => [n['Node Type'], n['Index Name'], looked(n)]);
+  };
+  expect(await scansOf(NEXT_DUE)).toEqual([]);
+  expect(await scansOf(SWEEP_LAPSED_LEASES)).toEqual([]);
+  // EXPLAIN ANALYZE ran the sweep: the lapsed lease is given up, the other still held.
+  const held = await sql.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM webhook_messages WHERE claim_token IS NOT NULL`);
+  expect(held.map((h) => h.id)).not.toContain(a!.id);
+  expect(held).toHaveLength(1);
 });

@@ -93,12 +93,12 @@ export async function claimDue(sql: PgSql, l: ClaimLimits): Promise<Claim[]> {
  * Returns how many.
  */
 export async function sweepLapsedLeases(sql: PgSql): Promise<number> {
-  return sql.count(
-    `UPDATE webhook_messages SET claim_token = NULL, claimed_until = NULL
-     WHERE claim_token IS NOT NULL AND claimed_until <= now()`,
-    [],
-  );
+  return sql.count(SWEEP_LAPSED_LEASES, []);
 }
+
+/** sweepLapsedLeases's statement (exported for its plan's test). */
+export const SWEEP_LAPSED_LEASES = `UPDATE webhook_messages SET claim_token = NULL, claimed_until = NULL
+     WHERE claim_token IS NOT NULL AND claimed_until <= now()`;
 
 /** What a sender that found nothing to claim waits for. */
 export interface NextDue {
@@ -107,6 +107,21 @@ export interface NextDue {
   /** A lease has run out and was not swept yet (its message is due once swept). */
   lapsed: boolean;
 }
+
+/** nextDue's statement (exported for its plan's test). */
+export const NEXT_DUE = `SELECT (extract(epoch FROM min(n.at) - now()) * 1000)::float8 AS ms, bool_or(l.lapsed) AS lapsed
+       FROM webhook_endpoints ep
+       LEFT JOIN LATERAL (
+         SELECT d.next_attempt_at AS at FROM webhook_messages d
+          WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.claim_token IS NULL AND d.next_attempt_at > now()
+          ORDER BY d.next_attempt_at LIMIT 1
+       ) n ON true
+       LEFT JOIN LATERAL (
+         SELECT true AS lapsed FROM webhook_messages h
+          WHERE h.endpoint_id = ep.id AND h.claim_token IS NOT NULL AND h.claimed_until <= now()
+          LIMIT 1
+       ) l ON true
+      WHERE ep.status = 'enabled'`;
 
 /**
  * What a sender that found nothing to claim waits for: per enabled endpoint, a probe of the due
@@ -119,21 +134,6 @@ export interface NextDue {
  * lease ending in the future, which a probe for the earliest would walk each time.
  */
 export async function nextDue(sql: PgSql): Promise<NextDue> {
-  const [row] = await sql.rows<{ ms: number | null; lapsed: boolean | null }>(
-    `SELECT (extract(epoch FROM min(n.at) - now()) * 1000)::float8 AS ms, bool_or(l.lapsed) AS lapsed
-       FROM webhook_endpoints ep
-       LEFT JOIN LATERAL (
-         SELECT d.next_attempt_at AS at FROM webhook_messages d
-          WHERE d.endpoint_id = ep.id AND d.status = 'pending' AND d.claim_token IS NULL AND d.next_attempt_at > now()
-          ORDER BY d.next_attempt_at LIMIT 1
-       ) n ON true
-       LEFT JOIN LATERAL (
-         SELECT true AS lapsed FROM webhook_messages h
-          WHERE h.endpoint_id = ep.id AND h.claim_token IS NOT NULL AND h.claimed_until <= now()
-          LIMIT 1
-       ) l ON true
-      WHERE ep.status = 'enabled'`,
-    [],
-  );
+  const [row] = await sql.rows<{ ms: number | null; lapsed: boolean | null }>(NEXT_DUE, []);
   return { ms: row?.ms ?? null, lapsed: row?.lapsed === true };
 }
