@@ -33,8 +33,9 @@ const EXCERPT_CHARS = 256;
  * claims one at a time) and at most the free slots of this process. A claim sets a lease
  * (`claimed_until` = `next_attempt_at` = now + timeout + 30 s, and a claim token): a sender that
  * dies mid-delivery leaves the lease to run out; a sweep (every WEBHOOK_POLL_MS, and when a claim
- * finds nothing) gives it up, and another sender sends the message again (at least once). Every attempt's result, the message's new state and the endpoint's consequences (410,
- * exhausted schedule) commit together: a failed attempt in its own transaction, successful ones in
+ * finds nothing) gives it up, and another sender sends the message again (at least once). Every
+ * attempt's result, the message's new state and the endpoint's consequences (410, exhausted
+ * schedule) commit together: a failed attempt in its own transaction, successful ones in
  * groups (recordDelivered: one statement for the attempts that end while the previous group is
  * written, which also claims what their freed slots can take); a delivered message is never
  * claimed again.
