@@ -46,7 +46,9 @@ export function createOrchestratorService(deps: OrchestratorDeps) {
         concurrency: 2,
       },
     ],
-    routes: (relay) => internalRoutes(deps, () => relay.nudge()),
+    // A route's commit that wrote outbox rows wakes the relay by its own notification; a nudge from
+    // here is needed only while the relay does not listen (a nudge per commit was a round each).
+    routes: (relay) => internalRoutes(deps, () => relay.nudgeUnlessListening()),
     // A batch of 1,000 jobs, each with its options and a URL of up to 4 KiB; a rendered page of up
     // to MAX_RESULT_BYTES no longer comes as JSON (its bytes are streamed: domain/render-uploads.ts).
     jsonLimit: '32mb',
