@@ -35,12 +35,7 @@ beforeAll(async () => {
     }),
   );
   sql = deps.sql;
-  await sql.$executeRawUnsafe(
-    `INSERT INTO webhook_endpoints (id, tenant_id, url_sealed, url_origin, event_types, secret_sealed, updated_at)
-     VALUES ($1::uuid, $2::uuid, 'sealed', 'http://127.0.0.1', ARRAY['request.completed'], 'sealed', now())`,
-    endpoint,
-    tenant,
-  );
+  await addEndpoint(endpoint);
   // A burst's fan-out: groups of messages sharing their statement's now(), a millisecond apart.
   for (let g = 0; g < BACKLOG / GROUP; g++)
     await sql.$executeRawUnsafe(
@@ -66,32 +61,65 @@ interface PlanNode {
   'Index Name'?: string;
   'Actual Rows'?: number;
   'Actual Loops'?: number;
+  'Rows Removed by Filter'?: number;
+  'Subplan Name'?: string;
   Plans?: PlanNode[];
 }
 const nodes = (n: PlanNode): PlanNode[] => [n, ...(n.Plans ?? []).flatMap(nodes)];
+/** Rows a node returned over all its loops. */
+const rowsOut = (n: PlanNode) => n['Actual Rows']! * n['Actual Loops']!;
+/** Rows a scan looked at over all its loops, those its filter dropped included. */
+const looked = (n: PlanNode) => (n['Actual Rows']! + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops']!;
+
+/** EXPLAIN ANALYZE of a statement (which runs it): the plan's root and every node under it. */
+async function explain(statement: string, ...params: unknown[]): Promise<{ root: PlanNode; all: PlanNode[] }> {
+  const [row] = await sql.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(
+    `EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`,
+    ...params,
+  );
+  const root = row!['QUERY PLAN'][0].Plan;
+  return { root, all: nodes(root) };
+}
+
+/** A claim on its own, its parameters in claimTail's order: limit, perEndpoint, leaseMs, token. */
+const CLAIM = `WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3', token: '$4' })}`;
+
+/** An enabled endpoint of the tenant, for request.completed. */
+const addEndpoint = (id: string) =>
+  sql.$executeRawUnsafe(
+    `INSERT INTO webhook_endpoints (id, tenant_id, url_sealed, url_origin, event_types, secret_sealed, updated_at)
+     VALUES ($1::uuid, $2::uuid, 'sealed', 'http://127.0.0.1', ARRAY['request.completed'], 'sealed', now())`,
+    id,
+    tenant,
+  );
 
 /** `n` messages of the endpoint, due a second ago. */
-const dueNow = (n: number) =>
+const dueNow = (n: number, endpointId = endpoint) =>
   sql.$executeRawUnsafe(
     `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
      SELECT gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', now() - interval '1 second'
      FROM generate_series(1, $3)`,
-    endpoint,
+    endpointId,
     tenant,
     n,
   );
 
+/** The sender holding the message died: its lease ran out a second ago, its token still on the row. */
+const lapse = (id: string) =>
+  sql.$executeRawUnsafe(
+    `UPDATE webhook_messages SET claimed_until = now() - interval '1 second', next_attempt_at = now() - interval '1 second' WHERE id = $1::uuid`,
+    id,
+  );
+
 it('takes due messages in the due index order: no sort, and no more rows read than it claims', async () => {
   const limit = 16;
-  const statement = `EXPLAIN (ANALYZE, FORMAT JSON) WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3', token: '$4' })}`;
-  const [row] = await sql.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(statement, limit, limit, 30_000, randomUUID());
-  const all = nodes(row!['QUERY PLAN'][0].Plan);
+  const { all } = await explain(CLAIM, limit, limit, 30_000, randomUUID());
   expect(all.filter((n) => /Sort/.test(n['Node Type'])).map((n) => n['Node Type'])).toEqual([]);
   // The scan under the row locks: the claimed messages, not the endpoint's 3,000 due ones.
   const lockRows = all.find((n) => n['Node Type'] === 'LockRows')!;
   const scanned = nodes(lockRows).filter((n) => n['Index Name'] === 'webhook_messages_due_idx');
   expect(scanned.length).toBeGreaterThan(0);
-  for (const n of scanned) expect(n['Actual Rows']! * n['Actual Loops']!).toBeLessThanOrEqual(limit);
+  for (const n of scanned) expect(rowsOut(n)).toBeLessThanOrEqual(limit);
   // EXPLAIN ANALYZE ran the claim: its leases are taken (which ones: the next test).
   const held = await sql.$queryRawUnsafe<{ n: number }[]>(`SELECT count(*)::int AS n FROM webhook_messages WHERE claimed_until > now()`);
   expect(held[0]!.n).toBe(limit);
@@ -126,7 +154,6 @@ it('records a group and claims the next through the indexes, whatever the statis
   );
   const claims = await claimDue(sql, { limit: 8, perEndpoint: 64, leaseMs: 30_000, token: randomUUID() });
   expect(claims).toHaveLength(8);
-  const statement = `EXPLAIN (ANALYZE, FORMAT JSON) ${RECORD_AND_CLAIM}`;
   const group = claims.map((c) => ({
     messageId: c.id,
     claimToken: c.claim_token,
@@ -136,12 +163,11 @@ it('records a group and claims the next through the indexes, whatever the statis
     latencyMs: 5,
     excerpt: null,
   }));
-  const [row] = await sql.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode & { 'Subplan Name'?: string } }] }[]>(
-    statement,
+  const { root, all } = await explain(
+    RECORD_AND_CLAIM,
     ...recordAndClaimParams(group, { limit: 8, perEndpoint: 64, leaseMs: 30_000, token: randomUUID() }),
   );
-  const all = nodes(row!['QUERY PLAN'][0].Plan);
-  const done = all.find((n) => (n as { 'Subplan Name'?: string })['Subplan Name'] === 'CTE done')!;
+  const done = all.find((n) => n['Subplan Name'] === 'CTE done')!;
   expect(done).toBeDefined();
   // The record reads its 8 by primary key (a join alone hashed every pending message, read through
   // the due index).
@@ -153,8 +179,8 @@ it('records a group and claims the next through the indexes, whatever the statis
   // in the key until vacuum (the version before its claim and the claimed one); no sort at all.
   const reads = (n: PlanNode) => n['Index Name'] !== undefined || /^(Seq|Bitmap Heap|Index|Index Only) Scan$/.test(n['Node Type']);
   expect(all.filter((n) => /Sort/.test(n['Node Type'])).map((n) => n['Node Type'])).toEqual([]);
-  for (const n of all.filter(reads)) expect(n['Actual Rows']! * n['Actual Loops']!).toBeLessThanOrEqual(4 * claims.length);
-  expect((row!['QUERY PLAN'][0].Plan as PlanNode)['Actual Rows']).toBe(8); // the 8 claimed, returned
+  for (const n of all.filter(reads)) expect(rowsOut(n)).toBeLessThanOrEqual(4 * claims.length);
+  expect(root['Actual Rows']).toBe(8); // the 8 claimed, returned
   const delivered = await sql.$queryRawUnsafe<{ n: number }[]>(
     `SELECT count(*)::int AS n FROM webhook_messages WHERE status = 'delivered' AND id = ANY($1::uuid[])`,
     claims.map((c) => c.id),
@@ -188,16 +214,12 @@ it("counts an endpoint's held leases without reading the messages waiting for a 
   const first = await claimDue(sql, { limit: 6, perEndpoint, leaseMs: 30_000, token: randomUUID() });
   expect(first).toHaveLength(6);
 
-  const statement = `EXPLAIN (ANALYZE, FORMAT JSON) WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3', token: '$4' })}`;
-  const [row] = await sql.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(statement, 16, perEndpoint, 30_000, randomUUID());
-  const all = nodes(row!['QUERY PLAN'][0].Plan);
+  const { root, all } = await explain(CLAIM, 16, perEndpoint, 30_000, randomUUID());
   // The per-endpoint bound still holds: 6 held, 2 more taken.
-  expect(row!['QUERY PLAN'][0].Plan['Actual Rows']).toBe(perEndpoint - first.length);
+  expect(root['Actual Rows']).toBe(perEndpoint - first.length);
   expect(all.some((n) => n['Index Name'] === 'webhook_messages_leased_idx')).toBe(true);
   // Rows each scan looked at, those its filter dropped included: about the leases and the due
   // messages, never the 3,000 waiting for a retry (the count read them all through the due index).
-  const looked = (n: PlanNode & { 'Rows Removed by Filter'?: number }) =>
-    (n['Actual Rows']! + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops']!;
   const scans = all.filter((n) => n['Index Name'] !== undefined || /Scan$/.test(n['Node Type']));
   expect(scans.length).toBeGreaterThan(0);
   expect(scans.filter((n) => looked(n) > 64).map((n) => [n['Node Type'], n['Index Name'], looked(n)])).toEqual([]);
@@ -206,10 +228,7 @@ it("counts an endpoint's held leases without reading the messages waiting for a 
 it('a manual redelivery refuses a held lease and clears one that ran out', async () => {
   const [held, lapsed] = await claimDue(sql, { limit: 2, perEndpoint: 64, leaseMs: 30_000, token: randomUUID() });
   // The second's sender died: its lease ran out, its token is still on the row.
-  await sql.$executeRawUnsafe(
-    `UPDATE webhook_messages SET claimed_until = now() - interval '1 second', next_attempt_at = now() - interval '1 second' WHERE id = $1::uuid`,
-    lapsed!.id,
-  );
+  await lapse(lapsed!.id);
   await expect(redeliver(deps.db, tenant, endpoint, webhookIdOf(held!.id))).rejects.toMatchObject({ code: 'CONFLICT' });
   expect(await redeliver(deps.db, tenant, endpoint, webhookIdOf(lapsed!.id))).toMatchObject({ status: 'pending', attempts: 0 });
   const rows = await sql.$queryRawUnsafe<{ id: string; token: string | null; until: Date | null }[]>(
@@ -243,10 +262,7 @@ it('a lease that ran out is claimed again only once swept; a sender wakes for re
   expect(first.ms).toBeLessThanOrEqual(20_000);
   // The sender of the first died: its lease ran out. It holds no place any more (the third takes
   // it), and its message is not claimable while its token is on it...
-  await sql.$executeRawUnsafe(
-    `UPDATE webhook_messages SET claimed_until = now() - interval '1 second', next_attempt_at = now() - interval '1 second' WHERE id = $1::uuid`,
-    a!.id,
-  );
+  await lapse(a!.id);
   const third = await claimDue(sql, { ...limits, perEndpoint: 2, token: randomUUID() });
   expect(third.map((c) => c.id).filter((id) => id === a!.id || id === b!.id)).toEqual([]);
   expect(third).toHaveLength(1);
@@ -266,31 +282,15 @@ it('a lease that ran out is claimed again only once swept; a sender wakes for re
 
 it('finds the endpoints with something due by one probe each, with statistics taken while the queue was empty', async () => {
   const others = [randomUUID(), randomUUID(), randomUUID()];
-  for (const id of others)
-    await sql.$executeRawUnsafe(
-      `INSERT INTO webhook_endpoints (id, tenant_id, url_sealed, url_origin, event_types, secret_sealed, updated_at)
-       VALUES ($1::uuid, $2::uuid, 'sealed', 'http://127.0.0.1', ARRAY['request.completed'], 'sealed', now())`,
-      id,
-      tenant,
-    );
+  for (const id of others) await addEndpoint(id);
   await sql.$executeRawUnsafe('DELETE FROM webhook_messages');
   await sql.$executeRawUnsafe('ANALYZE webhook_messages');
-  for (const id of [endpoint, ...others])
-    await sql.$executeRawUnsafe(
-      `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
-       SELECT gen_random_uuid(), $1::uuid, $2::uuid, gen_random_uuid(), 'request.completed', '{}', now() - interval '1 second'
-       FROM generate_series(1, 500)`,
-      id,
-      tenant,
-    );
-  const statement = `EXPLAIN (ANALYZE, FORMAT JSON) WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3', token: '$4' })}`;
-  const [row] = await sql.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(statement, 16, 4, 30_000, randomUUID());
-  const all = nodes(row!['QUERY PLAN'][0].Plan);
-  expect(row!['QUERY PLAN'][0].Plan['Actual Rows']).toBe(16);
+  for (const id of [endpoint, ...others]) await dueNow(500, id);
+  const { root, all } = await explain(CLAIM, 16, 4, 30_000, randomUUID());
+  expect(root['Actual Rows']).toBe(16);
   // As EXISTS, Postgres read all 2,000 due messages once (a semi-join over the due index) to find 4 endpoints.
-  const looked = (n: PlanNode) => n['Actual Rows']! * n['Actual Loops']!;
   const scans = all.filter((n) => n['Index Name'] !== undefined);
-  expect(scans.filter((n) => looked(n) > 32).map((n) => [n['Node Type'], n['Index Name'], looked(n)])).toEqual([]);
+  expect(scans.filter((n) => rowsOut(n) > 32).map((n) => [n['Node Type'], n['Index Name'], rowsOut(n)])).toEqual([]);
 });
 
 it('the lease sweep and the idle probe read the leases and the retries, not the delivered history', async () => {
@@ -307,13 +307,10 @@ it('the lease sweep and the idle probe read the leases and the retries, not the 
   );
   await dueNow(3);
   const [a] = await claimDue(sql, { limit: 2, perEndpoint: 8, leaseMs: 30_000, token: randomUUID() });
-  await sql.$executeRawUnsafe(`UPDATE webhook_messages SET claimed_until = now() - interval '1 second' WHERE id = $1::uuid`, a!.id);
+  await lapse(a!.id);
   await sql.$executeRawUnsafe('ANALYZE webhook_messages');
   const scansOf = async (statement: string) => {
-    const [row] = await sql.$queryRawUnsafe<{ 'QUERY PLAN': [{ Plan: PlanNode }] }[]>(`EXPLAIN (ANALYZE, FORMAT JSON) ${statement}`);
-    const all = nodes(row!['QUERY PLAN'][0].Plan);
-    const looked = (n: PlanNode & { 'Rows Removed by Filter'?: number }) =>
-      (n['Actual Rows']! + (n['Rows Removed by Filter'] ?? 0)) * n['Actual Loops']!;
+    const { all } = await explain(statement);
     return all.filter((n) => /Scan$/.test(n['Node Type']) && looked(n) > 16).map((n) => [n['Node Type'], n['Index Name'], looked(n)]);
   };
   expect(await scansOf(NEXT_DUE)).toEqual([]);
