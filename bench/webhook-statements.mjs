@@ -19,6 +19,7 @@ import { resolve } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { PgSql } from '@wdr/kit/pg-sql';
 import { createTestDatabase, PG_ADMIN_URL, queryRows } from '@wdr/testkit';
+import { benchReport } from './lib/report.mjs';
 
 const arg = (name) => {
   const i = process.argv.indexOf(name);
@@ -47,6 +48,7 @@ function printPlan(n, depth = 0) {
   for (const k of n.Plans ?? []) printPlan(k, depth + 1);
 }
 
+const report = benchReport('webhook-statements');
 const database = await createTestDatabase('webhook-dispatcher', TEMPLATE ? { template: TEMPLATE } : {});
 // One connection planned as the dispatcher's delivery pool plans (deps.ts: customPlans, indexPlans),
 // so the statistics flushed below are all of this replay's.
@@ -114,10 +116,13 @@ try {
     `${DIST}: ${delivered} of ${ENDPOINTS * PER_ENDPOINT} delivered in ${statements} statements, ${ms.toFixed(0)} ms ` +
       `(${((ms * 1000) / delivered).toFixed(1)} us per delivery), ${(touched / delivered).toFixed(1)} buffers per delivery`,
   );
-  if (delivered !== ENDPOINTS * PER_ENDPOINT || left.n !== 0) {
-    console.error(`CHECK FAILED: ${delivered} delivered, ${left.n} messages not delivered`);
-    process.exitCode = 1;
-  }
+  report.figure('buffers per delivery', touched / delivered);
+  report.check(
+    'every message recorded delivered, none left',
+    delivered === ENDPOINTS * PER_ENDPOINT && left.n === 0,
+    `${delivered} delivered, ${left.n} not`,
+  );
+  report.finish();
 } finally {
   await sql.end();
   await database.drop();
