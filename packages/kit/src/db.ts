@@ -56,6 +56,15 @@ export function preparedStatementName(query: { sql: string }): string | undefine
 }
 
 /**
+ * A node-postgres query of `text`, named by preparedStatementName once it is a statement run again
+ * and again (unnamed before): what PgSql sends, for code that queries a pg client of its own.
+ */
+export function preparedQuery(text: string, values: unknown[]): { name?: string; text: string; values: unknown[] } {
+  const name = preparedStatementName({ sql: text });
+  return name ? { name, text, values } : { text, values };
+}
+
+/**
  * Interactive transactions wait for a pooled connection up to `maxWait`. Prisma's 2 s default turns
  * a burst (200 concurrent admissions on a 10-connection pool, on a busy machine) into 500s; queueing
  * longer is right for short transactions, and a wait that still times out is a 503, not a 500.

@@ -1,5 +1,5 @@
 import pg from 'pg';
-import { preparedStatementName, type RawSql, type TxCapable } from './db.js';
+import { preparedQuery, type RawSql, type TxCapable } from './db.js';
 import { pgPoolFor } from './pg-listen.js';
 
 /**
@@ -181,8 +181,7 @@ export class PgStatement<T> implements PromiseLike<T> {
 
   runOn(client: pg.Pool | pg.PoolClient): Promise<T> {
     if (this.run) return this.run;
-    const name = preparedStatementName({ sql: this.text });
-    this.run = client.query({ ...(name ? { name } : {}), text: this.text, values: this.values }).then(this.answer);
+    this.run = client.query(preparedQuery(this.text, this.values)).then(this.answer);
     return this.run;
   }
 

@@ -1,7 +1,7 @@
 import type { Envelope, TopicKey } from '@wdr/contracts';
 import pg from 'pg';
 import type { Gauge } from 'prom-client';
-import type { RawSql } from '../db.js';
+import { preparedQuery, type RawSql } from '../db.js';
 import type { Logger } from '../log.js';
 import type { ServiceMetrics } from '../metrics.js';
 import { currentRequestId, REQUEST_ID_HEADER, withRequestId } from '../request-context.js';
@@ -95,25 +95,19 @@ const OUTBOX_LISTEN_HEARTBEAT_MS = 30_000;
 const LISTENING_POLL_MS = OUTBOX_LISTEN_HEARTBEAT_MS;
 
 /**
- * A relay round's two statements, prepared once per connection (named): a round at a few pages a
- * second is mostly these, and Postgres parsed and planned them again each time as unnamed
- * statements (0.67 of their 0.82 ms of server time per round, measured over a browser bench run).
+ * A relay round's two statements, prepared once per connection (kit/db.ts preparedQuery): a round
+ * at a few pages a second is mostly these, and Postgres parsed and planned them again each time as
+ * unnamed statements (0.67 of their 0.82 ms of server time per round, over a browser bench run).
  */
-const RELAY_READ = {
-  name: 'wdr_outbox_relay_read',
-  text: `WITH l AS MATERIALIZED (SELECT pg_try_advisory_lock(hashtext($2)) AS locked)
+const RELAY_READ = `WITH l AS MATERIALIZED (SELECT pg_try_advisory_lock(hashtext($2)) AS locked)
          SELECT l.locked, o.id::text AS id, o.topic, o.message_key, o.envelope
            FROM l LEFT JOIN LATERAL (
              SELECT id, topic, message_key, envelope FROM outbox_messages WHERE l.locked AND published_at IS NULL ORDER BY id LIMIT $1
               FOR UPDATE SKIP LOCKED
-           ) o ON true`,
-} as const;
-const RELAY_MARK = {
-  name: 'wdr_outbox_relay_mark',
-  text: `WITH m AS (UPDATE outbox_messages SET published_at = now() WHERE id = ANY($1::bigint[]) RETURNING 1),
+           ) o ON true`;
+const RELAY_MARK = `WITH m AS (UPDATE outbox_messages SET published_at = now() WHERE id = ANY($1::bigint[]) RETURNING 1),
               n AS (SELECT count(*)::int AS n FROM m)
-         SELECT n.n, pg_advisory_unlock(hashtext($2)) FROM n`,
-} as const;
+         SELECT n.n, pg_advisory_unlock(hashtext($2)) FROM n`;
 
 /**
  * Publishes committed outbox rows. It wakes when a transaction that inserted rows commits: each
@@ -386,7 +380,7 @@ export class OutboxRelay {
     client.on('error', onError);
     let locked = false;
     try {
-      const { rows } = await client.query<OutboxRow & { locked: boolean }>({ ...RELAY_READ, values: [this.batch, this.lockKey] });
+      const { rows } = await client.query<OutboxRow & { locked: boolean }>(preparedQuery(RELAY_READ, [this.batch, this.lockKey]));
       locked = rows[0]?.locked === true;
       if (!locked) {
         // Another replica drains: it keeps going while it finds rows; look again shortly in case
@@ -404,7 +398,7 @@ export class OutboxRelay {
       // (and so locked) every row. Written as `SELECT pg_advisory_unlock(..), (SELECT count(*) FROM m)`,
       // Postgres released the lock before running the UPDATE: a relay that took it in between read the
       // same rows and published them a second time (kafka.test.ts, "marks its rows before it lets go").
-      await client.query({ ...RELAY_MARK, values: [messages.map((r) => r.id), this.lockKey] });
+      await client.query(preparedQuery(RELAY_MARK, [messages.map((r) => r.id), this.lockKey]));
       locked = false;
       return messages.length;
     } finally {
