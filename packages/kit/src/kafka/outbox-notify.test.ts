@@ -1,5 +1,5 @@
 import { describe, expect, it } from '@jest/globals';
-import { createTestDatabase, SERVICE_NAMES, withDatabase } from '@wdr/testkit';
+import { createTestDatabase, eventually, SERVICE_NAMES, withDatabase } from '@wdr/testkit';
 import { OUTBOX_CHANNEL } from './outbox.js';
 
 /**
@@ -45,8 +45,12 @@ describe('outbox insert trigger, every service with an outbox', () => {
           });
           // Notifications reach the listener in commit order: a probe committed after them marks the end.
           await listener.query(`NOTIFY ${OUTBOX_CHANNEL}, 'probe'`);
-          const until = Date.now() + 5_000;
-          while (!heard.includes('probe') && Date.now() < until) await new Promise((r) => setTimeout(r, 20));
+          await eventually(
+            async () => heard,
+            (h) => h.includes('probe'),
+            5_000,
+            20,
+          );
           expect({ service, heard }).toEqual({ service, heard: [schema, 'probe'] });
         });
       } finally {
