@@ -40,7 +40,11 @@ export async function runActions(
   page: Page,
   actions: readonly BrowserAction[],
   opts: {
-    guard: () => GuardCounters;
+    /**
+     * What the page guard stopped so far. Read before and after each action: the page's own stops
+     * are read in the page (exact at the call), Node's as its events arrived.
+     */
+    stopped: () => Promise<GuardCounters>;
     waitBoundMs: number;
     deadline: number;
     /**
@@ -54,14 +58,14 @@ export async function runActions(
 ): Promise<ActionOutcome[]> {
   for (const [index, action] of actions.entries()) {
     const t0 = Date.now();
-    const before = total(opts.guard());
+    const before = total(await opts.stopped());
     const urlBefore = page.url();
     const left = Math.max(1, opts.deadline - Date.now());
     try {
       await runOne(page, action, Math.min(left, opts.waitBoundMs));
       if (action.type === 'click' || action.type === 'press') await sleep(Math.min(SETTLE_MS, left));
       if (opts.restoreUrl && page.url() !== urlBefore) await opts.restoreUrl(urlBefore);
-      const blocked = total(opts.guard()) > before;
+      const blocked = total(await opts.stopped()) > before;
       outcomes.push({ index, type: action.type, outcome: blocked ? 'blocked' : 'ok', ms: Date.now() - t0 });
     } catch (err) {
       const reason = reasonOf(err);

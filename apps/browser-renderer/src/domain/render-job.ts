@@ -107,7 +107,18 @@ async function renderIn(
   const deadline = t0 + o.timeout_ms;
   const requests: Record<string, number> = {};
   const blockedRequests: Record<string, number> = {};
+  /**
+   * Attempts to leave the page that were stopped, in two halves: what Node stops (a navigation
+   * request, a popup target, a URL put back) and what the page's own script stops (installGuard),
+   * the latter as last read from the page (readPageStops).
+   */
   const guard: GuardCounters = { navigations: 0, popups: 0, downloads: 0 };
+  let pageStops: GuardCounters = { navigations: 0, popups: 0, downloads: 0 };
+  const stoppedSoFar = (): GuardCounters => ({
+    navigations: guard.navigations + pageStops.navigations,
+    popups: guard.popups + pageStops.popups,
+    downloads: guard.downloads + pageStops.downloads,
+  });
   const timings: Record<string, number> = {};
   let consoleErrors = 0;
   let siteLight = false;
@@ -171,7 +182,7 @@ async function renderIn(
         actions: outcomes.map(({ index, type, outcome, ms, reason }) => ({ index, type, outcome, ms, ...(reason ? { reason } : {}) })),
         requests_by_type: { ...requests },
         blocked_by_type: blockedSoFar(),
-        stopped_attempts: { ...guard },
+        stopped_attempts: stoppedSoFar(),
         console_errors: consoleErrors,
         resource_policy: siteLight ? 'site-light' : 'full',
       },
@@ -263,7 +274,7 @@ async function renderIn(
       }
       country = job.route.country;
     }
-    if (o.browser_actions.length > 0) await installGuard(p, guard);
+    if (o.browser_actions.length > 0) await installGuard(p);
 
     let loaded = false;
     let mainBlocked = false;
@@ -479,7 +490,11 @@ async function renderIn(
           guard.navigations++;
           await p.evaluate((u) => (window as unknown as { __wdrRestoreUrl: (x: string) => void }).__wdrRestoreUrl(u), url);
         };
-        await runActions(p, o.browser_actions, { guard: () => guard, waitBoundMs: boundMs(), deadline, restoreUrl }, outcomes);
+        const stopped = async () => {
+          pageStops = await readPageStops(p, pageStops);
+          return stoppedSoFar();
+        };
+        await runActions(p, o.browser_actions, { stopped, waitBoundMs: boundMs(), deadline, restoreUrl }, outcomes);
       } catch (err) {
         if (err instanceof ActionFailedError) throw new RenderFailure('BROWSER_ACTION_FAILED', err.message, 'tenant');
         throw err;
@@ -577,17 +592,15 @@ function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
  * fragment link to another fragment and `history.pushState` / `replaceState` with another URL
  * (the page's own scripts may use them freely while it loads).
  */
-async function installGuard(page: Page, guard: GuardCounters): Promise<void> {
-  await page.exposeFunction('__wdrGuardStopped', (kind: string) => {
-    if (kind === 'download') guard.downloads++;
-    else if (kind === 'navigation') guard.navigations++;
-    else guard.popups++;
-  });
+async function installGuard(page: Page): Promise<void> {
   await page.evaluateOnNewDocument(() => {
-    const w = window as unknown as { __wdrGuardStopped: (k: string) => void; __wdrGuardArmed?: boolean };
-    const report = (kind: string) => w.__wdrGuardStopped(kind);
+    const w = window as unknown as { __wdrGuardStops: Record<string, number>; __wdrGuardArmed?: boolean };
+    w.__wdrGuardStops = { navigations: 0, popups: 0, downloads: 0 };
+    const report = (kind: 'navigations' | 'popups' | 'downloads') => {
+      w.__wdrGuardStops[kind] = (w.__wdrGuardStops[kind] ?? 0) + 1;
+    };
     window.open = () => {
-      report('popup');
+      report('popups');
       return null;
     };
     const changesUrl = (url: string | URL | null | undefined) => {
@@ -604,7 +617,7 @@ async function installGuard(page: Page, guard: GuardCounters): Promise<void> {
       const original = history[name].bind(history);
       history[name] = (data: unknown, unused: string, url?: string | URL | null) => {
         if (w.__wdrGuardArmed && changesUrl(url)) {
-          report('navigation');
+          report('navigations');
           return;
         }
         original(data, unused, url);
@@ -617,23 +630,36 @@ async function installGuard(page: Page, guard: GuardCounters): Promise<void> {
         if (!anchor) return;
         if (anchor.hasAttribute('download')) {
           event.preventDefault();
-          report('download');
+          report('downloads');
         } else if (anchor.target && !['_self', '_top', '_parent', ''].includes(anchor.target.toLowerCase())) {
           event.preventDefault();
-          report('popup');
+          report('popups');
         } else if (w.__wdrGuardArmed && anchor.hasAttribute('href')) {
           // A same-document link (another fragment) changes the URL without a navigation request.
           const to = new URL(anchor.href, location.href);
           const here = new URL(location.href);
           if (to.hash !== here.hash && to.href.split('#')[0] === here.href.split('#')[0]) {
             event.preventDefault();
-            report('navigation');
+            report('navigations');
           }
         }
       },
       true,
     );
   });
+}
+
+/**
+ * What the page's half of the guard stopped so far (installGuard), read in the page: exact as of
+ * the call, however late Chromium would deliver an event about it. The last answer when the page
+ * cannot answer (closed, crashed, or its document gone).
+ */
+async function readPageStops(page: Page, last: GuardCounters): Promise<GuardCounters> {
+  const stops = await page
+    .evaluate(() => (window as unknown as { __wdrGuardStops?: Record<string, number> }).__wdrGuardStops ?? null)
+    .catch(() => null);
+  if (!stops) return last;
+  return { navigations: stops['navigations'] ?? 0, popups: stops['popups'] ?? 0, downloads: stops['downloads'] ?? 0 };
 }
 
 /** From here on the guard also stops URL changes without a navigation request (see installGuard). */
