@@ -201,6 +201,31 @@ describe('render engine', () => {
     expect(JSON.stringify(out.evidence?.report)).not.toContain('Just a moment');
   }, 30_000);
 
+  it('reports a screenshot that did not come within its budget as timed_out, and the failure keeps its report', async () => {
+    // A page whose main thread never comes back once loaded: no frame, no answer to the render's reads.
+    const spinning = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end('<!doctype html><p>loaded</p><script>addEventListener("load", () => setTimeout(() => { for (;;) {} }, 20));</script>');
+    });
+    await new Promise<void>((resolve) => spinning.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(spinning.address() as AddressInfo).port}/`;
+      const started = Date.now();
+      const out = await renderJob(pool, job('/', { debug_artifacts: true, timeout_ms: 3_000 }, { url }), local, {
+        screenshotBudgetMs: 1_000,
+      });
+      expect(out.result.outcome).toBe('failed');
+      expect(out.evidence?.screenshot).toBeUndefined();
+      expect(out.evidence?.report).toMatchObject({ screenshot_missing: 'timed_out', timings_ms: { total: expect.any(Number) } });
+      // The budget bounded the wait: the render's own time-out, the budget, and slack for a loaded machine.
+      expect(Date.now() - started).toBeLessThan(3_000 + 1_000 + 10_000);
+      // The pool is not left with the spinning page: the next render works.
+      expect((await renderJob(pool, job('/js-page'), local)).result.outcome).toBe('completed');
+    } finally {
+      await new Promise((resolve) => spinning.close(resolve));
+    }
+  }, 60_000);
+
   it('survives a Chromium killed mid-render: the attempt fails as a crash, the pool relaunches, the next render works', async () => {
     const [pid] = pool.pids();
     expect(pid).toBeDefined();

@@ -64,6 +64,8 @@ export interface RenderServices {
   captcha?: CaptchaHooks | undefined;
   /** For what the tenant must not see but an operator needs (a solver's error code). */
   log?: Logger | undefined;
+  /** How long a failed render's screenshot may take (debug_artifacts; default SCREENSHOT_BUDGET_MS). */
+  screenshotBudgetMs?: number | undefined;
 }
 
 /**
@@ -168,7 +170,7 @@ async function renderIn(
       // took more than 5 s to produce a frame (a clean-clone run lost its screenshot so).
       screenshot = await withDeadline(
         page.screenshot({ type: 'png', optimizeForSpeed: true }).then((b) => Buffer.from(b)),
-        SCREENSHOT_BUDGET_MS,
+        services.screenshotBudgetMs ?? SCREENSHOT_BUDGET_MS,
       ).catch((err: unknown) => {
         missing = err instanceof DeadlinePassed ? 'timed_out' : 'failed';
         return undefined;
