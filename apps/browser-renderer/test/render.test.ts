@@ -201,6 +201,24 @@ describe('render engine', () => {
     expect(JSON.stringify(out.evidence?.report)).not.toContain('Just a moment');
   }, 30_000);
 
+  it('stops a navigating click in the page, before any request, and counts it there', async () => {
+    const out = await renderJob(
+      pool,
+      job('/actions', {
+        browser_actions: [
+          { type: 'click', selector: '#nav' },
+          { type: 'click', selector: '#download' },
+          { type: 'click', selector: '#btn' },
+        ],
+      }),
+      local,
+    );
+    expect(out.result).toMatchObject({ outcome: 'completed', meta: { actions: { run: 3, failed: 0, blocked: 2 } } });
+    // The page's own document is the only one requested: neither click's navigation reached the
+    // request interception (which would have stopped it too, one document request later each).
+    expect(out.result.meta?.requests).toMatchObject({ document: 1 });
+  }, 30_000);
+
   it('reports a screenshot that did not come within its budget as timed_out, and the failure keeps its report', async () => {
     // A page whose main thread never comes back once loaded: no frame, no answer to the render's reads.
     const spinning = createServer((_req, res) => {

@@ -592,7 +592,11 @@ function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
  * are stopped before the browser acts on them, and reported to the renderer. Once the actions
  * start (`armGuard`), a change of the page URL without a navigation request is stopped too: a
  * fragment link to another fragment and `history.pushState` / `replaceState` with another URL
- * (the page's own scripts may use them freely while it loads).
+ * (the page's own scripts may use them freely while it loads), and so is a navigation to another
+ * document the page starts (a link, `location` set, a form): cancelled at its `navigate` event
+ * (the Navigation API) and counted here, before any request. What that event cannot cancel still
+ * meets the request interception, which stops it and counts it in Node.
+ * What was stopped is counted in the page (`__wdrGuardStops`, read with readPageStops).
  */
 async function installGuard(page: Page): Promise<void> {
   await page.evaluateOnNewDocument(() => {
@@ -625,6 +629,13 @@ async function installGuard(page: Page): Promise<void> {
         original(data, unused, url);
       };
     }
+    const nav = (window as unknown as { navigation?: EventTarget }).navigation;
+    nav?.addEventListener('navigate', (event) => {
+      const e = event as Event & { destination?: { sameDocument?: boolean }; navigationType?: string };
+      if (!w.__wdrGuardArmed || e.destination?.sameDocument !== false || e.navigationType === 'traverse' || !e.cancelable) return;
+      e.preventDefault();
+      report('navigations');
+    });
     document.addEventListener(
       'click',
       (event) => {
