@@ -16,7 +16,7 @@ export const benchGatewayEnv = () => ({
 
 /**
  * Production settings where the test fleet's differ: the services' defaults for the outbox's safety
- * poll (5 s, `BENCH_OUTBOX_POLL_MS` to try another) and the consumer session (30 s), production mode, quiet logs.
+ * poll (5 s, `BENCH_OUTBOX_POLL_MS` to try another), the consumer session (30 s) and idle fetch wait (5 s), production mode, quiet logs.
  */
 export const productionEnv = () => ({
   NODE_ENV: 'production',
@@ -25,6 +25,7 @@ export const productionEnv = () => ({
   LOG_LEVEL: 'error',
   OUTBOX_POLL_MS: process.env.BENCH_OUTBOX_POLL_MS ?? '5000',
   KAFKA_SESSION_TIMEOUT_MS: '30000',
+  KAFKA_FETCH_WAIT_MS: '5000',
 });
 
 /** Where the services' CPU profiles go (BENCH_CPU_PROF_DIR), or undefined: no profiling. */

@@ -60,6 +60,13 @@ export const kafkaEnv = {
    */
   KAFKA_SESSION_TIMEOUT_MS: z.coerce.number().int().min(6_000).max(300_000).default(30_000),
   /**
+   * How long a consumer's fetch waits at the broker while its topics are quiet (a message arriving
+   * is answered at once whatever the wait). At rest each consumer asks this often; a stopping
+   * service waits for its consumers' fetches in flight (kafkajs), so a SIGTERM takes up to this
+   * long. Tests use 1 s.
+   */
+  KAFKA_FETCH_WAIT_MS: z.coerce.number().int().min(100).max(30_000).default(5_000),
+  /**
    * Processed-event records are kept this long, then purged hourly. Keep it above the retention
    * (`retention.ms`, 7 days by default) of every topic the service consumes: a record purged while
    * its message can still be redelivered would let that message's effects happen twice.

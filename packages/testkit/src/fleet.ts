@@ -111,6 +111,8 @@ export async function startFleet(
     // Short enough that a killed consumer's work resumes within seconds, long enough that a member
     // starved of CPU on a busy 2-core machine is not evicted (6 s caused rebalance stalls).
     KAFKA_SESSION_TIMEOUT_MS: '10000',
+    // A stopping service waits for its consumers' fetches in flight: a second, not five.
+    KAFKA_FETCH_WAIT_MS: '1000',
     // Credit leases are on in production (the orchestrator's default). Test fleets reserve every
     // request with the ledger unless a test turns leases on (credit-leases.e2e): most suites read a
     // request's own reservation and charge, and the balance moving by exactly it.

@@ -28,6 +28,7 @@ import { exportLag } from './lag.js';
 import { Semaphore } from '../semaphore.js';
 import { OffsetProgress } from './progress.js';
 import { dependencyBackoffMs, failureVerdict, maxAttemptsOf, retryBackoffMs } from './retry-policy.js';
+import { setIdleFetchWaitMs } from './kafkajs-idle-fix.js';
 import { decode, heartbeatFor } from './transport.js';
 
 export {
@@ -133,6 +134,12 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
    */
   lazySkipCommitMs?: number;
   sessionTimeoutMs?: number;
+  /**
+   * How long a fetch waits at the broker while the topics are quiet (kafkajs default 5 s; for a
+   * consumer with `fetch`, the wait after a fetch that brought nothing: kafkajs-idle-fix.ts). A
+   * stop waits for the fetch in flight, so this also bounds how long a stop takes.
+   */
+  fetchWaitMs?: number;
   /** Called after each offset commit (e.g. to nudge the outbox relay). */
   afterCommit?: () => void;
 }): Promise<ConsumerHandle> {
@@ -153,8 +160,14 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
     sessionTimeout,
     heartbeatInterval: heartbeatEveryMs,
     allowAutoTopicCreation: false,
-    ...(opts.fetch ? { minBytes: opts.fetch.minBytes, maxWaitTimeInMs: opts.fetch.maxWaitMs } : {}),
+    ...(opts.fetch
+      ? { minBytes: opts.fetch.minBytes, maxWaitTimeInMs: opts.fetch.maxWaitMs }
+      : opts.fetchWaitMs !== undefined
+        ? { maxWaitTimeInMs: opts.fetchWaitMs }
+        : {}),
   });
+  // A batched consumer's quiet wait is the process's (kafkajs-idle-fix.ts): one value per service.
+  if (opts.fetch && opts.fetchWaitMs !== undefined) setIdleFetchWaitMs(opts.fetchWaitMs);
   const batches = opts.metrics.shared.counter(
     'kafka_batches_total',
     'Runs of messages given to a batch handler, by topic and outcome (committed in one transaction, or fell_back: handled one by one).',

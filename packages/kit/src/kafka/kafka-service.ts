@@ -61,6 +61,7 @@ export interface KafkaServiceEnv extends KafkaSecurityEnv, KafkaTopicsEnv, Ident
   /** Overrides the catalog's per-topic retry policy when set. */
   KAFKA_CONSUMER_MAX_ATTEMPTS?: number | undefined;
   KAFKA_SESSION_TIMEOUT_MS: number;
+  KAFKA_FETCH_WAIT_MS: number;
   PROCESSED_RETENTION_HOURS: number;
 }
 
@@ -244,6 +245,7 @@ export function createKafkaService<Tx extends RawSql>(
           ...(spec.lazySkipCommitMs !== undefined ? { lazySkipCommitMs: spec.lazySkipCommitMs } : {}),
           ...(env.KAFKA_CONSUMER_MAX_ATTEMPTS !== undefined ? { maxAttempts: env.KAFKA_CONSUMER_MAX_ATTEMPTS } : {}),
           sessionTimeoutMs: env.KAFKA_SESSION_TIMEOUT_MS,
+          fetchWaitMs: env.KAFKA_FETCH_WAIT_MS,
           afterCommit: () => relay.nudgeUnlessListening(),
         });
         if (stopping) await handle.stop();

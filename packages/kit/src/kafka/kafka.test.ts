@@ -75,7 +75,17 @@ function consume(
   group: string,
   opts: Omit<ConsumerOptions, 'bus' | 'db' | 'log' | 'group' | 'metrics' | 'topics'> & Partial<Pick<ConsumerOptions, 'metrics' | 'topics'>>,
 ): Promise<ConsumerHandle> {
-  return startConsumer({ bus: b, db, log, metrics: createMetrics(group.replace(/-/g, '_')), group, topics: ['renderJobs'], ...opts });
+  // A stop waits for the fetch in flight: half a second at most, not kafkajs's five (as the test fleets' KAFKA_FETCH_WAIT_MS).
+  return startConsumer({
+    bus: b,
+    db,
+    log,
+    metrics: createMetrics(group.replace(/-/g, '_')),
+    group,
+    topics: ['renderJobs'],
+    fetchWaitMs: 500,
+    ...opts,
+  });
 }
 
 /** Send these envelopes to render jobs under one key (one partition), in this order. */
@@ -980,4 +990,25 @@ describe('topic creation', () => {
     expect(errors).toEqual([]);
     await Promise.all(buses.map((b) => b.disconnect()));
   }, 60_000);
+});
+
+describe('stopping', () => {
+  it('waits for the fetch in flight at most fetchWaitMs (KAFKA_FETCH_WAIT_MS): a quiet consumer stops within it', async () => {
+    const b = await ownBus('kit-test-stop');
+    const stopAfterAWhile = async (group: string, fetchWaitMs: number) => {
+      const handle = await consume(b, group, { handlers: {}, fetchWaitMs });
+      // Joined, and a fetch of the quiet topic out at the broker.
+      await eventually(async () => handle.ready(), Boolean, 30_000);
+      await new Promise((r) => setTimeout(r, 1_000));
+      const t0 = Date.now();
+      await handle.stop();
+      return Date.now() - t0;
+    };
+    const short = await stopAfterAWhile('kit-test-stop-short', 500);
+    // Control: the same consumer with an 8-s wait is still waiting on its fetch when told to stop.
+    const long = await stopAfterAWhile('kit-test-stop-long', 8_000);
+    expect(long).toBeGreaterThan(3_000);
+    expect(short).toBeLessThan(3_000);
+    await b.disconnect();
+  }, 90_000);
 });

@@ -20,7 +20,8 @@ import { createRequire } from 'node:module';
  * webhook-dispatcher's 64 KB or 50 ms) asks the broker again every `maxWaitTimeInMs` while the
  * topics are quiet: 20 fetch round trips a second at rest, most of an idle dispatcher's CPU. After a
  * fetch that brought nothing, the next asks for any byte (`minBytes` 1) and waits up to
- * IDLE_FETCH_WAIT_MS (kafkajs's own default): the broker answers as soon as one message is there,
+ * the idle fetch wait (kafkajs's own default, 5 s, or the process's `setIdleFetchWaitMs`: the
+ * service's KAFKA_FETCH_WAIT_MS): the broker answers as soon as one message is there,
  * so the first event after a quiet spell arrives no later than before, and once messages flow the
  * configured batching is back from the next fetch on.
  *
@@ -31,6 +32,12 @@ const FIXED_VERSION = '2.2.4';
 const CHECK_PENDING_REQUESTS_INTERVAL = 10;
 /** How long a fetch after an empty one may wait for its first byte (kafkajs's default maxWaitTimeInMs). */
 export const IDLE_FETCH_WAIT_MS = 5_000;
+let idleFetchWaitMs = IDLE_FETCH_WAIT_MS;
+
+/** The wait of a batched consumer's fetch after an empty one, for every consumer of this process. */
+export function setIdleFetchWaitMs(ms: number): void {
+  idleFetchWaitMs = ms;
+}
 
 interface ConsumerGroupLike {
   minBytes: number;
@@ -143,7 +150,7 @@ export function applyKafkajsIdleLoopFix(): boolean {
     const batches = await fetch.call(this, nodeId);
     const quiet = batches.every((b) => b.isEmpty());
     this.minBytes = quiet ? 1 : batched.minBytes;
-    this.maxWaitTime = quiet ? Math.max(batched.maxWaitTime, IDLE_FETCH_WAIT_MS) : batched.maxWaitTime;
+    this.maxWaitTime = quiet ? Math.max(batched.maxWaitTime, idleFetchWaitMs) : batched.maxWaitTime;
     return batches;
   };
   // eslint-disable-next-line typescript/unbound-method -- kept to be called with the queue as `this` (destroy.call below)
