@@ -83,6 +83,7 @@ async function startService(opts: { stallMs: number; brokers?: string[]; failCom
     KAFKA_TOPIC_PREFIX: prefix,
     OUTBOX_POLL_MS: 1_000,
     KAFKA_SESSION_TIMEOUT_MS: 10_000,
+    KAFKA_FETCH_WAIT_MS: 1_000,
     PROCESSED_RETENTION_HOURS: 192,
   } satisfies KafkaServiceEnv;
   const metrics = createMetrics(`kit_liveness_${group.replace(/-/g, '_')}`);
