@@ -123,7 +123,7 @@ export class LiveRequestEvents {
           // A short idle fetch wait: a stopping instance waits for the fetch in flight (kafkajs), so a
           // deploy's SIGTERM ends within a second; events arriving meanwhile are answered at once
           // whatever the wait. At rest this is one small fetch a second.
-          maxWaitTimeInMs: 1_000,
+          fetchWaitMs: 1_000,
         });
         if (this.stopped || this.streams === 0) await consumer.stop();
         else this.consumer = consumer;

@@ -155,8 +155,9 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   );
   const sessionTimeout = opts.sessionTimeoutMs ?? 30_000;
   const heartbeatEveryMs = heartbeatFor(sessionTimeout);
+  const groupId = `${bus.prefix}${opts.group}`;
   const consumer: Consumer = bus.kafka.consumer({
-    groupId: `${bus.prefix}${opts.group}`,
+    groupId,
     sessionTimeout,
     heartbeatInterval: heartbeatEveryMs,
     allowAutoTopicCreation: false,
@@ -166,8 +167,8 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
         ? { maxWaitTimeInMs: opts.fetchWaitMs }
         : {}),
   });
-  // A batched consumer's quiet wait is the process's (kafkajs-idle-fix.ts): one value per service.
-  if (opts.fetch && opts.fetchWaitMs !== undefined) setIdleFetchWaitMs(opts.fetchWaitMs);
+  // A batched consumer's wait after an empty fetch is kept by the idle fix (kafkajs-idle-fix.ts).
+  if (opts.fetch) setIdleFetchWaitMs(groupId, opts.fetchWaitMs);
   const batches = opts.metrics.shared.counter(
     'kafka_batches_total',
     'Runs of messages given to a batch handler, by topic and outcome (committed in one transaction, or fell_back: handled one by one).',
@@ -708,6 +709,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
       // Skipped events not yet committed: committed now (one a batch still handles is read again after the restart).
       await flushDeferred();
       await consumer.disconnect();
+      if (opts.fetch) setIdleFetchWaitMs(groupId, undefined);
       await stopLag();
     },
   };
@@ -731,8 +733,8 @@ export async function startBroadcastConsumer(opts: {
   onEvent: (envelope: CatalogEnvelope, topic: TopicKey) => void | Promise<void>;
   /** Called on every (re)join: events published while the instance was not consuming were missed. */
   onJoin?: () => void;
-  /** How long an idle fetch waits at the broker (kafkajs default 5 s; a stop waits for it). */
-  maxWaitTimeInMs?: number;
+  /** How long an idle fetch waits at the broker (kafkajs default 5 s; a stop waits for it), as startConsumer's. */
+  fetchWaitMs?: number;
 }): Promise<ConsumerHandle> {
   const { bus, log } = opts;
   const consumed = opts.metrics.shared.counter('kafka_messages_total', 'Kafka messages consumed, by topic and outcome.', [
@@ -743,7 +745,7 @@ export async function startBroadcastConsumer(opts: {
     groupId: `${bus.prefix}${opts.group}`,
     sessionTimeout: 30_000,
     heartbeatInterval: heartbeatFor(30_000),
-    ...(opts.maxWaitTimeInMs !== undefined ? { maxWaitTimeInMs: opts.maxWaitTimeInMs } : {}),
+    ...(opts.fetchWaitMs !== undefined ? { maxWaitTimeInMs: opts.fetchWaitMs } : {}),
     allowAutoTopicCreation: false,
   });
   const health = trackHealth(consumer, log);

@@ -993,10 +993,14 @@ describe('topic creation', () => {
 });
 
 describe('stopping', () => {
-  it('waits for the fetch in flight at most fetchWaitMs (KAFKA_FETCH_WAIT_MS): a quiet consumer stops within it', async () => {
+  it('waits for the fetch in flight at most fetchWaitMs (KAFKA_FETCH_WAIT_MS): a quiet consumer stops within it, batched or not', async () => {
     const b = await ownBus('kit-test-stop');
-    const stopAfterAWhile = async (group: string, fetchWaitMs: number) => {
-      const handle = await consume(b, group, { handlers: {}, fetchWaitMs });
+    const stopAfterAWhile = async (group: string, fetchWaitMs: number, batched = false) => {
+      const handle = await consume(b, group, {
+        handlers: {},
+        fetchWaitMs,
+        ...(batched ? { fetch: { minBytes: 64 * 1024, maxWaitMs: 50 } } : {}),
+      });
       // Joined, and a fetch of the quiet topic out at the broker.
       await eventually(async () => handle.ready(), Boolean, 30_000);
       await new Promise((r) => setTimeout(r, 1_000));
@@ -1005,10 +1009,13 @@ describe('stopping', () => {
       return Date.now() - t0;
     };
     const short = await stopAfterAWhile('kit-test-stop-short', 500);
+    // A batched consumer's fetch after an empty one waits fetchWaitMs too (the idle fix), not the default 5 s.
+    const batched = await stopAfterAWhile('kit-test-stop-batched', 500, true);
     // Control: the same consumer with an 8-s wait is still waiting on its fetch when told to stop.
     const long = await stopAfterAWhile('kit-test-stop-long', 8_000);
     expect(long).toBeGreaterThan(3_000);
     expect(short).toBeLessThan(3_000);
+    expect(batched).toBeLessThan(3_000);
     await b.disconnect();
   }, 90_000);
 });

@@ -20,7 +20,7 @@ import { createRequire } from 'node:module';
  * webhook-dispatcher's 64 KB or 50 ms) asks the broker again every `maxWaitTimeInMs` while the
  * topics are quiet: 20 fetch round trips a second at rest, most of an idle dispatcher's CPU. After a
  * fetch that brought nothing, the next asks for any byte (`minBytes` 1) and waits up to
- * the idle fetch wait (kafkajs's own default, 5 s, or the process's `setIdleFetchWaitMs`: the
+ * the idle fetch wait (kafkajs's own default, 5 s, or the group's `setIdleFetchWaitMs`: the
  * service's KAFKA_FETCH_WAIT_MS): the broker answers as soon as one message is there,
  * so the first event after a quiet spell arrives no later than before, and once messages flow the
  * configured batching is back from the next fetch on.
@@ -32,14 +32,17 @@ const FIXED_VERSION = '2.2.4';
 const CHECK_PENDING_REQUESTS_INTERVAL = 10;
 /** How long a fetch after an empty one may wait for its first byte (kafkajs's default maxWaitTimeInMs). */
 export const IDLE_FETCH_WAIT_MS = 5_000;
-let idleFetchWaitMs = IDLE_FETCH_WAIT_MS;
+/** Batched consumers' waits after an empty fetch, by consumer group id, where not the default. */
+const idleFetchWaits = new Map<string, number>();
 
-/** The wait of a batched consumer's fetch after an empty one, for every consumer of this process. */
-export function setIdleFetchWaitMs(ms: number): void {
-  idleFetchWaitMs = ms;
+/** The wait of a batched consumer group's fetch after an empty one (undefined: back to IDLE_FETCH_WAIT_MS). */
+export function setIdleFetchWaitMs(groupId: string, ms: number | undefined): void {
+  if (ms === undefined) idleFetchWaits.delete(groupId);
+  else idleFetchWaits.set(groupId, ms);
 }
 
 interface ConsumerGroupLike {
+  groupId: string;
   minBytes: number;
   maxWaitTime: number;
   /** The configured values, kept while an idle fetch has them replaced. */
@@ -150,7 +153,7 @@ export function applyKafkajsIdleLoopFix(): boolean {
     const batches = await fetch.call(this, nodeId);
     const quiet = batches.every((b) => b.isEmpty());
     this.minBytes = quiet ? 1 : batched.minBytes;
-    this.maxWaitTime = quiet ? Math.max(batched.maxWaitTime, idleFetchWaitMs) : batched.maxWaitTime;
+    this.maxWaitTime = quiet ? Math.max(batched.maxWaitTime, idleFetchWaits.get(this.groupId) ?? IDLE_FETCH_WAIT_MS) : batched.maxWaitTime;
     return batches;
   };
   // eslint-disable-next-line typescript/unbound-method -- kept to be called with the queue as `this` (destroy.call below)
