@@ -219,6 +219,31 @@ describe('render engine', () => {
     expect(out.result.meta?.requests).toMatchObject({ document: 1 });
   }, 30_000);
 
+  it("keeps the guard's counts out of the page's reach: a page replacing their reader changes no outcome", async () => {
+    const tampering = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'text/html; charset=utf-8' });
+      res.end(
+        '<!doctype html><a id="nav" href="/elsewhere">go</a><button id="btn">ok</button><script>' +
+          'try { window.__wdrGuardStops = () => [1e9, "x", -1]; } catch (e) {}' +
+          'try { Object.defineProperty(window, "__wdrGuardStops", { value: () => [7, 7, 7] }); } catch (e) {}' +
+          'try { delete window.__wdrGuardStops; } catch (e) {}</script>',
+      );
+    });
+    await new Promise<void>((resolve) => tampering.listen(0, '127.0.0.1', resolve));
+    try {
+      const url = `http://127.0.0.1:${(tampering.address() as AddressInfo).port}/`;
+      const browser_actions = [
+        { type: 'click', selector: '#btn' },
+        { type: 'click', selector: '#nav' },
+        { type: 'click', selector: '#btn' },
+      ] as const;
+      const out = await renderJob(pool, job('/', { browser_actions: [...browser_actions] }, { url }), local);
+      expect(out.result).toMatchObject({ outcome: 'completed', meta: { actions: { run: 3, failed: 0, blocked: 1 } } });
+    } finally {
+      await new Promise((resolve) => tampering.close(resolve));
+    }
+  }, 30_000);
+
   it('reports a screenshot that did not come within its budget as timed_out, and the failure keeps its report', async () => {
     // A page whose main thread never comes back once loaded: no frame, no answer to the render's reads.
     const spinning = createServer((_req, res) => {

@@ -41,8 +41,9 @@ export async function runActions(
   actions: readonly BrowserAction[],
   opts: {
     /**
-     * What the page guard stopped so far. Read before and after each action: the page's own stops
-     * are read in the page (exact at the call), Node's as its events arrived.
+     * What the page guard stopped so far. Read after each action (and before the first, or after
+     * a failed one): the page's own stops are read in the page (exact at the call), Node's as its
+     * events arrived.
      */
     stopped: () => Promise<GuardCounters>;
     waitBoundMs: number;
@@ -56,18 +57,22 @@ export async function runActions(
   /** Filled as the actions run, so a failure still leaves the outcomes of those before it. */
   outcomes: ActionOutcome[] = [],
 ): Promise<ActionOutcome[]> {
+  /** The count the next action starts from: the last action's reading, else read now. */
+  let before: number | undefined;
   for (const [index, action] of actions.entries()) {
     const t0 = Date.now();
-    const before = total(await opts.stopped());
+    before ??= total(await opts.stopped());
     const urlBefore = page.url();
     const left = Math.max(1, opts.deadline - Date.now());
     try {
       await runOne(page, action, Math.min(left, opts.waitBoundMs));
       if (action.type === 'click' || action.type === 'press') await sleep(Math.min(SETTLE_MS, left));
       if (opts.restoreUrl && page.url() !== urlBefore) await opts.restoreUrl(urlBefore);
-      const blocked = total(await opts.stopped()) > before;
-      outcomes.push({ index, type: action.type, outcome: blocked ? 'blocked' : 'ok', ms: Date.now() - t0 });
+      const after = total(await opts.stopped());
+      outcomes.push({ index, type: action.type, outcome: after > before ? 'blocked' : 'ok', ms: Date.now() - t0 });
+      before = after;
     } catch (err) {
+      before = undefined;
       const reason = reasonOf(err);
       outcomes.push({ index, type: action.type, outcome: 'failed', ms: Date.now() - t0, reason });
       if (!action.optional) throw new ActionFailedError(index, action.type, reason);

@@ -600,10 +600,17 @@ function withDeadline<T>(p: Promise<T>, ms: number): Promise<T> {
  */
 async function installGuard(page: Page): Promise<void> {
   await page.evaluateOnNewDocument(() => {
-    const w = window as unknown as { __wdrGuardStops: Record<string, number>; __wdrGuardArmed?: boolean };
-    w.__wdrGuardStops = { navigations: 0, popups: 0, downloads: 0 };
-    const report = (kind: 'navigations' | 'popups' | 'downloads') => {
-      w.__wdrGuardStops[kind] = (w.__wdrGuardStops[kind] ?? 0) + 1;
+    const w = window as unknown as { __wdrGuardArmed?: boolean };
+    // The counts live in this closure; the page sees only a reader it can neither replace nor redefine.
+    const stops = { navigations: 0, popups: 0, downloads: 0 };
+    Object.defineProperty(window, '__wdrGuardStops', {
+      value: () => [stops.navigations, stops.popups, stops.downloads],
+      writable: false,
+      configurable: false,
+      enumerable: false,
+    });
+    const report = (kind: keyof typeof stops) => {
+      stops[kind]++;
     };
     window.open = () => {
       report('popups');
@@ -665,14 +672,26 @@ async function installGuard(page: Page): Promise<void> {
 /**
  * What the page's half of the guard stopped so far (installGuard), read in the page: exact as of
  * the call, however late Chromium would deliver an event about it. The last answer when the page
- * cannot answer (closed, crashed, or its document gone).
+ * cannot answer (closed, crashed, or its document gone) or answers anything but three counts that
+ * did not go down (the page runs the tenant's target's scripts).
  */
 async function readPageStops(page: Page, last: GuardCounters): Promise<GuardCounters> {
-  const stops = await page
-    .evaluate(() => (window as unknown as { __wdrGuardStops?: Record<string, number> }).__wdrGuardStops ?? null)
+  const answer: unknown = await page
+    .evaluate(() => {
+      const read = (window as unknown as { __wdrGuardStops?: unknown }).__wdrGuardStops;
+      return typeof read === 'function' ? (read as () => unknown)() : null;
+    })
     .catch(() => null);
-  if (!stops) return last;
-  return { navigations: stops['navigations'] ?? 0, popups: stops['popups'] ?? 0, downloads: stops['downloads'] ?? 0 };
+  if (!Array.isArray(answer) || answer.length !== 3) return last;
+  const [navigations, popups, downloads] = answer as unknown[];
+  const count = (v: unknown, was: number) => (typeof v === 'number' && Number.isSafeInteger(v) && v >= was ? v : undefined);
+  const next = {
+    navigations: count(navigations, last.navigations),
+    popups: count(popups, last.popups),
+    downloads: count(downloads, last.downloads),
+  };
+  if (next.navigations === undefined || next.popups === undefined || next.downloads === undefined) return last;
+  return { navigations: next.navigations, popups: next.popups, downloads: next.downloads };
 }
 
 /** From here on the guard also stops URL changes without a navigation request (see installGuard). */
