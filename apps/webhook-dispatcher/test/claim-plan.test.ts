@@ -188,9 +188,9 @@ it('records a group and claims the next through the indexes, whatever the statis
   expect(delivered[0]!.n).toBe(claims.length);
 });
 
-it('runs on connections that plan each execution (a plan kept from the empty queue read every pending message), for index walks', async () => {
+it('runs on connections that plan each execution (a plan kept from the empty queue read every pending message), for index walks, without JIT', async () => {
   expect(await sql.$queryRawUnsafe('SHOW plan_cache_mode')).toEqual([{ plan_cache_mode: 'force_custom_plan' }]);
-  for (const setting of ['enable_bitmapscan', 'enable_sort', 'enable_hashjoin'])
+  for (const setting of ['enable_bitmapscan', 'enable_sort', 'enable_hashjoin', 'jit'])
     expect(await sql.$queryRawUnsafe(`SHOW ${setting}`)).toEqual([{ [setting]: 'off' }]);
 });
 

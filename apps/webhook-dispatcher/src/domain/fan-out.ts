@@ -33,24 +33,33 @@ export const bodyOf = (e: WebhookEvent) => JSON.stringify({ type: e.type, timest
  * the event: an endpoint without a project takes everything of the tenant; an endpoint of a project
  * (and optionally an environment) takes only events of that project (and environment).
  */
-export async function recordMessages(tx: RawSql, e: WebhookEvent): Promise<number> {
-  const scoped = e.scope !== null && e.scope !== 'tenant' ? e.scope : null;
-  return tx.$executeRawUnsafe(
-    `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
-     SELECT gen_random_uuid(), ep.id, ep.tenant_id, $2::uuid, $3, $4, now()
-     FROM webhook_endpoints ep
-     WHERE ep.tenant_id = $1::uuid AND ep.status = 'enabled' AND $3 = ANY(ep.event_types)
-       AND ($5::boolean OR ep.project_id IS NULL
-            OR (ep.project_id = $6 AND (ep.environment_id IS NULL OR ep.environment_id = $7)))
-     ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
-    e.tenantId,
-    e.eventId,
-    e.type,
-    bodyOf(e),
-    e.scope === 'tenant',
-    scoped?.projectId ?? null,
-    scoped?.environmentId ?? null,
-  );
+export function recordMessages(tx: RawSql, e: WebhookEvent): Promise<number> {
+  return tx.$executeRawUnsafe(FAN_OUT, ...eventParams([e]));
+}
+
+/** The fan-out statement, for any number of events (their columns: eventParams). */
+const FAN_OUT = `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
+     SELECT gen_random_uuid(), ep.id, ep.tenant_id, e.event_id, e.event_type, e.body, now()
+     FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[])
+       AS e(tenant_id, event_id, event_type, body, tenant_wide, project_id, environment_id)
+     JOIN webhook_endpoints ep ON ep.tenant_id = e.tenant_id
+     WHERE ep.status = 'enabled' AND e.event_type = ANY(ep.event_types)
+       AND (e.tenant_wide OR ep.project_id IS NULL
+            OR (ep.project_id = e.project_id AND (ep.environment_id IS NULL OR ep.environment_id = e.environment_id)))
+     ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
+
+/** FAN_OUT's parameters: the events' columns, in its order. */
+function eventParams(group: WebhookEvent[]): unknown[] {
+  const scoped = group.map((e) => (e.scope !== null && e.scope !== 'tenant' ? e.scope : null));
+  return [
+    group.map((e) => e.tenantId),
+    group.map((e) => e.eventId),
+    group.map((e) => e.type),
+    group.map(bodyOf),
+    group.map((e) => e.scope === 'tenant'),
+    scoped.map((s) => s?.projectId ?? null),
+    scoped.map((s) => s?.environmentId ?? null),
+  ];
 }
 
 /**
@@ -73,26 +82,6 @@ export class FanOut {
   }
 
   private async write(group: WebhookEvent[]): Promise<void> {
-    const scoped = group.map((e) => (e.scope !== null && e.scope !== 'tenant' ? e.scope : null));
-    await this.sql.count(
-      `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
-       SELECT gen_random_uuid(), ep.id, ep.tenant_id, e.event_id, e.event_type, e.body, now()
-       FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[])
-         AS e(tenant_id, event_id, event_type, body, tenant_wide, project_id, environment_id)
-       JOIN webhook_endpoints ep ON ep.tenant_id = e.tenant_id
-       WHERE ep.status = 'enabled' AND e.event_type = ANY(ep.event_types)
-         AND (e.tenant_wide OR ep.project_id IS NULL
-              OR (ep.project_id = e.project_id AND (ep.environment_id IS NULL OR ep.environment_id = e.environment_id)))
-       ON CONFLICT (endpoint_id, event_id) DO NOTHING`,
-      [
-        group.map((e) => e.tenantId),
-        group.map((e) => e.eventId),
-        group.map((e) => e.type),
-        group.map(bodyOf),
-        group.map((e) => e.scope === 'tenant'),
-        scoped.map((s) => s?.projectId ?? null),
-        scoped.map((s) => s?.environmentId ?? null),
-      ],
-    );
+    await this.sql.count(FAN_OUT, eventParams(group));
   }
 }
