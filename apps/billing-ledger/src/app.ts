@@ -28,8 +28,10 @@ export function createLedgerService(deps: LedgerDeps) {
         // transaction. A command is about 700 bytes. At 100 ms a batch held 3-4 commands at 80
         // pages/s and the ledger spent 2.1-2.2 ms of CPU per HTTP page, at 300 ms 1.5-1.8; at a few
         // browser pages a second a 300 ms fetch held one or two (bench/README.md). An idle consumer
-        // still waits for its first byte (kit), which it settles alone.
-        fetch: { minBytes: 16 * 1024, maxWaitMs: 1_000 },
+        // still waits for its first byte (kit), which it settles alone. While commands flow (a fetch
+        // filled), the next waits at most 200 ms: the end of a burst of pages settles within that,
+        // not a second after its last page.
+        fetch: { minBytes: 16 * 1024, maxWaitMs: 1_000, flowingWaitMs: 200 },
       },
     ],
     routes: () => internalRoutes(deps),

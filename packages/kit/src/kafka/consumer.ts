@@ -28,7 +28,7 @@ import { exportLag } from './lag.js';
 import { Semaphore } from '../semaphore.js';
 import { OffsetProgress } from './progress.js';
 import { dependencyBackoffMs, failureVerdict, maxAttemptsOf, retryBackoffMs } from './retry-policy.js';
-import { setIdleFetchWaitMs } from './kafkajs-idle-fix.js';
+import { setFetchWaits } from './kafkajs-idle-fix.js';
 import { decode, heartbeatFor } from './transport.js';
 
 export {
@@ -52,6 +52,19 @@ const partitionKey = (topic: string, partition: number) => `${topic}:${partition
 
 /** What decoding a message gave: its checked envelope, or why it is unusable. */
 type Decoded = ReturnType<typeof decode>;
+
+/**
+ * Fetches in larger batches: the broker answers a fetch once `minBytes` are there or after
+ * `maxWaitMs` (kafkajs defaults: 1 byte, i.e. at once). For consumers that can trade up to
+ * `maxWaitMs` of latency for far fewer fetch round trips and offset commits under load.
+ * `flowingWaitMs`: after a fetch that filled (messages are flowing), the next waits at most this
+ * long, so the last messages of a flow wait that long, not `maxWaitMs` (kafkajs-idle-fix.ts).
+ */
+export interface BatchedFetch {
+  minBytes: number;
+  maxWaitMs: number;
+  flowingWaitMs?: number;
+}
 
 /**
  * Idempotent consumer: each envelope id is processed once per consumer name, recorded in
@@ -118,12 +131,8 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
    * itself or has no effect (webhook-dispatcher's fan-out): the insert per event is then waste.
    */
   recordUntransacted?: boolean;
-  /**
-   * Fetch in larger batches: the broker answers a fetch once `minBytes` are there or after
-   * `maxWaitMs` (kafkajs defaults: 1 byte, i.e. at once). For consumers that can trade up to
-   * `maxWaitMs` of latency for far fewer fetch round trips and offset commits under load.
-   */
-  fetch?: { minBytes: number; maxWaitMs: number };
+  /** Fetch in larger batches (BatchedFetch). */
+  fetch?: BatchedFetch;
   /**
    * Commit the offsets of batches whose every message had no effect (no handler, or the handler
    * answered SKIPPED, nothing to record) at most this often, instead of once per batch: a busy
@@ -168,7 +177,11 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
         : {}),
   });
   // A batched consumer's wait after an empty fetch is kept by the idle fix (kafkajs-idle-fix.ts).
-  if (opts.fetch) setIdleFetchWaitMs(groupId, opts.fetchWaitMs);
+  if (opts.fetch)
+    setFetchWaits(groupId, {
+      ...(opts.fetchWaitMs !== undefined ? { idleMs: opts.fetchWaitMs } : {}),
+      ...(opts.fetch.flowingWaitMs !== undefined ? { flowingMs: opts.fetch.flowingWaitMs } : {}),
+    });
   const batches = opts.metrics.shared.counter(
     'kafka_batches_total',
     'Runs of messages given to a batch handler, by topic and outcome (committed in one transaction, or fell_back: handled one by one).',
@@ -709,7 +722,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
       // Skipped events not yet committed: committed now (one a batch still handles is read again after the restart).
       await flushDeferred();
       await consumer.disconnect();
-      if (opts.fetch) setIdleFetchWaitMs(groupId, undefined);
+      if (opts.fetch) setFetchWaits(groupId, undefined);
       await stopLag();
     },
   };

@@ -9,7 +9,7 @@ import { callerGate, serviceIdentityFrom, type IdentityEnv, type ServiceIdentity
 import { KafkaBus } from './bus.js';
 import type { KafkaSecurityEnv, KafkaTopicsEnv } from './kafka-config.js';
 import { PROCESSED_PURGE_EVERY_MS, processedPurger } from './processed-retention.js';
-import { startConsumer, type ConsumerHandle, type EventBatchHandlers, type EventHandlers } from './consumer.js';
+import { startConsumer, type BatchedFetch, type ConsumerHandle, type EventBatchHandlers, type EventHandlers } from './consumer.js';
 import { ConsumerWatchdog } from './consumer-liveness.js';
 import { OutboxRelay } from './outbox.js';
 
@@ -28,8 +28,8 @@ export interface ConsumerSpec<Tx extends RawSql> {
   inFlight?: number;
   /** false: handlers without a transaction are idempotent by themselves; their events are not recorded (see startConsumer). */
   recordUntransacted?: boolean;
-  /** Batched fetches (see startConsumer): up to `maxWaitMs` of latency for fewer round trips. */
-  fetch?: { minBytes: number; maxWaitMs: number };
+  /** Batched fetches (BatchedFetch): up to `maxWaitMs` of latency for fewer round trips. */
+  fetch?: BatchedFetch;
   /** Skip-only batches commit their offsets at most this often (see startConsumer). */
   lazySkipCommitMs?: number;
   /** Plain node-postgres for the processed record and `ctx.writes` of PgSql statements (see startConsumer). */

@@ -4,7 +4,7 @@ import net from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Kafka, logLevel } from 'kafkajs';
 import { eventually, KAFKA_BROKERS } from '@wdr/testkit';
-import { applyKafkajsIdleLoopFix, idleLoopFixApplied } from './kafkajs-idle-fix.js';
+import { applyKafkajsIdleLoopFix, idleLoopFixApplied, setFetchWaits } from './kafkajs-idle-fix.js';
 
 /**
  * The patched request queue must still do what kafkajs's own did: time a request out when the
@@ -165,6 +165,74 @@ describe('kafkajs request queue fix', () => {
     } finally {
       await producer.disconnect();
       await consumer.disconnect();
+      await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
+      await admin.disconnect();
+    }
+  }, 60_000);
+  it('after a fetch that filled, the last messages of a flow wait the flowing wait, not the batching window', async () => {
+    const kafka = new Kafka({ clientId: 'idle-fix-flow', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
+    const topic = `idle-fix-flow-${randomUUID()}`;
+    const admin = kafka.admin();
+    await admin.connect();
+    await admin.createTopics({ topics: [{ topic, numPartitions: 1, replicationFactor: 1 }], waitForLeaders: true });
+    const producer = kafka.producer();
+    await producer.connect();
+    // Two groups on the topic, batched alike (1 KB or 3 s); only the first has a flowing wait.
+    const groups = { flowing: `idle-fix-flow-${randomUUID()}`, plain: `idle-fix-plain-${randomUUID()}` };
+    setFetchWaits(groups.flowing, { flowingMs: 200 });
+    const arrivals: Record<keyof typeof groups, { value: string; at: number }[]> = { flowing: [], plain: [] };
+    const fetches: Record<keyof typeof groups, number> = { flowing: 0, plain: 0 };
+    const consumers = await Promise.all(
+      (Object.keys(groups) as (keyof typeof groups)[]).map(async (name) => {
+        const consumer = kafka.consumer({ groupId: groups[name], minBytes: 1024, maxWaitTimeInMs: 3_000 });
+        consumer.on(consumer.events.FETCH, () => {
+          fetches[name]++;
+        });
+        await consumer.connect();
+        await consumer.subscribe({ topic, fromBeginning: true });
+        await consumer.run({
+          eachMessage: async ({ message }) => {
+            arrivals[name].push({ value: message.value!.toString(), at: Date.now() });
+          },
+        });
+        return consumer;
+      }),
+    );
+    const burst = (tag: string) =>
+      producer.send({ topic, messages: Array.from({ length: 20 }, (_, i) => ({ value: `${tag}-${i}-${'x'.repeat(200)}` })) });
+    const got = (name: keyof typeof groups, n: number) =>
+      eventually(
+        async () => arrivals[name].length,
+        (k) => k >= n,
+        30_000,
+        5,
+      );
+    try {
+      // Each consumer's first fetch waits out its 3 s empty; the next asks for any byte (idle).
+      await eventually(
+        async () => Math.min(fetches.flowing, fetches.plain),
+        (n) => n >= 1,
+        30_000,
+        20,
+      );
+      // A first burst answers those idle fetches at once; the fetches after it ask for 1 KB again.
+      await burst('a');
+      await Promise.all([got('flowing', 20), got('plain', 20)]);
+      // A second burst fills them (4 KB of 1 KB asked): messages are flowing.
+      await burst('b');
+      await Promise.all([got('flowing', 40), got('plain', 40)]);
+      // A last message, too small to fill a fetch, while their next fetches wait.
+      const sentAt = Date.now();
+      await producer.send({ topic, messages: [{ value: 'last' }] });
+      await Promise.all([got('flowing', 41), got('plain', 41)]);
+      const waited = (name: keyof typeof groups) => arrivals[name].find((a) => a.value === 'last')!.at - sentAt;
+      // Flowing: its fetch after the filled one waits at most 200 ms. Plain: the whole 3 s window.
+      expect(waited('flowing')).toBeLessThan(1_000);
+      expect(waited('plain')).toBeGreaterThan(1_500);
+    } finally {
+      setFetchWaits(groups.flowing, undefined);
+      await Promise.all(consumers.map((c) => c.disconnect()));
+      await producer.disconnect();
       await admin.deleteTopics({ topics: [topic] }).catch(() => undefined);
       await admin.disconnect();
     }

@@ -20,25 +20,39 @@ import { createRequire } from 'node:module';
  * webhook-dispatcher's 64 KB or 50 ms) asks the broker again every `maxWaitTimeInMs` while the
  * topics are quiet: 20 fetch round trips a second at rest, most of an idle dispatcher's CPU. After a
  * fetch that brought nothing, the next asks for any byte (`minBytes` 1) and waits up to
- * the idle fetch wait (kafkajs's own default, 5 s, or the group's `setIdleFetchWaitMs`: the
+ * the idle fetch wait (kafkajs's own default, 5 s, or the group's `setFetchWaits`: the
  * service's KAFKA_FETCH_WAIT_MS): the broker answers as soon as one message is there,
  * so the first event after a quiet spell arrives no later than before, and once messages flow the
  * configured batching is back from the next fetch on.
+ *
+ * 4. The end of a flow. A batched consumer's fetch that filled (`minBytes` there before its wait ran
+ * out) says messages are flowing: then the next fetch waits at most the group's flowing wait, where
+ * one is set (`setFetchWaits`), so the last messages of a flow, too few to fill a fetch, wait that
+ * long and not the whole batching window. A fetch that did not fill puts the window back: a trickle
+ * still gathers for the full wait.
  *
  * Applied once per process, and only to the version it was written against: another version is
  * left alone (and `idleLoopFixApplied` says so, which a test checks).
  */
 const FIXED_VERSION = '2.2.4';
 const CHECK_PENDING_REQUESTS_INTERVAL = 10;
+/** A fetch answered this much before its wait ran out was answered because it filled. */
+const FILLED_MARGIN_MS = 10;
 /** How long a fetch after an empty one may wait for its first byte (kafkajs's default maxWaitTimeInMs). */
 export const IDLE_FETCH_WAIT_MS = 5_000;
-/** Batched consumers' waits after an empty fetch, by consumer group id, where not the default. */
-const idleFetchWaits = new Map<string, number>();
+/** A batched consumer group's fetch waits where not the defaults (see above, 3 and 4). */
+export interface FetchWaits {
+  /** After a fetch that brought nothing (default IDLE_FETCH_WAIT_MS). */
+  idleMs?: number;
+  /** After a fetch that filled (default: the configured wait, as after any other). */
+  flowingMs?: number;
+}
+const fetchWaits = new Map<string, FetchWaits>();
 
-/** The wait of a batched consumer group's fetch after an empty one (undefined: back to IDLE_FETCH_WAIT_MS). */
-export function setIdleFetchWaitMs(groupId: string, ms: number | undefined): void {
-  if (ms === undefined) idleFetchWaits.delete(groupId);
-  else idleFetchWaits.set(groupId, ms);
+/** The waits of a batched consumer group's fetches (undefined: the defaults again). */
+export function setFetchWaits(groupId: string, waits: FetchWaits | undefined): void {
+  if (waits === undefined) fetchWaits.delete(groupId);
+  else fetchWaits.set(groupId, waits);
 }
 
 interface ConsumerGroupLike {
@@ -150,10 +164,19 @@ export function applyKafkajsIdleLoopFix(): boolean {
     this.wdrBatchedFetch ??= { minBytes: this.minBytes, maxWaitTime: this.maxWaitTime };
     const batched = this.wdrBatchedFetch;
     if (batched.minBytes <= 1) return fetch.call(this, nodeId);
+    const waits = fetchWaits.get(this.groupId);
+    // Filled: asked for the batch's bytes and answered before its wait ran out (the broker holds
+    // an unfilled fetch for the whole wait).
+    const asked = { minBytes: this.minBytes, maxWaitTime: this.maxWaitTime, at: Date.now() };
     const batches = await fetch.call(this, nodeId);
     const quiet = batches.every((b) => b.isEmpty());
+    const filled = !quiet && asked.minBytes > 1 && Date.now() - asked.at < asked.maxWaitTime - FILLED_MARGIN_MS;
     this.minBytes = quiet ? 1 : batched.minBytes;
-    this.maxWaitTime = quiet ? Math.max(batched.maxWaitTime, idleFetchWaits.get(this.groupId) ?? IDLE_FETCH_WAIT_MS) : batched.maxWaitTime;
+    this.maxWaitTime = quiet
+      ? Math.max(batched.maxWaitTime, waits?.idleMs ?? IDLE_FETCH_WAIT_MS)
+      : filled && waits?.flowingMs !== undefined
+        ? Math.min(batched.maxWaitTime, waits.flowingMs)
+        : batched.maxWaitTime;
     return batches;
   };
   // eslint-disable-next-line typescript/unbound-method -- kept to be called with the queue as `this` (destroy.call below)
