@@ -176,7 +176,7 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
         ? { maxWaitTimeInMs: opts.fetchWaitMs }
         : {}),
   });
-  // A batched consumer's wait after an empty fetch is kept by the idle fix (kafkajs-idle-fix.ts).
+  // A batched consumer's waits after an empty fetch and after one that filled are kept by the idle fix (kafkajs-idle-fix.ts).
   if (opts.fetch)
     setFetchWaits(groupId, {
       ...(opts.fetchWaitMs !== undefined ? { idleMs: opts.fetchWaitMs } : {}),

@@ -169,6 +169,7 @@ describe('kafkajs request queue fix', () => {
       await admin.disconnect();
     }
   }, 60_000);
+
   it('after a fetch that filled, the last messages of a flow wait the flowing wait, not the batching window', async () => {
     const kafka = new Kafka({ clientId: 'idle-fix-flow', brokers: KAFKA_BROKERS, logLevel: logLevel.NOTHING });
     const topic = `idle-fix-flow-${randomUUID()}`;
