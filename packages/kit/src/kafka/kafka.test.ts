@@ -1019,3 +1019,56 @@ describe('stopping', () => {
     await b.disconnect();
   }, 90_000);
 });
+
+describe('batched fetches', () => {
+  it("flowingWaitMs reaches the fetches: after one that filled, a flow's last message waits that, not maxWaitMs", async () => {
+    const b = await ownBus('kit-test-flowing');
+    const arrivals = { flowing: new Map<string, number>(), plain: new Map<string, number>() };
+    const start = (name: keyof typeof arrivals, flowingWaitMs?: number) =>
+      consume(b, `kit-test-flowing-${name}`, {
+        handlers: {
+          'render.job_requested': async (env) => {
+            arrivals[name].set(env.id, Date.now());
+          },
+        },
+        fetchWaitMs: 500,
+        fetch: { minBytes: 1024, maxWaitMs: 3_000, ...(flowingWaitMs !== undefined ? { flowingWaitMs } : {}) },
+      });
+    const handles = [await start('flowing', 200), await start('plain')];
+    const got = (n: number) =>
+      eventually(
+        async () => Math.min(arrivals.flowing.size, arrivals.plain.size),
+        (k) => k >= n,
+        30_000,
+        5,
+      );
+    try {
+      await eventually(async () => handles.every((h) => h.ready()), Boolean, 30_000);
+      // Each consumer's first fetch waits out its 3 s on the quiet topic; then it asks for any byte.
+      await new Promise((r) => setTimeout(r, 4_000));
+      // A first burst answers those fetches at once; a second fills the next ones (1 KB asked).
+      await sendInOrder(
+        b,
+        Array.from({ length: 20 }, () => renderJob()),
+      );
+      await got(20);
+      await sendInOrder(
+        b,
+        Array.from({ length: 20 }, () => renderJob()),
+      );
+      await got(40);
+      const plainFetchFrom = Math.max(...arrivals.plain.values());
+      // The flow's last message, too small to fill a fetch.
+      const last = renderJob();
+      const sentAt = Date.now();
+      await sendInOrder(b, [last]);
+      await got(41);
+      expect(arrivals.flowing.get(last.id)! - sentAt).toBeLessThan(1_000);
+      // Without flowingWaitMs the fetch asked for after the second burst holds it for its 3 s.
+      expect(arrivals.plain.get(last.id)! - plainFetchFrom).toBeGreaterThan(2_500);
+    } finally {
+      await Promise.all(handles.map((h) => h.stop()));
+      await b.disconnect();
+    }
+  }, 90_000);
+});
