@@ -124,6 +124,8 @@ const dispatcher = await startServiceProcess(
     WEBHOOK_SECRET_KEY: randomBytes(32).toString('base64'),
     WEBHOOK_CONCURRENCY: String(CONCURRENCY),
     WEBHOOK_ENDPOINT_CONCURRENCY: String(ENDPOINT_CONCURRENCY),
+    // 0: every message through the durable queue (the path before direct delivery), for a same-build comparison.
+    ...(process.env.WEBHOOK_DIRECT_WAIT_MS ? { WEBHOOK_DIRECT_WAIT_MS: process.env.WEBHOOK_DIRECT_WAIT_MS } : {}),
     ...(CPU_PROF_DIR ? { NODE_OPTIONS: `--cpu-prof --cpu-prof-dir=${CPU_PROF_DIR}` } : {}),
   },
   DISPATCHER_APP ? { appDir: resolve(DISPATCHER_APP) } : {},

@@ -14,12 +14,14 @@ import { onRequestEventAppended } from './kafka/request-event-appended.js';
 export { createDispatcherDeps, type DispatcherDeps } from './deps.js';
 
 /**
- * Consumers turn events into messages (fan-out, in the consumer's transaction); the sender delivers
- * due messages from the database. The two meet only in Postgres: a consumer never waits on a receiver.
+ * Consumers turn events into messages (fan-out); the sender posts a new message of a free endpoint
+ * straight from the consumer's hand and stores it once answered (direct.ts), and delivers everything
+ * else from the durable queue in the database. A consumer waits on a receiver for at most
+ * WEBHOOK_DIRECT_WAIT_MS per message before that message is in the queue.
  */
 export function createDispatcherService(deps: DispatcherDeps) {
-  const fanOut = new FanOut(deps.sql);
   const sender = new DeliverySender(deps);
+  const fanOut = new FanOut(deps.sql, deps.env.WEBHOOK_DIRECT_WAIT_MS > 0 ? sender : undefined);
   const purged = deps.metrics.counter(
     'webhook_messages_purged_total',
     'Finished webhook messages (with their attempts) deleted past WEBHOOK_RETENTION_HOURS.',

@@ -43,6 +43,13 @@ export const envDispatcher = {
   /** Deliveries in flight at once to one endpoint (per process): a slow receiver holds only its own slots. */
   WEBHOOK_ENDPOINT_CONCURRENCY: z.coerce.number().int().min(1).max(256).default(8),
   /**
+   * Direct delivery: a new message is posted from the consumer's hand and written once, with its
+   * attempt, when answered (domain/direct.ts). A message that waits this long for a slot, or whose
+   * POST is not answered this long after it started, is written to the durable queue (due, or held
+   * by this sender) and its event's offset may move on. 0: every message goes through the queue.
+   */
+  WEBHOOK_DIRECT_WAIT_MS: z.coerce.number().int().min(0).max(10_000).default(1_000),
+  /**
    * How long finished messages (delivered or failed) and their attempts are kept, in hours (default
    * 30 days). Must outlast the redelivery window of request.lifecycle (topic retention + lag).
    */

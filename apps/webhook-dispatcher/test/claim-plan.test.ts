@@ -1,11 +1,14 @@
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
+import pg from 'pg';
 import type { PgSql } from '@wdr/kit/pg-sql';
 import { createTestDatabase, identityEnvOf, type TestDatabase } from '@wdr/testkit';
 import { createDispatcherDeps, type DispatcherDeps } from '../src/deps.js';
 import { loadDispatcherEnv } from '../src/env.js';
 import { claimDue, claimTail, NEXT_DUE, nextDue, SWEEP_LAPSED_LEASES, sweepLapsedLeases } from '../src/domain/claim.js';
 import { RECORD_AND_CLAIM, recordAndClaimParams } from '../src/domain/delivered-batch.js';
+import { messageIdFor, queueMessages, recordDirectDelivered, TARGETS, type NewMessage } from '../src/domain/direct.js';
 import { redeliver } from '../src/domain/redeliver.js';
 import { webhookIdOf } from '../src/domain/signing.js';
 
@@ -319,4 +322,85 @@ it('the lease sweep and the idle probe read the leases and the retries, not the 
   const held = await sql.$queryRawUnsafe<{ id: string }[]>(`SELECT id::text FROM webhook_messages WHERE claim_token IS NOT NULL`);
   expect(held.map((h) => h.id)).not.toContain(a!.id);
   expect(held).toHaveLength(1);
+});
+
+it("counts this process's direct POSTs of an endpoint (not in the table) as taken slots, as held leases are", async () => {
+  await sql.$executeRawUnsafe('DELETE FROM webhook_messages');
+  await dueNow(4);
+  const limits = { limit: 8, perEndpoint: 3, leaseMs: 30_000 };
+  const local = (n: number, endpointId = endpoint) => ({ endpointIds: [endpointId], counts: [n] });
+  // Two direct POSTs to the endpoint under way: one slot of three left.
+  expect(await claimDue(sql, { ...limits, token: randomUUID(), local: local(2) })).toHaveLength(1);
+  // One lease held now, and one direct POST: one more.
+  expect(await claimDue(sql, { ...limits, token: randomUUID(), local: local(1) })).toHaveLength(1);
+  // Another endpoint's POSTs take nothing of this one's: the third slot.
+  expect(await claimDue(sql, { ...limits, token: randomUUID(), local: local(3, randomUUID()) })).toHaveLength(1);
+  expect(await claimDue(sql, { ...limits, token: randomUUID() })).toHaveLength(0);
+});
+
+it('wakes the senders for messages inserted due, not for messages stored delivered or held', async () => {
+  const listener = new pg.Client({ connectionString: db.url });
+  await listener.connect();
+  const heard: string[] = [];
+  listener.on('notification', (n) => heard.push(n.channel));
+  await listener.query('LISTEN wdr_webhooks');
+  try {
+    const message = (): NewMessage => {
+      const eventId = randomUUID();
+      return {
+        id: messageIdFor(eventId, endpoint),
+        endpointId: endpoint,
+        tenantId: tenant,
+        eventId,
+        eventType: 'request.completed',
+        body: '{}',
+      };
+    };
+    const quiet = async () => {
+      await sleep(300);
+      return heard.splice(0).length;
+    };
+    await recordDirectDelivered(sql, [{ message: message(), firstAttemptAt: new Date(), statusCode: 200, latencyMs: 5, excerpt: null }]);
+    expect(await quiet()).toBe(0);
+    const held = message();
+    await sql.$executeRawUnsafe(
+      `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at, claimed_until, claim_token)
+       VALUES ($1::uuid, $2::uuid, $3::uuid, $4::uuid, 'request.completed', '{}', now() + interval '1 minute', now() + interval '1 minute', gen_random_uuid())`,
+      held.id,
+      endpoint,
+      tenant,
+      held.eventId,
+    );
+    expect(await quiet()).toBe(0);
+    await queueMessages(sql, [message()]);
+    expect(await quiet()).toBe(1);
+  } finally {
+    await listener.end();
+  }
+});
+
+it("reads a fan-out's endpoints with one probe of each index per endpoint, however long its queue", async () => {
+  await sql.$executeRawUnsafe('DELETE FROM webhook_messages');
+  await dueNow(BACKLOG);
+  const events = Array.from({ length: 64 }, () => randomUUID());
+  const { root, all } = await explain(
+    TARGETS,
+    events.map(() => tenant),
+    events,
+    events.map(() => 'request.completed'),
+    events.map(() => false),
+    events.map(() => null),
+    events.map(() => null),
+  );
+  // A row per endpoint of the tenant (the other tests add some), each with its 64 events.
+  const [{ n: endpoints }] = (await sql.$queryRawUnsafe<{ n: number }[]>(
+    "SELECT count(*)::int AS n FROM webhook_endpoints WHERE tenant_id = $1::uuid AND status = 'enabled'",
+    tenant,
+  )) as [{ n: number }];
+  expect(rowsOut(root)).toBe(endpoints);
+  const scans = all.filter((n) => n['Node Type'].includes('Scan') && n['Node Type'] !== 'Function Scan');
+  expect(scans.filter((n) => n['Node Type'] === 'Seq Scan' && rowsOut(n) > 10)).toEqual([]);
+  // The due probe stops at the first due message; the held count and the per-event probes read none
+  // of the backlog: no scan reads more than an endpoint row per event.
+  expect(Math.max(...scans.map(looked))).toBeLessThanOrEqual(64 * endpoints);
 });

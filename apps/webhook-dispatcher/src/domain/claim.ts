@@ -22,6 +22,16 @@ export interface ClaimLimits {
   leaseMs: number;
   /** The lease's owner: a result recorded after the lease moved on to another sender changes no schedule. */
   token: string;
+  /**
+   * POSTs this process has in flight per endpoint that are not in the table (direct.ts): they take
+   * an endpoint's slots as held leases do.
+   */
+  local?: { endpointIds: string[]; counts: number[] };
+}
+
+/** ClaimLimits.local as the statement's two array parameters. */
+export function localParams(l: ClaimLimits): [string[], number[]] {
+  return [l.local?.endpointIds ?? [], l.local?.counts ?? []];
 }
 
 /**
@@ -46,12 +56,19 @@ export interface ClaimLimits {
  * statement that also ends leases (recordDelivered) names a CTE of (endpoint_id, n) leases it ends,
  * which the count still sees as held (one snapshot for the whole statement).
  */
-export function claimTail(p: { limit: string; perEndpoint: string; leaseMs: string; token: string }, givenBack?: string): string {
+export function claimTail(
+  p: { limit: string; perEndpoint: string; leaseMs: string; token: string; localIds?: string; localCounts?: string },
+  givenBack?: string,
+): string {
   const given = givenBack ? ` + COALESCE((SELECT g.n FROM ${givenBack} g WHERE g.endpoint_id = ep.id), 0)` : '';
+  const local =
+    p.localIds && p.localCounts
+      ? ` - COALESCE((SELECT l.n FROM unnest(${p.localIds}::uuid[], ${p.localCounts}::int[]) AS l(endpoint_id, n) WHERE l.endpoint_id = ep.id), 0)`
+      : '';
   return `ready AS (
        SELECT ep.id AS endpoint_id,
               ${p.perEndpoint}::int - (SELECT count(*) FROM webhook_messages f
-                                       WHERE f.endpoint_id = ep.id AND f.claim_token IS NOT NULL AND f.claimed_until > now())::int${given} AS free
+                                       WHERE f.endpoint_id = ep.id AND f.claim_token IS NOT NULL AND f.claimed_until > now())::int${given}${local} AS free
        FROM webhook_endpoints ep
        WHERE ep.status = 'enabled'
          -- One probe of the due index per endpoint. As EXISTS, a planner that believes the queue
@@ -79,11 +96,11 @@ export function claimTail(p: { limit: string; perEndpoint: string; leaseMs: stri
                ep.url_sealed, ep.secret_sealed, ep.previous_secret_sealed, ep.previous_secret_expires_at`;
 }
 
-const CLAIM = `WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3', token: '$4' })}`;
+const CLAIM = `WITH ${claimTail({ limit: '$1', perEndpoint: '$2', leaseMs: '$3', token: '$4', localIds: '$5', localCounts: '$6' })}`;
 
 /** Claims due messages (see claimTail). */
 export async function claimDue(sql: PgSql, l: ClaimLimits): Promise<Claim[]> {
-  return sql.rows<Claim>(CLAIM, [l.limit, l.perEndpoint, l.leaseMs, l.token]);
+  return sql.rows<Claim>(CLAIM, [l.limit, l.perEndpoint, l.leaseMs, l.token, ...localParams(l)]);
 }
 
 /**

@@ -1,4 +1,4 @@
-import { claimTail, type Claim, type ClaimLimits } from './claim.js';
+import { claimTail, localParams, type Claim, type ClaimLimits } from './claim.js';
 import type { PgSql } from '@wdr/kit/pg-sql';
 
 /** One successful attempt waiting to be recorded. */
@@ -41,7 +41,7 @@ export const RECORD_AND_CLAIM = `WITH input AS (
        FROM webhook_messages m JOIN input i ON m.id = i.message_id AND m.claim_token IS NOT DISTINCT FROM i.claim_token
        WHERE m.id = ANY($1::uuid[]) AND m.claimed_until > now()
        GROUP BY m.endpoint_id
-     ), ${claimTail({ limit: '$8', perEndpoint: '$9', leaseMs: '$10', token: '$11' }, 'given_back')}`;
+     ), ${claimTail({ limit: '$8', perEndpoint: '$9', leaseMs: '$10', token: '$11', localIds: '$12', localCounts: '$13' }, 'given_back')}`;
 
 /**
  * Records a group of successful attempts and, in the same round trip, claims what the slots they
@@ -73,5 +73,6 @@ export function recordAndClaimParams(group: Delivered[], claim: ClaimLimits): un
     claim.perEndpoint,
     claim.leaseMs,
     claim.token,
+    ...localParams(claim),
   ];
 }

@@ -1,7 +1,8 @@
 import type { WebhookEventType } from '@wdr/contracts';
 import type { RawSql } from '@wdr/kit/db';
-import { GroupedWrites } from './grouped-writes.js';
 import type { PgSql } from '@wdr/kit/pg-sql';
+import { messageIdFor, queueMessages, readTargets, type NewMessage, type Target } from './direct.js';
+import { GroupedWrites } from './grouped-writes.js';
 
 /** One event as it becomes webhook messages: the body is built once and sent as is to every endpoint. */
 export interface WebhookEvent {
@@ -62,26 +63,81 @@ function eventParams(group: WebhookEvent[]): unknown[] {
   ];
 }
 
+/** Where the consumer's fan-out hands the messages it may post directly (the sender, direct.ts). */
+export interface DirectDeliveries {
+  /** Whether a new message for this endpoint may be posted directly now. */
+  takesDirect(endpointId: string): boolean;
+  /** Posts the message when a slot is free; settles once it is stored (delivered, held or queued). */
+  deliverDirect(m: NewMessage, target: Target): Promise<void>;
+}
+
 /**
  * The consumer's fan-out of many events at once: the events handled while a write is in flight are
- * recorded together by the next (GroupedWrites), one statement and one wake-up of the senders for
- * the group, on the delivery loop's own connections (PgSql). The same rows as `recordMessages`
- * writes one event at a time: one message per subscribed, enabled endpoint of each event's tenant,
- * idempotent by (endpoint, event). Each handler's promise settles once its event's messages are
- * committed, so the consumer's offset never moves past an event whose messages are not durable.
+ * handled together by the next (GroupedWrites), one statement for the group, on the delivery loop's
+ * own connections (PgSql). One message per subscribed, enabled endpoint of each event's tenant
+ * (recordMessages's rule), idempotent by (endpoint, event).
+ *
+ * Without `direct`, every message is inserted due (FAN_OUT) and the senders claim it. With it, the
+ * group's endpoints are read (TARGETS), a message whose endpoint has nothing due in the queue is
+ * handed to the sender to be posted and then stored once (direct.ts), the others are inserted due
+ * (QUEUE_MESSAGES). Each handler's promise settles once its event's messages are stored one way or
+ * the other, so the consumer's offset never moves past an event whose messages are not durable.
  */
 export class FanOut {
   private readonly groups: GroupedWrites<WebhookEvent>;
+  /** Each event's direct messages, stored: what its handler waits for after the group's write. */
+  private readonly posted = new WeakMap<WebhookEvent, Promise<unknown>>();
 
-  constructor(private readonly sql: PgSql) {
+  constructor(
+    private readonly sql: PgSql,
+    private readonly direct?: DirectDeliveries,
+  ) {
     this.groups = new GroupedWrites((group) => this.write(group));
   }
 
-  record(e: WebhookEvent): Promise<void> {
-    return this.groups.add(e);
+  async record(e: WebhookEvent): Promise<void> {
+    await this.groups.add(e);
+    await this.posted.get(e);
   }
 
   private async write(group: WebhookEvent[]): Promise<void> {
-    await this.sql.count(FAN_OUT, eventParams(group));
+    const direct = this.direct;
+    if (!direct) {
+      await this.sql.count(FAN_OUT, eventParams(group));
+      return;
+    }
+    const params = eventParams(group);
+    // TARGETS takes the columns of FAN_OUT but the bodies.
+    const targets = await readTargets(this.sql, [...params.slice(0, 3), ...params.slice(4)]);
+    const bodies = params[3] as string[];
+    const queued: NewMessage[] = [];
+    const posting = new Map<WebhookEvent, Promise<void>[]>();
+    for (const t of targets) {
+      const takes = !t.waiting && direct.takesDirect(t.endpoint_id);
+      for (const i of t.events) {
+        const e = group[i - 1]!;
+        const m: NewMessage = {
+          id: messageIdFor(e.eventId, t.endpoint_id),
+          endpointId: t.endpoint_id,
+          tenantId: e.tenantId,
+          eventId: e.eventId,
+          eventType: e.type,
+          body: bodies[i - 1]!,
+        };
+        if (!takes) queued.push(m);
+        else {
+          const list = posting.get(e) ?? [];
+          list.push(direct.deliverDirect(m, t));
+          posting.set(e, list);
+        }
+      }
+    }
+    for (const [e, list] of posting) {
+      const all = Promise.all(list);
+      // Awaited by the event's handler, unless the queue's insert below fails first.
+      all.catch(() => undefined);
+      this.posted.set(e, all);
+    }
+    if (queued.length > 0) await queueMessages(this.sql, queued);
   }
 }

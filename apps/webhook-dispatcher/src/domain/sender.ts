@@ -6,8 +6,10 @@ import { pgConnectionFor, PgListener } from '@wdr/kit/pg-listen';
 import { sealedSecretAad, sealedUrlAad, type DispatcherDeps } from '../deps.js';
 import { claimDue, nextDue, sweepLapsedLeases, type Claim, type ClaimLimits } from './claim.js';
 import { recordDelivered, type Delivered } from './delivered-batch.js';
+import { holdMessage, queueMessages, recordDirectDelivered, type DirectDelivered, type NewMessage, type Target } from './direct.js';
 import { deliveryAgent } from './delivery-agent.js';
 import { disableEndpoint } from './disable-endpoint.js';
+import type { DirectDeliveries } from './fan-out.js';
 import { GroupedWrites } from './grouped-writes.js';
 import { parseRetryAfter, retryDelayMs } from './schedule.js';
 import { signedHeaders, webhookIdOf } from './signing.js';
@@ -24,8 +26,11 @@ const MAX_RESPONSE_BYTES = 64 * 1024;
 const EXCERPT_CHARS = 256;
 
 /**
- * The sender: claims due messages from Postgres and delivers them. The database is the only source
- * of truth for what is due (`next_attempt_at`); the process keeps nothing but what it is sending.
+ * The sender: claims due messages from Postgres and delivers them, and posts the new messages the
+ * consumer's fan-out hands it directly (deliverDirect, direct.ts: stored once when answered, or put
+ * in the queue when they wait or fail). The database is the only source of truth for what is due
+ * (`next_attempt_at`); the process keeps nothing but what it is sending and the direct messages
+ * waiting for a slot, whose events' Kafka offsets wait for them.
  *
  * Claim (claim.ts): `FOR UPDATE SKIP LOCKED` over the due messages of each enabled endpoint, at
  * most `WEBHOOK_ENDPOINT_CONCURRENCY` held per endpoint (counted from the leases in the table, so
@@ -49,7 +54,7 @@ const EXCERPT_CHARS = 256;
  * undici's dispatcher: in the profile of the earlier loop (Prisma's raw queries, node:http) those
  * two layers, not the work itself, took most of the CPU of a delivery.
  */
-export class DeliverySender {
+export class DeliverySender implements DirectDeliveries {
   private running = false;
   private draining = false;
   private again = false;
@@ -68,6 +73,23 @@ export class DeliverySender {
   /** Claims run one at a time in this process (two at once could both see an endpoint's room). */
   private claiming: Promise<unknown> = Promise.resolve();
   private readonly openedEndpoints = new Map<string, Opened>();
+  /** Direct messages waiting for a slot, per endpoint, oldest first (direct.ts). */
+  private readonly waiting = new Map<string, Waiting[]>();
+  private waitingCount = 0;
+  /** Direct POSTs in flight, for the timer that stores them held once they run long. */
+  private readonly posting = new Set<{ since: number; hold: () => void }>();
+  private directTimer: NodeJS.Timeout | undefined;
+  /** POSTs in flight from this process per endpoint, claimed or direct (the per-endpoint bound). */
+  private readonly outPerEndpoint = new Map<string, number>();
+  /** Direct POSTs in flight per endpoint, not in the table: claims count them with the leases. */
+  private readonly directOut = new Map<string, number>();
+  /** Endpoints whose new messages go through the queue until then (a direct POST failed or ran long). */
+  private readonly queuedUntil = new Map<string, number>();
+  private readonly directDelivered: GroupedWrites<DirectDelivered>;
+  private readonly spilled: GroupedWrites<NewMessage>;
+  /** The queue may hold due messages this process could claim (a claim last filled every free slot, or a wake-up since). */
+  private dueMayWait = true;
+  private lastClaimAt = 0;
   private readonly deliveries;
   private readonly duration;
   private readonly disabled;
@@ -85,6 +107,10 @@ export class DeliverySender {
       heartbeatMs: 30_000,
     });
     this.delivered = new GroupedWrites((group) => this.recordGroup(group));
+    this.directDelivered = new GroupedWrites((group) => recordDirectDelivered(deps.sql, group));
+    this.spilled = new GroupedWrites(async (group) => {
+      await queueMessages(deps.sql, group);
+    });
     this.agent = deliveryAgent(deps.policy, { timeoutMs: deps.env.WEBHOOK_TIMEOUT_MS, connections: deps.env.WEBHOOK_CONCURRENCY });
     this.deliveries = deps.metrics.counter('deliveries_total', 'Webhook delivery attempts, by outcome (delivered, retry, exhausted).', [
       'outcome',
@@ -112,9 +138,16 @@ export class DeliverySender {
   /** Stops claiming; deliveries in flight finish and record their result. */
   async stop(): Promise<void> {
     this.running = false;
+    // Direct messages still waiting for a slot go to the queue (their events' offsets wait for it).
+    for (const queue of this.waiting.values()) for (const w of queue) this.spill(w);
+    this.waiting.clear();
+    this.waitingCount = 0;
     if (this.timer) clearInterval(this.timer);
     if (this.wake) clearTimeout(this.wake.timer);
     await this.listener.stop();
+    // In-flight direct POSTs finish (below); the held-store timer is not needed past them.
+    if (this.directTimer) clearInterval(this.directTimer);
+    this.directTimer = undefined;
     await Promise.allSettled([...this.sending]);
     await this.agent.destroy().catch(() => undefined);
   }
@@ -126,6 +159,7 @@ export class DeliverySender {
 
   kick(): void {
     if (!this.running) return;
+    this.dueMayWait = true;
     if (this.draining) {
       this.again = true;
       return;
@@ -147,11 +181,16 @@ export class DeliverySender {
         let claimed: number | undefined;
         for (;;) {
           const more = await this.exclusive(async () => {
-            const free = this.deps.env.WEBHOOK_CONCURRENCY - this.inFlight;
+            // Direct messages waiting for a slot come first: they hold their events' offsets.
+            const free = this.deps.env.WEBHOOK_CONCURRENCY - this.inFlight - this.waitingCount;
             if (!this.running || free <= 0) return false;
+            this.lastClaimAt = Date.now();
             const claims = await claimDue(this.deps.sql, this.limits(free));
             for (const c of claims) this.launch(c);
             claimed = (claimed ?? 0) + claims.length;
+            // Fewer than asked: nothing more is due for this process until a wake-up (or a slot of an
+            // endpoint at its bound frees: deliveries of claimed messages kick, direct ones see slotFreed).
+            if (claims.length < free) this.dueMayWait = false;
             return claims.length === free;
           });
           if (!more) break;
@@ -202,16 +241,194 @@ export class DeliverySender {
 
   private launch(c: Claim): void {
     this.inFlight++;
+    bump(this.outPerEndpoint, c.endpoint_id, 1);
     const p = this.deliver(c)
       .catch((err: unknown) =>
         this.deps.log.error({ err, message: webhookIdOf(c.id) }, 'recording a webhook attempt failed; the lease will hand it out again'),
       )
       .finally(() => {
         this.inFlight--;
+        bump(this.outPerEndpoint, c.endpoint_id, -1);
         this.sending.delete(p);
+        this.pump();
         this.kick();
       });
     this.sending.add(p);
+  }
+
+  takesDirect(endpointId: string): boolean {
+    if (!this.running || this.deps.env.WEBHOOK_DIRECT_WAIT_MS === 0) return false;
+    const until = this.queuedUntil.get(endpointId);
+    if (until === undefined) return true;
+    if (until > Date.now()) return false;
+    this.queuedUntil.delete(endpointId);
+    return true;
+  }
+
+  deliverDirect(m: NewMessage, target: Target): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const claimedHere = (this.outPerEndpoint.get(m.endpointId) ?? 0) - (this.directOut.get(m.endpointId) ?? 0);
+      const w: Waiting = {
+        m,
+        target,
+        // Leases held by other senders when the fan-out read the endpoint: its slots they take.
+        elsewhere: Math.max(0, target.held - claimedHere),
+        since: Date.now(),
+        resolve,
+        reject,
+      };
+      const queue = this.waiting.get(m.endpointId);
+      if (queue) queue.push(w);
+      else this.waiting.set(m.endpointId, [w]);
+      this.waitingCount++;
+      this.pump();
+      this.watchDirect();
+    });
+  }
+
+  /** A direct message that waited too long for a slot, into the queue, due now. */
+  private spill(w: Waiting): void {
+    this.spilled.add(w.m).then(w.resolve, w.reject);
+  }
+
+  /** Starts the waiting direct messages that have a slot, oldest first per endpoint. */
+  private pump(): void {
+    const perEndpoint = this.deps.env.WEBHOOK_ENDPOINT_CONCURRENCY;
+    for (const [endpointId, queue] of this.waiting) {
+      while (queue.length > 0 && this.running && this.inFlight < this.deps.env.WEBHOOK_CONCURRENCY) {
+        if ((this.outPerEndpoint.get(endpointId) ?? 0) + queue[0]!.elsewhere >= perEndpoint) break;
+        this.waitingCount--;
+        this.launchDirect(queue.shift()!);
+      }
+      if (queue.length === 0) this.waiting.delete(endpointId);
+      if (this.inFlight >= this.deps.env.WEBHOOK_CONCURRENCY) break;
+    }
+  }
+
+  /**
+   * One timer for every direct message, running while there are any: a message that waited
+   * WEBHOOK_DIRECT_WAIT_MS for a slot goes to the queue, one whose POST started that long ago is
+   * stored held (deliverNow). Checked four times per wait, so a message waits at most 1.25 times it.
+   */
+  private watchDirect(): void {
+    if (this.directTimer) return;
+    const wait = this.deps.env.WEBHOOK_DIRECT_WAIT_MS;
+    this.directTimer = setInterval(
+      () => {
+        const due = Date.now() - wait;
+        for (const [endpointId, queue] of this.waiting) {
+          while (queue.length > 0 && queue[0]!.since <= due) {
+            this.waitingCount--;
+            this.spill(queue.shift()!);
+          }
+          if (queue.length === 0) this.waiting.delete(endpointId);
+        }
+        for (const posting of this.posting) if (posting.since <= due) posting.hold();
+        if (this.waitingCount === 0 && this.posting.size === 0) {
+          clearInterval(this.directTimer);
+          this.directTimer = undefined;
+        }
+      },
+      Math.max(10, Math.floor(wait / 4)),
+    );
+  }
+
+  private launchDirect(w: Waiting): void {
+    const endpointId = w.m.endpointId;
+    this.inFlight++;
+    bump(this.outPerEndpoint, endpointId, 1);
+    bump(this.directOut, endpointId, 1);
+    let released = false;
+    // The slot is the POST's: it is free once the answer is in, while the answer is still being stored.
+    const release = () => {
+      if (released) return;
+      released = true;
+      this.inFlight--;
+      bump(this.outPerEndpoint, endpointId, -1);
+      bump(this.directOut, endpointId, -1);
+      this.pump();
+      // A freed slot of an endpoint at its bound may let its due messages be claimed; when no claim
+      // is known to be needed, one at most every 100 ms looks (a burst of direct deliveries alone
+      // would otherwise make a claim that finds nothing after each).
+      if (this.dueMayWait || Date.now() - this.lastClaimAt >= 100) this.kick();
+    };
+    const p = this.deliverNow(w, release)
+      .catch((err: unknown) => {
+        this.deps.log.error({ err, message: webhookIdOf(w.m.id) }, 'storing a direct webhook attempt failed; its event will be read again');
+        w.reject(err);
+      })
+      .finally(() => {
+        release();
+        this.sending.delete(p);
+      });
+    this.sending.add(p);
+  }
+
+  /**
+   * A direct message posted; a success stored once, with its attempt (recordDirectDelivered). A
+   * failure, or an answer not in after WEBHOOK_DIRECT_WAIT_MS, stores the message held by this
+   * sender first (its event may then move on), and the attempt is recorded as a claimed message's
+   * is. Either sends the endpoint's next messages through the queue for a while.
+   */
+  private async deliverNow(w: Waiting, postDone: () => void): Promise<void> {
+    const { m, target } = w;
+    const token = randomUUID();
+    const leaseMs = this.deps.env.WEBHOOK_TIMEOUT_MS + 30_000;
+    const firstAttemptAt = new Date();
+    let held: Promise<boolean> | undefined;
+    const hold = (): Promise<boolean> => {
+      if (held) return held;
+      this.queuedUntil.set(m.endpointId, Date.now() + QUEUED_FOR_MS);
+      held = holdMessage(this.deps.sql, m, leaseMs, token, firstAttemptAt);
+      held.then(() => w.resolve(), w.reject);
+      return held;
+    };
+    let opened: Opened;
+    try {
+      opened = this.opened(target);
+    } catch {
+      // Its URL or secret cannot be opened here (a sealing key not in the ring): the queue's way,
+      // whose sender says why at each claim and leaves the message pending.
+      postDone();
+      await this.spilled.add(m);
+      w.resolve();
+      return;
+    }
+    const posting = { since: Date.now(), hold: () => void hold().catch(() => undefined) };
+    this.posting.add(posting);
+    const started = performance.now();
+    const result = await this.post(opened, m.body, this.headersFor(opened, target.previous_secret_expires_at, m.id, m.body)).finally(() =>
+      this.posting.delete(posting),
+    );
+    const latencyMs = Math.round(performance.now() - started);
+    const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    // A held message is the queue's from here: its lease, not this slot, counts against the endpoint.
+    postDone();
+    if (delivered && !held) {
+      await this.directDelivered.add({ message: m, firstAttemptAt, statusCode: result.statusCode!, latencyMs, excerpt: result.excerpt });
+      w.resolve();
+      this.deliveries.inc({ outcome: 'delivered' });
+      this.duration.observe({ outcome: 'delivered' }, latencyMs / 1000);
+      return;
+    }
+    // Stored by another sender meanwhile (a replica that read the event too): its record stands.
+    if (!(await hold())) return;
+    const c: Claim = {
+      id: m.id,
+      claim_token: token,
+      endpoint_id: m.endpointId,
+      body: m.body,
+      attempts: 0,
+      schedule_step: 0,
+      first_attempt_at: firstAttemptAt,
+      url_sealed: target.url_sealed,
+      secret_sealed: target.secret_sealed,
+      previous_secret_sealed: target.previous_secret_sealed,
+      previous_secret_expires_at: target.previous_secret_expires_at,
+    };
+    const outcome = await this.record(c, result, latencyMs, delivered);
+    this.deliveries.inc({ outcome });
+    this.duration.observe({ outcome }, latencyMs / 1000);
   }
 
   private exclusive<T>(fn: () => Promise<T>): Promise<T> {
@@ -221,11 +438,17 @@ export class DeliverySender {
   }
 
   private limits(limit: number): ClaimLimits {
+    const local = { endpointIds: [] as string[], counts: [] as number[] };
+    for (const [id, n] of this.directOut) {
+      local.endpointIds.push(id);
+      local.counts.push(n);
+    }
     return {
       limit: Math.max(0, limit),
       perEndpoint: this.deps.env.WEBHOOK_ENDPOINT_CONCURRENCY,
       leaseMs: this.deps.env.WEBHOOK_TIMEOUT_MS + 30_000,
       token: randomUUID(),
+      local,
     };
   }
 
@@ -237,7 +460,7 @@ export class DeliverySender {
    */
   private recordGroup(group: Delivered[]): Promise<void> {
     return this.exclusive(async () => {
-      const free = this.running ? this.deps.env.WEBHOOK_CONCURRENCY - this.inFlight + group.length : 0;
+      const free = this.running ? Math.max(0, this.deps.env.WEBHOOK_CONCURRENCY - this.inFlight - this.waitingCount + group.length) : 0;
       const claims = await recordDelivered(this.deps.sql, group, this.limits(free));
       for (const c of claims) this.launch(c);
     });
@@ -247,7 +470,7 @@ export class DeliverySender {
    * An endpoint's URL and secrets, opened once per sealed value: keyed by the endpoint and its sealed
    * strings, so a rotation or a new URL (new sealed values) opens again. Bounded: cleared past 10,000.
    */
-  private opened(c: Claim): Opened {
+  private opened(c: Pick<Claim, 'endpoint_id' | 'url_sealed' | 'secret_sealed' | 'previous_secret_sealed'>): Opened {
     const hit = this.openedEndpoints.get(c.endpoint_id);
     if (hit && hit.urlSealed === c.url_sealed && hit.secretSealed === c.secret_sealed && hit.previousSealed === c.previous_secret_sealed)
       return hit;
@@ -269,20 +492,22 @@ export class DeliverySender {
     return entry;
   }
 
-  private async deliver(c: Claim): Promise<void> {
-    const target = this.opened(c);
-    const { secret, previous } = target;
-    const secrets = [secret];
-    // The previous secret signs beside the new one until it expires (checked at each attempt).
-    if (previous && c.previous_secret_expires_at && c.previous_secret_expires_at.getTime() > Date.now()) secrets.push(previous);
-    const webhookId = webhookIdOf(c.id);
-    const started = performance.now();
-    const result = await this.post(target, c.body, {
+  /** A POST's headers, signed with the endpoint's secret (and the previous one until it expires, checked at each attempt). */
+  private headersFor(target: Opened, previousExpiresAt: Date | null, messageId: string, body: string): Record<string, string> {
+    const secrets = [target.secret];
+    if (target.previous && previousExpiresAt && previousExpiresAt.getTime() > Date.now()) secrets.push(target.previous);
+    return {
       'content-type': 'application/json',
       'user-agent': 'wdr-webhooks/1',
       'accept-encoding': 'identity',
-      ...signedHeaders(secrets, webhookId, Math.floor(Date.now() / 1000), c.body),
-    });
+      ...signedHeaders(secrets, webhookIdOf(messageId), Math.floor(Date.now() / 1000), body),
+    };
+  }
+
+  private async deliver(c: Claim): Promise<void> {
+    const target = this.opened(c);
+    const started = performance.now();
+    const result = await this.post(target, c.body, this.headersFor(target, c.previous_secret_expires_at, c.id, c.body));
     const latencyMs = Math.round(performance.now() - started);
     const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
     const outcome = await this.record(c, result, latencyMs, delivered);
@@ -429,6 +654,27 @@ export class DeliverySender {
     if (retryIn !== undefined) this.wakeIn(retryIn);
     return outcome;
   }
+}
+
+/** How long an endpoint whose direct POST failed or ran long gets its new messages through the queue. */
+const QUEUED_FOR_MS = 30_000;
+
+/** A direct message waiting for a slot; its promise settles once it is stored. */
+interface Waiting {
+  m: NewMessage;
+  target: Target;
+  /** The endpoint's slots taken by other senders' leases. */
+  elsewhere: number;
+  /** When it was handed over (it goes to the queue WEBHOOK_DIRECT_WAIT_MS later). */
+  since: number;
+  resolve: () => void;
+  reject: (err: unknown) => void;
+}
+
+function bump(counts: Map<string, number>, key: string, by: number): void {
+  const n = (counts.get(key) ?? 0) + by;
+  if (n === 0) counts.delete(key);
+  else counts.set(key, n);
 }
 
 /** An endpoint's URL and secrets, opened from their sealed values (cached while those are unchanged). */
