@@ -378,7 +378,7 @@ console.log(
 console.log('| | deliveries/s | notes |');
 console.log('|---|---|---|');
 console.log(
-  `| dispatcher (Kafka event -> durable message -> signed POST -> attempt recorded) | ${dispatcherRate.toFixed(0)} | ${EVENTS * ENDPOINTS} deliveries in ${burstS.toFixed(2)} s, dispatcher CPU ${((burstCpu * 1e6) / (EVENTS * ENDPOINTS)).toFixed(0)} us/delivery, its Postgres backends ${((burstPgCpu * 1e6) / (EVENTS * ENDPOINTS)).toFixed(0)} us/delivery |`,
+  `| dispatcher (Kafka event -> signed POST -> message and attempt stored; the queue for what waits or fails) | ${dispatcherRate.toFixed(0)} | ${EVENTS * ENDPOINTS} deliveries in ${burstS.toFixed(2)} s, dispatcher CPU ${((burstCpu * 1e6) / (EVENTS * ENDPOINTS)).toFixed(0)} us/delivery, its Postgres backends ${((burstPgCpu * 1e6) / (EVENTS * ENDPOINTS)).toFixed(0)} us/delivery |`,
 );
 console.log(
   `burst: produced in ${producedMs.toFixed(0)} ms; ms from the first produce to each tenth of the deliveries: ${burstDeciles.join(' ')} (last ${(burstS * 1000).toFixed(0)})`,
