@@ -6,20 +6,9 @@ import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { webhooksApi, type WebhookEventType } from '@wdr/contracts';
 import { PublicError } from '@wdr/kit/errors';
-import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
-import { KafkaBus, makeEnvelope } from '@wdr/kit/kafka';
-import { createLogger } from '@wdr/kit/log';
-import {
-  createTestDatabase,
-  KAFKA_BROKERS,
-  startServiceProcess,
-  uniqueTopicPrefix,
-  type ServiceProcess,
-  type TestDatabase,
-  testCallerCredentials,
-} from '@wdr/testkit';
-import { harness, ok, type Delivery, type Receiver } from './harness.js';
+import { makeEnvelope } from '@wdr/kit/kafka';
+import { ok, processStack, type Delivery, type Receiver } from './harness.js';
 
 /**
  * The delivery engine end to end: the dispatcher as a real process, events produced onto its real
@@ -28,42 +17,31 @@ import { harness, ok, type Delivery, type Receiver } from './harness.js';
  * advancing the clock means for a schedule kept in Postgres.
  */
 const ENDPOINT_CONCURRENCY = 3;
-let database: TestDatabase;
-let dispatcher: ServiceProcess;
-let client: ServiceClient;
-let bus: KafkaBus;
-
-const { receiver, closeReceivers, endpoint, requestEvent, sql, advance, until, messagesOf, attemptsOf, delaysAfterLastAttempt } = harness(
-  () => ({ database, bus, dispatcher, client }),
-);
+const {
+  stack,
+  setUp,
+  start,
+  tearDown,
+  receiver,
+  endpoint,
+  requestEvent,
+  sql,
+  advance,
+  until,
+  messagesOf,
+  attemptsOf,
+  delaysAfterLastAttempt,
+} = processStack('webhook-deliveries-test');
 
 beforeAll(async () => {
-  database = await createTestDatabase('webhook-dispatcher');
-  const prefix = uniqueTopicPrefix();
-  bus = new KafkaBus({ clientId: 'webhook-deliveries-test', brokers: KAFKA_BROKERS, prefix, log: createLogger('test', 'silent') });
-  await bus.ensureTopics(['requestLifecycle', 'billingAlerts']);
-  await bus.connect();
-  dispatcher = await startServiceProcess('webhook-dispatcher', {
-    DATABASE_URL: database.url,
-    KAFKA_TOPIC_PREFIX: prefix,
-    KAFKA_SESSION_TIMEOUT_MS: '10000',
-    OUTBOX_POLL_MS: '100',
-    LOG_LEVEL: 'warn',
-    TARGET_ALLOWLIST: '127.0.0.1',
+  await setUp();
+  await start({
     WEBHOOK_SECRET_KEY: Buffer.alloc(32, 11).toString('base64'),
-    WEBHOOK_POLL_MS: '200',
-    WEBHOOK_TIMEOUT_MS: '3000',
     WEBHOOK_ENDPOINT_CONCURRENCY: String(ENDPOINT_CONCURRENCY),
   });
-  client = createServiceClient({ name: 'webhook-dispatcher', baseUrl: dispatcher.url, identity: testCallerCredentials('gateway') });
 }, 120_000);
 
-afterAll(async () => {
-  await dispatcher?.kill('SIGTERM');
-  closeReceivers();
-  await bus?.disconnect();
-  await database?.drop();
-}, 60_000);
+afterAll(tearDown, 60_000);
 
 describe('endpoints', () => {
   it('refuses URLs at private, loopback-by-name, link-local and metadata addresses with VALIDATION_FAILED', async () => {
@@ -81,7 +59,7 @@ describe('endpoints', () => {
       expect(err).toBeInstanceOf(PublicError);
       expect(err).toMatchObject({ code: 'VALIDATION_FAILED', details: [expect.objectContaining({ field: 'url' })] });
     }
-    const page = await callInternal(client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 50 } });
+    const page = await callInternal(stack.client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 50 } });
     expect(page).toEqual({ items: [], next_cursor: null });
   });
 
@@ -91,10 +69,10 @@ describe('endpoints', () => {
     const created = [];
     for (let i = 0; i < 3; i++) created.push(await endpoint(tenant, r.url, ['request.completed']));
     expect(created[0]!.secret).toMatch(/^whsec_[A-Za-z0-9+/]+=*$/);
-    const first = await callInternal(client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 2 } });
+    const first = await callInternal(stack.client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 2 } });
     expect(first.items.map((e) => e.id)).toEqual(created.slice(0, 2).map((c) => c.endpoint.id));
     expect(first.next_cursor).toEqual(expect.any(String));
-    const second = await callInternal(client, webhooksApi.listEndpoints, {
+    const second = await callInternal(stack.client, webhooksApi.listEndpoints, {
       query: { tenant_id: tenant, limit: 2, cursor: first.next_cursor! },
     });
     expect(second).toEqual({ items: [expect.objectContaining({ id: created[2]!.endpoint.id })], next_cursor: null });
@@ -104,13 +82,16 @@ describe('endpoints', () => {
     expect(text).not.toContain('whsec_');
     expect(first.items[0]).toMatchObject({ url_origin: new URL(r.url).origin, status: 'enabled', event_types: ['request.completed'] });
     const other = randomUUID();
-    expect((await callInternal(client, webhooksApi.listEndpoints, { query: { tenant_id: other, limit: 50 } })).items).toEqual([]);
+    expect((await callInternal(stack.client, webhooksApi.listEndpoints, { query: { tenant_id: other, limit: 50 } })).items).toEqual([]);
     await expect(
-      callInternal(client, webhooksApi.readEndpoint, { params: { endpointId: created[0]!.endpoint.id }, query: { tenant_id: other } }),
+      callInternal(stack.client, webhooksApi.readEndpoint, {
+        params: { endpointId: created[0]!.endpoint.id },
+        query: { tenant_id: other },
+      }),
     ).rejects.toMatchObject({ code: 'NOT_FOUND' });
-    const bad = await callInternal(client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 2, cursor: 'nonsense' } }).catch(
-      (e: unknown) => e,
-    );
+    const bad = await callInternal(stack.client, webhooksApi.listEndpoints, {
+      query: { tenant_id: tenant, limit: 2, cursor: 'nonsense' },
+    }).catch((e: unknown) => e);
     expect(bad).toMatchObject({ code: 'VALIDATION_FAILED' });
   });
 
@@ -119,12 +100,14 @@ describe('endpoints', () => {
     const r = await receiver(ok);
     const endpointId = randomUUID();
     const body = { tenant_id: tenant, url: r.url, event_types: ['request.completed' as const], endpoint_id: endpointId };
-    const first = await callInternal(client, webhooksApi.createEndpoint, { body });
+    const first = await callInternal(stack.client, webhooksApi.createEndpoint, { body });
     expect(first.endpoint.id).toBe(endpointId);
-    const retried = await callInternal(client, webhooksApi.createEndpoint, { body });
+    const retried = await callInternal(stack.client, webhooksApi.createEndpoint, { body });
     expect(retried).toEqual(first);
-    expect((await callInternal(client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 50 } })).items).toHaveLength(1);
-    const other = await callInternal(client, webhooksApi.createEndpoint, { body: { ...body, tenant_id: randomUUID() } }).catch(
+    expect((await callInternal(stack.client, webhooksApi.listEndpoints, { query: { tenant_id: tenant, limit: 50 } })).items).toHaveLength(
+      1,
+    );
+    const other = await callInternal(stack.client, webhooksApi.createEndpoint, { body: { ...body, tenant_id: randomUUID() } }).catch(
       (e: unknown) => e,
     );
     expect(other).toMatchObject({ code: 'IDEMPOTENCY_CONFLICT' });
@@ -176,7 +159,8 @@ describe('deliveries', () => {
 
     const attempts = await until(
       'the attempt record',
-      () => callInternal(client, webhooksApi.listAttempts, { params: { endpointId: ep.id }, query: { tenant_id: tenant, limit: 50 } }),
+      () =>
+        callInternal(stack.client, webhooksApi.listAttempts, { params: { endpointId: ep.id }, query: { tenant_id: tenant, limit: 50 } }),
       (p) => p.items.length === 1,
     );
     expect(attempts.items[0]).toMatchObject({
@@ -194,7 +178,7 @@ describe('deliveries', () => {
     const tenant = randomUUID();
     const r = await receiver(ok);
     const { endpoint: ep, secret: oldSecret } = await endpoint(tenant, r.url, ['request.completed']);
-    const rotated = await callInternal(client, webhooksApi.rotateSecret, {
+    const rotated = await callInternal(stack.client, webhooksApi.rotateSecret, {
       params: { endpointId: ep.id },
       body: { tenant_id: tenant, previous_valid_seconds: 3_600 },
     });
@@ -271,7 +255,7 @@ describe('deliveries', () => {
     ).slice(0, 256);
     expect(attempt).toMatchObject({ outcome: 'failed', status_code: 401, response_excerpt: expected });
     // The API answers the same stored excerpt.
-    const page = await callInternal(client, webhooksApi.listAttempts, {
+    const page = await callInternal(stack.client, webhooksApi.listAttempts, {
       params: { endpointId: ep.id },
       query: { tenant_id: tenant, limit: 50 },
     });
@@ -314,13 +298,13 @@ describe('deliveries', () => {
     expect(byId.size).toBe(5);
     for (const answers of byId.values()) expect(answers).toEqual([500, 500, 200]);
 
-    const page = await callInternal(client, webhooksApi.listAttempts, {
+    const page = await callInternal(stack.client, webhooksApi.listAttempts, {
       params: { endpointId: ep.id },
       query: { tenant_id: tenant, limit: 10 },
     });
     expect(page.items).toHaveLength(10);
     expect(page.next_cursor).toEqual(expect.any(String));
-    const rest = await callInternal(client, webhooksApi.listAttempts, {
+    const rest = await callInternal(stack.client, webhooksApi.listAttempts, {
       params: { endpointId: ep.id },
       query: { tenant_id: tenant, limit: 10, cursor: page.next_cursor! },
     });
@@ -366,7 +350,7 @@ describe('deliveries', () => {
     await requestEvent(tenant, 'request.completed');
     const view = await until(
       'the endpoint disabled',
-      () => callInternal(client, webhooksApi.readEndpoint, { params: { endpointId: ep.id }, query: { tenant_id: tenant } }),
+      () => callInternal(stack.client, webhooksApi.readEndpoint, { params: { endpointId: ep.id }, query: { tenant_id: tenant } }),
       (e) => e.status === 'disabled',
     );
     expect(view).toMatchObject({ disabled_reason: 'gone', disabled_at: expect.any(String) });
@@ -396,7 +380,7 @@ describe('deliveries', () => {
     const gone = await receiver(() => ({ status: 410 }));
     const [same, wide, other] = [await receiver(ok), await receiver(ok), await receiver(ok)];
     const scoped = (r: Receiver, project: string, types: WebhookEventType[]) =>
-      callInternal(client, webhooksApi.createEndpoint, {
+      callInternal(stack.client, webhooksApi.createEndpoint, {
         body: { tenant_id: tenant, project_id: project, environment_id: env, url: r.url, event_types: types },
       });
     const { endpoint: ep } = await scoped(gone, p1, ['request.completed']);
@@ -408,7 +392,7 @@ describe('deliveries', () => {
     const run = await requestEvent(tenant, 'request.completed', randomUUID(), 3, { project_id: p1, environment_id: env });
     await until(
       'the endpoint disabled',
-      () => callInternal(client, webhooksApi.readEndpoint, { params: { endpointId: ep.id }, query: { tenant_id: tenant } }),
+      () => callInternal(stack.client, webhooksApi.readEndpoint, { params: { endpointId: ep.id }, query: { tenant_id: tenant } }),
       (e) => e.status === 'disabled',
     );
     await until(
@@ -471,7 +455,7 @@ describe('deliveries', () => {
     const { endpoint: ep } = await endpoint(tenant, r.url, ['billing.balance_low']);
     const { secret: watcherSecret } = await endpoint(tenant, watcher.url, ['webhook.endpoint_disabled']);
     const envelope = makeEnvelope('billingAlerts', 'billing.balance_low', tenant, { balance_tokens: 3, threshold_tokens: 10 });
-    await bus.send(bus.topic('billingAlerts'), [{ key: tenant, envelope }]);
+    await stack.bus.send(stack.bus.topic('billingAlerts'), [{ key: tenant, envelope }]);
     for (let attempt = 1; attempt <= 8; attempt++) {
       await until(
         `attempt ${attempt}`,
@@ -488,7 +472,10 @@ describe('deliveries', () => {
       (ms) => ms[0]?.status === 'failed',
     );
     expect(m).toMatchObject({ attempts: 8, next_attempt_at: null });
-    const view = await callInternal(client, webhooksApi.readEndpoint, { params: { endpointId: ep.id }, query: { tenant_id: tenant } });
+    const view = await callInternal(stack.client, webhooksApi.readEndpoint, {
+      params: { endpointId: ep.id },
+      query: { tenant_id: tenant },
+    });
     expect(view).toMatchObject({ status: 'disabled', disabled_reason: 'sustained_failure' });
     expect(new Set(r.deliveries.map((d) => d.id)).size).toBe(1);
     expect(JSON.parse(r.deliveries[0]!.body)).toMatchObject({
@@ -511,8 +498,11 @@ describe('deliveries', () => {
     expect(r.deliveries.every((d) => JSON.parse(d.body).type === 'billing.balance_low')).toBe(true);
 
     // Re-enabled and redelivered by hand: the same webhook-id, the same body, now answered.
-    await callInternal(client, webhooksApi.updateEndpoint, { params: { endpointId: ep.id }, body: { tenant_id: tenant, enabled: true } });
-    const again = await callInternal(client, webhooksApi.redeliver, {
+    await callInternal(stack.client, webhooksApi.updateEndpoint, {
+      params: { endpointId: ep.id },
+      body: { tenant_id: tenant, enabled: true },
+    });
+    const again = await callInternal(stack.client, webhooksApi.redeliver, {
       params: { endpointId: ep.id, messageId: r.deliveries[0]!.id },
       body: { tenant_id: tenant },
     });
@@ -561,7 +551,7 @@ describe('deliveries', () => {
       (n) => n >= 20,
       30_000,
     );
-    await dispatcher.kill('SIGKILL');
+    await stack.dispatcher.kill('SIGKILL');
     const atKill = r.deliveries.length;
     const recorded = new Set(
       (
@@ -573,7 +563,7 @@ describe('deliveries', () => {
     );
     expect(recorded.size).toBeGreaterThan(0);
     expect(recorded.size).toBeLessThan(events); // killed mid-burst, not after it
-    await dispatcher.restart();
+    await stack.dispatcher.restart();
     // Messages held when the process died are due again when their lease ends: moved here, not waited for.
     await advance(60_000);
     await until(

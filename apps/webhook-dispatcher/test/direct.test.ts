@@ -1,74 +1,45 @@
-import { setTimeout as sleep } from 'node:timers/promises';
-import { afterAll, afterEach, beforeAll, expect, it } from '@jest/globals';
-import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
-import { KafkaBus } from '@wdr/kit/kafka';
-import { createLogger } from '@wdr/kit/log';
-import {
-  createTestDatabase,
-  KAFKA_BROKERS,
-  startServiceProcess,
-  uniqueTopicPrefix,
-  type ServiceProcess,
-  type TestDatabase,
-  testCallerCredentials,
-} from '@wdr/testkit';
 import { randomUUID } from 'node:crypto';
+import { setTimeout as sleep } from 'node:timers/promises';
+import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { messageIdFor } from '../src/domain/direct.js';
 import { webhookIdOf } from '../src/domain/signing.js';
-import { harness } from './harness.js';
+import { processStack, type Answer } from './harness.js';
 
 /**
  * Direct delivery (domain/direct.ts): a new message is posted from the consumer's hand and stored
  * once when answered; what waits or fails goes to the durable queue. Each test starts a dispatcher
- * with the wait it needs (WEBHOOK_DIRECT_WAIT_MS) on one database and one set of topics.
+ * with the wait it needs (WEBHOOK_DIRECT_WAIT_MS), in place of the previous test's, on one database
+ * and one set of topics.
  */
-let database: TestDatabase;
-let dispatcher: ServiceProcess | undefined;
-let client: ServiceClient;
-let bus: KafkaBus;
-let prefix: string;
+const { stack, setUp, start, tearDown, receiver, endpoint, requestEvent, sql, until, messagesOf, attemptsOf } =
+  processStack('webhook-direct-test');
 
-const { receiver, closeReceivers, endpoint, requestEvent, sql, until, messagesOf, attemptsOf } = harness(() => ({
-  database,
-  bus,
-  dispatcher: dispatcher!,
-  client,
-}));
-
-async function startWith(env: Record<string, string>): Promise<void> {
-  await dispatcher?.kill('SIGTERM');
-  dispatcher = await startServiceProcess('webhook-dispatcher', {
-    DATABASE_URL: database.url,
-    KAFKA_TOPIC_PREFIX: prefix,
+const startWith = (env: Record<string, string>) =>
+  start({
     KAFKA_SESSION_TIMEOUT_MS: '6000',
-    LOG_LEVEL: 'warn',
-    TARGET_ALLOWLIST: '127.0.0.1',
     WEBHOOK_SECRET_KEY: Buffer.alloc(32, 31).toString('base64'),
-    WEBHOOK_POLL_MS: '200',
     WEBHOOK_TIMEOUT_MS: '5000',
     ...env,
   });
-  client = createServiceClient({ name: 'webhook-dispatcher', baseUrl: dispatcher.url, identity: testCallerCredentials('gateway') });
+
+beforeAll(setUp, 60_000);
+
+afterAll(tearDown, 60_000);
+
+/** A dispatcher with this wait, an endpoint answering so, and one event whose POST has reached the receiver. */
+async function onePosted(waitMs: number, answer: (nth: number) => Answer) {
+  await startWith({ WEBHOOK_DIRECT_WAIT_MS: String(waitMs) });
+  const tenant = randomUUID();
+  const r = await receiver((_d, nth) => answer(nth));
+  const { endpoint: ep } = await endpoint(tenant, r.url, ['request.completed']);
+  const event = await requestEvent(tenant, 'request.completed');
+  await until(
+    'the POST reaching the receiver',
+    () => r.arrived(),
+    (n) => n === 1,
+  );
+  return { r, ep, event };
 }
-
-beforeAll(async () => {
-  database = await createTestDatabase('webhook-dispatcher');
-  prefix = uniqueTopicPrefix();
-  bus = new KafkaBus({ clientId: 'webhook-direct-test', brokers: KAFKA_BROKERS, prefix, log: createLogger('test', 'silent') });
-  await bus.ensureTopics(['requestLifecycle', 'billingAlerts']);
-  await bus.connect();
-}, 60_000);
-
-afterEach(async () => {
-  await dispatcher?.kill('SIGTERM');
-  dispatcher = undefined;
-}, 30_000);
-
-afterAll(async () => {
-  closeReceivers();
-  await bus?.disconnect();
-  await database?.drop();
-}, 60_000);
 
 const rowsOf = (endpointId: string) =>
   sql<{ id: string; status: string; attempts: number; claim_token: string | null; delivered_at: Date | null }>(
@@ -77,16 +48,7 @@ const rowsOf = (endpointId: string) =>
   );
 
 it('posts a new message before storing it, then stores it once, delivered, with its attempt; its webhook-id follows from the event and the endpoint', async () => {
-  await startWith({ WEBHOOK_DIRECT_WAIT_MS: '3000' });
-  const tenant = randomUUID();
-  const r = await receiver(() => ({ status: 200, delayMs: 600 }));
-  const { endpoint: ep } = await endpoint(tenant, r.url, ['request.completed']);
-  const event = await requestEvent(tenant, 'request.completed');
-  await until(
-    'the POST reaching the receiver',
-    () => r.arrived(),
-    (n) => n === 1,
-  );
+  const { r, ep, event } = await onePosted(3_000, () => ({ status: 200, delayMs: 600 }));
   // Posted, not answered yet: nothing is stored (the queue's path inserts the message before its POST).
   expect(await rowsOf(ep.id)).toEqual([]);
   await until(
@@ -104,16 +66,7 @@ it('posts a new message before storing it, then stores it once, delivered, with 
 }, 60_000);
 
 it('a POST not answered within the wait is stored held by its sender, so the event can move on; its answer is then recorded as a claimed message', async () => {
-  await startWith({ WEBHOOK_DIRECT_WAIT_MS: '1000' });
-  const tenant = randomUUID();
-  const r = await receiver(() => ({ status: 200, delayMs: 3_000 }));
-  const { endpoint: ep } = await endpoint(tenant, r.url, ['request.completed']);
-  const event = await requestEvent(tenant, 'request.completed');
-  await until(
-    'the POST reaching the receiver',
-    () => r.arrived(),
-    (n) => n === 1,
-  );
+  const { r, ep, event } = await onePosted(1_000, () => ({ status: 200, delayMs: 3_000 }));
   expect(await rowsOf(ep.id)).toEqual([]);
   // Past the wait, the answer still out: stored pending under this sender's lease.
   const held = await until(
@@ -207,8 +160,8 @@ it('SIGKILL while direct POSTs are unanswered: the events are read again and pos
     (n) => n === 3,
   );
   expect(await rowsOf(ep.id)).toEqual([]);
-  await dispatcher!.kill('SIGKILL');
-  await dispatcher!.restart();
+  await stack.dispatcher.kill('SIGKILL');
+  await stack.dispatcher.restart();
   await until(
     'every message stored, delivered',
     () => rowsOf(ep.id),

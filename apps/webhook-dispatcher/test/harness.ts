@@ -3,10 +3,20 @@ import http from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { webhooksApi, type WebhookEventType } from '@wdr/contracts';
-import type { ServiceClient } from '@wdr/kit/http-client';
+import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
-import { makeEnvelope, type KafkaBus } from '@wdr/kit/kafka';
-import { withDatabase, type ServiceProcess, type TestDatabase } from '@wdr/testkit';
+import { KafkaBus, makeEnvelope } from '@wdr/kit/kafka';
+import { createLogger } from '@wdr/kit/log';
+import {
+  createTestDatabase,
+  KAFKA_BROKERS,
+  startServiceProcess,
+  testCallerCredentials,
+  uniqueTopicPrefix,
+  withDatabase,
+  type ServiceProcess,
+  type TestDatabase,
+} from '@wdr/testkit';
 
 /**
  * What the dispatcher's process tests share: receivers as HTTP servers on 127.0.0.1, endpoints
@@ -173,4 +183,51 @@ export function harness(stack: () => Stack) {
     );
 
   return { receiver, closeReceivers, endpoint, requestEvent, sql, advance, until, messagesOf, attemptsOf, delaysAfterLastAttempt };
+}
+
+/**
+ * A test file's stack, owned here: a fresh database, the dispatcher's topics under a fresh prefix,
+ * a dispatcher process (started, and restarted with other settings, by `start`) and a client for its
+ * internal API; with the harness's helpers bound to it.
+ */
+export function processStack(clientId: string) {
+  const stack = {} as Stack & { prefix: string };
+  const h = harness(() => stack);
+  return {
+    ...h,
+    stack,
+    setUp: async (): Promise<void> => {
+      stack.database = await createTestDatabase('webhook-dispatcher');
+      stack.prefix = uniqueTopicPrefix();
+      stack.bus = new KafkaBus({ clientId, brokers: KAFKA_BROKERS, prefix: stack.prefix, log: createLogger('test', 'silent') });
+      await stack.bus.ensureTopics(['requestLifecycle', 'billingAlerts']);
+      await stack.bus.connect();
+    },
+    /** Stops the running dispatcher (SIGTERM) and starts one with the tests' usual settings and `env`. */
+    start: async (env: Record<string, string>): Promise<void> => {
+      await stack.dispatcher?.kill('SIGTERM');
+      stack.dispatcher = await startServiceProcess('webhook-dispatcher', {
+        DATABASE_URL: stack.database.url,
+        KAFKA_TOPIC_PREFIX: stack.prefix,
+        KAFKA_SESSION_TIMEOUT_MS: '10000',
+        OUTBOX_POLL_MS: '100',
+        LOG_LEVEL: 'warn',
+        TARGET_ALLOWLIST: '127.0.0.1',
+        WEBHOOK_POLL_MS: '200',
+        WEBHOOK_TIMEOUT_MS: '3000',
+        ...env,
+      });
+      stack.client = createServiceClient({
+        name: 'webhook-dispatcher',
+        baseUrl: stack.dispatcher.url,
+        identity: testCallerCredentials('gateway'),
+      });
+    },
+    tearDown: async (): Promise<void> => {
+      await stack.dispatcher?.kill('SIGTERM');
+      h.closeReceivers();
+      await stack.bus?.disconnect();
+      await stack.database?.drop();
+    },
+  };
 }

@@ -2,20 +2,8 @@ import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, expect, it } from '@jest/globals';
 import { webhooksApi } from '@wdr/contracts';
-import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
-import { KafkaBus } from '@wdr/kit/kafka';
-import { createLogger } from '@wdr/kit/log';
-import {
-  createTestDatabase,
-  KAFKA_BROKERS,
-  startServiceProcess,
-  uniqueTopicPrefix,
-  type ServiceProcess,
-  type TestDatabase,
-  testCallerCredentials,
-} from '@wdr/testkit';
-import { harness, ok } from './harness.js';
+import { ok, processStack } from './harness.js';
 
 /**
  * Fan out only what someone listens to, end to end: the dispatcher as a real process, lifecycle
@@ -25,31 +13,11 @@ import { harness, ok } from './harness.js';
  * `skipped` count) and leave no message; a new endpoint takes the very next event; a change heard
  * after the listening connection was cut is read from the table again.
  */
-let database: TestDatabase;
-let dispatcher: ServiceProcess;
-let client: ServiceClient;
-let bus: KafkaBus;
-
-const { receiver, closeReceivers, endpoint, requestEvent, sql, until } = harness(() => ({ database, bus, dispatcher, client }));
+const { stack, setUp, start, tearDown, receiver, endpoint, requestEvent, sql, until } = processStack('webhook-listeners-test');
 
 beforeAll(async () => {
-  database = await createTestDatabase('webhook-dispatcher');
-  const prefix = uniqueTopicPrefix();
-  bus = new KafkaBus({ clientId: 'webhook-listeners-test', brokers: KAFKA_BROKERS, prefix, log: createLogger('test', 'silent') });
-  await bus.ensureTopics(['requestLifecycle', 'billingAlerts']);
-  await bus.connect();
-  dispatcher = await startServiceProcess('webhook-dispatcher', {
-    DATABASE_URL: database.url,
-    KAFKA_TOPIC_PREFIX: prefix,
-    KAFKA_SESSION_TIMEOUT_MS: '10000',
-    OUTBOX_POLL_MS: '100',
-    LOG_LEVEL: 'warn',
-    TARGET_ALLOWLIST: '127.0.0.1',
-    WEBHOOK_SECRET_KEY: Buffer.alloc(32, 12).toString('base64'),
-    WEBHOOK_POLL_MS: '200',
-    WEBHOOK_TIMEOUT_MS: '3000',
-  });
-  client = createServiceClient({ name: 'webhook-dispatcher', baseUrl: dispatcher.url, identity: testCallerCredentials('gateway') });
+  await setUp();
+  await start({ WEBHOOK_SECRET_KEY: Buffer.alloc(32, 12).toString('base64') });
   // Ready before its set of listeners is loaded (until then it skips nobody): wait for the listening connection and the first read.
   await until('listening', listening, (rows) => rows.length === 1);
   await sleep(1_000);
@@ -57,19 +25,14 @@ beforeAll(async () => {
 
 const listening = () =>
   sql<{ pid: number }>(`SELECT pid FROM pg_stat_activity WHERE application_name = 'webhook-dispatcher:subscribers' AND datname = $1`, [
-    database.name,
+    stack.database.name,
   ]);
 
-afterAll(async () => {
-  await dispatcher?.kill('SIGTERM');
-  closeReceivers();
-  await bus?.disconnect();
-  await database?.drop();
-}, 60_000);
+afterAll(tearDown, 60_000);
 
 /** Events the dispatcher's consumer skipped (no endpoint takes them), from its /metrics. */
 async function skipped(): Promise<number> {
-  const text = await (await fetch(`${dispatcher.metricsUrl}/metrics`)).text();
+  const text = await (await fetch(`${stack.dispatcher.metricsUrl}/metrics`)).text();
   return [...text.matchAll(/^wdr_kafka_messages_total\{[^}]*outcome="skipped"[^}]*\} (\d+)$/gm)].reduce((n, m) => n + Number(m[1]), 0);
 }
 
@@ -125,7 +88,7 @@ it("fans out only the scope and types an endpoint takes, and follows another rep
   const r = await receiver(() => ok());
   const tenant = randomUUID();
   const [project, production, staging] = [randomUUID(), randomUUID(), randomUUID()];
-  const created = await callInternal(client, webhooksApi.createEndpoint, {
+  const created = await callInternal(stack.client, webhooksApi.createEndpoint, {
     body: { tenant_id: tenant, url: r.url, event_types: ['request.completed'], project_id: project, environment_id: production },
   });
   const prod = { project_id: project, environment_id: production };

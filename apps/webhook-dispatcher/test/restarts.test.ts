@@ -5,20 +5,9 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import { Webhook } from 'standardwebhooks';
 import { webhooksApi } from '@wdr/contracts';
-import { createServiceClient, type ServiceClient } from '@wdr/kit/http-client';
 import { callInternal } from '@wdr/kit/internal-call';
-import { KafkaBus } from '@wdr/kit/kafka';
-import { createLogger } from '@wdr/kit/log';
-import {
-  createTestDatabase,
-  KAFKA_BROKERS,
-  startServiceProcess,
-  uniqueTopicPrefix,
-  type ServiceProcess,
-  type TestDatabase,
-  testCallerCredentials,
-} from '@wdr/testkit';
-import { harness, ok, type Delivery } from './harness.js';
+import { startServiceProcess } from '@wdr/testkit';
+import { ok, processStack, type Delivery } from './harness.js';
 
 /**
  * What holds across a restart of the dispatcher with other settings: its sealing key rotated
@@ -26,39 +15,11 @@ import { harness, ok, type Delivery } from './harness.js';
  * created while an address was allowed are refused at their next connection). One dispatcher
  * process at a time on one database and one set of topics; each restart replaces it.
  */
-let database: TestDatabase;
-let dispatcher: ServiceProcess | undefined;
-let client: ServiceClient;
-let bus: KafkaBus;
-let prefix: string;
-
-const { receiver, closeReceivers, endpoint, requestEvent, sql, advance, until, messagesOf, attemptsOf } = harness(() => ({
-  database,
-  bus,
-  dispatcher: dispatcher!,
-  client,
-}));
+const { stack, setUp, start, tearDown, receiver, endpoint, requestEvent, sql, advance, until, messagesOf, attemptsOf } =
+  processStack('webhook-restarts-test');
 
 const KEY_A = Buffer.alloc(32, 21).toString('base64');
 const KEY_B = Buffer.alloc(32, 22).toString('base64');
-
-const baseEnv = () => ({
-  DATABASE_URL: database.url,
-  KAFKA_TOPIC_PREFIX: prefix,
-  KAFKA_SESSION_TIMEOUT_MS: '10000',
-  OUTBOX_POLL_MS: '100',
-  LOG_LEVEL: 'warn',
-  TARGET_ALLOWLIST: '127.0.0.1',
-  WEBHOOK_POLL_MS: '200',
-  WEBHOOK_TIMEOUT_MS: '3000',
-});
-
-/** Stops the running dispatcher (SIGTERM) and starts one with these settings. */
-async function restartWith(env: Record<string, string>): Promise<void> {
-  await dispatcher?.kill('SIGTERM');
-  dispatcher = await startServiceProcess('webhook-dispatcher', { ...baseEnv(), ...env });
-  client = createServiceClient({ name: 'webhook-dispatcher', baseUrl: dispatcher.url, identity: testCallerCredentials('gateway') });
-}
 
 const headersOf = (d: Delivery) => ({
   'webhook-id': String(d.headers['webhook-id']),
@@ -81,7 +42,7 @@ function reseal(keys: Record<string, string>): Promise<{ code: number | null; ou
   const script = fileURLToPath(new URL('../dist/admin.js', import.meta.url));
   return new Promise((resolve, reject) => {
     const proc = spawn(process.execPath, [script, 'webhook-reseal'], {
-      env: { PATH: process.env['PATH'] ?? '', DATABASE_URL: database.url, ...keys },
+      env: { PATH: process.env['PATH'] ?? '', DATABASE_URL: stack.database.url, ...keys },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let out = '';
@@ -93,30 +54,19 @@ function reseal(keys: Record<string, string>): Promise<{ code: number | null; ou
   });
 }
 
-beforeAll(async () => {
-  database = await createTestDatabase('webhook-dispatcher');
-  prefix = uniqueTopicPrefix();
-  bus = new KafkaBus({ clientId: 'webhook-restarts-test', brokers: KAFKA_BROKERS, prefix, log: createLogger('test', 'silent') });
-  await bus.ensureTopics(['requestLifecycle', 'billingAlerts']);
-  await bus.connect();
-}, 60_000);
+beforeAll(setUp, 60_000);
 
-afterAll(async () => {
-  await dispatcher?.kill('SIGTERM');
-  closeReceivers();
-  await bus?.disconnect();
-  await database?.drop();
-}, 60_000);
+afterAll(tearDown, 60_000);
 
 describe('rotating WEBHOOK_SECRET_KEY', () => {
   it('endpoints sealed under the old key keep receiving after a restart with a new key and the old one as previous; new values are sealed under the new key; a key dropped too early sends nothing and says why; webhook-reseal moves every endpoint to the new key, then the old one can go', async () => {
     const tenant = randomUUID();
     // Before: one key, plain base64 (id k1), as every deployment had it. The old endpoint's signing
     // secret is mid-rotation (its previous secret sealed too, and signing for an hour).
-    await restartWith({ WEBHOOK_SECRET_KEY: KEY_A });
+    await start({ WEBHOOK_SECRET_KEY: KEY_A });
     const old = await receiver(ok);
     const { endpoint: oldEp, secret: firstSecret } = await endpoint(tenant, old.url, ['request.completed']);
-    const { secret: oldSecret } = await callInternal(client, webhooksApi.rotateSecret, {
+    const { secret: oldSecret } = await callInternal(stack.client, webhooksApi.rotateSecret, {
       params: { endpointId: oldEp.id },
       body: { tenant_id: tenant, previous_valid_seconds: 3_600 },
     });
@@ -132,7 +82,7 @@ describe('rotating WEBHOOK_SECRET_KEY', () => {
       [oldSecret, firstSecret].map((s) => new Webhook(s).verify(d.body, headersOf(d)) as { type: string }).map((p) => p.type);
 
     // Rotated: k2 seals, k1 still opens.
-    await restartWith({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A}` });
+    await start({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A}` });
     const fresh = await receiver(ok);
     const { endpoint: freshEp, secret: freshSecret } = await endpoint(tenant, fresh.url, ['request.completed']);
     expect(await sealedKeyIds(freshEp.id)).toEqual({ url: 'k2', secret: 'k2', previous: null });
@@ -150,7 +100,7 @@ describe('rotating WEBHOOK_SECRET_KEY', () => {
 
     // k1 dropped while an endpoint still names it: that endpoint gets nothing, the log says which key
     // is missing, its message waits (pending); the other endpoint is not held up.
-    await restartWith({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}` });
+    await start({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}` });
     await requestEvent(tenant, 'request.completed');
     await until(
       "the k2 endpoint's delivery",
@@ -159,7 +109,7 @@ describe('rotating WEBHOOK_SECRET_KEY', () => {
     );
     await until(
       'the missing key in the log',
-      () => dispatcher!.logs(),
+      () => stack.dispatcher.logs(),
       (l) => l.includes('sealed under key id \\"k1\\", which is not in the key ring (WEBHOOK_SECRET_KEY: current k2, previous none)'),
     );
     await sleep(500);
@@ -178,7 +128,7 @@ describe('rotating WEBHOOK_SECRET_KEY', () => {
     });
 
     // The key put back: the held message goes out (once its lease, moved here, has ended).
-    await restartWith({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A}` });
+    await start({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A}` });
     await advance(60_000);
     await until(
       'the held delivery',
@@ -195,7 +145,7 @@ describe('rotating WEBHOOK_SECRET_KEY', () => {
       resealed: 0,
       failed: [],
     });
-    await restartWith({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}` });
+    await start({ WEBHOOK_SECRET_KEY: `k2:${KEY_B}` });
     await requestEvent(tenant, 'request.completed');
     await until(
       'deliveries with k1 gone',
@@ -207,22 +157,29 @@ describe('rotating WEBHOOK_SECRET_KEY', () => {
   }, 180_000);
 
   it('refuses to start with a key ring that cannot be right, naming the setting', async () => {
-    const start = (env: Record<string, string>) =>
-      startServiceProcess('webhook-dispatcher', { ...baseEnv(), ...env }).then(
+    // A second process on the same database and topics, beside the running one: it never gets going.
+    const startOnce = (env: Record<string, string>) =>
+      startServiceProcess('webhook-dispatcher', {
+        DATABASE_URL: stack.database.url,
+        KAFKA_TOPIC_PREFIX: stack.prefix,
+        LOG_LEVEL: 'warn',
+        TARGET_ALLOWLIST: '127.0.0.1',
+        ...env,
+      }).then(
         () => 'started',
         (err: Error) => err.message,
       );
     // The new key given as plain base64 (id k1) beside the old k1.
-    expect(await start({ WEBHOOK_SECRET_KEY: KEY_B, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A}` })).toContain(
+    expect(await startOnce({ WEBHOOK_SECRET_KEY: KEY_B, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A}` })).toContain(
       'WEBHOOK_SECRET_KEY_PREVIOUS: key id k1 is also the id of the current key (WEBHOOK_SECRET_KEY); give the new key its own id (WEBHOOK_SECRET_KEY=<new id>:<base64>)',
     );
-    expect(await start({ WEBHOOK_SECRET_KEY: `k2:${Buffer.alloc(16).toString('base64')}` })).toContain(
+    expect(await startOnce({ WEBHOOK_SECRET_KEY: `k2:${Buffer.alloc(16).toString('base64')}` })).toContain(
       'WEBHOOK_SECRET_KEY: key k2 must be 32 bytes, base64-encoded (it decodes to 16)',
     );
-    expect(await start({ WEBHOOK_SECRET_KEY: `k3:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A},k1:${KEY_B}` })).toContain(
+    expect(await startOnce({ WEBHOOK_SECRET_KEY: `k3:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: `k1:${KEY_A},k1:${KEY_B}` })).toContain(
       'WEBHOOK_SECRET_KEY_PREVIOUS: key id k1 is given twice',
     );
-    expect(await start({ WEBHOOK_SECRET_KEY: `k3:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: KEY_A })).toContain(
+    expect(await startOnce({ WEBHOOK_SECRET_KEY: `k3:${KEY_B}`, WEBHOOK_SECRET_KEY_PREVIOUS: KEY_A })).toContain(
       'WEBHOOK_SECRET_KEY_PREVIOUS: each key must be <id>:<base64 of 32 bytes>',
     );
   }, 60_000);
@@ -231,7 +188,7 @@ describe('rotating WEBHOOK_SECRET_KEY', () => {
 describe('the target policy at every connection', () => {
   it('endpoints created while 127.0.0.1 was allowed are refused at their next attempt once it is not: recorded as target_blocked, nothing reaches the receivers', async () => {
     const tenant = randomUUID();
-    await restartWith({ WEBHOOK_SECRET_KEY: KEY_A, TARGET_ALLOWLIST: '127.0.0.1,localhost' });
+    await start({ WEBHOOK_SECRET_KEY: KEY_A, TARGET_ALLOWLIST: '127.0.0.1,localhost' });
     const byAddress = await receiver(ok);
     const byName = await receiver(ok);
     const { endpoint: ipEp } = await endpoint(tenant, byAddress.url, ['request.completed']);
@@ -246,7 +203,7 @@ describe('the target policy at every connection', () => {
 
     // The name is still allowed, the address it resolves to is not (what a DNS answer changed to a
     // private address looks like); the literal address is refused before any connection.
-    await restartWith({ WEBHOOK_SECRET_KEY: KEY_A, TARGET_ALLOWLIST: 'localhost' });
+    await start({ WEBHOOK_SECRET_KEY: KEY_A, TARGET_ALLOWLIST: 'localhost' });
     await requestEvent(tenant, 'request.completed');
     const blocked = await until(
       'the refused attempts',
@@ -268,7 +225,7 @@ describe('the target policy at every connection', () => {
 
 describe('waking for retries without the poll', () => {
   it('with a minute-long safety poll, a retry is sent when it falls due, and a restarted sender finds the next due attempt itself', async () => {
-    await restartWith({ WEBHOOK_SECRET_KEY: KEY_A, WEBHOOK_POLL_MS: '60000' });
+    await start({ WEBHOOK_SECRET_KEY: KEY_A, WEBHOOK_POLL_MS: '60000' });
     const tenant = randomUUID();
     // Each message is answered 500 once, then 200: its retry is due about 5 s after the first attempt.
     const r = await receiver((_d, nth) => (nth === 1 ? { status: 500 } : { status: 200 }));
@@ -298,7 +255,7 @@ describe('waking for retries without the poll', () => {
       `UPDATE webhook_messages SET next_attempt_at = now() + interval '10 seconds' WHERE endpoint_id = $1::uuid AND status = 'pending'`,
       [ep.id],
     );
-    await restartWith({ WEBHOOK_SECRET_KEY: KEY_A, WEBHOOK_POLL_MS: '60000' });
+    await start({ WEBHOOK_SECRET_KEY: KEY_A, WEBHOOK_POLL_MS: '60000' });
     await until(
       'the second message delivered on its retry',
       () => messagesOf(ep.id),
