@@ -404,3 +404,42 @@ it("reads a fan-out's endpoints with one probe of each index per endpoint, howev
   // of the backlog: no scan reads more than an endpoint row per event.
   expect(Math.max(...scans.map(looked))).toBeLessThanOrEqual(64 * endpoints);
 });
+
+it('an endpoint deleted while its direct delivery is being stored leaves the rest of the group stored', async () => {
+  const [gone, kept] = [randomUUID(), randomUUID()];
+  await addEndpoint(gone);
+  await addEndpoint(kept);
+  const delivered = (endpointId: string) => {
+    const eventId = randomUUID();
+    const message: NewMessage = {
+      id: messageIdFor(eventId, endpointId),
+      endpointId,
+      tenantId: tenant,
+      eventId,
+      eventType: 'request.completed',
+      body: '{}',
+    };
+    return { message, firstAttemptAt: new Date(), statusCode: 200, latencyMs: 5, excerpt: null };
+  };
+  // The deletion holds its row while the group's statement reads the endpoint as present, and
+  // commits while the statement waits for it: the statement's foreign-key check then finds it gone.
+  const deleting = new pg.Client({ connectionString: db.url });
+  await deleting.connect();
+  try {
+    const schema = new URL(db.url).searchParams.get('schema') ?? 'public';
+    await deleting.query('BEGIN');
+    await deleting.query(`DELETE FROM "${schema}".webhook_endpoints WHERE id = $1::uuid`, [gone]);
+    const group = [delivered(gone), delivered(kept)];
+    const storing = recordDirectDelivered(sql, group);
+    await sleep(300);
+    await deleting.query('COMMIT');
+    await storing;
+    const stored = await sql.$queryRawUnsafe<{ endpoint_id: string }[]>(
+      'SELECT endpoint_id::text FROM webhook_messages WHERE id = ANY($1::uuid[])',
+      group.map((d) => d.message.id),
+    );
+    expect(stored).toEqual([{ endpoint_id: kept }]);
+  } finally {
+    await deleting.end();
+  }
+});

@@ -108,6 +108,21 @@ function bodiesOf(messages: NewMessage[]): [string[], number[]] {
   return [distinct, index];
 }
 
+/**
+ * Runs a statement that inserts messages of endpoints it read as present (a join or `EXISTS`),
+ * once more if an endpoint was deleted between that check and the statement's foreign-key check:
+ * the whole statement failed (23503), and failing it would fail every event of the group (read
+ * again, its other messages posted again). Run again, the check leaves that endpoint out.
+ */
+export async function sparingDeletedEndpoints<T>(run: () => Promise<T>): Promise<T> {
+  try {
+    return await run();
+  } catch (err) {
+    if ((err as { code?: string }).code !== '23503') throw err;
+    return run();
+  }
+}
+
 /** New messages into the queue, due now (the insert's trigger wakes the senders). */
 export const QUEUE_MESSAGES = `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
      SELECT u.id, u.endpoint_id, u.tenant_id, u.event_id, u.event_type, u.body, now()
@@ -118,14 +133,15 @@ export const QUEUE_MESSAGES = `INSERT INTO webhook_messages (id, endpoint_id, te
      ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
 
 export async function queueMessages(sql: PgSql, group: NewMessage[]): Promise<number> {
-  return sql.count(QUEUE_MESSAGES, [
+  const params = [
     group.map((m) => m.id),
     group.map((m) => m.endpointId),
     group.map((m) => m.tenantId),
     group.map((m) => m.eventId),
     group.map((m) => m.eventType),
     ...bodiesOf(group),
-  ]);
+  ];
+  return sparingDeletedEndpoints(async () => sql.count(QUEUE_MESSAGES, params));
 }
 
 /** A message posted directly and answered 2xx, waiting to be written. */
@@ -165,7 +181,7 @@ export const DIRECT_DELIVERED = `WITH input AS (
 
 export async function recordDirectDelivered(sql: PgSql, group: DirectDelivered[]): Promise<void> {
   const [bodies, index] = bodiesOf(group.map((d) => d.message));
-  await sql.rows(DIRECT_DELIVERED, [
+  const params = [
     group.map((d) => d.message.id),
     group.map((d) => d.message.endpointId),
     group.map((d) => d.message.tenantId),
@@ -177,7 +193,8 @@ export async function recordDirectDelivered(sql: PgSql, group: DirectDelivered[]
     group.map((d) => d.latencyMs),
     group.map((d) => d.excerpt),
     index,
-  ]);
+  ];
+  await sparingDeletedEndpoints(async () => sql.rows(DIRECT_DELIVERED, params));
 }
 
 /**
@@ -193,6 +210,7 @@ export const HOLD_MESSAGE = `INSERT INTO webhook_messages
      ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
 
 export async function holdMessage(sql: PgSql, m: NewMessage, leaseMs: number, token: string, firstAttemptAt: Date): Promise<boolean> {
-  const n = await sql.count(HOLD_MESSAGE, [m.id, m.endpointId, m.tenantId, m.eventId, m.eventType, m.body, leaseMs, token, firstAttemptAt]);
+  const params = [m.id, m.endpointId, m.tenantId, m.eventId, m.eventType, m.body, leaseMs, token, firstAttemptAt];
+  const n = await sparingDeletedEndpoints(async () => sql.count(HOLD_MESSAGE, params));
   return n > 0;
 }

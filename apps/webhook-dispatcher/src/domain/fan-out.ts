@@ -1,7 +1,7 @@
 import type { WebhookEventType } from '@wdr/contracts';
 import type { RawSql } from '@wdr/kit/db';
 import type { PgSql } from '@wdr/kit/pg-sql';
-import { messageIdFor, queueMessages, readTargets, type NewMessage, type Target } from './direct.js';
+import { messageIdFor, queueMessages, readTargets, sparingDeletedEndpoints, type NewMessage, type Target } from './direct.js';
 import { GroupedWrites } from './grouped-writes.js';
 
 /** One event as it becomes webhook messages: the body is built once and sent as is to every endpoint. */
@@ -103,7 +103,7 @@ export class FanOut {
   private async write(group: WebhookEvent[]): Promise<void> {
     const direct = this.direct;
     if (!direct) {
-      await this.sql.count(FAN_OUT, eventParams(group));
+      await sparingDeletedEndpoints(async () => this.sql.count(FAN_OUT, eventParams(group)));
       return;
     }
     const params = eventParams(group);
