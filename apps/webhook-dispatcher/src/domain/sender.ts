@@ -388,7 +388,8 @@ export class DeliverySender implements DirectDeliveries {
       opened = this.opened(target);
     } catch {
       // Its URL or secret cannot be opened here (a sealing key not in the ring): the queue's way,
-      // whose sender says why at each claim and leaves the message pending.
+      // whose sender says why at each claim and leaves the message pending; so go the endpoint's next ones.
+      this.queuedUntil.set(m.endpointId, Date.now() + QUEUED_FOR_MS);
       postDone();
       await this.spilled.add(m);
       w.resolve();
