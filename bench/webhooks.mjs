@@ -184,11 +184,16 @@ async function untilArrived(n, timeoutMs) {
   }
 }
 
+/** Deliveries each side makes untimed before its timed run: the dispatcher's warm-up burst, the bare loops' first posts. */
+const WARM_DELIVERIES = 200;
 const pct = (xs, p) => xs[Math.min(xs.length - 1, Math.floor((p / 100) * xs.length))];
 
-// Warm-up: connections, prepared statements, consumer assignment.
-await produce(tenantId, 20);
-await untilArrived(20 * ENDPOINTS, 60_000);
+// Warm-up: connections, prepared statements, consumer assignment, and as many deliveries as the
+// bare loops post untimed before theirs (WARM_DELIVERIES), produced at once so that the dispatcher
+// opens its connections to the receiver as the bare loops do in theirs.
+const WARM_EVENTS = Math.ceil(WARM_DELIVERIES / ENDPOINTS);
+await produce(tenantId, WARM_EVENTS);
+await untilArrived(WARM_EVENTS * ENDPOINTS, 60_000);
 arrivals.length = 0;
 
 // ---------------------------------------------------------------------------- throughput
@@ -337,7 +342,7 @@ async function bare({ receiverUrl, items, secrets, concurrency, client, undiciPa
 `;
 const undiciPath = createRequire(import.meta.url).resolve('undici');
 const bareItems = delivered.map((d) => ({ path: d.path, id: d.id, body: d.body, endpoint: Number(/\/hooks\/(\d+)/.exec(d.path)[1]) }));
-const bareData = { receiverUrl, items: bareItems, secrets, concurrency: CONCURRENCY, undiciPath, warm: 200 };
+const bareData = { receiverUrl, items: bareItems, secrets, concurrency: CONCURRENCY, undiciPath, warm: WARM_DELIVERIES };
 function bareInWorker(client) {
   const worker = new Worker(
     `${bareSource}; require('node:worker_threads').parentPort.postMessage(null); bare(require('node:worker_threads').workerData).then((r) => require('node:worker_threads').parentPort.postMessage(r));`,
@@ -405,7 +410,7 @@ console.log(`events of a tenant without endpoints: dispatcher CPU ${((idleCpu * 
 console.log(`duplicate webhook-ids received from the dispatcher: ${duplicates}`);
 
 const report = benchReport('webhooks');
-const expected = (20 + EVENTS + RATES.reduce((n, r) => n + r * LATENCY_S, 0)) * ENDPOINTS;
+const expected = (WARM_EVENTS + EVENTS + RATES.reduce((n, r) => n + r * LATENCY_S, 0)) * ENDPOINTS;
 report.check(
   'one message per event and endpoint, nothing more',
   tenantMessages === expected,
