@@ -35,10 +35,10 @@ export const bodyOf = (e: WebhookEvent) => JSON.stringify({ type: e.type, timest
  * (and optionally an environment) takes only events of that project (and environment).
  */
 export function recordMessages(tx: RawSql, e: WebhookEvent): Promise<number> {
-  return tx.$executeRawUnsafe(FAN_OUT, ...eventParams([e]));
+  return tx.$executeRawUnsafe(FAN_OUT, ...eventColumns([e]).fanOut);
 }
 
-/** The fan-out statement, for any number of events (their columns: eventParams). */
+/** The fan-out statement, for any number of events (their columns: eventColumns). */
 const FAN_OUT = `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event_id, event_type, body, next_attempt_at)
      SELECT gen_random_uuid(), ep.id, ep.tenant_id, e.event_id, e.event_type, e.body, now()
      FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::boolean[], $6::text[], $7::text[])
@@ -49,18 +49,21 @@ const FAN_OUT = `INSERT INTO webhook_messages (id, endpoint_id, tenant_id, event
             OR (ep.project_id = e.project_id AND (ep.environment_id IS NULL OR ep.environment_id = e.environment_id)))
      ON CONFLICT (endpoint_id, event_id) DO NOTHING`;
 
-/** FAN_OUT's parameters: the events' columns, in its order. */
-function eventParams(group: WebhookEvent[]): unknown[] {
+/** The events' columns: FAN_OUT's parameters in its order, and TARGETS's (the same, without the bodies). */
+function eventColumns(group: WebhookEvent[]) {
   const scoped = group.map((e) => (e.scope !== null && e.scope !== 'tenant' ? e.scope : null));
-  return [
-    group.map((e) => e.tenantId),
-    group.map((e) => e.eventId),
-    group.map((e) => e.type),
-    group.map(bodyOf),
-    group.map((e) => e.scope === 'tenant'),
-    scoped.map((s) => s?.projectId ?? null),
-    scoped.map((s) => s?.environmentId ?? null),
-  ];
+  const tenantIds = group.map((e) => e.tenantId);
+  const eventIds = group.map((e) => e.eventId);
+  const types = group.map((e) => e.type);
+  const bodies = group.map(bodyOf);
+  const tenantWide = group.map((e) => e.scope === 'tenant');
+  const projectIds = scoped.map((s) => s?.projectId ?? null);
+  const environmentIds = scoped.map((s) => s?.environmentId ?? null);
+  return {
+    bodies,
+    fanOut: [tenantIds, eventIds, types, bodies, tenantWide, projectIds, environmentIds],
+    targets: [tenantIds, eventIds, types, tenantWide, projectIds, environmentIds],
+  };
 }
 
 /** Where the consumer's fan-out hands the messages it may post directly (the sender, direct.ts). */
@@ -102,14 +105,13 @@ export class FanOut {
 
   private async write(group: WebhookEvent[]): Promise<void> {
     const direct = this.direct;
+    const columns = eventColumns(group);
     if (!direct) {
-      await sparingDeletedEndpoints(async () => this.sql.count(FAN_OUT, eventParams(group)));
+      await sparingDeletedEndpoints(async () => this.sql.count(FAN_OUT, columns.fanOut));
       return;
     }
-    const params = eventParams(group);
-    // TARGETS takes the columns of FAN_OUT but the bodies.
-    const targets = await readTargets(this.sql, [...params.slice(0, 3), ...params.slice(4)]);
-    const bodies = params[3] as string[];
+    const targets = await readTargets(this.sql, columns.targets);
+    const { bodies } = columns;
     const queued: NewMessage[] = [];
     const posting = new Map<WebhookEvent, Promise<void>[]>();
     for (const t of targets) {

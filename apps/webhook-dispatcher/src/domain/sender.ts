@@ -189,7 +189,8 @@ export class DeliverySender implements DirectDeliveries {
             for (const c of claims) this.launch(c);
             claimed = (claimed ?? 0) + claims.length;
             // Fewer than asked: nothing more is due for this process until a wake-up (or a slot of an
-            // endpoint at its bound frees: deliveries of claimed messages kick, direct ones see slotFreed).
+            // endpoint at its bound frees: a claimed delivery's end kicks, a direct one's looks at
+            // most every 100 ms, launchDirect).
             if (claims.length < free) this.dueMayWait = false;
             return claims.length === free;
           });
@@ -402,14 +403,13 @@ export class DeliverySender implements DirectDeliveries {
       this.posting.delete(posting),
     );
     const latencyMs = Math.round(performance.now() - started);
-    const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
+    const delivered = succeeded(result);
     // A held message is the queue's from here: its lease, not this slot, counts against the endpoint.
     postDone();
     if (delivered && !held) {
       await this.directDelivered.add({ message: m, firstAttemptAt, statusCode: result.statusCode!, latencyMs, excerpt: result.excerpt });
       w.resolve();
-      this.deliveries.inc({ outcome: 'delivered' });
-      this.duration.observe({ outcome: 'delivered' }, latencyMs / 1000);
+      this.counted('delivered', latencyMs);
       return;
     }
     // Stored by another sender meanwhile (a replica that read the event too): its record stands.
@@ -427,7 +427,11 @@ export class DeliverySender implements DirectDeliveries {
       previous_secret_sealed: target.previous_secret_sealed,
       previous_secret_expires_at: target.previous_secret_expires_at,
     };
-    const outcome = await this.record(c, result, latencyMs, delivered);
+    this.counted(await this.record(c, result, latencyMs, delivered), latencyMs);
+  }
+
+  /** An attempt's outcome in the metrics, once it is recorded. */
+  private counted(outcome: 'delivered' | 'retry' | 'exhausted', latencyMs: number): void {
     this.deliveries.inc({ outcome });
     this.duration.observe({ outcome }, latencyMs / 1000);
   }
@@ -510,10 +514,7 @@ export class DeliverySender implements DirectDeliveries {
     const started = performance.now();
     const result = await this.post(target, c.body, this.headersFor(target, c.previous_secret_expires_at, c.id, c.body));
     const latencyMs = Math.round(performance.now() - started);
-    const delivered = result.statusCode !== null && result.statusCode >= 200 && result.statusCode < 300;
-    const outcome = await this.record(c, result, latencyMs, delivered);
-    this.deliveries.inc({ outcome });
-    this.duration.observe({ outcome }, latencyMs / 1000);
+    this.counted(await this.record(c, result, latencyMs, succeeded(result)), latencyMs);
   }
 
   /**
@@ -656,6 +657,9 @@ export class DeliverySender implements DirectDeliveries {
     return outcome;
   }
 }
+
+/** A 2xx answer: the attempt delivered its message. */
+const succeeded = (r: AttemptResult) => r.statusCode !== null && r.statusCode >= 200 && r.statusCode < 300;
 
 /** How long an endpoint whose direct POST failed or ran long gets its new messages through the queue. */
 const QUEUED_FOR_MS = 30_000;
