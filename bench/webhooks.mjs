@@ -268,6 +268,27 @@ const messageCount = async (tenant) =>
     .rows[0].n;
 const idleMessages = await messageCount(idleTenant);
 const tenantMessages = await messageCount(tenantId);
+/**
+ * The tenant's messages recorded delivered, and their delivered attempts: a delivery counted by the
+ * receiver is only a delivery once stored (direct delivery stores it after the answer). Read until
+ * they stop changing, a few seconds at most after the last phase.
+ */
+const storedOf = async (tenant) =>
+  (
+    await withDatabase(database.url, (c) =>
+      c.query(
+        `SELECT (SELECT count(*)::int FROM webhook_messages WHERE tenant_id = $1::uuid AND status = 'delivered') AS delivered,
+                (SELECT count(*)::int FROM webhook_attempts a JOIN webhook_messages m ON m.id = a.message_id
+                  WHERE m.tenant_id = $1::uuid AND a.outcome = 'delivered') AS attempts`,
+        [tenant],
+      ),
+    )
+  ).rows[0];
+let stored = await storedOf(tenantId);
+for (let i = 0; i < 50 && stored.delivered < tenantMessages; i += 1) {
+  await sleep(100);
+  stored = await storedOf(tenantId);
+}
 
 // ---------------------------------------------------------------------------- bare loops
 /**
@@ -415,6 +436,11 @@ report.check(
   'one message per event and endpoint, nothing more',
   tenantMessages === expected,
   `${tenantMessages} messages, ${expected} expected`,
+);
+report.check(
+  'every message recorded delivered, with one delivered attempt',
+  stored.delivered === expected && stored.attempts === expected,
+  `${stored.delivered} delivered, ${stored.attempts} delivered attempts, ${expected} expected`,
 );
 report.check('no duplicate webhook-id received', duplicates === 0, `${duplicates} duplicates`);
 report.check(
