@@ -29,7 +29,7 @@ import { Semaphore } from '../semaphore.js';
 import { OffsetProgress } from './progress.js';
 import { dependencyBackoffMs, failureVerdict, maxAttemptsOf, retryBackoffMs } from './retry-policy.js';
 import { setFetchWaits } from './kafkajs-idle-fix.js';
-import { decode, heartbeatFor } from './transport.js';
+import { decode, heartbeatFor, subscribeAll } from './transport.js';
 
 export {
   PoisonMessageError,
@@ -207,7 +207,15 @@ export async function startConsumer<Tx extends RawSql = RawSql>(opts: {
   const toDlq = deadLetterer(bus, opts.group);
 
   await consumer.connect();
-  for (const t of opts.topics) await consumer.subscribe({ topic: bus.topic(t), fromBeginning: true });
+  await subscribeAll(
+    consumer,
+    opts.topics.map((t) => bus.topic(t)),
+    true,
+    log,
+  ).catch(async (err: unknown) => {
+    await stopLag().catch(() => undefined);
+    throw err;
+  });
 
   /**
    * Decode and handle one message (with retries and the DLQ). Returns the envelope id to record as
@@ -764,7 +772,12 @@ export async function startBroadcastConsumer(opts: {
   const health = trackHealth(consumer, log);
   if (opts.onJoin) consumer.on(consumer.events.GROUP_JOIN, opts.onJoin);
   await consumer.connect();
-  for (const t of opts.topics) await consumer.subscribe({ topic: bus.topic(t), fromBeginning: false });
+  await subscribeAll(
+    consumer,
+    opts.topics.map((t) => bus.topic(t)),
+    false,
+    log,
+  );
   await consumer.run({
     autoCommit: false,
     eachBatch: async ({ batch }) => {

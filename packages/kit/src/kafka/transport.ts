@@ -1,5 +1,7 @@
-// From the wire: a message's bytes to a catalog-checked envelope (or the reason it is unusable), and the heartbeat period.
-import type { KafkaMessage } from 'kafkajs';
+// From the wire: a message's bytes to a catalog-checked envelope (or the reason it is unusable), the heartbeat period, and subscribing.
+import { setTimeout as sleep } from 'node:timers/promises';
+import type { Consumer, KafkaMessage } from 'kafkajs';
+import type { Logger } from '../log.js';
 import { envelopeSchema, eventSpecOf, type CatalogEnvelope, type Envelope, type TopicKey } from '@wdr/contracts';
 
 /**
@@ -8,6 +10,41 @@ import { envelopeSchema, eventSpecOf, type CatalogEnvelope, type Envelope, type 
  * (a long handler) runs one timer at this period too.
  */
 export const heartbeatFor = (sessionTimeoutMs: number) => Math.max(1_000, Math.round(sessionTimeoutMs / 5));
+
+/**
+ * Subscribe `consumer` to `topics`, riding out a broker whose metadata does not know a topic yet.
+ * kafkajs's subscribe gives up at the first UNKNOWN_TOPIC_OR_PARTITION answer (it only retries
+ * LEADER_NOT_AVAILABLE), and a broker can give that answer for a moment after the topic was created
+ * (KRaft brokers learn new topics from the controller asynchronously; a topics Job may have just
+ * run). Retriable answers are tried again for about `withinMs`; anything else, or a topic still
+ * unknown after it, is thrown, with the consumer disconnected: a missing topic fails startup
+ * instead of consuming nothing.
+ */
+export async function subscribeAll(
+  consumer: Pick<Consumer, 'subscribe' | 'disconnect'>,
+  topics: readonly string[],
+  fromBeginning: boolean,
+  log: Logger,
+  withinMs = 30_000,
+): Promise<void> {
+  for (const topic of topics) {
+    const deadline = Date.now() + withinMs;
+    for (let attempt = 1; ; attempt++) {
+      try {
+        await consumer.subscribe({ topic, fromBeginning });
+        break;
+      } catch (err) {
+        const retriable = (err as { retriable?: boolean }).retriable === true;
+        if (!retriable || Date.now() >= deadline) {
+          await consumer.disconnect().catch(() => undefined);
+          throw err;
+        }
+        log.warn({ err, topic, attempt }, 'subscribing: the broker does not know the topic yet; retrying');
+        await sleep(Math.min(2_000, 100 * 2 ** attempt));
+      }
+    }
+  }
+}
 
 /**
  * Parse a message into its envelope and check its payload against the catalog's schema for its type
