@@ -108,23 +108,22 @@ export async function createBatch(deps: AdmissionDeps, cmd: BatchCommand): Promi
     };
   });
 
+  const batchRow = {
+    id: cmd.batch_id,
+    tenantId: cmd.tenant_id,
+    inputHash: cmd.input_hash,
+    routeMode: modes.size === 1 ? cmd.jobs[0]!.route_mode : 'mixed',
+    pricingVersion: reservationOf(ids[0]!).pricing_version,
+    totalJobs: cmd.jobs.length,
+    // What the batch's reservations hold, not what this call's ledger answer newly charged:
+    // a racing create of the same batch may have reserved first and still lose this insert.
+    chargedTokens: reserved.items.reduce((sum, r) => sum + r.base_tokens, 0),
+    createdAt,
+  };
   try {
     await deps.db.$transaction(
       async (tx) => {
-        await tx.batch.create({
-          data: {
-            id: cmd.batch_id,
-            tenantId: cmd.tenant_id,
-            inputHash: cmd.input_hash,
-            routeMode: modes.size === 1 ? cmd.jobs[0]!.route_mode : 'mixed',
-            pricingVersion: reservationOf(ids[0]!).pricing_version,
-            totalJobs: cmd.jobs.length,
-            // What the batch's reservations hold, not what this call's ledger answer newly charged:
-            // a racing create of the same batch may have reserved first and still lose this insert.
-            chargedTokens: reserved.items.reduce((sum, r) => sum + r.base_tokens, 0),
-            createdAt,
-          },
-        });
+        await tx.batch.create({ data: batchRow });
         await tx.dataRequest.createMany({ data: rows });
         // The first event of every job, written in bulk: what appendEvent does one at a time.
         await tx.requestEvent.createMany({
@@ -163,9 +162,27 @@ export async function createBatch(deps: AdmissionDeps, cmd: BatchCommand): Promi
     }
     throw err;
   }
-  const created = await deps.db.batch.findUniqueOrThrow({ where: { id: cmd.batch_id } });
-  return submissionView(deps.db, created, created.chargedTokens, false);
+  // The answer describes the batch as admitted, from what was just written, not read back: a job
+  // may already be running by then (its fetch job was published at commit), and the answer of a
+  // submission says what was accepted; reads show the progress.
+  return submissionViewOf(batchRow, rows.map(admittedJob), batchRow.chargedTokens, false);
 }
+
+/** A job as admitted: its row as just inserted, with the columns' defaults. */
+const admittedJob = (r: Prisma.DataRequestCreateManyInput): JobRow => ({
+  id: r.id!,
+  urlOrigin: r.urlOrigin,
+  status: r.status,
+  options: r.options as DataRequest['options'],
+  cached: false,
+  protected: false,
+  pricingVersion: r.pricingVersion,
+  routeMode: r.routeMode,
+  baseTokens: r.baseTokens,
+  protectedTokens: 0,
+  captchaTokens: 0,
+  createdAt: r.createdAt as Date,
+});
 
 async function replayOf(db: PrismaClient, existing: BatchRow, cmd: BatchCommand): Promise<CabinetBatchResponse> {
   if (existing.tenantId !== cmd.tenant_id || existing.inputHash !== cmd.input_hash) {
@@ -179,7 +196,32 @@ async function jobsOf(db: PrismaClient, batchId: string): Promise<DataRequest[]>
 }
 
 async function submissionView(db: PrismaClient, batch: BatchRow, chargedTokens: number, replay: boolean): Promise<CabinetBatchResponse> {
-  const jobs = await jobsOf(db, batch.id);
+  return submissionViewOf(batch, await jobsOf(db, batch.id), chargedTokens, replay);
+}
+
+/** What a submission's answer shows of a job. */
+type JobRow = Pick<
+  DataRequest,
+  | 'id'
+  | 'urlOrigin'
+  | 'status'
+  | 'options'
+  | 'cached'
+  | 'protected'
+  | 'pricingVersion'
+  | 'routeMode'
+  | 'baseTokens'
+  | 'protectedTokens'
+  | 'captchaTokens'
+  | 'createdAt'
+>;
+
+function submissionViewOf(
+  batch: Pick<BatchRow, 'id' | 'pricingVersion' | 'routeMode'>,
+  jobs: JobRow[],
+  chargedTokens: number,
+  replay: boolean,
+): CabinetBatchResponse {
   return {
     batch_id: batch.id,
     status: batchStatusOf(jobs.map((j) => j.status)),
@@ -207,7 +249,7 @@ async function submissionView(db: PrismaClient, batch: BatchRow, chargedTokens: 
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** A job that asked for extraction says so: the gateway shows its extraction's readiness on top, as in the detail. */
-const extractionMark = (j: DataRequest): { result_kind?: 'extraction' } =>
+const extractionMark = (j: Pick<DataRequest, 'options'>): { result_kind?: 'extraction' } =>
   asksForExtraction(j.options) ? { result_kind: 'extraction' } : {};
 
 /** Failed and cancelled jobs show only the tenant-facing error (code + message), never internals. */
