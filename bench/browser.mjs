@@ -26,6 +26,7 @@ import { createLogger } from '@wdr/kit/log';
 import { createMetrics } from '@wdr/kit/metrics';
 import { TargetPolicy } from '@wdr/kit/target-policy';
 import { RenderOptions } from '@wdr/contracts';
+import { cpuOfPid } from './lib/cpu.mjs';
 import { benchGatewayEnv, nodeOptionsEnv, recordProfiledFleet } from './lib/fleet.mjs';
 import { leaseEnv, leaseRestOf } from './lib/leases.mjs';
 import { benchReport } from './lib/report.mjs';
@@ -143,14 +144,15 @@ async function engineLoop(site, path, resourcePolicy) {
   }
 }
 
-/** process_cpu_seconds_total of every service of the fleet, from its /metrics. */
-async function fleetCpu(fleet) {
-  const out = {};
-  for (const s of SERVICE_NAMES) {
-    const text = await (await fetch(`${fleet.metricsUrl(s)}/metrics`)).text();
-    out[s] = Number(/^process_cpu_seconds_total(?:\{[^}]*\})? ([0-9.e+-]+)$/m.exec(text)?.[1] ?? NaN);
-  }
-  return out;
+/**
+ * CPU seconds of every service's node process, from /proc (as bench/http.mjs and
+ * bench/submissions.mjs read them). Not from each service's /metrics: a scrape is work the bench
+ * would add to the figure, and the first scrape of a service (the one before the run) cost it
+ * 20-80 ms (collectors compiled, the lag gauge's admin client connecting to the broker) partly
+ * after its CPU counter was read, so inside the window: 0.5-2 ms per page per service over 40 pages.
+ */
+function fleetCpu(fleet) {
+  return Object.fromEntries(SERVICE_NAMES.map((s) => [s, cpuOfPid(fleet.pid(s))]));
 }
 
 /** Resident memory of one process (bytes). */
@@ -256,14 +258,14 @@ async function throughApi(site) {
         peakNode = Math.max(peakNode, node);
       });
     }, 1_000);
-    const cpuBefore = await fleetCpu(fleet);
+    const cpuBefore = fleetCpu(fleet);
     const started = performance.now();
     const ids = await Promise.all(Array.from({ length: PAGES }, submit));
     const statuses = await untilTerminal(ids);
     const seconds = (performance.now() - started) / 1000;
     await untilBilled(ids);
     clearInterval(sampler);
-    const cpuAfter = await fleetCpu(fleet);
+    const cpuAfter = fleetCpu(fleet);
     const ok = statuses.filter((s) => s === 'completed').length;
     const rows = await untilSettled(ids);
     const balanceAfter = await balance();
