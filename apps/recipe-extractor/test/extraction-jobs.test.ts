@@ -4,8 +4,7 @@ import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from '@jest/globals';
 import request from 'supertest';
 import type { Envelope } from '@wdr/contracts';
-import type { Consumer } from 'kafkajs';
-import { makeEnvelope, subscribeAll } from '@wdr/kit/kafka';
+import { makeEnvelope } from '@wdr/kit/kafka';
 import {
   createTestDatabase,
   eventually,
@@ -32,9 +31,6 @@ let database: TestDatabase;
 let deps: ExtractorDeps;
 let service: ReturnType<typeof createExtractorService>;
 let orchestrator: Server;
-/** What reached extraction.events, read from the topic's start (the relay deletes the outbox rows it publishes). */
-const announced: { key: string; envelope: Envelope }[] = [];
-let reader: Consumer;
 const ORIGIN = 'http://shop.example';
 
 /** What the fake orchestrator knows: requests by id (tenant, retried_from_id) and their pages. */
@@ -97,19 +93,9 @@ beforeAll(async () => {
   service = createExtractorService(deps);
   await service.start();
   await service.kafkaConnected();
-  await deps.bus.ensureTopics(['extractionEvents']);
-  reader = deps.bus.kafka.consumer({ groupId: `extraction-events-reader-${randomUUID()}` });
-  await reader.connect();
-  await subscribeAll(reader, [deps.bus.topic('extractionEvents')], true, deps.log);
-  await reader.run({
-    eachMessage: async ({ message }) => {
-      announced.push({ key: message.key?.toString() ?? '', envelope: JSON.parse(message.value!.toString()) as Envelope });
-    },
-  });
 }, 60_000);
 
 afterAll(async () => {
-  await reader?.disconnect();
   await service?.stop();
   await new Promise((r) => orchestrator?.close(r));
   await database?.drop();
@@ -192,25 +178,22 @@ const runsOf = (requestId: string) =>
       ).rows,
   );
 
-/** The announcements of the end of the request's run (`extraction.run_ended`) that reached Kafka. */
+/** The outbox rows announcing the end of the request's run (`extraction.run_ended`). */
 const announcementsOf = (requestId: string) =>
-  announced
-    .filter((a) => a.key === requestId && a.envelope.type === 'extraction.run_ended')
-    .map(({ envelope }) => ({ topic: 'extractionEvents', type: envelope.type, tenant_id: envelope.tenant_id, data: envelope.data }));
-
-/**
- * Every announcement written so far is on Kafka and read here: the outbox is empty (the relay
- * deletes a row once it is published), then the reader is given a moment to catch up.
- */
-async function allAnnounced(): Promise<void> {
-  await eventually(
-    () => withDatabase(database.url, async (c) => (await c.query('SELECT count(*)::int AS n FROM outbox_messages')).rows[0].n as number),
-    (n) => n === 0,
-    10_000,
-    50,
+  withDatabase(database.url, async (c) =>
+    (
+      await c.query<{ topic: string; envelope: Envelope; published_at: Date | null }>(
+        `SELECT topic, envelope, published_at FROM outbox_messages WHERE message_key = $1 AND envelope->>'type' = 'extraction.run_ended' ORDER BY id`,
+        [requestId],
+      )
+    ).rows.map((r) => ({
+      topic: r.topic,
+      type: r.envelope.type,
+      tenant_id: r.envelope.tenant_id,
+      data: r.envelope.data,
+      published: r.published_at !== null,
+    })),
   );
-  await new Promise((r) => setTimeout(r, 1_000));
-}
 
 describe('extraction.job_requested delivered more than once', () => {
   it('the same job twice and a copy under a new envelope id, at once: one run, ended once, one output', async () => {
@@ -239,16 +222,22 @@ describe('extraction.job_requested delivered more than once', () => {
     expect(await endedCount('completed')).toBe(completedBefore + 1);
     const read = (await api().get(`/internal/v1/extraction-runs/${requestId}`).query({ tenant_id: tenantId }).expect(200)).body;
     expect(read).toMatchObject({ run_id: reserved.body.run_id, status: 'completed', page_status: 'completed', data: runs[0]!.output });
-    // The end is announced once (an outbox row written with it, published by the relay).
-    await allAnnounced();
-    expect(announcementsOf(requestId)).toEqual([
-      {
+    // The end is announced by one outbox row, written with it, published by the relay.
+    const rows = await announcementsOf(requestId);
+    expect(rows).toEqual([
+      expect.objectContaining({
         topic: 'extractionEvents',
         type: 'extraction.run_ended',
         tenant_id: tenantId,
         data: { request_id: requestId, status: 'completed', error: null },
-      },
+      }),
     ]);
+    await eventually(
+      () => announcementsOf(requestId),
+      (r) => r.every((x) => x.published),
+      10_000,
+      50,
+    );
   }, 60_000);
 
   it('a redelivery after the run ended (same envelope, or a copy under a new id) neither reads the page again nor touches the run', async () => {
@@ -273,8 +262,7 @@ describe('extraction.job_requested delivered more than once', () => {
     expect(resultReads.get(requestId)).toBe(1);
     expect(await endedCount('completed')).toBe(completed);
     // Announced once, by the delivery that ended it.
-    await allAnnounced();
-    expect(announcementsOf(requestId)).toHaveLength(1);
+    expect(await announcementsOf(requestId)).toHaveLength(1);
   }, 60_000);
 });
 

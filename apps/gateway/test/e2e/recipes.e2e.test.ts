@@ -633,8 +633,7 @@ describe('the extraction end announcement', () => {
     expect(sub.status).toBe(202);
     const id = sub.body.id as string;
     const current = async () => (await gw().get(`/api/v1/data/requests/${id}`).set(data()).expect(200)).body as Record<string, unknown>;
-    // 2. The page completed and its extraction job is on Kafka: its outbox row, written with the
-    // page's end, is gone from the orchestrator's outbox (the relay deletes what it published).
+    // 2. The page completed and its extraction job is on Kafka (published from the orchestrator's outbox).
     await eventually(current, (d) => d['page_status'] === 'completed', 60_000, 150);
     await eventually(
       () =>
@@ -642,24 +641,23 @@ describe('the extraction end announcement', () => {
           async (c) =>
             (
               await c.query(
-                `SELECT count(*)::int AS n FROM outbox_messages WHERE message_key = $1 AND envelope->>'type' = 'extraction.job_requested'`,
+                `SELECT count(*)::int AS n FROM outbox_messages WHERE message_key = $1 AND envelope->>'type' = 'extraction.job_requested' AND published_at IS NOT NULL`,
                 [id],
               )
             ).rows[0].n as number,
         ),
-      (n) => n === 0,
+      (n) => n === 1,
       30_000,
       100,
     );
     const runStatus = () =>
       extractorDb(async (c) => (await c.query('SELECT status FROM extraction_runs WHERE request_id = $1', [id])).rows[0]?.status as string);
-    // The announcement while it waits in the extractor's outbox (published rows are deleted).
     const announcement = () =>
       extractorDb(
         async (c) =>
           (
-            await c.query<{ status: string }>(
-              `SELECT envelope->'data'->>'status' AS status FROM outbox_messages
+            await c.query<{ published: boolean; status: string }>(
+              `SELECT published_at IS NOT NULL AS published, envelope->'data'->>'status' AS status FROM outbox_messages
                 WHERE message_key = $1 AND envelope->>'type' = 'extraction.run_ended'`,
               [id],
             )
@@ -683,9 +681,9 @@ describe('the extraction end announcement', () => {
     }
     await eventually(runStatus, (s) => s === 'completed', 60_000, 100);
     // The end and its announcement committed together; the announcement cannot be published.
-    expect(await announcement()).toEqual([{ status: 'completed' }]);
+    expect(await announcement()).toEqual([{ published: false, status: 'completed' }]);
     await sleep(1_500);
-    expect(await announcement()).toEqual([{ status: 'completed' }]);
+    expect(await announcement()).toEqual([{ published: false, status: 'completed' }]);
     expect(await historyEnds()).toEqual([]);
     // The detail already reads the run (its readiness), but the history has not heard of its end.
     expect((await current())['status']).toBe('completed');
@@ -698,12 +696,11 @@ describe('the extraction end announcement', () => {
     // 6. After the restart the relay publishes it; the orchestrator appends the end once.
     const ends = await eventually(historyEnds, (e) => e.length > 0, 60_000, 150);
     expect(ends.map((e) => e.type)).toEqual(['extraction.completed']);
-    await eventually(announcement, (rows) => rows.length === 0, 30_000, 100);
-    // A redelivered job (its offset was never committed) changes nothing: still one end, and no
-    // second announcement waiting or appended.
+    await eventually(announcement, (rows) => rows.length === 1 && rows[0]!.published, 30_000, 100);
+    // A redelivered job (its offset was never committed) changes nothing: still one end, one announcement.
     await sleep(2_000);
     expect((await historyEnds()).map((e) => e.type)).toEqual(['extraction.completed']);
-    expect(await announcement()).toEqual([]);
+    expect(await announcement()).toHaveLength(1);
     const out = await gw().get(`/api/v1/data/requests/${id}/extraction`).set(data()).expect(200);
     expect(out.body).toMatchObject({ status: 'completed', data: { title: 'Trail Shoe X' } });
   }, 240_000);

@@ -1,7 +1,6 @@
 export { KafkaBus, type OutgoingMessage } from './bus.js';
 export { applyKafkajsIdleLoopFix } from './kafkajs-idle-fix.js';
 export { makeEnvelope } from './envelope.js';
-export { subscribeAll } from './transport.js';
 export { enqueue, enqueueMany, outboxJson, OutboxRelay } from './outbox.js';
 export {
   startBroadcastConsumer,

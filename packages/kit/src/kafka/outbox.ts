@@ -10,16 +10,9 @@ import type { KafkaBus, OutgoingMessage } from './bus.js';
 
 /**
  * Transactional outbox. A write that must also publish inserts its message with `enqueue` in the
- * same database transaction; the relay publishes committed rows and deletes them. Delivery is
- * at-least-once: a crash between produce and delete republishes, and consumers deduplicate by
- * envelope id. Every service that publishes has the `outbox_messages` table in its own schema,
- * which holds only what waits to be published.
- *
- * Rows were once marked published (`published_at`) and purged a day later: the mark was a non-HOT
- * update (the column was indexed for the relay's read) and the purge a third write, about seven WAL
- * records per message where the insert and the delete are three, and the table held a day of
- * history. `published_at` stays for one release so that relays of the previous version can still
- * mark during a rolling upgrade; rows they marked are never read again and are deleted (purgeMarked).
+ * same database transaction; the relay publishes committed rows and marks them. Delivery is
+ * at-least-once: a crash between produce and mark republishes, and consumers deduplicate by
+ * envelope id. Every service that publishes has the `outbox_messages` table in its own schema.
  */
 export async function enqueue(tx: RawSql, topic: TopicKey, key: string, envelope: Envelope): Promise<void> {
   await tx.$executeRawUnsafe(
@@ -112,7 +105,7 @@ const RELAY_READ = `WITH l AS MATERIALIZED (SELECT pg_try_advisory_lock(hashtext
              SELECT id, topic, message_key, envelope FROM outbox_messages WHERE l.locked AND published_at IS NULL ORDER BY id LIMIT $1
               FOR UPDATE SKIP LOCKED
            ) o ON true`;
-const RELAY_DELETE = `WITH m AS (DELETE FROM outbox_messages WHERE id = ANY($1::bigint[]) RETURNING 1),
+const RELAY_MARK = `WITH m AS (UPDATE outbox_messages SET published_at = now() WHERE id = ANY($1::bigint[]) RETURNING 1),
               n AS (SELECT count(*)::int AS n FROM m)
          SELECT n.n, pg_advisory_unlock(hashtext($2)) FROM n`;
 
@@ -124,7 +117,7 @@ const RELAY_DELETE = `WITH m AS (DELETE FROM outbox_messages WHERE id = ANY($1::
  * lost while the listening connection was down). While rows keep coming it drains batch after
  * batch; with nothing to publish it costs nothing but the slow poll.
  *
- * It reads and deletes rows with node-postgres on a pool of its own (two connections: one drains, one
+ * It reads and marks rows with node-postgres on a pool of its own (two connections: one drains, one
  * listens) rather than through Prisma: the relay's statements are the fleet's most frequent, and the
  * listening connection needs a plain driver anyway. A batch is two statements and no transaction
  * (drainOnce): replicas of a service take turns through an advisory lock instead of holding rows
@@ -161,6 +154,8 @@ export class OutboxRelay {
        */
       pollMs: number;
       batchSize?: number;
+      /** Published rows older than this are deleted. */
+      retainMs?: number;
       /**
        * Exports `<prefix>_outbox_unpublished_messages` and `_outbox_oldest_unpublished_age_seconds`,
        * read from the table at scrape time (every replica reports the same table: take max), and
@@ -323,7 +318,7 @@ export class OutboxRelay {
       published = probe ? await this.drainIfPending() : await this.drainOnce();
       this.lastSuccessAt = Date.now();
       if (published > 0) this.published?.inc(published);
-      if (Math.random() < 0.01) await this.purgeMarked();
+      if (Math.random() < 0.01) await this.purge();
     } catch (err) {
       failed = true;
       this.publishFailures?.inc();
@@ -362,14 +357,14 @@ export class OutboxRelay {
    *
    * Two statements, no transaction: the first takes the schema's relay lock (a session-level
    * advisory lock, so one relay of a service drains at a time) and reads the oldest unpublished
-   * rows; after the produce, the second deletes them and releases the lock. A crash
+   * rows; after the produce, the second marks them published and releases the lock. A crash
    * between the two republishes the rows (at-least-once, as before; consumers deduplicate), and
    * the lock goes with the dead connection.
    *
-   * The lock is released inside the deleting statement, after its DELETE and before it commits, and the next holder's
+   * The lock is released inside the marking statement, after its UPDATE and before it commits, and the next holder's
    * read takes its snapshot before it gets the lock: so the read locks its rows (`FOR UPDATE SKIP
-   * LOCKED`, released at the statement's end), which skips rows whose delete is still uncommitted
-   * and re-checks the others against their latest committed version, so a row just deleted is
+   * LOCKED`, released at the statement's end), which skips rows whose marking is still uncommitted
+   * and re-checks the others against their latest committed version, so a row just marked is
    * never read again (two relays on one schema publish every row once: kafka.test.ts).
    */
   async drainOnce(): Promise<number> {
@@ -399,11 +394,11 @@ export class OutboxRelay {
         // One produce request for the whole batch, whatever its topics, in table order per topic.
         await this.opts.bus.sendBatch(messages.map((r) => messageOf(this.opts.bus.topic(r.topic as TopicKey), r)));
       }
-      // The unlock is evaluated on the one row of `n`, which exists only once the DELETE has taken
+      // The unlock is evaluated on the one row of `n`, which exists only once the UPDATE has marked
       // (and so locked) every row. Written as `SELECT pg_advisory_unlock(..), (SELECT count(*) FROM m)`,
-      // Postgres released the lock before running the statement: a relay that took it in between read the
-      // same rows and published them a second time (kafka.test.ts, "deletes its rows before it lets go").
-      await client.query(preparedQuery(RELAY_DELETE, [messages.map((r) => r.id), this.lockKey]));
+      // Postgres released the lock before running the UPDATE: a relay that took it in between read the
+      // same rows and published them a second time (kafka.test.ts, "marks its rows before it lets go").
+      await client.query(preparedQuery(RELAY_MARK, [messages.map((r) => r.id), this.lockKey]));
       locked = false;
       return messages.length;
     } finally {
@@ -418,12 +413,11 @@ export class OutboxRelay {
     }
   }
 
-  /**
-   * Deletes rows a relay of the previous version marked published instead of deleting them (during
-   * a rolling upgrade; the migration that made rows deleted took those marked before): the read
-   * leaves them alone (`published_at IS NULL`), this takes them away, on one round in a hundred.
-   */
-  async purgeMarked(): Promise<void> {
-    await this.pool.query('DELETE FROM outbox_messages WHERE published_at IS NOT NULL');
+  private async purge(): Promise<void> {
+    const retainMs = this.opts.retainMs ?? 24 * 3600 * 1000;
+    await this.pool.query(
+      `DELETE FROM outbox_messages WHERE published_at IS NOT NULL AND published_at < now() - ($1::int * interval '1 millisecond')`,
+      [retainMs],
+    );
   }
 }
