@@ -108,23 +108,26 @@ export async function createBatch(deps: AdmissionDeps, cmd: BatchCommand): Promi
     };
   });
 
-  const batchRow = {
-    id: cmd.batch_id,
-    tenantId: cmd.tenant_id,
-    inputHash: cmd.input_hash,
-    routeMode: modes.size === 1 ? cmd.jobs[0]!.route_mode : 'mixed',
-    pricingVersion: reservationOf(ids[0]!).pricing_version,
-    totalJobs: cmd.jobs.length,
-    // What the batch's reservations hold, not what this call's ledger answer newly charged:
-    // a racing create of the same batch may have reserved first and still lose this insert.
-    chargedTokens: reserved.items.reduce((sum, r) => sum + r.base_tokens, 0),
-    createdAt,
-  };
+  let admitted: { batch: BatchRow; jobs: DataRequest[] };
   try {
-    await deps.db.$transaction(
+    admitted = await deps.db.$transaction(
       async (tx) => {
-        await tx.batch.create({ data: batchRow });
-        await tx.dataRequest.createMany({ data: rows });
+        const batch = await tx.batch.create({
+          data: {
+            id: cmd.batch_id,
+            tenantId: cmd.tenant_id,
+            inputHash: cmd.input_hash,
+            routeMode: modes.size === 1 ? cmd.jobs[0]!.route_mode : 'mixed',
+            pricingVersion: reservationOf(ids[0]!).pricing_version,
+            totalJobs: cmd.jobs.length,
+            // What the batch's reservations hold, not what this call's ledger answer newly charged:
+            // a racing create of the same batch may have reserved first and still lose this insert.
+            chargedTokens: reserved.items.reduce((sum, r) => sum + r.base_tokens, 0),
+            createdAt,
+          },
+        });
+        // The jobs as inserted (the columns' defaults included), for the answer.
+        const jobs = await tx.dataRequest.createManyAndReturn({ data: rows });
         // The first event of every job, written in bulk: what appendEvent does one at a time.
         await tx.requestEvent.createMany({
           data: rows.map((r) => ({
@@ -152,6 +155,7 @@ export async function createBatch(deps: AdmissionDeps, cmd: BatchCommand): Promi
           firstJobOf({ id: r.id!, tenantId: cmd.tenant_id, routeMode: r.routeMode }),
         ]);
         await enqueueMany(tx, messages);
+        return { batch, jobs };
       },
       { timeout: 120_000, maxWait: 10_000 },
     );
@@ -162,27 +166,12 @@ export async function createBatch(deps: AdmissionDeps, cmd: BatchCommand): Promi
     }
     throw err;
   }
-  // The answer describes the batch as admitted, from what was just written, not read back: a job
-  // may already be running by then (its fetch job was published at commit), and the answer of a
-  // submission says what was accepted; reads show the progress.
-  return submissionViewOf(batchRow, rows.map(admittedJob), batchRow.chargedTokens, false);
+  // The answer describes the batch as admitted, from the rows the transaction wrote, not read back
+  // after the commit: a job may already be running by then (its fetch job was published at commit),
+  // and the answer of a submission says what was accepted; reads show the progress.
+  const jobs = [...admitted.jobs].sort((a, b) => (a.batchIndex ?? 0) - (b.batchIndex ?? 0));
+  return submissionViewOf(admitted.batch, jobs, admitted.batch.chargedTokens, false);
 }
-
-/** A job as admitted: its row as just inserted, with the columns' defaults. */
-const admittedJob = (r: Prisma.DataRequestCreateManyInput): JobRow => ({
-  id: r.id!,
-  urlOrigin: r.urlOrigin,
-  status: r.status,
-  options: r.options as DataRequest['options'],
-  cached: false,
-  protected: false,
-  pricingVersion: r.pricingVersion,
-  routeMode: r.routeMode,
-  baseTokens: r.baseTokens,
-  protectedTokens: 0,
-  captchaTokens: 0,
-  createdAt: r.createdAt as Date,
-});
 
 async function replayOf(db: PrismaClient, existing: BatchRow, cmd: BatchCommand): Promise<CabinetBatchResponse> {
   if (existing.tenantId !== cmd.tenant_id || existing.inputHash !== cmd.input_hash) {
@@ -199,29 +188,7 @@ async function submissionView(db: PrismaClient, batch: BatchRow, chargedTokens: 
   return submissionViewOf(batch, await jobsOf(db, batch.id), chargedTokens, replay);
 }
 
-/** What a submission's answer shows of a job. */
-type JobRow = Pick<
-  DataRequest,
-  | 'id'
-  | 'urlOrigin'
-  | 'status'
-  | 'options'
-  | 'cached'
-  | 'protected'
-  | 'pricingVersion'
-  | 'routeMode'
-  | 'baseTokens'
-  | 'protectedTokens'
-  | 'captchaTokens'
-  | 'createdAt'
->;
-
-function submissionViewOf(
-  batch: Pick<BatchRow, 'id' | 'pricingVersion' | 'routeMode'>,
-  jobs: JobRow[],
-  chargedTokens: number,
-  replay: boolean,
-): CabinetBatchResponse {
+function submissionViewOf(batch: BatchRow, jobs: DataRequest[], chargedTokens: number, replay: boolean): CabinetBatchResponse {
   return {
     batch_id: batch.id,
     status: batchStatusOf(jobs.map((j) => j.status)),
@@ -249,7 +216,7 @@ function submissionViewOf(
 const iso = (d: Date | null) => (d ? d.toISOString() : null);
 
 /** A job that asked for extraction says so: the gateway shows its extraction's readiness on top, as in the detail. */
-const extractionMark = (j: Pick<DataRequest, 'options'>): { result_kind?: 'extraction' } =>
+const extractionMark = (j: DataRequest): { result_kind?: 'extraction' } =>
   asksForExtraction(j.options) ? { result_kind: 'extraction' } : {};
 
 /** Failed and cancelled jobs show only the tenant-facing error (code + message), never internals. */
