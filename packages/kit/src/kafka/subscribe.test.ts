@@ -68,16 +68,22 @@ describe('subscribing', () => {
     );
   }, 90_000);
 
-  it('a topic that never appears fails the subscribe after the wait, with the broker’s answer', async () => {
+  it('a topic that never appears fails the subscribe after the wait, with the broker’s answer, and disconnects the consumer', async () => {
     const bus = newBus();
     const consumer = bus.kafka.consumer({ groupId: `kit-subscribe-missing-${randomUUID()}`, allowAutoTopicCreation: false });
     await consumer.connect();
+    let disconnected = false;
+    consumer.on(consumer.events.DISCONNECT, () => {
+      disconnected = true;
+    });
     try {
       const t0 = Date.now();
       await expect(subscribeAll(consumer, [bus.topic('renderJobs')], true, log, 1_500)).rejects.toMatchObject({
         type: 'UNKNOWN_TOPIC_OR_PARTITION',
       });
       expect(Date.now() - t0).toBeGreaterThanOrEqual(1_500);
+      // Given up on, the consumer is not left connected.
+      expect(disconnected).toBe(true);
     } finally {
       await consumer.disconnect();
     }
